@@ -1,0 +1,1 @@
+"""Registered planners: ``mppi`` and ``policy``."""

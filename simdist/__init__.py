@@ -1,0 +1,33 @@
+"""simdist: planning world models pretrained in simulation and adapted to the real world in minutes.
+
+Heavy parts (torch, Lightning, MuJoCo) load lazily on first attribute access, so ``import simdist``
+stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from simdist.registry import KINDS, create, get, list_components, register
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "WorldModel": "simdist.world_model",
+    "WorldModelConfig": "simdist.config",
+    "ComponentSpec": "simdist.config",
+    "FreezePolicy": "simdist.freeze",
+    "WorldModelLoss": "simdist.losses",
+    "Normalizer": "simdist.normalization",
+}
+
+__all__ = ["KINDS", "create", "get", "list_components", "register", "__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'simdist' has no attribute {name!r}")

@@ -1,0 +1,130 @@
+"""``WorldModelConfig``: the JSON-serialisable description from which a world model is rebuilt."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: Version of the ``config.json`` layout. Bump it with a migration in :func:`migrate_config`.
+CONFIG_SCHEMA_VERSION = 1
+
+
+class ConfigError(ValueError):
+    """A world-model configuration is malformed or from an unknown schema version."""
+
+
+@dataclass
+class ComponentSpec:
+    """A registered component name and the keyword arguments it is built with."""
+
+    name: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, value: ComponentSpec | dict[str, Any] | str) -> ComponentSpec:
+        if isinstance(value, ComponentSpec):
+            return value
+        if isinstance(value, str):
+            return cls(value)
+        if not isinstance(value, dict) or "name" not in value:
+            raise ConfigError(f"a component spec needs a 'name' (and optional 'kwargs'); got {value!r}")
+        unknown = set(value) - {"name", "kwargs"}
+        if unknown:
+            raise ConfigError(f"unknown keys {sorted(unknown)} in component spec {value!r}")
+        return cls(value["name"], dict(value.get("kwargs") or {}))
+
+
+@dataclass
+class WorldModelConfig:
+    """Everything needed to rebuild a :class:`~simdist.WorldModel` (weights excluded).
+
+    ``obs_spec`` maps each observation group the model reads to its per-step shape. ``value_offset``
+    says which critic value the value head was trained against: 0 pairs the predicted latent
+    ``ẑ_{t+k}`` with ``V(s_{t+k})`` (default), 1 with ``V(s_{t+k+1})`` as the official code does;
+    planners bootstrap with ``γ^(T + value_offset)`` accordingly.
+    """
+
+    obs_spec: dict[str, list[int]]
+    action_dim: int
+    encoder: ComponentSpec
+    dynamics: ComponentSpec
+    reward_head: ComponentSpec
+    value_head: ComponentSpec
+    policy_head: ComponentSpec | None = None
+    command_dim: int = 0
+    history: int = 25
+    horizon: int = 25
+    latent_dim: int = 64
+    dt: float = 0.02
+    value_offset: int = 0
+    action_low: list[float] | None = None
+    action_high: list[float] | None = None
+    task: str = ""
+    robot: str = ""
+    schema_version: int = CONFIG_SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        for key in ("encoder", "dynamics", "reward_head", "value_head"):
+            setattr(self, key, ComponentSpec.parse(getattr(self, key)))
+        if self.policy_head is not None:
+            self.policy_head = ComponentSpec.parse(self.policy_head)
+        self.obs_spec = {str(k): [int(s) for s in v] for k, v in self.obs_spec.items()}
+        if not self.obs_spec:
+            raise ConfigError("obs_spec is empty: name at least one observation group")
+        if self.value_offset not in (0, 1):
+            raise ConfigError(f"value_offset must be 0 or 1, got {self.value_offset}")
+        for bound in ("action_low", "action_high"):
+            value = getattr(self, bound)
+            if value is not None and len(value) != self.action_dim:
+                raise ConfigError(f"{bound} has {len(value)} entries but action_dim is {self.action_dim}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WorldModelConfig:
+        data = migrate_config(data)
+        known = set(cls.__dataclass_fields__)
+        unknown = set(data) - known
+        if unknown:
+            raise ConfigError(f"unknown world-model config keys: {sorted(unknown)}")
+        missing = {k for k, f in cls.__dataclass_fields__.items() if f.default is f.default_factory is None}
+        try:
+            return cls(**data)
+        except TypeError as err:
+            raise ConfigError(f"invalid world-model config ({err}); required keys include {sorted(missing)}")
+
+    def replace(self, **changes: Any) -> WorldModelConfig:
+        data = self.to_dict()
+        data.update(changes)
+        return WorldModelConfig.from_dict(data)
+
+
+def migrate_config(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring a ``config.json`` dict of any known schema version to the current one.
+
+    Version 0 (pre-release) stored the component specs under ``components`` and called the
+    history length ``history_len``; it is converted here so old artefacts keep loading.
+    """
+    data = copy.deepcopy(data)
+    data.pop("simdist_version", None)
+    version = int(data.get("schema_version", 0))
+    if version > CONFIG_SCHEMA_VERSION:
+        raise ConfigError(
+            f"config schema_version {version} is newer than this simdist understands "
+            f"({CONFIG_SCHEMA_VERSION}); upgrade simdist"
+        )
+    if version == 0:
+        comps = data.pop("components", {})
+        for key in ("encoder", "dynamics", "reward_head", "value_head", "policy_head"):
+            if key in comps:
+                data[key] = comps[key]
+        if "history_len" in data:
+            data["history"] = data.pop("history_len")
+        data["schema_version"] = 1
+    return data

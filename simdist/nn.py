@@ -1,0 +1,222 @@
+"""Neural building blocks shared by the components, matching the official Flax modules.
+
+Post-LayerNorm transformer blocks (``LN(x + attn(x))``), tanh-approximate GELU, LayerNorm eps 1e-6,
+LeCun-normal kernels with zero biases, and attention-weight dropout whose mask is shared across batch
+and heads (Flax ``broadcast_dropout=True``). Cross-attention accepts a context whose leading batch
+dimensions broadcast against the queries, so a planner can score N action sequences per environment
+against one shared context without copying it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+LN_EPS = 1e-6
+_TRUNC_CORRECTION = 0.87962566103423978  # std of a unit normal truncated to [-2, 2]
+
+
+def lecun_normal_(weight: Tensor) -> Tensor:
+    """Flax's default kernel init: truncated normal with variance 1 / fan_in."""
+    fan_in = weight[0].numel() if weight.dim() > 1 else weight.numel()
+    std = math.sqrt(1.0 / fan_in) / _TRUNC_CORRECTION
+    with torch.no_grad():
+        return nn.init.trunc_normal_(weight, std=std, a=-2 * std, b=2 * std)
+
+
+def init_linear_(module: nn.Module) -> None:
+    """LeCun-normal weights and zero biases for every Linear/Conv inside ``module``."""
+    for m in module.modules():
+        if isinstance(m, (nn.Linear, nn.Conv2d)):
+            lecun_normal_(m.weight)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+
+
+class GELU(nn.Module):
+    """tanh-approximate GELU (``flax.nnx.gelu``)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.gelu(x, approximate="tanh")
+
+
+def mlp(in_dim: int, hidden: Sequence[int], out_dim: int) -> nn.Sequential:
+    """Linear layers with GELU between them (none after the last)."""
+    dims = [in_dim, *hidden, out_dim]
+    layers: list[nn.Module] = []
+    for i, (a, b) in enumerate(zip(dims[:-1], dims[1:])):
+        layers.append(nn.Linear(a, b))
+        if i < len(dims) - 2:
+            layers.append(GELU())
+    seq = nn.Sequential(*layers)
+    init_linear_(seq)
+    return seq
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with biased q/k/v/out projections and broadcastable key/value batches."""
+
+    def __init__(self, dim: int, num_heads: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        if dim % num_heads:
+            raise ValueError(f"width {dim} is not divisible by {num_heads} heads")
+        self.num_heads, self.head_dim, self.dropout = num_heads, dim // num_heads, dropout
+        self.q, self.k, self.v, self.out = (nn.Linear(dim, dim) for _ in range(4))
+        init_linear_(self)
+
+    def split(self, x: Tensor) -> Tensor:
+        """(..., L, D) -> (..., heads, L, head_dim)."""
+        return x.unflatten(-1, (self.num_heads, self.head_dim)).transpose(-2, -3)
+
+    def project_kv(self, context: Tensor) -> tuple[Tensor, Tensor]:
+        """Key and value heads of a context; computed once and reused by a planner."""
+        return self.split(self.k(context)), self.split(self.v(context))
+
+    def forward(
+        self,
+        x: Tensor,
+        context: Tensor | None = None,
+        *,
+        kv: tuple[Tensor, Tensor] | None = None,
+        causal: bool = False,
+    ) -> Tensor:
+        q = self.split(self.q(x))
+        k, v = kv if kv is not None else self.project_kv(x if context is None else context)
+        if self.training and self.dropout > 0:
+            scores = (q @ k.transpose(-1, -2)) / math.sqrt(self.head_dim)
+            if causal:
+                n_q, n_k = scores.shape[-2:]
+                mask = torch.ones(n_q, n_k, dtype=torch.bool, device=x.device).tril()
+                scores = scores.masked_fill(~mask, float("-inf"))
+            weights = scores.softmax(-1)
+            keep = torch.rand(weights.shape[-2:], device=x.device) >= self.dropout  # shared over batch/heads
+            weights = weights * keep / (1.0 - self.dropout)
+            out = weights @ v
+        else:
+            if k.shape[:-2] != q.shape[:-2]:
+                k, v = k.expand(*q.shape[:-2], *k.shape[-2:]), v.expand(*q.shape[:-2], *v.shape[-2:])
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return self.out(out.transpose(-2, -3).flatten(-2))
+
+
+class FeedForward(nn.Sequential):
+    """Linear(D, factor·D) → GELU → Linear(factor·D, D)."""
+
+    def __init__(self, dim: int, factor: int = 4) -> None:
+        super().__init__(nn.Linear(dim, factor * dim), GELU(), nn.Linear(factor * dim, dim))
+        init_linear_(self)
+
+
+class EncoderLayer(nn.Module):
+    """Post-LN self-attention block: ``LN(x + MHA(x))`` then ``LN(h + MLP(h))``."""
+
+    def __init__(self, dim: int, num_heads: int, mlp_factor: int = 4, attn_dropout: float = 0.0) -> None:
+        super().__init__()
+        self.attn = MultiHeadAttention(dim, num_heads, attn_dropout)
+        self.norm1 = nn.LayerNorm(dim, eps=LN_EPS)
+        self.mlp = FeedForward(dim, mlp_factor)
+        self.norm2 = nn.LayerNorm(dim, eps=LN_EPS)
+
+    def forward(self, x: Tensor, causal: bool = False) -> Tensor:
+        h = self.norm1(x + self.attn(x, causal=causal))
+        return self.norm2(h + self.mlp(h))
+
+
+class DecoderLayer(nn.Module):
+    """Post-LN decoder block: masked self-attention, unmasked cross-attention, MLP."""
+
+    def __init__(self, dim: int, num_heads: int, mlp_factor: int = 4, attn_dropout: float = 0.0) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(dim, num_heads, attn_dropout)
+        self.norm1 = nn.LayerNorm(dim, eps=LN_EPS)
+        self.cross_attn = MultiHeadAttention(dim, num_heads, attn_dropout)
+        self.norm2 = nn.LayerNorm(dim, eps=LN_EPS)
+        self.mlp = FeedForward(dim, mlp_factor)
+        self.norm3 = nn.LayerNorm(dim, eps=LN_EPS)
+
+    def forward(
+        self,
+        x: Tensor,
+        context: Tensor | None = None,
+        *,
+        kv: tuple[Tensor, Tensor] | None = None,
+        causal: bool = True,
+    ) -> Tensor:
+        h = self.norm1(x + self.self_attn(x, causal=causal))
+        h = self.norm2(h + self.cross_attn(h, context, kv=kv))
+        return self.norm3(h + self.mlp(h))
+
+
+class TransformerDecoder(nn.Module):
+    """A stack of :class:`DecoderLayer`; ``prepare`` caches the context's key/value heads."""
+
+    def __init__(
+        self, dim: int, num_layers: int, num_heads: int, mlp_factor: int = 4,
+        attn_dropout: float = 0.0, causal: bool = True,
+    ) -> None:
+        super().__init__()
+        self.causal = causal
+        self.layers = nn.ModuleList(
+            DecoderLayer(dim, num_heads, mlp_factor, attn_dropout) for _ in range(num_layers)
+        )
+
+    def prepare(self, context: Tensor) -> list[tuple[Tensor, Tensor]]:
+        """Per-layer cross-attention keys/values of ``context`` (B, L, D) → [(B, h, L, d)] * layers."""
+        return [layer.cross_attn.project_kv(context) for layer in self.layers]
+
+    def forward(
+        self, queries: Tensor, context: Tensor | None = None, *,
+        prepared: list[tuple[Tensor, Tensor]] | None = None,
+    ) -> Tensor:
+        """``queries`` (..., T, D); context (B, L, D) or prepared keys/values broadcastable to them."""
+        if prepared is None:
+            if context is None:
+                raise ValueError("TransformerDecoder needs a context or prepared keys/values")
+            prepared = self.prepare(context)
+        x = queries
+        for layer, kv in zip(self.layers, prepared):
+            x = layer(x, kv=kv, causal=self.causal)
+        return x
+
+
+class TransformerEncoder(nn.Module):
+    """A stack of :class:`EncoderLayer` (bidirectional unless ``causal``)."""
+
+    def __init__(
+        self, dim: int, num_layers: int, num_heads: int, mlp_factor: int = 4,
+        attn_dropout: float = 0.0, causal: bool = False,
+    ) -> None:
+        super().__init__()
+        self.causal = causal
+        self.layers = nn.ModuleList(
+            EncoderLayer(dim, num_heads, mlp_factor, attn_dropout) for _ in range(num_layers)
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        for layer in self.layers:
+            x = layer(x, causal=self.causal)
+        return x
+
+
+class SequenceEmbedding(nn.Module):
+    """Linear projection of a sequence plus a learned positional embedding (init N(0, 1))."""
+
+    def __init__(self, in_dim: int, dim: int, length: int) -> None:
+        super().__init__()
+        # With no input features (e.g. a task without commands) only the bias and positions remain.
+        self.proj = nn.Linear(in_dim, dim) if in_dim > 0 else None
+        self.bias = None if in_dim > 0 else nn.Parameter(torch.zeros(dim))
+        self.pos = nn.Parameter(torch.randn(length, dim))
+        if self.proj is not None:
+            init_linear_(self.proj)
+
+    def forward(self, x: Tensor) -> Tensor:
+        length = x.shape[-2]
+        if length > self.pos.shape[0]:
+            raise ValueError(f"sequence of length {length} exceeds the embedding's {self.pos.shape[0]} positions")
+        base = self.proj(x) if self.proj is not None else self.bias.expand(*x.shape[:-1], -1)
+        return base + self.pos[:length]

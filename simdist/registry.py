@@ -1,0 +1,129 @@
+"""Component registry: ``register(kind, name)``, ``create``, ``get``, ``list_components``.
+
+Built-in components live in :mod:`simdist.components` and register themselves at import.
+Third-party packages add components through the entry-point group ``simdist.components``:
+each entry point names a module (or callable) that is imported on the first registry miss.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+from collections.abc import Callable
+from importlib import metadata
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: The kinds of component simdist knows about. ``register`` accepts only these.
+KINDS: tuple[str, ...] = (
+    "encoder",
+    "dynamics",
+    "reward_head",
+    "value_head",
+    "policy_head",
+    "planner",
+    "freeze_policy",
+    "env",
+)
+
+ENTRY_POINT_GROUP = "simdist.components"
+
+_REGISTRY: dict[str, dict[str, Any]] = {kind: {} for kind in KINDS}
+_plugins_loaded = False
+_builtins_loaded = False
+
+
+class RegistryError(KeyError):
+    """Raised for unknown kinds or names, and for names registered twice."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable.
+        return str(self.args[0]) if self.args else ""
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in _REGISTRY:
+        raise RegistryError(f"unknown component kind {kind!r}; known kinds: {', '.join(KINDS)}")
+
+
+def register(kind: str, name: str) -> Callable[[T], T]:
+    """Class decorator that registers ``cls`` as component ``name`` of ``kind``.
+
+    Raises :class:`RegistryError` if the name is already taken for that kind.
+    """
+    _check_kind(kind)
+
+    def decorator(obj: T) -> T:
+        table = _REGISTRY[kind]
+        if name in table and table[name] is not obj:
+            raise RegistryError(
+                f"{kind} {name!r} is already registered by {_qualname(table[name])}; "
+                f"choose another name for {_qualname(obj)}"
+            )
+        table[name] = obj
+        obj._simdist_registry_key = (kind, name)  # type: ignore[attr-defined]
+        return obj
+
+    return decorator
+
+
+def _qualname(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
+
+
+def load_builtins() -> None:
+    """Import the built-in components so that their decorators run."""
+    global _builtins_loaded
+    if not _builtins_loaded:
+        _builtins_loaded = True
+        importlib.import_module("simdist.components")
+        importlib.import_module("simdist.freeze")
+        importlib.import_module("simdist.envs")
+
+
+def load_plugins(force: bool = False) -> list[str]:
+    """Import every entry point of group ``simdist.components``; returns their names."""
+    global _plugins_loaded
+    if _plugins_loaded and not force:
+        return []
+    _plugins_loaded = True
+    loaded = []
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        target = ep.load()
+        if callable(target) and not isinstance(target, type):
+            target()
+        loaded.append(ep.name)
+    return loaded
+
+
+def get(kind: str, name: str) -> Any:
+    """Return the class registered as ``name`` of ``kind``."""
+    _check_kind(kind)
+    load_builtins()
+    table = _REGISTRY[kind]
+    if name not in table:
+        load_plugins()
+    if name not in table:
+        known = ", ".join(sorted(table)) or "(none)"
+        raise RegistryError(f"unknown {kind} {name!r}; known {kind} names: {known}")
+    return table[name]
+
+
+def create(kind: str, name: str, /, **kwargs: Any) -> Any:
+    """Instantiate the component ``name`` of ``kind`` with ``kwargs``."""
+    return get(kind, name)(**kwargs)
+
+
+def list_components(kind: str | None = None, pattern: str = "*") -> dict[str, list[str]] | list[str]:
+    """Registered names: a sorted list for one kind, or a dict of kind to names."""
+    load_builtins()
+    load_plugins()
+    if kind is not None:
+        _check_kind(kind)
+        return sorted(n for n in _REGISTRY[kind] if fnmatch.fnmatch(n, pattern))
+    return {k: sorted(n for n in names if fnmatch.fnmatch(n, pattern)) for k, names in _REGISTRY.items()}
+
+
+def registered_name(obj: Any) -> tuple[str, str] | None:
+    """``(kind, name)`` under which ``obj``'s class was registered, if any."""
+    return getattr(type(obj) if not isinstance(obj, type) else obj, "_simdist_registry_key", None)

@@ -1,0 +1,44 @@
+"""Small typed containers passed between the world model, its components and planners."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch import Tensor
+
+
+@dataclass
+class Encoding:
+    """What the encoder makes of one history window.
+
+    ``context``: (B, L, D) tokens that dynamics and policy attend to.
+    ``latent``: (B, D) current latent token as the reward head consumes it (official: z_t plus its
+    temporal and type encodings).
+    ``z``: (B, D) the bare per-step latent E(o_t), in the space of the consistency targets.
+    """
+
+    context: Tensor
+    latent: Tensor
+    z: Tensor
+
+
+@dataclass
+class Prediction:
+    """Training-time outputs, in normalised units: latents (B,T,D), rewards/values (B,T), actions (B,T,A)."""
+
+    latents: Tensor
+    rewards: Tensor | None
+    values: Tensor | None
+    actions: Tensor | None
+
+
+@dataclass
+class Imagination:
+    """Imagined futures for a batch of action sequences, rewards and values in environment units.
+
+    ``latents`` (..., T, D) = ẑ_{t+1..t+T}; ``rewards`` (..., T) = r̂_{t..t+T-1}; ``values`` (..., T).
+    """
+
+    latents: Tensor
+    rewards: Tensor
+    values: Tensor

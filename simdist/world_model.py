@@ -1,0 +1,243 @@
+"""``WorldModel``: encoder, dynamics, reward/value/policy heads and normaliser, assembled from a config."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from simdist.config import ComponentSpec, WorldModelConfig
+from simdist.nn import SequenceEmbedding
+from simdist.normalization import Normalizer
+from simdist.registry import get as get_component
+from simdist.types import Encoding, Imagination, Prediction
+
+
+def _build(kind: str, spec: ComponentSpec, standard: Mapping[str, Any]) -> nn.Module:
+    """Instantiate a component, passing the standard arguments its constructor accepts."""
+    cls = get_component(kind, spec.name)
+    params = inspect.signature(cls.__init__).parameters
+    kwargs = {k: v for k, v in standard.items() if k in params}
+    kwargs.update(spec.kwargs)
+    try:
+        return cls(**kwargs)
+    except TypeError as err:
+        raise TypeError(f"cannot build {kind} {spec.name!r} with arguments {sorted(kwargs)}: {err}") from err
+
+
+def _lead_expand(x: Tensor, lead: torch.Size) -> Tensor:
+    """Broadcast (B, L, F) to (*lead, L, F) where lead = (B, *S)."""
+    if x.shape[:-2] == lead:
+        return x
+    view = x.reshape(x.shape[0], *([1] * (len(lead) - 1)), *x.shape[-2:]) if x.dim() == 3 else x
+    return view.expand(*lead, *x.shape[-2:])
+
+
+class WorldModel(nn.Module):
+    """A SimDist latent world model.
+
+    Inputs are in environment units; the model normalises them with statistics stored as buffers.
+    ``imagine`` returns rewards and values in environment units, ready for a planner.
+    """
+
+    def __init__(self, config: WorldModelConfig | Mapping[str, Any]) -> None:
+        super().__init__()
+        cfg = config if isinstance(config, WorldModelConfig) else WorldModelConfig.from_dict(dict(config))
+        self.config = cfg
+        standard = {
+            "obs_spec": {k: tuple(v) for k, v in cfg.obs_spec.items()},
+            "action_dim": cfg.action_dim,
+            "command_dim": cfg.command_dim,
+            "latent_dim": cfg.latent_dim,
+            "history": cfg.history,
+            "horizon": cfg.horizon,
+        }
+        self.encoder = _build("encoder", cfg.encoder, standard)
+        self.dynamics = _build("dynamics", cfg.dynamics, standard)
+        self.reward = _build("reward_head", cfg.reward_head, standard)
+        self.value = _build("value_head", cfg.value_head, standard)
+        self.policy = _build("policy_head", cfg.policy_head, standard) if cfg.policy_head else None
+        d, t = cfg.latent_dim, cfg.horizon
+        self.action_embedding = (
+            SequenceEmbedding(cfg.action_dim, d, t) if self.dynamics.uses_action_embedding else None
+        )
+        uses_cmd = self.policy is not None and self.policy.uses_command_embedding
+        self.command_embedding = SequenceEmbedding(cfg.command_dim, d, t) if uses_cmd else None
+        shapes = {f"obs/{k}": v for k, v in cfg.obs_spec.items()}
+        shapes.update(actions=[cfg.action_dim], commands=[cfg.command_dim], rewards=[1], values=[1])
+        self.normalizer = Normalizer(shapes)
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def components(self) -> dict[str, nn.Module]:
+        """Named parts: encoder, dynamics, reward, value, policy, action/command embeddings, normalizer."""
+        names = ("encoder", "dynamics", "reward", "value", "policy", "action_embedding",
+                 "command_embedding", "normalizer")
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+
+    def count_parameters(self, trainable_only: bool = False) -> dict[str, int]:
+        """Parameter count per component, plus ``total``."""
+        counts = {
+            name: sum(p.numel() for p in mod.parameters() if p.requires_grad or not trainable_only)
+            for name, mod in self.components.items()
+        }
+        counts["total"] = sum(counts.values())
+        return counts
+
+    @property
+    def device(self) -> torch.device:
+        return self.normalizer.fitted.device
+
+    @classmethod
+    def from_preset(cls, name: str, **overrides: Any) -> WorldModel:
+        """Build a named architecture, e.g. ``"go2"`` (the official 667,758-parameter model)."""
+        from simdist.presets import preset_config
+
+        return cls(preset_config(name, **overrides))
+
+    # ------------------------------------------------------------------ encoding
+    def normalize_obs(self, obs: Mapping[str, Tensor]) -> dict[str, Tensor]:
+        """Normalise the groups the model reads; other keys are ignored. Raises on a missing group."""
+        out = {}
+        for key, shape in self.config.obs_spec.items():
+            if key not in obs:
+                raise KeyError(f"observation group {key!r} missing; the model reads {list(self.config.obs_spec)}")
+            x = obs[key]
+            if list(x.shape[x.dim() - len(shape):]) != shape:
+                raise ValueError(f"observation {key!r} has trailing shape {tuple(x.shape)}, expected (..., {shape})")
+            out[key] = self.normalizer.normalize(f"obs/{key}", x)
+        return out
+
+    def encode(self, obs_hist: Mapping[str, Tensor], act_hist: Tensor) -> Encoding:
+        """Encode o_{t-H..t} (each (B, H+1, *shape)) and a_{t-H..t-1} (B, H, A), environment units."""
+        return self.encoder(self.normalize_obs(obs_hist), self.normalizer.normalize("actions", act_hist))
+
+    def encode_latent(self, obs: Mapping[str, Tensor]) -> Tensor:
+        """Per-step latent E(o) of observations with any leading dims (consistency targets)."""
+        return self.encoder.encode_latent(self.normalize_obs(obs))
+
+    # ------------------------------------------------------------------ prediction
+    def _rollout(self, encoding: Encoding, actions_n: Tensor, prepared: Any = None) -> Tensor:
+        if prepared is None:
+            prepared = self.dynamics.prepare(encoding)
+        inputs = self.action_embedding(actions_n) if self.action_embedding is not None else actions_n
+        return self.dynamics(prepared, encoding.z, inputs)
+
+    def _heads(self, encoding: Encoding, latents: Tensor, actions_n: Tensor, commands_n: Tensor) -> tuple:
+        lead = latents.shape[:-2]
+        z_tok = encoding.latent.reshape(encoding.latent.shape[0], *([1] * (len(lead) - 1)), 1, -1)
+        trajectory = torch.cat([z_tok.expand(*lead, 1, -1), latents], dim=-2)
+        commands_n = _lead_expand(commands_n, lead)
+        return self.reward(trajectory, actions_n, commands_n), self.value(trajectory, actions_n, commands_n)
+
+    def _policy(self, encoding: Encoding, commands_n: Tensor, prepared: Any = None) -> Tensor:
+        if self.policy is None:
+            raise RuntimeError("this world model has no policy head")
+        if prepared is None:
+            prepared = self.policy.prepare(encoding)
+        t = self.config.horizon
+        queries = commands_n[..., :t, :]
+        if self.command_embedding is not None:
+            queries = self.command_embedding(queries)
+        return self.policy(prepared, queries)
+
+    def predict(self, batch: Mapping[str, Any], heads: bool = True) -> Prediction:
+        """Training forward pass on a window batch; every output in normalised units.
+
+        ``heads=False`` computes only the latents (dynamics-only finetuning skips the heads).
+        """
+        self._check_batch(batch)
+        encoding = self.encode(batch["obs_hist"], batch["act_hist"])
+        actions_n = self.normalizer.normalize("actions", batch["fut_acts"])
+        latents = self._rollout(encoding, actions_n)
+        if not heads:
+            return Prediction(latents=latents, rewards=None, values=None, actions=None)
+        commands_n = self.normalizer.normalize("commands", batch["fut_cmds"])
+        rewards, values = self._heads(encoding, latents, actions_n, commands_n)
+        actions = self._policy(encoding, commands_n) if self.policy is not None else None
+        return Prediction(latents=latents, rewards=rewards, values=values, actions=actions)
+
+    @torch.no_grad()
+    def target_latents(self, fut_obs: Mapping[str, Tensor]) -> Tensor:
+        """Stop-gradient consistency targets E(o_{t+1..t+T}) from the same (online) encoder."""
+        return self.encode_latent(fut_obs)
+
+    def imagine(
+        self, encoding: Encoding, actions: Tensor, commands: Tensor | None = None, *,
+        prepared: Any = None,
+    ) -> Imagination:
+        """Imagine futures for action sequences ``actions`` (B, [N,] T, A) from one ``encoding`` per env.
+
+        ``commands`` (B, [N,] T+1, C) or (B, C) held constant; rewards/values come back unnormalised.
+        """
+        lead = actions.shape[:-2]
+        commands = self._commands(commands, actions.shape[0], actions.device)
+        actions_n = self.normalizer.normalize("actions", actions)
+        commands_n = self.normalizer.normalize("commands", commands)
+        latents = self._rollout(encoding, actions_n, prepared)
+        rewards, values = self._heads(encoding, latents, actions_n, commands_n)
+        if rewards.shape[:-1] != lead:
+            raise RuntimeError(f"head output {tuple(rewards.shape)} does not match the action batch {tuple(lead)}")
+        return Imagination(
+            latents=latents,
+            rewards=self.normalizer.denormalize("rewards", rewards.unsqueeze(-1)).squeeze(-1),
+            values=self.normalizer.denormalize("values", values.unsqueeze(-1)).squeeze(-1),
+        )
+
+    def policy_actions(self, encoding: Encoding, commands: Tensor | None = None) -> Tensor:
+        """Base-policy action chunk (B, T, A) in environment units."""
+        commands = self._commands(commands, encoding.z.shape[0], encoding.z.device)
+        actions_n = self._policy(encoding, self.normalizer.normalize("commands", commands))
+        return self.normalizer.denormalize("actions", actions_n)
+
+    def _commands(self, commands: Tensor | None, batch: int, device: torch.device) -> Tensor:
+        t1, c = self.config.horizon + 1, self.config.command_dim
+        if commands is None:
+            if c:
+                raise ValueError(f"this model is command-conditioned (command_dim={c}); pass commands")
+            return torch.zeros(batch, t1, 0, device=device)
+        if commands.dim() == 2:  # one command per env, held over the horizon
+            return commands[:, None, :].expand(-1, t1, -1)
+        return commands
+
+    def _check_batch(self, batch: Mapping[str, Any]) -> None:
+        required = ("obs_hist", "act_hist", "fut_acts", "fut_cmds")
+        missing = [k for k in required if k not in batch]
+        if missing:
+            raise KeyError(f"batch is missing keys {missing}; it has {sorted(batch)}")
+        h, t, a = self.config.history, self.config.horizon, self.config.action_dim
+        expect = {"act_hist": (h, a), "fut_acts": (t, a), "fut_cmds": (t + 1, self.config.command_dim)}
+        for key, shape in expect.items():
+            if tuple(batch[key].shape[-2:]) != shape:
+                raise ValueError(f"batch[{key!r}] has shape {tuple(batch[key].shape)}, expected (B, {shape})")
+
+    # ------------------------------------------------------------------ hub I/O
+    def save_pretrained(self, save_directory: str | Path, **kwargs: Any) -> Path:
+        """Write ``config.json``, ``model.safetensors`` and a ``README.md`` model card (atomically)."""
+        from simdist.hub import save_pretrained
+
+        return save_pretrained(self, save_directory, **kwargs)
+
+    @classmethod
+    def from_pretrained(
+        cls, name_or_path: str | Path, *, revision: str | None = None, cache_dir: str | Path | None = None,
+        local_files_only: bool = False, strict: bool = True, map_location: str | torch.device = "cpu",
+        token: str | bool | None = None,
+    ) -> WorldModel:
+        """Load from a local folder or a Hub id (``org/name``, ``hf-hub:org/name@rev``, ``local-dir:path``)."""
+        from simdist.hub import load_pretrained
+
+        return load_pretrained(
+            cls, name_or_path, revision=revision, cache_dir=cache_dir, local_files_only=local_files_only,
+            strict=strict, map_location=map_location, token=token,
+        )
+
+    def push_to_hub(self, repo_id: str, **kwargs: Any) -> str:
+        """Save to a temporary folder and upload it as one commit; returns the commit URL."""
+        from simdist.hub import push_to_hub
+
+        return push_to_hub(self, repo_id, **kwargs)
