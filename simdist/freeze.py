@@ -60,7 +60,7 @@ class FreezePolicy:
         """``model.train(training)`` except that frozen components stay in eval mode."""
         names = self.trainable_names(model)
         for name, module in model.components.items():
-            module.train(training and (name in names or not self.eval_frozen))
+            module.train(training and (name in names or not self.eval_frozen or self.trainable == ALL))
 
 
 @register("freeze_policy", "all")

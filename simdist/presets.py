@@ -56,3 +56,27 @@ def go2_mlp() -> WorldModelConfig:
     return go2().replace(
         dynamics={"name": "mlp"}, reward_head={"name": "mlp"}, value_head={"name": "mlp"}, task="go2",
     )
+
+
+@preset("toy")
+def toy() -> WorldModelConfig:
+    """The ``toy-reach`` point mass: 4-D state, 2 actions in [-1, 1], no command; tiny, CPU-trainable."""
+    one = {"num_layers": 1, "num_heads": 4}
+    return WorldModelConfig(
+        obs_spec={"state": [4]},
+        action_dim=2,
+        command_dim=0,
+        history=8,
+        horizon=8,
+        latent_dim=32,
+        dt=0.02,
+        encoder={"name": "mlp"},
+        dynamics={"name": "transformer", "kwargs": dict(one)},
+        reward_head={"name": "transformer", "kwargs": dict(one)},
+        value_head={"name": "transformer", "kwargs": dict(one)},
+        policy_head={"name": "transformer", "kwargs": dict(one)},
+        action_low=[-1.0, -1.0],
+        action_high=[1.0, 1.0],
+        task="toy-reach",
+        robot="pointmass",
+    )

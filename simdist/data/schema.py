@@ -80,7 +80,8 @@ class DatasetSpec:
     def from_env(cls, env: Any, command_dim: int = 0) -> DatasetSpec:
         """Spec of a :class:`simdist.envs.base.BatchedEnv` (observation groups, flat action)."""
         obs = {k: tuple(s.shape) for k, s in env.observation_spec.items()}
-        return cls(obs=obs, action_dim=int(np.prod(env.action_spec.shape)), command_dim=command_dim, dt=env.dt)
+        action_dim = int(np.prod(env.action_spec.shape))
+        return cls(obs=obs, action_dim=action_dim, command_dim=command_dim, dt=env.dt)
 
     @classmethod
     def from_episode(cls, ep: Episode) -> DatasetSpec:

@@ -86,7 +86,7 @@ class EpisodeWriter:
         max_episodes_per_shard: int = 256,
         max_bytes: int = 512 * 2**20,
         metadata: dict[str, Any] | None = None,
-        min_length: int = 0,
+        min_length: int = 1,
         drop_invalid: bool = False,
     ) -> None:
         if not re.match(r"^[A-Za-z0-9_]+$", prefix):

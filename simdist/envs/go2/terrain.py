@@ -152,7 +152,8 @@ class Terrain:
             g.pos = [self.origin[0] + rx, self.origin[1] + ry, lo]
         self._contact(g, self.friction, self.priority, self.solref, self.solimp)
         for b in self.boxes:
-            bg = wb.add_geom(name=b.name, type=mujoco.mjtGeom.mjGEOM_BOX, size=list(b.half_size), pos=list(b.center))
+            bg = wb.add_geom(name=b.name, type=mujoco.mjtGeom.mjGEOM_BOX, size=list(b.half_size),
+                             pos=list(b.center))
             self._contact(bg, b.friction, 2, b.solref, b.solimp)
 
     @staticmethod

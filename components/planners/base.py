@@ -1,0 +1,159 @@
+"""Planner base class: input handling, eval/no-grad context, action bounds, seeded generator."""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from simdist.planning.history import ObservationHistory
+
+Bound = float | Sequence[float] | Tensor | None
+
+
+@dataclass
+class PlanResult:
+    """One planning tick: ``action`` (B, A) to execute, ``plan`` (B, T, A), ``returns`` (B,) or None
+    (the planner's estimate of the plan's return), and planner-specific ``diagnostics``."""
+
+    action: Tensor
+    plan: Tensor
+    returns: Tensor | None = None
+    diagnostics: dict[str, Tensor] = field(default_factory=dict)
+
+
+def discounted_return(rewards: Tensor, values: Tensor, discount: float, value_offset: int = 0) -> Tensor:
+    """R = Σ_{k<T} γ^k r̂_k + γ^(T+value_offset) V̂_last over the last axis: (..., T) → (...)."""
+    t = rewards.shape[-1]
+    gammas = discount ** torch.arange(t, device=rewards.device, dtype=rewards.dtype)
+    return (rewards * gammas).sum(-1) + discount ** (t + value_offset) * values[..., -1]
+
+
+@contextlib.contextmanager
+def eval_mode(module: nn.Module) -> Iterator[None]:
+    """Put ``module`` in eval mode under ``torch.no_grad``; restore each submodule's mode afterwards."""
+    training = [m for m in module.modules() if m.training]
+    module.eval()
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        for m in training:
+            m.training = True
+
+
+class Planner(abc.ABC):
+    """Chooses actions for B envs from their observation histories with a :class:`~simdist.WorldModel`.
+
+    ``history`` is an :class:`ObservationHistory` or a dict with ``obs_hist`` {group: (B, H+1, *shape)},
+    ``act_hist`` (B, H, A) and ``command`` (B, C) (optional when the model has no command). Everything
+    runs without gradients, in eval mode, on the model's current device. ``action_low``/``action_high``
+    (scalars or (A,)) override the model config's bounds; with neither, actions are not clipped.
+    """
+
+    def __init__(self, world_model: nn.Module, action_low: Bound = None, action_high: Bound = None) -> None:
+        self.world_model = world_model
+        cfg = world_model.config
+        self.horizon, self.action_dim, self.command_dim = cfg.horizon, cfg.action_dim, cfg.command_dim
+        self._low = self._bound(action_low if action_low is not None else cfg.action_low, "action_low")
+        self._high = self._bound(action_high if action_high is not None else cfg.action_high, "action_high")
+
+    # ------------------------------------------------------------------ public API
+    def act(self, history: ObservationHistory | Mapping[str, Any]) -> Tensor:
+        """The action (B, A) to execute now."""
+        return self.plan(history).action
+
+    def plan(self, history: ObservationHistory | Mapping[str, Any]) -> PlanResult:
+        """Plan one tick; returns the first action, the whole plan and diagnostics."""
+        with eval_mode(self.world_model):
+            obs_hist, act_hist, command = self._inputs(history)
+            return self._plan(obs_hist, act_hist, command)
+
+    def reset(self, ids: Sequence[int] | Tensor | None = None, seed: int | None = None) -> None:
+        """Forget per-env state of envs ``ids`` (all if None); reseed the generator if ``seed`` is given."""
+        return None
+
+    @abc.abstractmethod
+    def _plan(self, obs_hist: dict[str, Tensor], act_hist: Tensor, command: Tensor | None) -> PlanResult:
+        """Plan on validated tensors (on the model's device); ``command`` is None for command-less models."""
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def device(self) -> torch.device:
+        return self.world_model.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return next(self.world_model.parameters()).dtype
+
+    @property
+    def action_bounds(self) -> tuple[Tensor | None, Tensor | None]:
+        """(low, high), each (A,) on the model's device, or None."""
+        dev = self.device
+        return (None if self._low is None else self._low.to(dev),
+                None if self._high is None else self._high.to(dev))
+
+    def clip(self, actions: Tensor) -> Tensor:
+        """Clip (..., A) actions to the bounds (no-op without bounds)."""
+        low, high = self.action_bounds
+        if low is None and high is None:
+            return actions
+        return torch.clamp(actions, min=low, max=high)
+
+    def _bound(self, value: Bound, name: str) -> Tensor | None:
+        if value is None:
+            return None
+        t = torch.as_tensor(value, dtype=torch.float32).flatten()
+        if t.numel() == 1:
+            t = t.expand(self.action_dim).clone()
+        if t.numel() != self.action_dim:
+            raise ValueError(f"{name} has {t.numel()} entries; model action_dim is {self.action_dim}")
+        return t
+
+    def _inputs(self, history: ObservationHistory | Mapping[str, Any]
+                ) -> tuple[dict[str, Tensor], Tensor, Tensor | None]:
+        if isinstance(history, ObservationHistory):
+            obs_hist, act_hist, command = history.as_inputs()
+        elif isinstance(history, Mapping):
+            missing = [k for k in ("obs_hist", "act_hist") if k not in history]
+            if missing:
+                raise KeyError(f"history dict is missing {missing}; expected obs_hist, act_hist, command")
+            obs_hist, act_hist, command = history["obs_hist"], history["act_hist"], history.get("command")
+        else:
+            raise TypeError(f"history must be an ObservationHistory or a dict, got {type(history).__name__}")
+        cfg = self.world_model.config
+        h, a, c = cfg.history, cfg.action_dim, cfg.command_dim
+        dev, dt = self.device, self.dtype
+
+        def conv(x: Any) -> Tensor:
+            return torch.as_tensor(np.asarray(x) if not isinstance(x, Tensor) else x).to(device=dev, dtype=dt)
+
+        act_hist = conv(act_hist)
+        if act_hist.dim() != 3 or tuple(act_hist.shape[1:]) != (h, a):
+            raise ValueError(f"act_hist has shape {tuple(act_hist.shape)}, expected (B, {h}, {a})")
+        b = act_hist.shape[0]
+        obs: dict[str, Tensor] = {}
+        for key, shape in cfg.obs_spec.items():
+            if key not in obs_hist:
+                raise KeyError(f"obs_hist lacks group {key!r}; the model reads {list(cfg.obs_spec)}")
+            obs[key] = conv(obs_hist[key])
+            if tuple(obs[key].shape) != (b, h + 1, *shape):
+                raise ValueError(f"obs_hist[{key!r}] has shape {tuple(obs[key].shape)}, "
+                                 f"expected {(b, h + 1, *shape)}")
+        if c == 0:
+            return obs, act_hist, None
+        if command is None:
+            raise ValueError(f"the model is command-conditioned (command_dim={c}); pass a command")
+        command = conv(command)
+        ok = (command.dim() == 2 and tuple(command.shape) == (b, c)) or (
+            command.dim() == 3 and tuple(command.shape) == (b, self.horizon + 1, c))
+        if not ok:
+            raise ValueError(f"command has shape {tuple(command.shape)}, expected ({b}, {c}) "
+                             f"or ({b}, {self.horizon + 1}, {c})")
+        return obs, act_hist, command

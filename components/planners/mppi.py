@@ -1,0 +1,193 @@
+"""``planner/mppi``: batched MPPI over the world model's imagined returns (SIMDIST section 6).
+
+Per tick the history is encoded once, the dynamics' context is prepared once and the base-policy
+chunk is computed once; every iteration then scores B × N action sequences with one ``imagine`` call
+that broadcasts the shared context. ``naive=True`` (or ``planner/mppi_naive``) instead recomputes the
+encoder, context and policy head for every sample and iteration, as the official code does (SIMDIST
+11.1f); it consumes the same random numbers and gives the same result, only slower.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor, nn
+
+from simdist.registry import register
+
+from .base import Bound, Planner, PlanResult, discounted_return
+
+WARM_STARTS = ("shift", "official", "none")
+
+
+@register("planner", "mppi")
+class MPPIPlanner(Planner):
+    """MPPI with elite re-fitting (TD-MPC semantics) and the official SimDist defaults.
+
+    Each tick: the initial mean comes from the warm start and the std is reset to ``init_std``.
+    ``num_policy_samples`` (default ``int(num_samples * mixture_coef)``) noisy copies of the base-policy
+    chunk (noise std ``base_act_std``) are drawn once and kept fixed across iterations. Each of the
+    ``iterations`` draws ``num_samples`` sequences mean + std·ε, scores all of them with
+    R = Σ_{k<T} γ^k r̂_k + γ^(T+value_offset) V̂_last, keeps the ``num_elites`` best and re-fits
+    mean/std with weights exp(temperature·(R − R_max)) (``temperature`` is an *inverse* temperature);
+    std is clamped to [min_std, max_std] and the mean is blended with ``momentum``. The result is the
+    final mean: ``action`` = its first step, ``plan`` = all of it.
+
+    Warm starts (``warm_start``), from the previous tick's final plan p of the same env:
+    ``"shift"`` (default) [p_1, …, p_{T-1}, p_{T-1}] (shift left by one, last step repeated);
+    ``"official"`` [p_{T-1}, 0, …, 0] (the released ``roll(+1)``-then-zero code, SIMDIST 11.1a);
+    ``"none"`` zeros. After ``reset`` (or a change of batch size) the mean starts at zero.
+
+    Samples and outputs are clipped to the action bounds (planner arguments, else the model config).
+    Randomness comes from the planner's own ``torch.Generator``, seeded with ``seed`` at construction and
+    by ``reset(seed=...)``, so a tick is deterministic given the seed and the call sequence.
+    """
+
+    def __init__(
+        self, world_model: nn.Module, num_samples: int = 450, mixture_coef: float = 0.05,
+        num_policy_samples: int | None = None, iterations: int = 8, num_elites: int = 64,
+        temperature: float = 0.25, init_std: float = 2.0, min_std: float = 0.05, max_std: float = 2.0,
+        base_act_std: float = 0.05, momentum: float = 0.0, discount: float = 0.99, warm_start: str = "shift",
+        seed: int = 42, action_low: Bound = None, action_high: Bound = None, naive: bool = False,
+    ) -> None:
+        super().__init__(world_model, action_low, action_high)
+        if warm_start not in WARM_STARTS:
+            raise ValueError(f"warm_start must be one of {WARM_STARTS}, got {warm_start!r}")
+        if num_policy_samples is None:
+            num_policy_samples = int(num_samples * mixture_coef)
+        if world_model.policy is None:
+            num_policy_samples = 0
+        if num_samples < 0 or num_policy_samples < 0 or num_samples + num_policy_samples < 1:
+            raise ValueError(f"need at least one sample; got num_samples={num_samples}, "
+                             f"num_policy_samples={num_policy_samples}")
+        if iterations < 1 or num_elites < 1:
+            raise ValueError(f"iterations and num_elites must be >= 1, got {iterations} and {num_elites}")
+        if not 0.0 < min_std <= max_std:
+            raise ValueError(f"need 0 < min_std <= max_std, got {min_std}, {max_std}")
+        if not 0.0 <= momentum < 1.0:
+            raise ValueError(f"momentum must be in [0, 1), got {momentum}")
+        self.num_samples, self.num_policy_samples = int(num_samples), int(num_policy_samples)
+        self.iterations = int(iterations)
+        self.num_elites = min(int(num_elites), self.num_samples + self.num_policy_samples)
+        self.temperature, self.init_std, self.min_std, self.max_std = temperature, init_std, min_std, max_std
+        self.base_act_std, self.momentum, self.discount = base_act_std, momentum, discount
+        self.warm_start, self.naive, self.seed = warm_start, naive, int(seed)
+        self.prev_mean: Tensor | None = None
+        self._gen: torch.Generator | None = None
+        self._generator()
+
+    # ------------------------------------------------------------------ state
+    def _generator(self) -> torch.Generator:
+        dev = self.device
+        if self._gen is None or self._gen.device != dev:
+            self._gen = torch.Generator(device=dev)
+            self._gen.manual_seed(self.seed)
+        return self._gen
+
+    def reset(self, ids: Sequence[int] | Tensor | None = None, seed: int | None = None) -> None:
+        """Drop the warm-start plan of envs ``ids`` (all if None); reseed the generator if ``seed``."""
+        if seed is not None:
+            self.seed = int(seed)
+            self._generator().manual_seed(self.seed)
+        if ids is None or self.prev_mean is None:
+            self.prev_mean = None
+        else:
+            self.prev_mean[torch.as_tensor(ids, device=self.prev_mean.device).long()] = 0.0
+
+    def warm_start_mean(self, batch: int) -> Tensor:
+        """The initial mean (B, T, A) of this tick, from ``prev_mean`` and ``warm_start``."""
+        mean = torch.zeros(batch, self.horizon, self.action_dim, device=self.device, dtype=self.dtype)
+        prev = self.prev_mean
+        if prev is None or prev.shape[0] != batch or self.warm_start == "none":
+            return mean
+        prev = prev.to(mean)
+        if self.warm_start == "shift":
+            return torch.cat([prev[:, 1:], prev[:, -1:]], dim=1)
+        mean[:, 0] = prev[:, -1]  # "official"
+        return mean
+
+    # ------------------------------------------------------------------ scoring
+    def _score(self, actions: Tensor, ctx: tuple) -> Tensor:
+        """Returns (B, N) of action sequences (B, N, T, A)."""
+        wm = self.world_model
+        if self.naive:
+            return self._score_naive(actions, *ctx)
+        encoding, prepared, command = ctx
+        im = wm.imagine(encoding, actions, command, prepared=prepared)
+        return discounted_return(im.rewards, im.values, self.discount, wm.config.value_offset)
+
+    def _score_naive(self, actions: Tensor, obs_hist: dict[str, Tensor], act_hist: Tensor,
+                     command: Tensor | None) -> Tensor:
+        """Official-style scoring: the whole model (encoder, context, policy head) per sample."""
+        wm = self.world_model
+        b, n = actions.shape[:2]
+
+        def rep(x: Tensor) -> Tensor:
+            return x.repeat_interleave(n, dim=0)
+
+        encoding = wm.encode({k: rep(v) for k, v in obs_hist.items()}, rep(act_hist))
+        cmd = None if command is None else rep(command)
+        if wm.policy is not None:
+            wm.policy_actions(encoding, cmd)  # computed and discarded, as in the official inference call
+        im = wm.imagine(encoding, actions.reshape(b * n, *actions.shape[2:]), cmd)
+        ret = discounted_return(im.rewards, im.values, self.discount, wm.config.value_offset)
+        return ret.reshape(b, n)
+
+    # ------------------------------------------------------------------ planning
+    def _plan(self, obs_hist: dict[str, Tensor], act_hist: Tensor, command: Tensor | None) -> PlanResult:
+        wm = self.world_model
+        b, t, a = act_hist.shape[0], self.horizon, self.action_dim
+        dev, dt, gen = self.device, self.dtype, self._generator()
+        if self.naive:
+            ctx: tuple = (obs_hist, act_hist, command)
+            encoding = wm.encode(obs_hist, act_hist) if self.num_policy_samples else None
+        else:
+            encoding = wm.encode(obs_hist, act_hist)
+            ctx = (encoding, wm.dynamics.prepare(encoding), command)
+
+        policy_samples = None
+        if self.num_policy_samples:
+            chunk = wm.policy_actions(encoding, command)
+            noise = torch.randn(b, self.num_policy_samples, t, a, generator=gen, device=dev, dtype=dt)
+            policy_samples = self.clip(chunk[:, None] + self.base_act_std * noise)
+
+        mean = self.warm_start_mean(b)
+        std = torch.full_like(mean, self.init_std)
+        for _ in range(self.iterations):
+            eps = torch.randn(b, self.num_samples, t, a, generator=gen, device=dev, dtype=dt)
+            samples = self.clip(mean[:, None] + std[:, None] * eps)
+            if policy_samples is not None:
+                samples = torch.cat([samples, policy_samples], dim=1)
+            returns = torch.nan_to_num(self._score(samples, ctx), nan=torch.finfo(dt).min)
+            elite_returns, idx = returns.topk(self.num_elites, dim=1)
+            elites = samples.gather(1, idx[:, :, None, None].expand(-1, -1, t, a))
+            w = torch.softmax(self.temperature * elite_returns, dim=1)[:, :, None, None]
+            new_mean = (w * elites).sum(1)
+            std = (w * (elites - new_mean[:, None]) ** 2).sum(1).sqrt().clamp(self.min_std, self.max_std)
+            mean = self.momentum * mean + (1.0 - self.momentum) * new_mean
+
+        plan = self.clip(mean)
+        self.prev_mean = plan.clone()
+        return PlanResult(
+            action=plan[:, 0].clone(), plan=plan, returns=(w[:, :, 0, 0] * elite_returns).sum(1),
+            diagnostics={
+                "max_return": elite_returns[:, 0],
+                "std": std,
+                "policy_elite_fraction": (idx >= self.num_samples).to(dt).mean(1),
+            },
+        )
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(samples={self.num_samples}+{self.num_policy_samples} policy, "
+                f"iterations={self.iterations}, elites={self.num_elites}, temperature={self.temperature}, "
+                f"horizon={self.horizon}, warm_start={self.warm_start!r}, naive={self.naive})")
+
+
+@register("planner", "mppi_naive")
+class NaiveMPPIPlanner(MPPIPlanner):
+    """:class:`MPPIPlanner` with ``naive=True``: the official per-sample recomputation, for benchmarks."""
+
+    def __init__(self, world_model: nn.Module, **kwargs: object) -> None:
+        kwargs.setdefault("naive", True)
+        super().__init__(world_model, **kwargs)  # type: ignore[arg-type]

@@ -1,0 +1,34 @@
+"""``planner/policy``: the world model's base-policy head alone, behind the planner interface."""
+
+from __future__ import annotations
+
+from torch import Tensor, nn
+
+from simdist.registry import register
+
+from .base import Bound, Planner, PlanResult, discounted_return
+
+
+@register("planner", "policy")
+class PolicyPlanner(Planner):
+    """Executes the first action of the policy head's chunk; ``plan`` is the whole chunk (clipped).
+
+    ``score=True`` also imagines the chunk and reports its return (one extra ``imagine`` per tick).
+    """
+
+    def __init__(self, world_model: nn.Module, discount: float = 0.99, score: bool = False,
+                 action_low: Bound = None, action_high: Bound = None) -> None:
+        if world_model.policy is None:
+            raise ValueError("PolicyPlanner needs a world model with a policy head (config.policy_head)")
+        super().__init__(world_model, action_low, action_high)
+        self.discount, self.score = discount, score
+
+    def _plan(self, obs_hist: dict[str, Tensor], act_hist: Tensor, command: Tensor | None) -> PlanResult:
+        wm = self.world_model
+        encoding = wm.encode(obs_hist, act_hist)
+        chunk = self.clip(wm.policy_actions(encoding, command))
+        returns = None
+        if self.score:
+            im = wm.imagine(encoding, chunk, command)
+            returns = discounted_return(im.rewards, im.values, self.discount, wm.config.value_offset)
+        return PlanResult(action=chunk[:, 0].clone(), plan=chunk, returns=returns)

@@ -1,0 +1,55 @@
+"""The ``simdist`` command: ``fit``/``validate``/``test`` (LightningCLI recipes) and tools.
+
+Training subcommands hand over to :class:`~simdist.training.cli.SimDistCLI`; the others are small
+argparse programs whose modules load only when called, so ``simdist --help`` is quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+LIGHTNING_COMMANDS = ("fit", "validate", "test", "predict")
+
+#: subcommand → (module, function, one-line help). Each function takes ``argv`` and returns an exit code.
+TOOLS: dict[str, tuple[str, str, str]] = {
+    "export": ("simdist.tools.export", "main", "turn a Lightning checkpoint into a Hub-ready model folder"),
+    "components": ("simdist.tools.components", "main", "list registered components"),
+    "demo": ("simdist.tools.toy_demo", "main", "toy task end to end: generate, pretrain, plan, adapt"),
+}
+
+
+def _usage() -> str:
+    lines = ["usage: simdist <command> [options]", "", "training (LightningCLI, --config recipes/...):"]
+    lines += [f"  {c}" for c in LIGHTNING_COMMANDS]
+    lines += ["", "tools:"]
+    lines += [f"  {name:<12} {help_}" for name, (_, _, help_) in TOOLS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_usage())
+        return 0
+    command, rest = argv[0], argv[1:]
+    if command in LIGHTNING_COMMANDS:
+        from simdist.training.cli import SimDistCLI
+
+        SimDistCLI(args=[command, *rest])
+        return 0
+    if command in TOOLS:
+        module, func, _ = TOOLS[command]
+        return int(getattr(importlib.import_module(module), func)(rest) or 0)
+    print(f"simdist: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
+    return 2
+
+
+def tool_parser(name: str, description: str) -> argparse.ArgumentParser:
+    """An argparse parser named ``simdist <name>`` for a tool subcommand."""
+    return argparse.ArgumentParser(prog=f"simdist {name}", description=description)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

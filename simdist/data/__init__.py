@@ -1,0 +1,67 @@
+"""Trajectory data: schema v1 episodes, webdataset shards, statistics, windows and the DataModule.
+
+The DataModule (torch + lightning) is imported lazily, so data tooling works without importing torch.
+"""
+
+from typing import Any
+
+from simdist.data.recorder import EpisodeRecorder
+from simdist.data.schema import (
+    SCHEMA_VERSION,
+    DataError,
+    DatasetSpec,
+    Episode,
+    episode_id_from_key,
+    episode_key,
+    front_pad,
+    migrate,
+)
+from simdist.data.shards import (
+    EpisodeWriter,
+    iter_episodes,
+    load_spec,
+    load_stats,
+    read_dataset_info,
+    resolve_urls,
+)
+from simdist.data.stats import RunningStats, Stats, compute_stats
+from simdist.data.windows import gather_windows, num_windows, window_at, window_starts
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "DataError",
+    "DatasetSpec",
+    "Episode",
+    "EpisodeRecorder",
+    "EpisodeSplit",
+    "EpisodeWriter",
+    "RunningStats",
+    "Stats",
+    "TrajectoryDataModule",
+    "WindowDataset",
+    "compute_stats",
+    "episode_id_from_key",
+    "episode_key",
+    "front_pad",
+    "gather_windows",
+    "heldout_score",
+    "iter_episodes",
+    "load_spec",
+    "load_stats",
+    "migrate",
+    "num_windows",
+    "read_dataset_info",
+    "resolve_urls",
+    "window_at",
+    "window_starts",
+]
+
+_LAZY = {"EpisodeSplit", "TrajectoryDataModule", "WindowDataset", "heldout_score"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from simdist.data import datamodule
+
+        return getattr(datamodule, name)
+    raise AttributeError(f"module 'simdist.data' has no attribute {name!r}")

@@ -1,0 +1,362 @@
+"""Lightning DataModule streaming history/horizon windows from episode shards.
+
+Episodes are streamed from shards (split by node, then by DataLoader worker; when there are fewer
+shards than consumers, every consumer reads the shards and keeps every n-th episode), windowed,
+mixed through a window shuffle buffer and batched by the DataLoader into nested dicts, e.g.
+``batch["obs_hist"]["proprio"]`` of shape ``(B, H+1, 35)``.
+
+When ``val`` is not given, a deterministic ``heldout_fraction`` of the *episodes* of ``train``
+(by a hash of the episode id, independent of ``seed``) is held out, so no validation window
+overlaps a training window.
+
+``windows_per_epoch`` makes each training epoch finite and sized (the data are cycled as needed and
+the count is split evenly over nodes and workers, which also keeps DDP ranks in step); without it an
+epoch is one pass over the (node's share of the) data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import Any
+
+import lightning as L
+import numpy as np
+import torch
+import webdataset as wds
+from torch.utils.data import DataLoader, IterableDataset
+
+from simdist.data.schema import DatasetSpec, Episode, front_pad
+from simdist.data.shards import iter_episodes, load_spec, load_stats, resolve_urls
+from simdist.data.stats import Stats, compute_stats
+from simdist.data.windows import window_at, window_starts
+
+_HELDOUT_SALT = "simdist-heldout-v1"
+
+
+def heldout_score(episode_id: int) -> float:
+    """A deterministic pseudo-uniform number in [0, 1) per episode id (stable across runs and seeds)."""
+    h = hashlib.blake2b(f"{_HELDOUT_SALT}:{int(episode_id)}".encode(), digest_size=8).digest()
+    return int.from_bytes(h, "little") / 2**64
+
+
+class EpisodeSplit:
+    """Picklable episode-id filter: ``held_out=True`` keeps the held-out fraction, else the rest."""
+
+    def __init__(self, fraction: float, held_out: bool) -> None:
+        self.fraction = float(fraction)
+        self.held_out = held_out
+
+    def __call__(self, episode_id: int) -> bool:
+        return (heldout_score(episode_id) < self.fraction) == self.held_out
+
+
+def _to_torch(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _to_torch(v) for k, v in x.items()}
+    if x.dtype == np.bool_:
+        return torch.from_numpy(x.astype(np.float32))
+    return torch.from_numpy(x)
+
+
+def _assign(urls: list[str], rank: int, world: int, worker: int, workers: int) -> tuple[list[str], int, int]:
+    """This consumer's shards and episode filter ``index % mod == rem`` (node split, then worker split)."""
+    mod, rem = 1, 0
+    if world > 1:
+        if len(urls) >= world:
+            urls = urls[rank::world]
+        else:
+            mod, rem = world, rank
+    if workers > 1:
+        if mod == 1 and len(urls) >= workers:
+            urls = urls[worker::workers]
+        else:
+            mod, rem = mod * workers, rem + mod * worker
+    return urls, mod, rem
+
+
+class WindowDataset(IterableDataset):
+    """Iterable of single windows (dicts of float tensors) from a list of shard urls."""
+
+    def __init__(
+        self,
+        urls: list[str],
+        spec: DatasetSpec | None,
+        *,
+        history: int = 25,
+        horizon: int = 25,
+        value_offset: int = 0,
+        front_pad: int = 0,
+        beg_pad: int = 5,
+        end_pad: int = 5,
+        shuffle: bool = True,
+        shuffle_buffer: int = 10000,
+        seed: int = 0,
+        split_by_node: bool = True,
+        select_ids: EpisodeSplit | None = None,
+        windows_per_epoch: int | None = None,
+        batch_size: int = 1,
+        validate: bool = True,
+    ) -> None:
+        super().__init__()
+        self.urls = list(urls)
+        self.spec = spec
+        self.history, self.horizon, self.value_offset = history, horizon, value_offset
+        self.front_pad, self.beg_pad, self.end_pad = front_pad, beg_pad, end_pad
+        self.shuffle, self.shuffle_buffer, self.seed = shuffle, shuffle_buffer, seed
+        self.split_by_node = split_by_node
+        self.select_ids = select_ids
+        self.windows_per_epoch = windows_per_epoch
+        self.batch_size = batch_size
+        self.validate = validate
+        self._epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self._epoch = int(epoch)
+
+    def _world(self) -> tuple[int, int, int, int]:
+        rank, world, worker, workers = wds.utils.pytorch_worker_info()
+        if not self.split_by_node:
+            rank, world = 0, 1
+        return rank, world, worker, workers
+
+    def _batches_per_node(self) -> int | None:
+        if self.windows_per_epoch is None:
+            return None
+        world = self._world()[1]
+        return max(1, self.windows_per_epoch // (self.batch_size * world))
+
+    def __len__(self) -> int:
+        nb = self._batches_per_node()
+        if nb is None:
+            raise TypeError("window stream has no length (set windows_per_epoch)")
+        return nb * self.batch_size
+
+    def _episodes(self, epoch: int, pass_idx: int) -> Iterator[Episode]:
+        rank, world, worker, workers = self._world()
+        urls = self.urls
+        if self.shuffle:  # the same permutation on every consumer, so the splits stay disjoint
+            perm = np.random.default_rng([self.seed, epoch, pass_idx]).permutation(len(urls))
+            urls = [urls[i] for i in perm]
+        urls, mod, rem = _assign(urls, rank, world, worker, workers)
+        stream = iter_episodes(
+            urls,
+            shuffle_shards=False,
+            split_by_node=False,
+            split_by_worker=False,
+            validate=self.validate,
+            spec=self.spec,
+            select_ids=self.select_ids,
+        )
+        for i, ep in enumerate(stream):
+            if i % mod == rem:
+                yield front_pad(ep, self.front_pad) if self.front_pad else ep
+
+    def _windows(
+        self, episodes: Iterator[Episode], rng: np.random.Generator | None
+    ) -> Iterator[dict[str, Any]]:
+        """Windows of ``episodes``; with ``rng``, mixed through a buffer of ``shuffle_buffer`` windows.
+
+        The buffer holds (episode, start) references, so memory is that of the episodes it touches.
+        """
+        buf: list[tuple[Episode, int]] = []
+        cap = max(1, self.shuffle_buffer)
+        for ep in episodes:
+            starts = window_starts(len(ep), self.history, self.horizon, self.beg_pad, self.end_pad)
+            for s in starts.tolist():
+                if rng is None:
+                    yield self._make(ep, s)
+                    continue
+                buf.append((ep, s))
+                if len(buf) >= cap:
+                    i = int(rng.integers(len(buf)))
+                    buf[i], buf[-1] = buf[-1], buf[i]
+                    yield self._make(*buf.pop())
+        if rng is not None:
+            for i in rng.permutation(len(buf)).tolist():
+                yield self._make(*buf[i])
+
+    def _make(self, ep: Episode, start: int) -> dict[str, Any]:
+        return _to_torch(window_at(ep, start, self.history, self.horizon, self.value_offset))
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        epoch = self._epoch
+        self._epoch += 1  # persistent workers keep their own copy and count epochs themselves
+        rank, world, worker, workers = self._world()
+        rng = np.random.default_rng([self.seed, epoch, rank, worker]) if self.shuffle else None
+        nb = self._batches_per_node()
+        if nb is None:
+            yield from self._windows(self._episodes(epoch, 0), rng)
+            return
+        target = (nb // workers + (worker < nb % workers)) * self.batch_size
+        produced, pass_idx = 0, 0
+        while produced < target:
+            n_before = produced
+            for w in self._windows(self._episodes(epoch, pass_idx), rng):
+                yield w
+                produced += 1
+                if produced >= target:
+                    return
+            if produced == n_before:  # this consumer has no windows at all
+                return
+            pass_idx += 1
+
+
+class _EpochDataLoader(DataLoader):
+    """DataLoader that tells its :class:`WindowDataset` the epoch before each iteration."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._n_iter = 0
+
+    def __iter__(self) -> Any:
+        if isinstance(self.dataset, WindowDataset):
+            self.dataset.set_epoch(self._n_iter)
+        self._n_iter += 1
+        return super().__iter__()
+
+
+class TrajectoryDataModule(L.LightningDataModule):
+    """Windows of episode shards for world-model training (see module docstring)."""
+
+    def __init__(
+        self,
+        train: str | list[str],
+        val: str | list[str] | None = None,
+        heldout_fraction: float = 0.02,
+        history: int = 25,
+        horizon: int = 25,
+        batch_size: int = 512,
+        num_workers: int = 0,
+        shuffle_buffer: int = 10000,
+        windows_per_epoch: int | None = None,
+        value_offset: int = 0,
+        front_pad: int = 0,
+        beg_pad: int = 5,
+        end_pad: int = 5,
+        seed: int = 0,
+        split_by_node: bool = True,
+        validate: bool = True,
+    ) -> None:
+        super().__init__()
+        if not 0.0 <= heldout_fraction < 1.0:
+            raise ValueError(f"heldout_fraction must be in [0, 1), got {heldout_fraction}")
+        if value_offset not in (0, 1):
+            raise ValueError(f"value_offset must be 0 or 1, got {value_offset}")
+        self.save_hyperparameters()
+        self.train_source = train
+        self.val_source = val
+        self.heldout_fraction = heldout_fraction
+        self.history, self.horizon = history, horizon
+        self.batch_size, self.num_workers = batch_size, num_workers
+        self.shuffle_buffer, self.windows_per_epoch = shuffle_buffer, windows_per_epoch
+        self.value_offset, self.front_pad = value_offset, front_pad
+        self.beg_pad, self.end_pad = beg_pad, end_pad
+        self.seed, self.split_by_node, self.validate = seed, split_by_node, validate
+        self._spec: DatasetSpec | None = None
+        self._stats: Stats | None = None
+
+    # -- metadata -----------------------------------------------------------------------------
+
+    @property
+    def train_urls(self) -> list[str]:
+        return resolve_urls(self.train_source)
+
+    @property
+    def val_urls(self) -> list[str]:
+        return resolve_urls(self.val_source) if self.val_source is not None else self.train_urls
+
+    def _split(self, held_out: bool) -> EpisodeSplit | None:
+        if self.val_source is not None or self.heldout_fraction <= 0:
+            return None
+        return EpisodeSplit(self.heldout_fraction, held_out)
+
+    @property
+    def spec(self) -> DatasetSpec:
+        """From ``dataset.json``, else inferred from the first training episode."""
+        if self._spec is None:
+            spec = load_spec(self.train_source)
+            if spec is None:
+                first = next(self._train_episodes(), None)
+                if first is None:
+                    raise ValueError(f"no episodes in {self.train_source!r}")
+                spec = DatasetSpec.from_episode(first)
+            self._spec = spec
+        return self._spec
+
+    @property
+    def stats(self) -> Stats:
+        """From ``dataset.json`` (all episodes of the folders), else computed over the training episodes."""
+        if self._stats is None:
+            stats = load_stats(self.train_source)
+            self._stats = stats if stats is not None else compute_stats(self._train_episodes())
+        return self._stats
+
+    def _train_episodes(self) -> Iterator[Episode]:
+        return iter_episodes(
+            self.train_urls,
+            shuffle_shards=False,
+            split_by_node=False,
+            split_by_worker=False,
+            validate=self.validate,
+            spec=self._spec,
+            select_ids=self._split(held_out=False),
+        )
+
+    def train_episode_ids(self) -> set[int]:
+        """Ids of the training episodes (reads the shards)."""
+        return {ep.episode_id for ep in self._train_episodes()}
+
+    def val_episode_ids(self) -> set[int]:
+        """Ids of the validation episodes (reads the shards)."""
+        stream = iter_episodes(
+            self.val_urls,
+            shuffle_shards=False,
+            split_by_node=False,
+            split_by_worker=False,
+            validate=False,
+            select_ids=self._split(held_out=True),
+        )
+        return {ep.episode_id for ep in stream}
+
+    # -- datasets and loaders -----------------------------------------------------------------
+
+    def dataset(self, split: str = "train") -> WindowDataset:
+        """The window stream of ``split`` ("train" or "val")."""
+        train = split == "train"
+        if split not in ("train", "val"):
+            raise ValueError(f"split must be 'train' or 'val', got {split!r}")
+        return WindowDataset(
+            self.train_urls if train else self.val_urls,
+            self.spec,
+            history=self.history,
+            horizon=self.horizon,
+            value_offset=self.value_offset,
+            front_pad=self.front_pad,
+            beg_pad=self.beg_pad,
+            end_pad=self.end_pad,
+            shuffle=train,
+            shuffle_buffer=self.shuffle_buffer,
+            seed=self.seed,
+            split_by_node=self.split_by_node,
+            select_ids=self._split(held_out=not train),
+            windows_per_epoch=self.windows_per_epoch if train else None,
+            batch_size=self.batch_size,
+            validate=self.validate,
+        )
+
+    def _loader(self, split: str) -> DataLoader:
+        return _EpochDataLoader(
+            self.dataset(split),
+            batch_size=self.batch_size,
+            num_workers=self.num_workers,
+            persistent_workers=self.num_workers > 0,
+        )
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader("train")
+
+    def val_dataloader(self) -> DataLoader | list:
+        if self.val_source is None and self.heldout_fraction <= 0:
+            return []
+        return self._loader("val")

@@ -1,0 +1,132 @@
+"""Velocity-command generators: the official six-mode mixture, a fixed command, and the
+straight-walk PD command used for evaluation (SIMDIST 4.2, 6.7).
+
+Commands are (v_x, v_y, w_z) in the body/heading frame, float32, shape (B, 3).
+
+Six-mode mixture (``mode="random"``), redrawn per env every ``resample_s`` seconds
+with weights [0.3, 0.3, 0.01, 0.1, 0.1, 0.2] (normalised; they sum to 1.01):
+
+0. constant: uniform v_x, v_y, w_z in the ranges, held;
+1. heading: uniform v_x, v_y and heading; w_z = clip(0.5 * wrap(heading - yaw));
+2. stand: zero;
+3. constant acceleration: a ~ U(-(0.5, 0.25, 0.25), +) integrated; a component flips
+   sign when its command hits a range bound (our choice, so it keeps moving);
+4. random acceleration: a ~ N(0, s) every step, s ~ U([0.5, 0.25, 0.25], [2, 1, 1]);
+5. random jerk: j ~ N(0, s) every step, s ~ U([2, 1, 1], [10, 5, 5]); the acceleration
+   is clipped to +-(2, 1, 1) (our choice: the official bound is not documented).
+
+All commands are clipped to v_x in [-0.5, 1.5], v_y in [-0.5, 0.5], w_z in [-1, 1].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simdist.envs.go2.kinematics import wrap_angle
+
+#: Official weights sum to 1.01; they are normalised.
+MODE_WEIGHTS = np.array([0.3, 0.3, 0.01, 0.1, 0.1, 0.2])
+MODE_PROBS = MODE_WEIGHTS / MODE_WEIGHTS.sum()
+MODE_NAMES = ("constant", "heading", "stand", "const_accel", "random_accel", "random_jerk")
+CMD_LOW = np.array([-0.5, -0.5, -1.0])
+CMD_HIGH = np.array([1.5, 0.5, 1.0])
+HEADING_STIFFNESS = 0.5
+ACC_MAX = np.array([0.5, 0.25, 0.25])
+ACC_STD = (np.array([0.5, 0.25, 0.25]), np.array([2.0, 1.0, 1.0]))
+JERK_STD = (np.array([2.0, 1.0, 1.0]), np.array([10.0, 5.0, 5.0]))
+JERK_ACC_CLIP = np.array([2.0, 1.0, 1.0])
+
+
+class CommandGenerator:
+    """Batched command state; ``mode`` is "random", "fixed" or "straight"."""
+
+    def __init__(self, num_envs: int, dt: float, mode: str = "random",
+                 fixed: tuple[float, float, float] = (0.5, 0.0, 0.0), speed: float = 0.5,
+                 gains: tuple[float, float, float] = (1.0, 1.0, 1.0), resample_s: float = 10.0) -> None:
+        if mode not in ("random", "fixed", "straight"):
+            raise ValueError(f"unknown command mode {mode!r}; use 'random', 'fixed' or 'straight'")
+        self.num_envs, self.dt, self.mode = num_envs, dt, mode
+        self.fixed = np.asarray(fixed, dtype=np.float64)
+        self.speed, self.gains = speed, np.asarray(gains, dtype=np.float64)
+        self.resample_steps = max(int(round(resample_s / dt)), 1)
+        self.command = np.zeros((num_envs, 3))
+        self.kind = np.zeros(num_envs, dtype=np.int64)
+        self.heading = np.zeros(num_envs)
+        self.acc = np.zeros((num_envs, 3))
+        self.std = np.zeros((num_envs, 3))
+        self.timer = np.zeros(num_envs, dtype=np.int64)
+        self.origin = np.zeros((num_envs, 2))  # straight mode: start xy and heading
+        self.yaw0 = np.zeros(num_envs)
+        self.elapsed = np.zeros(num_envs)
+
+    # ------------------------------------------------------------------------------
+    def reset(self, ids: np.ndarray, rng: np.random.Generator, pos: np.ndarray, yaw: np.ndarray) -> None:
+        """Start new commands for ``ids`` given their base xy ``pos`` (n, 2) and ``yaw`` (n,)."""
+        self.origin[ids] = pos
+        self.yaw0[ids] = yaw
+        self.elapsed[ids] = 0.0
+        if self.mode == "random":
+            self._resample(ids, rng)
+        elif self.mode == "fixed":
+            self.command[ids] = self.fixed
+        else:
+            self.command[ids] = 0.0
+            self._straight(ids, pos, yaw)
+
+    def step(self, rng: np.random.Generator, pos: np.ndarray, yaw: np.ndarray) -> None:
+        """Advance all envs by one control period; ``pos`` (B, 2) and ``yaw`` (B,) of every env."""
+        self.elapsed += self.dt
+        if self.mode == "fixed":
+            return
+        if self.mode == "straight":
+            self._straight(np.arange(self.num_envs), pos, yaw)
+            return
+        self.timer -= 1
+        due = np.flatnonzero(self.timer <= 0)
+        if len(due):
+            self._resample(due, rng)
+        c, k = self.command, self.kind
+        m = k == 1
+        if m.any():
+            c[m, 2] = HEADING_STIFFNESS * wrap_angle(self.heading[m] - yaw[m])
+        m = k == 3
+        if m.any():
+            c[m] += self.acc[m] * self.dt
+            a = np.where(c[m] <= CMD_LOW, np.abs(self.acc[m]), self.acc[m])
+            self.acc[m] = np.where(c[m] >= CMD_HIGH, -np.abs(a), a)
+        m = k == 4
+        if m.any():
+            c[m] += rng.normal(size=(int(m.sum()), 3)) * self.std[m] * self.dt
+        m = k == 5
+        if m.any():
+            jerk = rng.normal(size=(int(m.sum()), 3)) * self.std[m]
+            self.acc[m] = np.clip(self.acc[m] + jerk * self.dt, -JERK_ACC_CLIP, JERK_ACC_CLIP)
+            c[m] += self.acc[m] * self.dt
+        np.clip(c, CMD_LOW, CMD_HIGH, out=c)
+
+    # ------------------------------------------------------------------------------
+    def _resample(self, ids: np.ndarray, rng: np.random.Generator) -> None:
+        n = len(ids)
+        self.timer[ids] = self.resample_steps
+        kind = rng.choice(len(MODE_PROBS), size=n, p=MODE_PROBS)
+        self.kind[ids] = kind
+        cmd = rng.uniform(CMD_LOW, CMD_HIGH, size=(n, 3))
+        cmd[kind == 2] = 0.0
+        self.command[ids] = cmd
+        self.heading[ids] = rng.uniform(-np.pi, np.pi, size=n)
+        self.acc[ids] = np.where((kind == 3)[:, None], rng.uniform(-ACC_MAX, ACC_MAX, size=(n, 3)), 0.0)
+        std = np.zeros((n, 3))
+        std[kind == 4] = rng.uniform(*ACC_STD, size=(int((kind == 4).sum()), 3))
+        std[kind == 5] = rng.uniform(*JERK_STD, size=(int((kind == 5).sum()), 3))
+        self.std[ids] = std
+
+    def _straight(self, ids: np.ndarray, pos: np.ndarray, yaw: np.ndarray) -> None:
+        """c = (kx (x_des - x), ky (-y), kyaw (-dpsi)) in the initial-heading frame."""
+        d = pos - self.origin[ids]
+        c0, s0 = np.cos(self.yaw0[ids]), np.sin(self.yaw0[ids])
+        x = c0 * d[:, 0] + s0 * d[:, 1]
+        y = -s0 * d[:, 0] + c0 * d[:, 1]
+        x_des = self.speed * self.elapsed[ids]
+        self.command[ids, 0] = self.gains[0] * (x_des - x)
+        self.command[ids, 1] = self.gains[1] * (-y)
+        self.command[ids, 2] = self.gains[2] * (-wrap_angle(yaw - self.yaw0[ids]))

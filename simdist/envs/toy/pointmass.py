@@ -1,0 +1,188 @@
+"""``toy-reach``: a planar point mass on a floor that must reach and hold a goal (MuJoCo, 50 Hz).
+
+Physics: a 2-D puck on slide joints x and y, force actuators (``|a| <= 1`` → ``|F| <= 5`` N), dry
+sliding friction modelled as joint ``frictionloss = μ m g`` plus light viscous damping. Physics
+runs at 200 Hz, four substeps per 50 Hz control step.
+
+Variants:
+
+- ``"sim"``: per-episode domain randomisation of mass in ``SIM_MASS`` and friction coefficient in
+  ``SIM_FRICTION`` on a level floor.
+- ``"real"``: a heavier puck (``REAL_MASS`` = 2.5 × nominal) on a slippery *slope* tilted by
+  ``REAL_TILT`` rad along +x (a constant drift force ``m g sin θ``), none of which the sim
+  randomisation covers. A model pretrained in sim mispredicts both the response and the drift.
+
+Observation group ``state`` = ``(p − g, v)`` (4 dims); no commands. Reward, dt-scaled and
+computed on the post-step state: ``r = dt·(ALIVE − ‖p − g‖ − 0.1‖a‖²)``. The alive bonus keeps every
+in-arena step positive (arena radius 2, goal within 0.5), so leaving the arena (``terminated``)
+never pays. Episodes are truncated after ``episode_length`` steps (default 150 = 3 s).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from simdist.envs.base import ArraySpec, StepResult
+from simdist.registry import register
+
+DT = 0.02
+PHYSICS_DT = 0.005
+MAX_FORCE = 5.0
+NOMINAL_MASS = 1.0
+DAMPING = 0.2
+SIM_MASS = (0.8, 1.25)
+SIM_FRICTION = (0.02, 0.08)
+REAL_MASS = 2.5
+REAL_FRICTION = 0.05
+REAL_TILT = 0.1  # rad (≈ 5.7°): drift force 2.5·9.81·sin(0.1) ≈ 2.4 N
+ARENA_RADIUS = 2.0
+START_RADIUS = 1.2
+GOAL_RADIUS = 0.5
+ALIVE = 3.0
+ACTION_COST = 0.1
+GRAVITY = 9.81
+
+
+def build_model(tilt: float = 0.0) -> mujoco.MjModel:
+    """Compile the point-mass model with :class:`mujoco.MjSpec` (floor tilted by ``tilt`` along x)."""
+    spec = mujoco.MjSpec()
+    spec.compiler.degree = False
+    spec.option.timestep = PHYSICS_DT
+    spec.option.gravity = [GRAVITY * np.sin(tilt), 0.0, -GRAVITY * np.cos(tilt)]
+    world = spec.worldbody
+    world.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[3, 3, 0.1], contype=0, conaffinity=0)
+    puck = world.add_body(name="puck", pos=[0, 0, 0.05])
+    for name, axis in (("x", [1, 0, 0]), ("y", [0, 1, 0])):
+        puck.add_joint(name=name, type=mujoco.mjtJoint.mjJNT_SLIDE, axis=axis, damping=DAMPING)
+    puck.add_geom(type=mujoco.mjtGeom.mjGEOM_CYLINDER, size=[0.05, 0.02, 0], mass=NOMINAL_MASS,
+                  contype=0, conaffinity=0)
+    for name in ("x", "y"):
+        spec.add_actuator(name=f"f{name}", target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT,
+                          gear=[MAX_FORCE, 0, 0, 0, 0, 0], ctrllimited=True, ctrlrange=[-1, 1])
+    return spec.compile()
+
+
+def reward_fn(rel: np.ndarray, actions: np.ndarray, dt: float = DT) -> np.ndarray:
+    """dt-scaled reward of post-step relative positions ``rel`` (B, 2) and applied ``actions`` (B, 2)."""
+    dist = np.linalg.norm(rel, axis=-1)
+    return (dt * (ALIVE - dist - ACTION_COST * np.sum(actions**2, axis=-1))).astype(np.float32)
+
+
+@register("env", "toy-reach")
+class ToyReachEnv:
+    """Batched point-mass reach task; one ``MjModel``/``MjData`` pair per env (no auto-reset)."""
+
+    dt = DT
+
+    def __init__(self, num_envs: int = 16, variant: str = "sim", seed: int | None = 0,
+                 episode_length: int = 150, randomize: bool = True) -> None:
+        if variant not in ("sim", "real"):
+            raise ValueError(f"variant must be 'sim' or 'real', got {variant!r}")
+        self.num_envs = int(num_envs)
+        self.variant = variant
+        self.episode_length = int(episode_length)
+        self.randomize = randomize
+        self.observation_spec = {"state": ArraySpec((4,))}
+        self.action_spec = ArraySpec((2,), low=-1.0, high=1.0)
+        self.action_low = np.full(2, -1.0, np.float32)
+        self.action_high = np.full(2, 1.0, np.float32)
+        tilt = REAL_TILT if variant == "real" else 0.0
+        self.models = [build_model(tilt) for _ in range(self.num_envs)]
+        self.datas = [mujoco.MjData(m) for m in self.models]
+        self._nsub = round(DT / PHYSICS_DT)
+        self._body = self.models[0].body("puck").id
+        self.goal = np.zeros((self.num_envs, 2))
+        self.mass = np.full(self.num_envs, NOMINAL_MASS)
+        self.friction = np.full(self.num_envs, np.mean(SIM_FRICTION))
+        self.t = np.zeros(self.num_envs, np.int64)
+        self.rng = np.random.default_rng(seed)
+
+    # -- protocol -------------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None, ids: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        ids = np.arange(self.num_envs) if ids is None else np.asarray(ids, dtype=np.int64).reshape(-1)
+        n = len(ids)
+        start = _uniform_disc(self.rng, n, START_RADIUS)
+        self.goal[ids] = _uniform_disc(self.rng, n, GOAL_RADIUS)
+        if self.variant == "real":
+            mass, mu = np.full(n, REAL_MASS), np.full(n, REAL_FRICTION)
+        elif self.randomize:
+            mass, mu = self.rng.uniform(*SIM_MASS, n), self.rng.uniform(*SIM_FRICTION, n)
+        else:
+            mass, mu = np.full(n, NOMINAL_MASS), np.full(n, np.mean(SIM_FRICTION))
+        for k, e in enumerate(ids):
+            m, d = self.models[e], self.datas[e]
+            self._set_physics(int(e), float(mass[k]), float(mu[k]))
+            mujoco.mj_resetData(m, d)
+            d.qpos[:2] = start[k]
+            mujoco.mj_forward(m, d)
+        self.t[ids] = 0
+        return self._obs()
+
+    def step(self, actions: np.ndarray) -> StepResult:
+        a = np.clip(np.asarray(actions, dtype=np.float64).reshape(self.num_envs, 2), -1.0, 1.0)
+        for e in range(self.num_envs):
+            d = self.datas[e]
+            d.ctrl[:] = a[e]
+            mujoco.mj_step(self.models[e], d, nstep=self._nsub)
+        self.t += 1
+        obs = self._obs()
+        pos = self.positions
+        diverged = ~np.isfinite(obs["state"]).all(axis=1)
+        terminated = (np.linalg.norm(pos, axis=1) > ARENA_RADIUS) | diverged
+        truncated = (self.t >= self.episode_length) & ~terminated
+        reward = reward_fn(obs["state"][:, :2], a)
+        return StepResult(obs, reward, terminated, truncated, {"diverged": diverged})
+
+    def close(self) -> None:
+        self.models, self.datas = [], []
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    @property
+    def positions(self) -> np.ndarray:
+        """World-frame puck positions (B, 2)."""
+        return np.stack([d.qpos[:2] for d in self.datas])
+
+    @property
+    def velocities(self) -> np.ndarray:
+        return np.stack([d.qvel[:2] for d in self.datas])
+
+    def set_state(self, pos: np.ndarray, vel: np.ndarray, goal: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Place every puck at ``pos`` with ``vel`` (B, 2) (and goal); returns observations."""
+        if goal is not None:
+            self.goal[:] = goal
+        for e, (m, d) in enumerate(zip(self.models, self.datas)):
+            d.qpos[:2], d.qvel[:2] = pos[e], vel[e]
+            mujoco.mj_forward(m, d)
+        return self._obs()
+
+    def episode_meta(self, ids: np.ndarray) -> list[dict[str, Any]]:
+        """Randomisation parameters of the current episodes of ``ids`` (stored in episode meta)."""
+        return [
+            {"variant": self.variant, "mass": float(self.mass[e]), "friction": float(self.friction[e]),
+             "tilt": REAL_TILT if self.variant == "real" else 0.0, "goal": self.goal[e].tolist()}
+            for e in np.asarray(ids).reshape(-1)
+        ]
+
+    def _set_physics(self, e: int, mass: float, mu: float) -> None:
+        m = self.models[e]
+        m.body_mass[self._body] = mass
+        m.body_inertia[self._body] = self.models[e].body_inertia[self._body] * (mass / self.mass[e])
+        m.dof_frictionloss[:2] = mu * mass * GRAVITY
+        self.mass[e], self.friction[e] = mass, mu
+
+    def _obs(self) -> dict[str, np.ndarray]:
+        state = np.concatenate([self.positions - self.goal, self.velocities], axis=1)
+        return {"state": state.astype(np.float32)}
+
+
+def _uniform_disc(rng: np.random.Generator, n: int, radius: float) -> np.ndarray:
+    r = radius * np.sqrt(rng.random(n))
+    th = rng.uniform(0, 2 * np.pi, n)
+    return np.stack([r * np.cos(th), r * np.sin(th)], axis=1)

@@ -1,0 +1,130 @@
+"""Closed-loop rollouts of a controller in a batched environment, optionally logged as episodes.
+
+A controller is either a planner (``act(history)`` over an :class:`ObservationHistory`; its
+``world_model`` decides the history's shape) or a policy (``policy(obs) -> actions`` on numpy
+observation dicts, e.g. a scripted or PPO expert). The same loop drives simulated, proxy-real and
+physical robots, and the logged episodes use the trajectory schema, so they are finetuning data.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from simdist.data.recorder import EpisodeRecorder
+from simdist.data.schema import DatasetSpec, Episode
+from simdist.envs.base import BatchedEnv
+from simdist.planning.history import ObservationHistory
+
+
+@dataclass
+class RolloutResult:
+    """Finished episodes: returns, lengths, termination flags, and the logged episodes if recorded."""
+
+    returns: np.ndarray
+    lengths: np.ndarray
+    terminated: np.ndarray
+    episodes: list[Episode] = field(default_factory=list)
+    final_info: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def mean_return(self) -> float:
+        return float(self.returns.mean()) if len(self.returns) else float("nan")
+
+    @property
+    def steps(self) -> int:
+        return int(self.lengths.sum())
+
+
+def _to_numpy(x: Any) -> np.ndarray:
+    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def rollout(
+    env: BatchedEnv,
+    controller: Any,
+    *,
+    episodes: int,
+    seed: int | None = 0,
+    record_spec: DatasetSpec | None = None,
+    first_episode_id: int = 0,
+    meta: dict[str, Any] | None = None,
+    on_episode: Callable[[int, int], None] | None = None,
+    max_steps: int = 10_000_000,
+) -> RolloutResult:
+    """Run until ``episodes`` episodes have finished (across all envs) and return their statistics.
+
+    With ``record_spec`` every finished episode is returned in the trajectory schema (rewards as the
+    env reports them, values zero, expert flags False: on-policy controller data, as on a robot).
+    ``on_episode(done, total)`` is called as episodes finish (progress reporting).
+    """
+    started = time.perf_counter()
+    obs = env.reset(seed=seed)
+    b = env.num_envs
+    model = getattr(controller, "world_model", None)
+    history = ObservationHistory.for_model(model, num_envs=b) if model is not None else None
+    command_key = "command" if "command" in obs else None
+    if history is not None:
+        history.reset(obs, command=obs[command_key] if command_key and history.command_dim else None)
+        if hasattr(controller, "reset"):
+            controller.reset()
+    recorder = EpisodeRecorder(b, record_spec, first_episode_id) if record_spec is not None else None
+    ep_return = np.zeros(b, np.float64)
+    ep_len = np.zeros(b, np.int64)
+    returns: list[float] = []
+    lengths: list[int] = []
+    terminated: list[bool] = []
+    infos: list[dict[str, Any]] = []
+    logged: list[Episode] = []
+    for _ in range(max_steps):
+        if history is not None:
+            actions = _to_numpy(controller.act(history)).astype(np.float32)
+        else:
+            actions = _to_numpy(controller(obs)).astype(np.float32)
+        step = env.step(actions)
+        if recorder is not None:
+            cmds = obs.get(command_key) if command_key else None
+            recorder.record(obs, actions, commands=cmds, rewards=step.reward)
+        ep_return += step.reward
+        ep_len += 1
+        done = np.flatnonzero(step.terminated | step.truncated)
+        obs = step.obs
+        if history is not None:
+            command = obs[command_key] if command_key and history.command_dim else None
+            history.push(obs, actions, command=command)
+        if len(done):
+            for e in done:
+                returns.append(float(ep_return[e]))
+                lengths.append(int(ep_len[e]))
+                terminated.append(bool(step.terminated[e]))
+                infos.append({k: _to_numpy(v)[e] for k, v in step.info.items() if _is_per_env(v, b)})
+            if recorder is not None:
+                logged += recorder.finish(done, {**(meta or {}), "controller": type(controller).__name__})
+            ep_return[done] = 0.0
+            ep_len[done] = 0
+            if len(returns) >= episodes:
+                break
+            obs = env.reset(ids=done)
+            if history is not None:
+                sub = {k: v[done] for k, v in obs.items()}
+                cmd = sub[command_key] if command_key and history.command_dim else None
+                history.reset(sub, ids=done, command=cmd)
+                if hasattr(controller, "reset"):
+                    controller.reset(ids=torch.as_tensor(done))
+            if on_episode is not None:
+                on_episode(len(returns), episodes)
+    return RolloutResult(
+        returns=np.asarray(returns[:episodes]), lengths=np.asarray(lengths[:episodes]),
+        terminated=np.asarray(terminated[:episodes]), episodes=logged[:episodes] if recorder else [],
+        final_info=infos[:episodes], seconds=time.perf_counter() - started,
+    )
+
+
+def _is_per_env(value: Any, num_envs: int) -> bool:
+    return isinstance(value, (np.ndarray, torch.Tensor)) and value.ndim >= 1 and value.shape[0] == num_envs

@@ -1,0 +1,32 @@
+"""``simdist export --ckpt last.ckpt --out folder``: a Lightning checkpoint → a Hub-ready model folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from simdist.cli import tool_parser
+
+
+def main(argv: list[str]) -> int:
+    parser = tool_parser("export", __doc__.split(":", 1)[1].strip())
+    parser.add_argument("--ckpt", required=True, help="Lightning checkpoint written by `simdist fit`")
+    parser.add_argument("--out", required=True, help="output folder (config.json, model.safetensors, README.md)")
+    parser.add_argument("--base-model", default=None, help="Hub id of the model this one was finetuned from")
+    parser.add_argument("--metrics", default=None, help="JSON file of metrics for the model card")
+    parser.add_argument("--train-config", default=None, help="resolved training config (YAML) to ship along")
+    parser.add_argument("--tag", action="append", default=[], help="extra model-card tag (repeatable)")
+    args = parser.parse_args(argv)
+
+    from simdist.hub import save_pretrained
+    from simdist.training.module import world_model_from_checkpoint
+
+    model, base = world_model_from_checkpoint(args.ckpt)
+    metrics = json.loads(Path(args.metrics).read_text()) if args.metrics else None
+    train_config = Path(args.train_config).read_text() if args.train_config else None
+    out = save_pretrained(
+        model, args.out, base_model=args.base_model or base, metrics=metrics, train_config=train_config,
+        tags=args.tag or None,
+    )
+    print(f"exported {args.ckpt} → {out}")
+    return 0

@@ -1,0 +1,185 @@
+"""Lightning modules for pretraining and finetuning a :class:`~simdist.WorldModel`."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import lightning as L
+import torch
+from torch import Tensor
+
+from simdist.freeze import FreezePolicy
+from simdist.losses import WorldModelLoss
+from simdist.training.schedule import warmup_cosine
+from simdist.world_model import WorldModel
+
+#: Gaussian input noise of the official Go2 recipe (SIMDIST.md 3.6), in raw units, per dimension group.
+GO2_OBS_NOISE: dict[str, list[float]] = {
+    "proprio": [0.05] * 3 + [0.1] * 3 + [0.025] * 3 + [0.01] * 12 + [0.75] * 12 + [0.001] * 2,
+    "extero": [0.02],
+}
+
+CKPT_CONFIG_KEY = "simdist_world_model_config"
+CKPT_BASE_KEY = "simdist_base_model"
+
+
+class WorldModelModule(L.LightningModule):
+    """Trains a world model with :class:`~simdist.WorldModelLoss` under a :class:`~simdist.FreezePolicy`.
+
+    The model comes from ``model`` (a WorldModelConfig dict), a ``preset`` name, or ``init_from`` (a Hub
+    id or folder with pretrained weights, for finetuning). Normalisation statistics are taken from the
+    datamodule's training data when the model has none yet (``fit_normalizer``); a finetuned model keeps
+    its simulation statistics. Adam with the warmup-cosine schedule of SIMDIST.md 4.5 by default.
+    """
+
+    def __init__(
+        self,
+        model: dict[str, Any] | None = None,
+        preset: str | None = None,
+        init_from: str | None = None,
+        freeze: str | list[str] = "all",
+        loss_weights: dict[str, float] | None = None,
+        lr: float = 2e-4,
+        end_lr: float = 1e-4,
+        warmup_steps: int = 10_000,
+        decay_steps: int = 400_000,
+        obs_noise: dict[str, list[float]] | str | None = None,
+        fit_normalizer: bool = True,
+        eval_frozen: bool = True,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        if sum(x is not None for x in (model, preset, init_from)) != 1:
+            raise ValueError("give exactly one of model (a config dict), preset, or init_from")
+        if init_from is not None:
+            self.world_model = WorldModel.from_pretrained(init_from)
+        elif preset is not None:
+            self.world_model = WorldModel.from_preset(preset)
+        else:
+            self.world_model = WorldModel(model)
+        self.base_model = init_from
+        self.freeze_policy = FreezePolicy.parse(freeze)
+        if not eval_frozen:
+            self.freeze_policy.eval_frozen = False
+        self.loss_fn = WorldModelLoss(**(loss_weights or {}))
+        self.obs_noise = GO2_OBS_NOISE if obs_noise == "go2" else (obs_noise or {})
+        self.freeze_policy.apply(self.world_model)
+
+    # ------------------------------------------------------------------ modes and setup
+    def train(self, mode: bool = True) -> WorldModelModule:
+        """Like ``nn.Module.train`` but frozen components stay in eval mode."""
+        super().train(mode)
+        if hasattr(self, "freeze_policy"):
+            self.freeze_policy.set_modes(self.world_model, mode)
+        return self
+
+    def setup(self, stage: str) -> None:
+        if self.freeze_policy.trainable != "all" and self.freeze_policy.eval_frozen:
+            # Lightning warns about modules in eval mode at fit start; here that is the point.
+            warnings.filterwarnings("ignore", message=".*module\\(s\\) in eval mode.*")
+        normalizer = self.world_model.normalizer
+        if stage == "fit" and self.hparams.fit_normalizer and not bool(normalizer.fitted):
+            datamodule = getattr(self.trainer, "datamodule", None)
+            stats = getattr(datamodule, "stats", None)
+            if stats is None:
+                raise RuntimeError("the model has no normalisation statistics and the datamodule provides none")
+            normalizer.set_stats(stats.to_dict() if hasattr(stats, "to_dict") else stats)
+        if stage == "fit" and not bool(normalizer.fitted):
+            warnings.warn("training a world model whose normaliser was never fitted", stacklevel=2)
+
+    # ------------------------------------------------------------------ steps
+    def _augment(self, batch: Mapping[str, Any]) -> dict[str, Any]:
+        """Gaussian noise on the input observation history only (targets and labels stay clean)."""
+        if not self.obs_noise:
+            return dict(batch)
+        noisy = {}
+        for key, x in batch["obs_hist"].items():
+            if key in self.obs_noise:
+                std = torch.as_tensor(self.obs_noise[key], dtype=x.dtype, device=x.device)
+                x = x + torch.randn_like(x) * std
+            noisy[key] = x
+        return {**batch, "obs_hist": noisy}
+
+    def _log_terms(self, prefix: str, terms: Mapping[str, Tensor], batch_size: int) -> None:
+        for name, value in terms.items():
+            self.log(f"{prefix}/{name}", value, prog_bar=name == "loss", batch_size=batch_size,
+                     on_step=prefix == "train", on_epoch=True)
+
+    def training_step(self, batch: Mapping[str, Any], batch_idx: int) -> Tensor:
+        terms = self.loss_fn(self.world_model, self._augment(batch))
+        if not torch.isfinite(terms["loss"]):
+            bad = [k for k, v in terms.items() if not torch.isfinite(v)]
+            raise FloatingPointError(f"training diverged at step {self.global_step}: non-finite loss terms {bad}")
+        self._log_terms("train", terms, batch["act_hist"].shape[0])
+        return terms["loss"]
+
+    def validation_step(self, batch: Mapping[str, Any], batch_idx: int) -> None:
+        terms = self.loss_fn(self.world_model, batch, all_terms=True)
+        self._log_terms("val", terms, batch["act_hist"].shape[0])
+
+    # ------------------------------------------------------------------ optimisation
+    def configure_optimizers(self) -> dict[str, Any]:
+        params = [p for p in self.world_model.parameters() if p.requires_grad]
+        if not params:
+            raise ValueError(f"freeze policy {self.freeze_policy!r} leaves nothing to train")
+        hp = self.hparams
+        optimizer = torch.optim.Adam(params, lr=hp.lr)
+        schedule = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda step: warmup_cosine(step, 1.0, hp.warmup_steps, hp.decay_steps, hp.end_lr / hp.lr)
+        )
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
+
+    # ------------------------------------------------------------------ checkpoints
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        checkpoint[CKPT_CONFIG_KEY] = self.world_model.config.to_dict()
+        checkpoint[CKPT_BASE_KEY] = self.base_model
+
+
+class PretrainModule(WorldModelModule):
+    """Simulation pretraining: everything trains, loss weights 1/1/1/4, normaliser fitted on the data."""
+
+
+class FinetuneModule(WorldModelModule):
+    """SimDist adaptation: only the dynamics trains on the latent-consistency loss; sim statistics kept.
+
+    Defaults follow the official finetuning config (SIMDIST.md 5.2): peak LR 2e-4, warmup 2,000 steps.
+    """
+
+    def __init__(
+        self,
+        init_from: str | None = None,
+        model: dict[str, Any] | None = None,
+        preset: str | None = None,
+        freeze: str | list[str] = "dynamics_only",
+        loss_weights: dict[str, float] | None = None,
+        lr: float = 2e-4,
+        end_lr: float = 1e-4,
+        warmup_steps: int = 2_000,
+        decay_steps: int = 400_000,
+        obs_noise: dict[str, list[float]] | str | None = None,
+        fit_normalizer: bool = False,
+        eval_frozen: bool = True,
+    ) -> None:
+        super().__init__(
+            model=model, preset=preset, init_from=init_from, freeze=freeze,
+            loss_weights=loss_weights or {"dynamics": 1.0, "reward": 0.0, "value": 0.0, "action": 0.0},
+            lr=lr, end_lr=end_lr, warmup_steps=warmup_steps, decay_steps=decay_steps, obs_noise=obs_noise,
+            fit_normalizer=fit_normalizer, eval_frozen=eval_frozen,
+        )
+
+
+def world_model_from_checkpoint(path: str, map_location: str = "cpu") -> tuple[WorldModel, str | None]:
+    """Rebuild the world model stored in a Lightning checkpoint; returns it and its base model id."""
+    try:
+        ckpt = torch.load(path, map_location=map_location, weights_only=False)
+    except Exception as err:  # torch raises many types for a corrupt file
+        raise ValueError(f"cannot read checkpoint {path}: {err}") from err
+    if CKPT_CONFIG_KEY not in ckpt:
+        raise KeyError(f"{path} is not a simdist checkpoint (no {CKPT_CONFIG_KEY!r} entry)")
+    model = WorldModel(ckpt[CKPT_CONFIG_KEY])
+    prefix = "world_model."
+    state = {k[len(prefix):]: v for k, v in ckpt["state_dict"].items() if k.startswith(prefix)}
+    model.load_state_dict(state, strict=True)
+    return model.eval(), ckpt.get(CKPT_BASE_KEY)

@@ -1,0 +1,80 @@
+"""Small models and synthetic datasets shared by the tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from simdist.config import WorldModelConfig
+
+
+def tiny_config(**overrides: Any) -> WorldModelConfig:
+    """A transformer world model small enough to train in seconds (state 4, action 2, command 1)."""
+    cfg = dict(
+        obs_spec={"state": [4]},
+        action_dim=2,
+        command_dim=1,
+        history=4,
+        horizon=3,
+        latent_dim=16,
+        encoder={"name": "mlp", "kwargs": {"hidden": [32]}},
+        dynamics={"name": "transformer", "kwargs": {"num_layers": 1, "num_heads": 2}},
+        reward_head={"name": "transformer", "kwargs": {"num_layers": 1, "num_heads": 2}},
+        value_head={"name": "transformer", "kwargs": {"num_layers": 1, "num_heads": 2}},
+        policy_head={"name": "transformer", "kwargs": {"num_layers": 1, "num_heads": 2}},
+    )
+    cfg.update(overrides)
+    return WorldModelConfig(**cfg)
+
+
+def random_batch(cfg: WorldModelConfig, batch: int = 3, seed: int = 0) -> dict[str, Any]:
+    """A window batch with the shapes ``WorldModel.predict`` and the loss expect."""
+    g = torch.Generator().manual_seed(seed)
+    h, t, a, c = cfg.history, cfg.horizon, cfg.action_dim, cfg.command_dim
+
+    def r(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=g)
+
+    return {
+        "obs_hist": {k: r(batch, h + 1, *s) for k, s in cfg.obs_spec.items()},
+        "act_hist": r(batch, h, a),
+        "fut_acts": r(batch, t, a),
+        "fut_cmds": r(batch, t + 1, c),
+        "fut_obs": {k: r(batch, t, *s) for k, s in cfg.obs_spec.items()},
+        "rewards": r(batch, t),
+        "values": r(batch, t),
+        "expert": (torch.rand(batch, t, generator=g) > 0.3).float(),
+    }
+
+
+def write_linear_dataset(
+    out: Path, episodes: int = 12, length: int = 40, seed: int = 0, gain: float = 1.0
+) -> Path:
+    """Shards of a noisy linear system x' = A x + gain·B a, with reward −‖x‖² and MC values."""
+    from simdist.data import DatasetSpec, Episode, EpisodeWriter
+
+    rng = np.random.default_rng(seed)
+    a_mat = np.array([[1, 0, 0.1, 0], [0, 1, 0, 0.1], [0, 0, 0.9, 0], [0, 0, 0, 0.9]], dtype=np.float32)
+    b_mat = np.array([[0, 0], [0, 0], [0.1, 0], [0, 0.1]], dtype=np.float32) * gain
+    spec = DatasetSpec(obs={"state": (4,)}, action_dim=2, command_dim=1)
+    with EpisodeWriter(out, spec, max_episodes_per_shard=4) as writer:
+        for ep_id in range(episodes):
+            x = rng.normal(size=4).astype(np.float32)
+            xs, acts, rews = [], [], []
+            for _ in range(length):
+                a = np.clip(-x[:2] - x[2:] + 0.3 * rng.normal(size=2), -2, 2).astype(np.float32)
+                xs.append(x)
+                acts.append(a)
+                rews.append(-0.02 * float(x @ x))
+                x = (a_mat @ x + b_mat @ a + 0.01 * rng.normal(size=4)).astype(np.float32)
+            rews_arr = np.asarray(rews, dtype=np.float32)
+            values = np.array([np.sum(rews_arr[i + 1:] * 0.99 ** np.arange(length - i - 1)) for i in range(length)])
+            writer.write(Episode(
+                obs={"state": np.stack(xs)}, actions=np.stack(acts),
+                commands=np.full((length, 1), 0.5, np.float32), rewards=rews_arr, values=values,
+                expert=rng.random(length) > 0.2, episode_id=ep_id, meta={"source": "test"},
+            ))
+    return out

@@ -1,0 +1,96 @@
+"""Freeze policies and the SimDist loss."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from simdist import FreezePolicy, WorldModel, WorldModelLoss
+from tests.helpers import random_batch, tiny_config
+
+
+def trainable(wm: WorldModel) -> int:
+    return sum(p.numel() for p in wm.parameters() if p.requires_grad)
+
+
+def test_go2_dynamics_only_leaves_exactly_the_dynamics() -> None:
+    wm = WorldModel.from_preset("go2")
+    FreezePolicy.parse("dynamics_only").apply(wm)
+    assert trainable(wm) == 133_504
+    FreezePolicy.parse("all").apply(wm)
+    assert trainable(wm) == 667_758
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ("dynamics,value", {"dynamics", "value"}),
+    (["dynamics", "encoder"], {"dynamics", "encoder"}),
+    ("heads_only", {"reward", "value", "policy"}),
+])
+def test_named_sets(spec, expected) -> None:
+    wm = WorldModel.from_preset("go2")
+    trains = FreezePolicy.parse(spec).apply(wm)
+    assert {k for k, v in trains.items() if v} == expected
+    counts = wm.count_parameters(trainable_only=True)
+    assert counts["total"] == sum(counts[k] for k in expected)
+
+
+def test_unknown_component_raises() -> None:
+    with pytest.raises(KeyError, match="unknown components"):
+        FreezePolicy({"dynamcis"}).apply(WorldModel(tiny_config()))
+
+
+def test_frozen_components_stay_in_eval_mode() -> None:
+    wm = WorldModel(tiny_config())
+    policy = FreezePolicy.parse("dynamics_only")
+    policy.apply(wm)
+    policy.set_modes(wm, training=True)
+    assert wm.dynamics.training
+    assert not any(m.training for name, c in wm.components.items() if name != "dynamics" for m in c.modules())
+
+
+def test_finetune_step_changes_only_dynamics_bit_for_bit() -> None:
+    cfg = tiny_config()
+    wm = WorldModel(cfg)
+    policy = FreezePolicy.parse("dynamics_only")
+    policy.apply(wm)
+    policy.set_modes(wm, training=True)
+    before = {k: v.clone() for k, v in wm.state_dict().items()}
+    opt = torch.optim.Adam([p for p in wm.parameters() if p.requires_grad], lr=1e-2)
+    for seed in range(3):
+        loss = WorldModelLoss.dynamics_only()(wm, random_batch(cfg, seed=seed))["loss"]
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    after = wm.state_dict()
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    assert changed and all(k.startswith("dynamics.") for k in changed)
+    assert all(torch.equal(before[k], after[k]) for k in before if not k.startswith("dynamics."))
+
+
+def test_loss_terms_and_expert_prefix_mask() -> None:
+    cfg = tiny_config()
+    wm = WorldModel(cfg).eval()  # no attention dropout, so two passes agree
+    batch = random_batch(cfg)
+    terms = WorldModelLoss()(wm, batch)
+    assert set(terms) == {"dynamics", "reward", "value", "action", "loss"}
+    expected = terms["dynamics"] + terms["reward"] + terms["value"] + 4 * terms["action"]
+    torch.testing.assert_close(terms["loss"], expected)
+    # Only the leading run of expert steps is cloned: flags [1, 0, 1] keep step 0 alone.
+    batch["expert"] = torch.tensor([[1.0, 0.0, 1.0]] * 3)
+    pred = wm.predict(batch)
+    target = wm.normalizer.normalize("actions", batch["fut_acts"])
+    manual = (pred.actions[:, :1] - target[:, :1]).pow(2).sum() / pred.actions.numel()
+    torch.testing.assert_close(WorldModelLoss()(wm, batch)["action"], manual)
+    batch["expert"] = torch.zeros(3, 3)
+    assert WorldModelLoss()(wm, batch)["action"] == 0
+
+
+def test_consistency_targets_are_stop_gradient() -> None:
+    cfg = tiny_config()
+    wm = WorldModel(cfg)
+    loss = WorldModelLoss(1, 0, 0, 0)(wm, random_batch(cfg))
+    loss["loss"].backward()
+    assert set(loss) == {"dynamics", "loss"}  # zero-weight heads are not even evaluated
+    # the encoder gets gradient only through the predicted side (its context), never via the targets
+    targets = wm.target_latents(random_batch(cfg)["fut_obs"])
+    assert not targets.requires_grad

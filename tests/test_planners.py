@@ -1,0 +1,257 @@
+"""Planners (MPPI, naive MPPI, base policy) and the rolling ObservationHistory, on tiny models (CPU)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import simdist
+from simdist import WorldModel, WorldModelConfig
+from simdist.planning import (
+    MPPIPlanner,
+    NaiveMPPIPlanner,
+    ObservationHistory,
+    PolicyPlanner,
+    discounted_return,
+)
+from simdist.types import Imagination
+
+SMALL = dict(num_samples=32, iterations=2, num_elites=8)
+
+
+def tiny_config(mlp: bool = False, policy: bool = True, command_dim: int = 1, **overrides
+                ) -> WorldModelConfig:
+    tf = {"name": "transformer", "kwargs": {"num_layers": 1, "num_heads": 2}}
+    small_mlp = {"name": "mlp", "kwargs": {"hidden": [32]}}
+    cfg = WorldModelConfig(
+        obs_spec={"state": [6]}, action_dim=2, command_dim=command_dim, history=4, horizon=5, latent_dim=16,
+        encoder=small_mlp, dynamics=small_mlp if mlp else tf,
+        reward_head=small_mlp if mlp else tf, value_head=small_mlp if mlp else tf,
+        policy_head=tf if policy else None,
+    )
+    return cfg.replace(**overrides) if overrides else cfg
+
+
+def tiny_model(seed: int = 0, **kw) -> WorldModel:
+    torch.manual_seed(seed)
+    return WorldModel(tiny_config(**kw))
+
+
+def history_for(wm: WorldModel, batch: int, seed: int = 1) -> ObservationHistory:
+    g = torch.Generator().manual_seed(seed)
+    hist = ObservationHistory.for_model(wm, batch)
+    obs = {k: torch.randn(batch, *s, generator=g) for k, s in wm.config.obs_spec.items()}
+    cmd = torch.randn(batch, wm.config.command_dim, generator=g)
+    hist.reset(obs, command=cmd)
+    for _ in range(3):
+        obs = {k: torch.randn(batch, *s, generator=g) for k, s in wm.config.obs_spec.items()}
+        hist.push(obs, torch.randn(batch, wm.config.action_dim, generator=g))
+    return hist
+
+
+@pytest.fixture(scope="module")
+def wm() -> WorldModel:
+    return tiny_model()
+
+
+# ---------------------------------------------------------------------- ObservationHistory
+def test_history_reset_push_order_and_numpy():
+    hist = ObservationHistory({"state": [2]}, action_dim=1, command_dim=2, history=3, num_envs=2)
+    first = {"state": np.array([[1.0, 1.0], [2.0, 2.0]]), "ignored": np.zeros(3)}
+    hist.reset(first, command=[[1, 2], [3, 4]])
+    obs, act, cmd = hist.as_inputs()
+    assert obs["state"].shape == (2, 4, 2) and act.shape == (2, 3, 1) and cmd.shape == (2, 2)
+    assert obs["state"].dtype == torch.float32 and torch.all(obs["state"][1] == 2.0) and torch.all(act == 0)
+    hist.push({"state": torch.full((2, 2), 5.0)}, np.array([[7.0], [8.0]]))
+    obs, act, _ = hist.as_inputs()
+    assert torch.all(obs["state"][:, -1] == 5.0) and torch.all(obs["state"][0, :-1] == 1.0)
+    assert act[:, -1, 0].tolist() == [7.0, 8.0] and torch.all(act[:, :-1] == 0)
+    hist.reset({"state": torch.zeros(1, 2)}, ids=[1])  # partial reset leaves env 0 alone
+    obs, act, cmd = hist.as_inputs()
+    assert torch.all(obs["state"][1] == 0) and torch.all(act[1] == 0) and torch.all(cmd[1] == 0)
+    assert obs["state"][0, -1, 0] == 5.0 and cmd[0].tolist() == [1.0, 2.0]
+    obs["state"].zero_()  # outputs are copies
+    assert hist.obs["state"][0, -1, 0] == 5.0
+
+
+def test_history_validation():
+    hist = ObservationHistory({"state": [2]}, action_dim=1, history=2, num_envs=2)
+    with pytest.raises(RuntimeError, match="never reset"):
+        hist.as_inputs()
+    with pytest.raises(KeyError, match="state"):
+        hist.reset({"other": np.zeros((2, 2))})
+    with pytest.raises(ValueError, match="shape"):
+        hist.reset({"state": np.zeros((2, 3))})
+    hist.reset({"state": np.zeros((2, 2))})
+    with pytest.raises(ValueError, match="prev_action"):
+        hist.push({"state": np.zeros((2, 2))}, np.zeros((2, 2)))
+    with pytest.raises(IndexError):
+        hist.reset({"state": np.zeros((1, 2))}, ids=[5])
+
+
+# ---------------------------------------------------------------------- shapes and API
+@pytest.mark.parametrize("mlp", [False, True])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_shapes(mlp, batch):
+    model = tiny_model(mlp=mlp)
+    hist = history_for(model, batch)
+    res = MPPIPlanner(model, **SMALL).plan(hist)
+    assert res.action.shape == (batch, 2) and res.plan.shape == (batch, 5, 2)
+    assert res.returns.shape == (batch,)
+    assert res.diagnostics["std"].shape == (batch, 5, 2)
+    assert torch.equal(res.action, res.plan[:, 0]) and torch.isfinite(res.plan).all()
+    pol = PolicyPlanner(model, score=True).plan(hist)
+    assert pol.action.shape == (batch, 2) and pol.plan.shape == (batch, 5, 2)
+    assert pol.returns.shape == (batch,)
+
+
+def test_create_dict_input_and_modes(wm):
+    planner = simdist.create("planner", "mppi", world_model=wm, **SMALL)
+    assert isinstance(planner, MPPIPlanner) and planner.num_policy_samples == int(32 * 0.05)
+    d = MPPIPlanner(wm)
+    assert (d.num_samples, d.num_policy_samples, d.iterations, d.num_elites) == (450, 22, 8, 64)
+    assert (d.temperature, d.init_std, d.min_std, d.max_std, d.discount) == (0.25, 2.0, 0.05, 2.0, 0.99)
+    assert (d.base_act_std, d.momentum, d.seed, d.warm_start) == (0.05, 0.0, 42, "shift")
+    obs, act, cmd = history_for(wm, 2).as_inputs()
+    wm.train()
+    out = planner.act({"obs_hist": {k: v.numpy() for k, v in obs.items()}, "act_hist": act, "command": cmd})
+    assert out.shape == (2, 2) and not out.requires_grad
+    assert wm.training and wm.encoder.training  # the caller's mode is restored
+    wm.eval()
+    with pytest.raises(ValueError, match="command"):
+        planner.act({"obs_hist": obs, "act_hist": act})
+    with pytest.raises(ValueError, match="act_hist"):
+        planner.act({"obs_hist": obs, "act_hist": act[:, 1:], "command": cmd})
+
+
+def test_policyless_commandless_model():
+    model = tiny_model(policy=False, command_dim=0)
+    planner = MPPIPlanner(model, **SMALL)
+    assert planner.num_policy_samples == 0
+    obs, act, _ = history_for(model, 2).as_inputs()
+    res = planner.plan({"obs_hist": obs, "act_hist": act})
+    assert res.plan.shape == (2, 5, 2) and float(res.diagnostics["policy_elite_fraction"].max()) == 0.0
+    with pytest.raises(ValueError, match="policy head"):
+        PolicyPlanner(model)
+
+
+# ---------------------------------------------------------------------- determinism, bounds, warm start
+def test_seed_determinism(wm):
+    hist = history_for(wm, 3)
+    a, b = MPPIPlanner(wm, seed=3, **SMALL), MPPIPlanner(wm, seed=3, **SMALL)
+    first = a.plan(hist).plan
+    assert torch.equal(first, b.plan(hist).plan)
+    assert not torch.allclose(first, MPPIPlanner(wm, seed=4, **SMALL).plan(hist).plan)
+    a.plan(hist)  # advances the generator and sets a warm start
+    a.reset(seed=3)
+    assert torch.equal(a.plan(hist).plan, first)
+
+
+def test_action_bounds(wm):
+    hist = history_for(wm, 2)
+    res = MPPIPlanner(wm, action_low=-0.1, action_high=[0.2, 0.3], **SMALL).plan(hist)
+    assert float(res.plan.min()) >= -0.1 and bool((res.plan <= torch.tensor([0.2, 0.3])).all())
+    bounded = tiny_model(action_low=[-0.05, -0.05], action_high=[0.05, 0.05])
+    for planner in (MPPIPlanner(bounded, **SMALL), PolicyPlanner(bounded)):
+        assert float(planner.plan(history_for(bounded, 2)).plan.abs().max()) <= 0.05 + 1e-7
+
+
+def test_warm_start_means(wm):
+    prev = torch.arange(2 * 5 * 2, dtype=torch.float32).reshape(2, 5, 2) + 1
+    expected = {
+        "shift": torch.cat([prev[:, 1:], prev[:, -1:]], dim=1),
+        "official": torch.cat([prev[:, -1:], torch.zeros(2, 4, 2)], dim=1),
+        "none": torch.zeros(2, 5, 2),
+    }
+    for mode, want in expected.items():
+        planner = MPPIPlanner(wm, warm_start=mode, **SMALL)
+        assert torch.equal(planner.warm_start_mean(2), torch.zeros(2, 5, 2))  # nothing to warm-start from
+        planner.prev_mean = prev.clone()
+        assert torch.equal(planner.warm_start_mean(2), want), mode
+        assert torch.equal(planner.warm_start_mean(3), torch.zeros(3, 5, 2))  # batch changed
+        planner.reset(ids=[0])
+        assert torch.equal(planner.warm_start_mean(2)[0], torch.zeros(5, 2))
+    planner = MPPIPlanner(wm, **SMALL)
+    res = planner.plan(history_for(wm, 2))
+    assert torch.equal(planner.prev_mean, res.plan)
+    with pytest.raises(ValueError, match="warm_start"):
+        MPPIPlanner(wm, warm_start="roll")
+
+
+# ---------------------------------------------------------------------- optimisation quality
+def test_converges_to_known_optimum(wm, monkeypatch):
+    target = torch.tensor([[0.8, -0.5], [0.3, 0.9], [-0.7, 0.2], [0.0, -0.9], [0.6, 0.6]])
+
+    def imagine(encoding, actions, commands=None, *, prepared=None):
+        rewards = -((actions - target) ** 2).sum(-1)
+        return Imagination(latents=actions.new_zeros(*actions.shape[:-1], 1), rewards=rewards,
+                           values=torch.zeros_like(rewards))
+
+    monkeypatch.setattr(wm, "imagine", imagine)
+    hist = history_for(wm, 2)
+    res = MPPIPlanner(wm, warm_start="none").plan(hist)
+    assert float((res.plan - target).abs().max()) < 0.25
+
+    def score(plan):
+        return discounted_return(-((plan - target) ** 2).sum(-1), torch.zeros(plan.shape[:-1]), 0.99)
+
+    g = torch.Generator().manual_seed(0)
+    random_best = score(2.0 * torch.randn(2, 472 * 8, 5, 2, generator=g)).max(dim=1).values
+    assert bool((score(res.plan) > random_best).all())
+
+
+# ---------------------------------------------------------------------- computation reuse
+def test_encoder_context_policy_once_per_tick(wm, monkeypatch):
+    calls = {"encoder": 0, "policy": 0, "prepare": 0}
+    hooks = [wm.encoder.register_forward_hook(lambda *_: calls.__setitem__("encoder", calls["encoder"] + 1)),
+             wm.policy.register_forward_hook(lambda *_: calls.__setitem__("policy", calls["policy"] + 1))]
+    prepare = wm.dynamics.prepare
+
+    def counting_prepare(encoding):
+        calls["prepare"] += 1
+        return prepare(encoding)
+
+    monkeypatch.setattr(wm.dynamics, "prepare", counting_prepare)
+    try:
+        hist = history_for(wm, 3)
+        for iterations in (1, 4):
+            calls.update(encoder=0, policy=0, prepare=0)
+            MPPIPlanner(wm, num_samples=40, iterations=iterations).plan(hist)
+            assert calls == {"encoder": 1, "policy": 1, "prepare": 1}
+        calls.update(encoder=0, policy=0, prepare=0)
+        NaiveMPPIPlanner(wm, num_samples=40, iterations=3).plan(hist)
+        assert calls["encoder"] == 4 and calls["policy"] == 4  # once for the chunk, then per iteration
+    finally:
+        for h in hooks:
+            h.remove()
+
+
+@pytest.mark.parametrize("mlp", [False, True])
+def test_naive_matches_fast(mlp):
+    model = tiny_model(mlp=mlp)
+    hist = history_for(model, 3)
+    fast, naive = MPPIPlanner(model, num_samples=64, iterations=3), simdist.create(
+        "planner", "mppi_naive", world_model=model, num_samples=64, iterations=3)
+    for _ in range(2):  # second tick exercises the warm start too
+        a, b = fast.plan(hist), naive.plan(hist)
+        torch.testing.assert_close(a.plan, b.plan, atol=1e-4, rtol=0)
+        torch.testing.assert_close(a.returns, b.returns, atol=1e-4, rtol=1e-4)
+
+
+def test_policy_planner_returns_chunk(wm):
+    hist = history_for(wm, 3)
+    res = simdist.create("planner", "policy", world_model=wm).plan(hist)
+    obs, act, cmd = hist.as_inputs()
+    with torch.no_grad():
+        chunk = wm.policy_actions(wm.encode(obs, act), cmd)
+    torch.testing.assert_close(res.plan, chunk)
+    torch.testing.assert_close(res.action, chunk[:, 0])
+
+
+def test_go2_preset_one_tick():
+    torch.manual_seed(0)
+    model = WorldModel.from_preset("go2")
+    hist = history_for(model, 1)
+    res = MPPIPlanner(model, num_samples=16, iterations=2).plan(hist)
+    assert res.action.shape == (1, 12) and res.plan.shape == (1, 25, 12) and torch.isfinite(res.plan).all()

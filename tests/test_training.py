@@ -1,0 +1,123 @@
+"""Lightning pretraining/finetuning on real shards: loss falls, freezing holds, resume, export, CLI."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import lightning as L
+import pytest
+import torch
+import yaml
+
+from simdist import WorldModel
+from simdist.data import TrajectoryDataModule
+from simdist.training import FinetuneModule, PretrainModule
+from simdist.training.schedule import warmup_cosine
+from tests.helpers import tiny_config, write_linear_dataset
+
+warnings.filterwarnings("ignore", ".*modules in eval mode.*")
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    return write_linear_dataset(tmp_path_factory.mktemp("data") / "sim", episodes=12, length=40)
+
+
+def datamodule(path, **kw) -> TrajectoryDataModule:
+    args = dict(history=4, horizon=3, batch_size=16, windows_per_epoch=160, heldout_fraction=0.2,
+                shuffle_buffer=200, seed=0)
+    args.update(kw)
+    return TrajectoryDataModule(str(path), **args)
+
+
+def trainer(tmp_path, **kw) -> L.Trainer:
+    args = dict(accelerator="cpu", logger=False, enable_progress_bar=False, enable_model_summary=False,
+                num_sanity_val_steps=0, default_root_dir=str(tmp_path), deterministic=True)
+    args.update(kw)
+    return L.Trainer(**args)
+
+
+def test_schedule_matches_optax_shape() -> None:
+    assert warmup_cosine(0, 2e-4, 10, 100, 1e-4) == 0
+    assert warmup_cosine(5, 2e-4, 10, 100, 1e-4) == pytest.approx(1e-4)
+    assert warmup_cosine(10, 2e-4, 10, 100, 1e-4) == pytest.approx(2e-4)
+    assert warmup_cosine(55, 2e-4, 10, 100, 1e-4) == pytest.approx(1.5e-4)
+    assert warmup_cosine(100, 2e-4, 10, 100, 1e-4) == pytest.approx(1e-4)
+    assert warmup_cosine(10**6, 2e-4, 10, 100, 1e-4) == pytest.approx(1e-4)
+
+
+def test_pretrain_fits_normaliser_and_lowers_loss(dataset, tmp_path) -> None:
+    L.seed_everything(0)
+    module = PretrainModule(model=tiny_config().to_dict(), lr=3e-3, warmup_steps=5, decay_steps=200)
+    dm = datamodule(dataset)
+    t = trainer(tmp_path, max_epochs=3, limit_val_batches=3)
+    t.validate(module, dm) if False else None
+    t.fit(module, dm)
+    norm = module.world_model.normalizer
+    assert bool(norm.fitted)
+    torch.testing.assert_close(norm.mean("obs/state"), torch.tensor(dm.stats.to_dict()["obs/state"]["mean"]))
+    metrics = t.callback_metrics
+    for term in ("dynamics", "reward", "value", "action"):
+        assert f"val/{term}" in metrics
+    first = PretrainModule(model=tiny_config().to_dict())
+    first.world_model.normalizer.load_state_dict(norm.state_dict())
+    fresh = trainer(tmp_path, limit_val_batches=3).validate(first, dm, verbose=False)[0]["val/loss"]
+    assert metrics["val/loss"] < 0.7 * fresh
+
+
+def test_finetune_trains_only_dynamics_and_keeps_sim_stats(dataset, tmp_path) -> None:
+    L.seed_everything(0)
+    pre = PretrainModule(model=tiny_config().to_dict(), lr=3e-3, warmup_steps=5)
+    trainer(tmp_path / "pre", max_steps=20, limit_val_batches=0).fit(pre, datamodule(dataset))
+    folder = pre.world_model.save_pretrained(tmp_path / "sim-model")
+    real = write_linear_dataset(tmp_path / "real", episodes=6, length=40, seed=1, gain=3.0)
+    ft = FinetuneModule(init_from=str(folder), lr=3e-3, warmup_steps=2)
+    assert sum(p.numel() for p in ft.parameters() if p.requires_grad) == ft.world_model.count_parameters()[
+        "dynamics"]
+    before = {k: v.clone() for k, v in ft.world_model.state_dict().items()}
+    trainer(tmp_path / "ft", max_steps=15, limit_val_batches=0).fit(ft, datamodule(real))
+    after = ft.world_model.state_dict()
+    for key in before:
+        same = torch.equal(before[key], after[key])
+        assert same != key.startswith("dynamics."), key  # dynamics changed, everything else bit-equal
+    assert not ft.world_model.encoder.training  # frozen parts stayed in eval mode
+
+
+def test_resume_from_checkpoint_and_export(dataset, tmp_path) -> None:
+    from lightning.pytorch.callbacks import ModelCheckpoint
+
+    from simdist.cli import main
+
+    L.seed_everything(0)
+    ckpt_cb = ModelCheckpoint(dirpath=tmp_path / "ckpt", save_last=True, every_n_train_steps=5)
+    module = PretrainModule(model=tiny_config().to_dict(), lr=1e-3, warmup_steps=2)
+    trainer(tmp_path, max_steps=5, callbacks=[ckpt_cb], limit_val_batches=0).fit(module, datamodule(dataset))
+    last = tmp_path / "ckpt" / "last.ckpt"
+    resumed = PretrainModule(model=tiny_config().to_dict(), lr=1e-3, warmup_steps=2)
+    t2 = trainer(tmp_path, max_steps=10, limit_val_batches=0)
+    t2.fit(resumed, datamodule(dataset), ckpt_path=str(last))
+    assert t2.global_step == 10
+    assert main(["export", "--ckpt", str(last), "--out", str(tmp_path / "export")]) == 0
+    loaded = WorldModel.from_pretrained(tmp_path / "export")
+    state = torch.load(last, weights_only=False)["state_dict"]
+    assert all(torch.equal(v, state["world_model." + k]) for k, v in loaded.state_dict().items())
+    assert json.loads((tmp_path / "export" / "config.json").read_text())["latent_dim"] == 16
+
+
+def test_cli_fit_with_recipe(dataset, tmp_path) -> None:
+    from simdist.cli import main
+
+    recipe = {
+        "seed_everything": 0,
+        "trainer": {"accelerator": "cpu", "max_steps": 6, "logger": False, "enable_progress_bar": False,
+                    "default_root_dir": str(tmp_path), "limit_val_batches": 2, "num_sanity_val_steps": 0},
+        "model": {"class_path": "simdist.training.PretrainModule",
+                  "init_args": {"model": tiny_config().to_dict(), "warmup_steps": 2}},
+        "data": {"train": str(dataset), "history": 4, "horizon": 3, "batch_size": 8,
+                 "windows_per_epoch": 48, "heldout_fraction": 0.2},
+    }
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(recipe))
+    assert main(["fit", "--config", str(path)]) == 0
+    assert list(tmp_path.rglob("*.ckpt"))
