@@ -7,7 +7,10 @@ scan and the 433-d privileged vector, all reward terms, terminations, commands) 
 
     PYTHONPATH=. python benchmarks/bench_go2_env.py --envs 256 --steps 200 [--terrain rough] [--json]
 
-Each number is the median over ``--repeats`` timed runs (the machine may be shared).
+Each number is the median over ``--repeats`` timed runs. The machine may be shared, so
+the script also measures process CPU time and reports an *uncontended estimate*: physics
+CPU time divided by the thread count (Batch threads scale ~linearly on 2 cores, see
+PPO_NOTES 1) plus the single-threaded numpy CPU time of observations/rewards/resets.
 """
 
 from __future__ import annotations
@@ -26,27 +29,29 @@ from simdist.envs.go2 import Go2Env
 from simdist.envs.go2.robot import ACTION_SCALE, DEFAULT_JOINT_POS, N_SUBSTEPS
 
 
-def closed_loop(env: Go2Env, steps: int, rng: np.random.Generator) -> float:
+def closed_loop(env: Go2Env, steps: int, rng: np.random.Generator) -> tuple[float, float]:
+    """(control steps per wall second, CPU seconds per control step)."""
     b = env.num_envs
     acts = rng.standard_normal((steps, b, 12)).astype(np.float32)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for i in range(steps):
         r = env.step(acts[i])
         done = r.terminated | r.truncated
         if done.any():
             env.reset(ids=np.flatnonzero(done))
-    return b * steps / (time.perf_counter() - t0)
+    return b * steps / (time.perf_counter() - t0), (time.process_time() - c0) / (b * steps)
 
 
-def bare_physics(env: Go2Env, steps: int, rng: np.random.Generator) -> float:
+def bare_physics(env: Go2Env, steps: int, rng: np.random.Generator) -> tuple[float, float]:
+    """(control steps per wall second, CPU seconds per control step)."""
     b = env.num_envs
     ctrl = DEFAULT_JOINT_POS + ACTION_SCALE * rng.standard_normal((steps, b, 12))
     stage = mujoco.mjtStage.mjSTAGE_VEL.value
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for i in range(steps):
         env.ctrl[:] = ctrl[i]
         env.batch.step(nstep=N_SUBSTEPS, stage=stage)
-    return b * steps / (time.perf_counter() - t0)
+    return b * steps / (time.perf_counter() - t0), (time.process_time() - c0) / (b * steps)
 
 
 def main() -> None:
@@ -63,19 +68,27 @@ def main() -> None:
     env.reset()
     rng = np.random.default_rng(0)
     closed_loop(env, 20, rng)  # warm-up
-    loop = [closed_loop(env, args.steps, rng) for _ in range(args.repeats)]
+    loop_runs = [closed_loop(env, args.steps, rng) for _ in range(args.repeats)]
     env.reset()
     bare_physics(env, 20, rng)
-    bare = [bare_physics(env, args.steps, rng) for _ in range(args.repeats)]
+    bare_runs = [bare_physics(env, args.steps, rng) for _ in range(args.repeats)]
+    loop, bare = [x[0] for x in loop_runs], [x[0] for x in bare_runs]
+    cpu_loop = statistics.median(x[1] for x in loop_runs)
+    cpu_phys = statistics.median(x[1] for x in bare_runs)
+    threads = env.batch.nthread
+    est_loop = 1.0 / (cpu_phys / threads + max(cpu_loop - cpu_phys, 0.0))
     out = {
         "envs": args.envs,
         "steps": args.steps,
-        "threads": env.batch.nthread,
+        "threads": threads,
         "terrain": args.terrain,
         "closed_loop_steps_per_s": round(statistics.median(loop)),
         "bare_physics_steps_per_s": round(statistics.median(bare)),
         "closed_loop_runs": [round(x) for x in loop],
         "bare_physics_runs": [round(x) for x in bare],
+        "uncontended_estimate_closed_loop": round(est_loop),
+        "uncontended_estimate_bare_physics": round(threads / cpu_phys),
+        "numpy_overhead_us_per_step": round(1e6 * max(cpu_loop - cpu_phys, 0.0), 2),
         "mujoco": mujoco.__version__,
         "cpu_count": os.cpu_count(),
         "load_avg_1min": round(os.getloadavg()[0], 2),
@@ -89,6 +102,9 @@ def main() -> None:
               f"runs {out['closed_loop_runs']}")
         print(f"  bare physics (Batch.step nstep=4): {out['bare_physics_steps_per_s']:>8} control steps/s  "
               f"runs {out['bare_physics_runs']}")
+        print(f"  uncontended estimate from CPU time: closed loop {out['uncontended_estimate_closed_loop']}, "
+              f"bare physics {out['uncontended_estimate_bare_physics']} control steps/s "
+              f"(numpy overhead {out['numpy_overhead_us_per_step']} us per env step)")
         print(f"  1-min load average during run: {out['load_avg_1min']}")
 
 

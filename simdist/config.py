@@ -84,7 +84,9 @@ class WorldModelConfig:
         return asdict(self)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+        # Only the top level is sorted: obs_spec order decides how encoders concatenate groups.
+        data = self.to_dict()
+        return json.dumps({k: data[k] for k in sorted(data)}, indent=2)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorldModelConfig:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HfApi", "CheckpointError", "CheckpointWarning", "ModelSource", "parse_name", "resolve_folder",
-    "save_pretrained", "load_pretrained", "push_to_hub", "push_folder", "render_model_card",
+    "save_pretrained", "load_pretrained", "read_config", "push_to_hub", "push_folder", "render_model_card",
 ]
 
 logger = logging.getLogger(__name__)
@@ -297,14 +297,15 @@ def save_pretrained(
         model, base_model=base_model, metrics=metrics, tags=tags, has_train_config=train_text is not None,
         has_planner=planner_text is not None, folder_name=target.name, **card_kwargs,
     )
-    config = model.config.to_dict()
-    config["simdist_version"] = __version__
+    # Top-level keys sorted; nested order kept: obs_spec order is the encoders' concatenation order.
+    config = {**model.config.to_dict(), "simdist_version": __version__}
+    config = {key: config[key] for key in sorted(config)}
 
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
-        (tmp / CONFIG_NAME).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        (tmp / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         state = {k: v.detach().cpu().clone(memory_format=torch.contiguous_format)
                  for k, v in model.state_dict().items()}
         save_file(state, str(tmp / WEIGHTS_NAME), metadata={"format": "pt", "simdist_version": __version__})
@@ -366,16 +367,18 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-def _hub_id(name: str) -> str:
-    """``hf-hub:org/name@rev`` or ``org/name`` -> ``org/name`` (validated) for card metadata."""
+def _hub_id(name: str) -> str | None:
+    """``hf-hub:org/name@rev`` or ``org/name`` -> ``org/name`` for card metadata; None for a local folder."""
+    if name.startswith(LOCAL_PREFIX) or _looks_like_path(name) or Path(name).expanduser().is_dir():
+        return None
     repo_id = name[len(HUB_PREFIX):] if name.startswith(HUB_PREFIX) else name
     repo_id = repo_id.partition("@")[0]
     try:
         if "/" not in repo_id:
             raise HFValidationError("missing namespace")
         validate_repo_id(repo_id)
-    except HFValidationError as err:
-        raise ValueError(f"base_model must be a Hub repo id 'org/name', got {name!r} ({err})") from err
+    except HFValidationError:
+        return None
     return repo_id
 
 
@@ -398,6 +401,9 @@ def render_model_card(
     datasets = kwargs.pop("datasets", None)
     datasets = [datasets] if isinstance(datasets, str) else list(datasets or [])
     base = _hub_id(base_model) if base_model else None
+    if base_model and base is None:
+        warnings.warn(f"base_model {base_model!r} is not a Hub repo id; the card names it but its metadata "
+                      "gets no base_model", stacklevel=3)
     card_data = ModelCardData(
         library_name=LIBRARY_NAME, pipeline_tag=PIPELINE_TAG, license=kwargs.pop("license", DEFAULT_LICENSE),
         tags=all_tags, base_model=base, datasets=datasets or None,
@@ -419,15 +425,17 @@ def render_model_card(
         "description": "", "citation": "",
         **{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)},
         "components": rows, "total_params": counts["total"], "base_model": base,
+        "local_base_model": base_model if base_model and base is None else "",
         "metrics": [(str(k), _format_metric(v)) for k, v in (metrics or {}).items()],
         "datasets": datasets, "has_train_config": has_train_config, "has_planner": has_planner,
         "normalizer_fitted": bool(model.normalizer.fitted), "simdist_version": __version__,
         **kwargs,
     }
-    template = importlib.resources.files("simdist").joinpath("templates", "model_card.md").read_text("utf-8")
+    template = importlib.resources.files("simdist").joinpath("templates").joinpath("model_card.md")
+    text = template.read_text(encoding="utf-8")
     env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
-    return env.from_string(template).render(card_data=card_data.to_yaml(), **variables)
+    return env.from_string(text).render(card_data=card_data.to_yaml(), **variables)
 
 
 # ---------------------------------------------------------------------------------------------- pushing

@@ -103,7 +103,9 @@ def rollout(
                 returns.append(float(ep_return[e]))
                 lengths.append(int(ep_len[e]))
                 terminated.append(bool(step.terminated[e]))
-                infos.append({k: _to_numpy(v)[e] for k, v in step.info.items() if _is_per_env(v, b)})
+                info = {k: _to_numpy(v)[e] for k, v in step.info.items() if _is_per_env(v, b)}
+                info["final_obs"] = {k: _to_numpy(v)[e] for k, v in obs.items()}
+                infos.append(info)
             if recorder is not None:
                 logged += recorder.finish(done, {**(meta or {}), "controller": type(controller).__name__})
             ep_return[done] = 0.0

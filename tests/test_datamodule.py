@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import torch
@@ -178,6 +180,12 @@ def test_determinism_and_epochs(shard_dir) -> None:
     assert all(len(e) == 96 for e in a)
     w = first_batches(0, num_workers=2)
     assert all(len(e) == 96 for e in w) and w == first_batches(0, num_workers=2)
+    # attached to a trainer, the epoch comes from trainer.current_epoch (a resumed run continues)
+    dm = TrajectoryDataModule(
+        shard_dir, history=H, horizon=T, batch_size=32, windows_per_epoch=96, shuffle_buffer=100
+    )
+    dm.trainer = SimpleNamespace(current_epoch=1)
+    assert batch_windows(dm.train_dataloader()) == a[1]
 
 
 def test_spec_stats_and_front_pad(shard_dir) -> None:
@@ -188,7 +196,8 @@ def test_spec_stats_and_front_pad(shard_dir) -> None:
     np.testing.assert_allclose(dm.stats.mean["obs/proprio"], ref.mean["obs/proprio"], rtol=1e-6)
     # no dataset.json for a url list: stats computed from the training episodes only
     pat = TrajectoryDataModule(f"{shard_dir}/episodes-{{000000..000004}}.tar", heldout_fraction=0.25)
-    train = [e for e in all_eps if e.episode_id in pat.train_episode_ids()]
+    train_ids = pat.train_episode_ids()
+    train = [e for e in all_eps if e.episode_id in train_ids]
     np.testing.assert_allclose(pat.stats.std["actions"], compute_stats(train).std["actions"], rtol=1e-5)
     padded = TrajectoryDataModule(
         shard_dir, heldout_fraction=0.0, history=H, horizon=T, batch_size=64, front_pad=8

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+pytest.importorskip("mujoco.batch", reason="Go2Env needs mujoco >= 4")
+
 from simdist.envs.base import BatchedEnv
 from simdist.envs.go2 import Go2Env, make_slope_course
 from simdist.envs.go2 import randomization as DR
@@ -226,3 +228,19 @@ def test_standing_env_survives_zero_action() -> None:
         assert not r.terminated.any()
     assert (env.base_pos[:, 2] > 0.2).all()
     assert env.observations["proprio"][:, 8].max() < -0.95  # gravity z: level
+
+
+def test_rsl_rl_vecenv_adapter() -> None:
+    pytest.importorskip("rsl_rl")
+    import torch
+
+    from simdist.envs.go2.ppo import Go2VecEnv, ppo_config
+
+    venv = Go2VecEnv(Go2Env(4, seed=0))
+    assert venv.get_observations()["policy"].shape == (4, 433)
+    venv.episode_length_buf = torch.tensor([0, 0, 0, 999])
+    obs, rew, done, extras = venv.step(torch.zeros(4, 12))
+    assert obs["policy"].shape == (4, 433) and rew.shape == (4,)
+    assert done.tolist() == [0, 0, 0, 1] and extras["time_outs"].tolist() == [False, False, False, True]
+    assert venv.episode_length_buf[3] == 0  # auto-reset inside the adapter
+    assert ppo_config()["algorithm"]["desired_kl"] == 0.01

@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytest.importorskip("mujoco.batch", reason="Go2Env needs mujoco >= 4")
+
 from simdist.envs.go2 import Go2Env, RealityProfile, builtin_profiles, forward_progress, load_profile
 from simdist.envs.go2 import robot as R
 from simdist.envs.go2.profiles import ProfileError

@@ -80,3 +80,18 @@ def test_import_is_lazy() -> None:
     code = "import sys, simdist; print('torch' in sys.modules, 'lightning' in sys.modules, 'mujoco' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False", "False"]
+
+
+def test_pyproject_lists_every_package() -> None:
+    """A wheel must ship every subpackage: pyproject's explicit list covers all ``__init__.py`` dirs."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = set()
+    for base, name in (("simdist", "simdist"), ("components", "simdist.components")):
+        for init in (root / base).rglob("__init__.py"):
+            rel = init.parent.relative_to(root / base).parts
+            found.add(".".join((name, *rel)))
+    assert found == listed

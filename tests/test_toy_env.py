@@ -127,7 +127,8 @@ def test_reward_on_hand_made_states() -> None:
     np.testing.assert_allclose(reward_fn(rel, act), 0.02 * np.array([3.0, 3.0 - 5.0, 3.0 - 0.2]), rtol=1e-6)
     env = ToyReachEnv(2, seed=0)
     env.reset(seed=0)
-    env.set_state(np.array([[0.3, 0.0], [1.99, 0.0]]), np.array([[0.0, 0.0], [1.0, 0.0]]), goal=np.zeros((2, 2)))
+    pos, vel = np.array([[0.3, 0.0], [1.99, 0.0]]), np.array([[0.0, 0.0], [1.0, 0.0]])
+    env.set_state(pos, vel, goal=np.zeros((2, 2)))
     res = env.step(np.zeros((2, 2)))
     assert res.reward[0] == pytest.approx(0.02 * (3.0 - 0.3), abs=1e-3)
     assert not res.terminated[0] and res.terminated[1] and not res.truncated[1]

@@ -10,6 +10,7 @@ encoder, context and policy head for every sample and iteration, as the official
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -188,6 +189,6 @@ class MPPIPlanner(Planner):
 class NaiveMPPIPlanner(MPPIPlanner):
     """:class:`MPPIPlanner` with ``naive=True``: the official per-sample recomputation, for benchmarks."""
 
-    def __init__(self, world_model: nn.Module, **kwargs: object) -> None:
+    def __init__(self, world_model: nn.Module, **kwargs: Any) -> None:
         kwargs.setdefault("naive", True)
-        super().__init__(world_model, **kwargs)  # type: ignore[arg-type]
+        super().__init__(world_model, **kwargs)

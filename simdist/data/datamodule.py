@@ -17,7 +17,8 @@ epoch is one pass over the (node's share of the) data.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import inspect
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import lightning as L
@@ -109,10 +110,12 @@ class WindowDataset(IterableDataset):
         self.windows_per_epoch = windows_per_epoch
         self.batch_size = batch_size
         self.validate = validate
-        self._epoch = 0
+        # shared with DataLoader workers (persistent ones too), so set_epoch in the main process reaches them
+        self._epoch = torch.zeros((), dtype=torch.int64).share_memory_()
 
     def set_epoch(self, epoch: int) -> None:
-        self._epoch = int(epoch)
+        """Select the epoch's shard order and shuffle (like ``DistributedSampler.set_epoch``)."""
+        self._epoch.fill_(int(epoch))
 
     def _world(self) -> tuple[int, int, int, int]:
         rank, world, worker, workers = wds.utils.pytorch_worker_info()
@@ -180,8 +183,7 @@ class WindowDataset(IterableDataset):
         return _to_torch(window_at(ep, start, self.history, self.horizon, self.value_offset))
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        epoch = self._epoch
-        self._epoch += 1  # persistent workers keep their own copy and count epochs themselves
+        epoch = int(self._epoch)
         rank, world, worker, workers = self._world()
         rng = np.random.default_rng([self.seed, epoch, rank, worker]) if self.shuffle else None
         nb = self._batches_per_node()
@@ -203,15 +205,21 @@ class WindowDataset(IterableDataset):
 
 
 class _EpochDataLoader(DataLoader):
-    """DataLoader that tells its :class:`WindowDataset` the epoch before each iteration."""
+    """DataLoader that sets its :class:`WindowDataset`'s epoch before each iteration.
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    The epoch is ``epoch_fn()`` (the trainer's current epoch, so a resumed run continues the
+    sequence) or, when that gives None, the number of previous iterations of this loader.
+    """
+
+    def __init__(self, *args: Any, epoch_fn: Callable[[], int | None] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._epoch_fn = epoch_fn
         self._n_iter = 0
 
     def __iter__(self) -> Any:
+        epoch = self._epoch_fn() if self._epoch_fn is not None else None
         if isinstance(self.dataset, WindowDataset):
-            self.dataset.set_epoch(self._n_iter)
+            self.dataset.set_epoch(self._n_iter if epoch is None else epoch)
         self._n_iter += 1
         return super().__iter__()
 
@@ -243,7 +251,10 @@ class TrajectoryDataModule(L.LightningDataModule):
             raise ValueError(f"heldout_fraction must be in [0, 1), got {heldout_fraction}")
         if value_offset not in (0, 1):
             raise ValueError(f"value_offset must be 0 or 1, got {value_offset}")
-        self.save_hyperparameters()
+        # pass our frame inline (never as a local): Lightning's default stores its own frame in a local,
+        # a reference cycle that keeps the caller's frame, and any DataLoader with persistent workers
+        # created there, alive until a gc run
+        self.save_hyperparameters(frame=inspect.currentframe())
         self.train_source = train
         self.val_source = val
         self.heldout_fraction = heldout_fraction
@@ -351,7 +362,11 @@ class TrajectoryDataModule(L.LightningDataModule):
             batch_size=self.batch_size,
             num_workers=self.num_workers,
             persistent_workers=self.num_workers > 0,
+            epoch_fn=self._trainer_epoch,
         )
+
+    def _trainer_epoch(self) -> int | None:
+        return int(self.trainer.current_epoch) if self.trainer is not None else None
 
     def train_dataloader(self) -> DataLoader:
         return self._loader("train")

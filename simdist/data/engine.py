@@ -169,7 +169,8 @@ def generate(
     spec = spec or DatasetSpec.from_env(env)
     A = spec.action_dim
     policies: list[Any] = [expert, *suboptimal]
-    names = [_policy_name(expert, "expert")] + [_policy_name(p, f"suboptimal_{k}") for k, p in enumerate(suboptimal)]
+    names = [_policy_name(expert, "expert")]
+    names += [_policy_name(p, f"suboptimal_{k}") for k, p in enumerate(suboptimal)]
     low, high = getattr(env.action_spec, "low", None), getattr(env.action_spec, "high", None)
 
     ss = np.random.SeedSequence(seed)
@@ -191,8 +192,8 @@ def generate(
         "perturbation": asdict(perturbation), "value_label": "value_fn" if value_fn else "mc_return",
         "env": type(env).__name__, "num_envs": B,
     }
-    writer = EpisodeWriter(out_dir, spec, drop_invalid=True, metadata={"generator": {**run_meta, **(metadata or {})}},
-                           **(writer_kwargs or {}))
+    writer = EpisodeWriter(out_dir, spec, drop_invalid=True,
+                           metadata={"generator": {**run_meta, **(metadata or {})}}, **(writer_kwargs or {}))
     done_ids = writer.completed_episode_ids
     recorder = EpisodeRecorder(B, spec)
     counts = {"episodes": 0, "transitions": 0, "skipped_existing": 0, "dropped": 0, "expert_steps": 0,
@@ -234,9 +235,10 @@ def generate(
                 if done.any():
                     ids = np.flatnonzero(done)
                     metas = _episode_meta(env, ids, assign, names, perturber, res, bad, seed, t)
-                    for e, meta, ep in zip(ids, metas, recorder.finish(ids, metas)):
+                    for ep in recorder.finish(ids, metas):
+                        e = int(ep.meta["env_id"])
                         mask = np.array([m[e] for m in noised_hist[ep_start[e]:]], bool)
-                        _finish_episode(ep, mask, bool(bad[e]), value_fn, gamma, writer, done_ids, counts, meta)
+                        _finish_episode(ep, mask, bool(bad[e]), value_fn, gamma, writer, done_ids, counts)
                     ep_start[ids] = len(noised_hist)
                     bad[ids] = False
                     obs = env.reset(ids=ids)
@@ -246,7 +248,8 @@ def generate(
                         cut = int(ep_start.min())
                         del noised_hist[:cut]
                         ep_start -= cut
-                bar.update(B if steps_per_env is not None else max(0, min(counts["collected"], budget) - bar.n))
+                shown = t * B if steps_per_env is not None else min(counts["collected"], budget)
+                bar.update(max(0, shown - bar.n))
     finally:
         bar.close()
     seconds = time.perf_counter() - t0
@@ -289,7 +292,7 @@ def _episode_meta(env: Any, ids: np.ndarray, assign: np.ndarray, names: list[str
 
 
 def _finish_episode(ep: Episode, noised: np.ndarray, diverged: bool, value_fn: ValueFn | None, gamma: float,
-                    writer: EpisodeWriter, done_ids: set[int], counts: dict[str, int], meta: dict[str, Any]) -> None:
+                    writer: EpisodeWriter, done_ids: set[int], counts: dict[str, int]) -> None:
     eid = ep.episode_id
     if eid in done_ids:
         counts["skipped_existing"] += 1
@@ -310,7 +313,7 @@ def _finish_episode(ep: Episode, noised: np.ndarray, diverged: bool, value_fn: V
     counts["transitions"] += len(ep)
     counts["collected"] += len(ep)
     counts["expert_steps"] += int(ep.expert.sum())
-    counts["expert_episodes"] += int(meta["expert_policy"])
+    counts["expert_episodes"] += int(ep.meta["expert_policy"])
     counts["noised_steps"] += int(noised.sum())
 
 

@@ -270,7 +270,7 @@ class EpisodeWriter:
         self._shard_path = os.path.join(self.out_dir, f"{self.prefix}-{self._next_index:06d}.tar")
         self._tmp_path = self._shard_path + ".tmp"
         self._file = open(self._tmp_path, "wb")
-        self._tar = wds.TarWriter(self._file, encoder=False, mtime=time.time())
+        self._tar = wds.TarWriter(self._file, encoder=False, mtime=int(time.time()))
 
     def _recover(self, path: str) -> None:
         ids, steps, acc = [], 0, RunningStats()

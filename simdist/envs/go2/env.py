@@ -3,9 +3,11 @@
 Physics runs on ``mujoco.batch.Batch`` (mujoco >= 4): B simulations of one model on a
 thread pool, ``persistent=True`` and ``step(nstep=4, stage=mjSTAGE_VEL)``, so that
 positions (foot sites) are current after a step at no extra cost while the contact
-sensors keep the last substep's forces. On this 2-core machine this was the fastest
-option measured (``mujoco.rollout`` with nstep=1 and Python-threaded per-env stepping
-pay Python overhead per env; see docs/go2_env.md for numbers).
+sensors keep the last substep's forces. Measured on the 2-core machine, ``mujoco.rollout``
+(persistent pool, one MjData per thread) costs the same CPU per step (~25k control
+steps/s of bare physics on 2 cores for both), but it returns only state/sensor arrays
+and cannot vary model fields per env without one MjModel per env, and per-env Python
+stepping adds Python overhead per env; so ``Batch`` is used (see docs/go2_env.md).
 
 Observations (float32, per env; see ``observation_spec``):
 
@@ -35,7 +37,6 @@ import os
 from typing import Any
 
 import mujoco
-import mujoco.batch
 import numpy as np
 
 from simdist.envs.base import ArraySpec, StepResult
@@ -69,6 +70,16 @@ _INSTABILITY_WARNINGS = [mujoco.mjtWarning.mjWARN_BADQPOS.value, mujoco.mjtWarni
                          mujoco.mjtWarning.mjWARN_BADQACC.value]
 
 
+def _batch_module() -> Any:
+    """``mujoco.batch`` (mujoco >= 4), imported lazily so that simdist imports without it."""
+    try:
+        import mujoco.batch as batch_mod
+    except ImportError as e:  # pragma: no cover - depends on the installed mujoco
+        found = mujoco.__version__
+        raise ImportError(f"Go2Env needs mujoco >= 4.0 (mujoco.batch); found mujoco {found}") from e
+    return batch_mod
+
+
 def _scan_grid() -> tuple[np.ndarray, np.ndarray]:
     gx, gy = np.meshgrid(SCAN_X, SCAN_Y, indexing="xy")  # (15, 21): rows y, cols x
     return gx.ravel(), gy.ravel()
@@ -96,8 +107,9 @@ class Go2Env:
         seed: RNG seed; ``reset(seed=...)`` reseeds and redraws startup randomisation.
     """
 
-    def __init__(self, num_envs: int = 256, *, terrain: str | Terrain = "flat", terrain_mode: str = "curriculum",
-                 command_mode: str = "random", fixed_command: tuple[float, float, float] = (0.5, 0.0, 0.0),
+    def __init__(self, num_envs: int = 256, *, terrain: str | Terrain = "flat",
+                 terrain_mode: str = "curriculum", command_mode: str = "random",
+                 fixed_command: tuple[float, float, float] = (0.5, 0.0, 0.0),
                  straight_speed: float = 0.5, randomize: bool = True, gait_reward: str = "corrected",
                  only_positive_rewards: bool = False, episode_length_s: float = 20.0,
                  base_height_termination: float | None = None,
@@ -149,7 +161,9 @@ class Go2Env:
         self.terrain.add_to_spec(spec)
         self.model = spec.compile()
         m = self.model
-        self.batch = mujoco.batch.Batch(m, self.num_envs, nthread or os.cpu_count() or 1, persistent=True)
+        batch_mod = _batch_module()
+        self._simulation_error = batch_mod.SimulationError
+        self.batch = batch_mod.Batch(m, self.num_envs, nthread or os.cpu_count() or 1, persistent=True)
         b = self.batch
         self.qpos, self.qvel, self.ctrl = b.bind("qpos"), b.bind("qvel"), b.bind("ctrl")
         self.site_xpos, self.sensordata = b.bind("site_xpos"), b.bind("sensordata")
@@ -260,8 +274,9 @@ class Go2Env:
         self.commands.step(rng, s["pos"][:, :2], s["yaw"])
         self._compute_observations(self._diverged, s)
         reward = np.where(self._diverged, 0.0, reward)
+        ok = ~self._diverged
         info = {
-            "reward_terms": {k: np.where(self._diverged, 0.0, v).astype(np.float32) for k, v in scaled.items()},
+            "reward_terms": {k: (v * ok).astype(np.float32) for k, v in scaled.items()},
             "diverged": self._diverged.copy(),
             "termination": reasons,
             "episode_step": self.episode_step.copy(),
@@ -288,7 +303,7 @@ class Go2Env:
         try:
             self.batch.step(nstep=R.N_SUBSTEPS, stage=mujoco.mjtStage.mjSTAGE_VEL.value)
             failed = np.zeros(self.num_envs, bool)
-        except mujoco.batch.SimulationError:
+        except self._simulation_error:
             failed = np.asarray(self.batch.status) != 0
         warn = self._instability_warnings()
         auto_reset = warn > self._warn_count  # MuJoCo reset the data itself (bad qpos/qvel/qacc)

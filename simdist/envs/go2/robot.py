@@ -105,7 +105,10 @@ def _add_joint(body: mujoco.MjsBody, name: str, axis, rng: tuple[float, float]) 
     j.range = rng
     j.limited = mujoco.mjtLimited.mjLIMITED_TRUE
     j.armature = ARMATURE
-    j.damping = [JOINT_DAMPING, 0.0, 0.0]  # a 3-vector in mujoco >= 4
+    try:
+        j.damping = [JOINT_DAMPING, 0.0, 0.0]  # a 3-vector in mujoco >= 4
+    except TypeError:  # mujoco 3.x: a scalar
+        j.damping = JOINT_DAMPING
     j.frictionloss = 0.0
 
 

@@ -35,8 +35,8 @@ class PDPolicy:
 class LaggedPD(PDPolicy):
     """PD on the observation from ``lag`` control steps ago (oscillates, like a slow controller)."""
 
-    def __init__(self, lag: int = 6, **kw: object) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
+    def __init__(self, lag: int = 6, kp: float = KP, kd: float = KD, name: str = "pd_lag") -> None:
+        super().__init__(kp=kp, kd=kd, name=name)
         self.lag = lag
         self._buf: np.ndarray | None = None  # (lag + 1, B, 4) ring of past states
         self._fill: np.ndarray | None = None  # steps seen this episode, per env
@@ -77,8 +77,8 @@ def expert_policy() -> PDPolicy:
     return PDPolicy(name="expert")
 
 
-def suboptimal_policies(seed: int = 0) -> list:
-    """Six sub-optimal policies, from nearly random to nearly expert."""
+def suboptimal_policies(seed: int = 0) -> list[PDPolicy | RandomLinear]:
+    """Seven sub-optimal policies, from nearly random to nearly expert (SIMDIST 4.4 uses 11 checkpoints)."""
     return [
         RandomLinear(seed=seed),
         PDPolicy(kp=KP, kd=-0.3, name="pd_antidamped"),

@@ -153,7 +153,8 @@ class ToyReachEnv:
     def velocities(self) -> np.ndarray:
         return np.stack([d.qvel[:2] for d in self.datas])
 
-    def set_state(self, pos: np.ndarray, vel: np.ndarray, goal: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    def set_state(self, pos: np.ndarray, vel: np.ndarray,
+                  goal: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Place every puck at ``pos`` with ``vel`` (B, 2) (and goal); returns observations."""
         if goal is not None:
             self.goal[:] = goal

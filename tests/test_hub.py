@@ -1,0 +1,344 @@
+"""Hub I/O, all offline on the real huggingface_hub code paths (CONVENTIONS (d))."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from conftest import fill_stats, populate_cache, read_snapshot, tiny_config
+from huggingface_hub import ModelCard, constants, scan_cache_dir
+from huggingface_hub.hf_api import HfApi as RealHfApi
+from safetensors.torch import load_file, save_file
+
+import simdist
+import simdist.hub as hub
+from simdist.hub import CheckpointError, CheckpointWarning
+from simdist.world_model import WorldModel
+
+REPO = "simdist-test/tiny"
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def assert_same_model(a: WorldModel, b: WorldModel) -> None:
+    """Weights and buffers bit-equal (same dtypes), and equal outputs on the same inputs."""
+    sa, sb = a.state_dict(), b.state_dict()
+    assert list(sa) == list(sb)
+    for key in sa:
+        assert sa[key].dtype == sb[key].dtype, key
+        assert torch.equal(sa[key].cpu(), sb[key].cpu()), key
+    assert a.config.to_dict() == b.config.to_dict()
+    cfg = a.config
+    gen = torch.Generator().manual_seed(1)
+    obs = {k: torch.randn(2, cfg.history + 1, *shape, generator=gen) for k, shape in cfg.obs_spec.items()}
+    acts = torch.randn(2, cfg.history, cfg.action_dim, generator=gen)
+    plan = torch.randn(2, 5, cfg.horizon, cfg.action_dim, generator=gen)
+    cmd = torch.randn(2, cfg.command_dim, generator=gen) if cfg.command_dim else None
+    a.eval()
+    b.eval()
+    with torch.no_grad():
+        ia = a.imagine(a.encode(obs, acts), plan, cmd)
+        ib = b.imagine(b.encode(obs, acts), plan, cmd)
+    for field in ("latents", "rewards", "values"):
+        assert torch.equal(getattr(ia, field), getattr(ib, field)), field
+
+
+@pytest.fixture
+def saved(tiny_world_model: WorldModel, tmp_path: Path) -> Path:
+    return tiny_world_model.save_pretrained(tmp_path / "tiny")
+
+
+@pytest.fixture(params=["HF_HUB_OFFLINE=1", "local_files_only"])
+def offline_kwargs(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[dict[str, Any]]:
+    """Both ways of staying off the network; for ``local_files_only`` offline mode is off and any Hub
+    API call fails the test."""
+    if request.param == "HF_HUB_OFFLINE=1":
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+        yield {}
+    else:
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+
+        def no_network(*args: Any, **kwargs: Any) -> None:
+            raise AssertionError("local_files_only=True must not call the Hub")
+
+        monkeypatch.setattr(RealHfApi, "repo_info", no_network)
+        monkeypatch.setattr(RealHfApi, "list_repo_tree", no_network)
+        yield {"local_files_only": True}
+
+
+def tamper(folder: Path, edit: Any) -> None:
+    path = folder / hub.WEIGHTS_NAME
+    state = load_file(str(path))
+    edit(state)
+    save_file(state, str(path))
+
+
+# ------------------------------------------------------------------------------------------ local folders
+def test_local_round_trip(tiny_world_model: WorldModel, saved: Path) -> None:
+    assert sorted(p.name for p in saved.iterdir()) == ["README.md", "config.json", "model.safetensors"]
+    assert [p.name for p in saved.parent.iterdir()] == ["tiny"]  # no temp folders left behind
+    text = (saved / "config.json").read_text()
+    data = json.loads(text)
+    assert list(data) == sorted(data)
+    assert data["simdist_version"] == simdist.__version__
+    assert data["schema_version"] == 1 and data["encoder"] == {"name": "mlp", "kwargs": {"hidden": [32]}}
+    assert "normalizer.obs__state_mean" in load_file(str(saved / "model.safetensors"))
+
+    for name in (saved, str(saved), f"local-dir:{saved}"):
+        loaded = WorldModel.from_pretrained(name)
+        assert not loaded.training
+        assert bool(loaded.normalizer.fitted)
+        assert loaded.normalizer.stats() == tiny_world_model.normalizer.stats()
+        assert_same_model(tiny_world_model, loaded)
+
+
+def test_obs_group_order_survives(tmp_path: Path) -> None:
+    """Encoders concatenate groups in obs_spec order, so config.json must not reorder them."""
+    torch.manual_seed(0)
+    model = WorldModel(tiny_config(obs_spec={"zeta": [3], "alpha": [3]}))
+    loaded = WorldModel.from_pretrained(model.save_pretrained(tmp_path / "m"))
+    assert list(loaded.config.obs_spec) == ["zeta", "alpha"]
+    assert_same_model(model, loaded)
+
+
+def test_map_location(saved: Path) -> None:
+    model = WorldModel.from_pretrained(saved, map_location="meta")
+    assert {t.device.type for t in model.state_dict().values()} == {"meta"}
+
+
+def test_optional_files(tiny_world_model: WorldModel, tmp_path: Path) -> None:
+    folder = tiny_world_model.save_pretrained(
+        tmp_path / "m", train_config={"trainer": {"max_steps": 10}, "model": {"lr": 1e-3}},
+        planner_config={"num_samples": 256, "horizon": 3},
+    )
+    assert "max_steps: 10" in (folder / "train_config.yaml").read_text()
+    assert json.loads((folder / "planner.json").read_text()) == {"horizon": 3, "num_samples": 256}
+    with pytest.raises(ValueError, match="pass a Path"):
+        tiny_world_model.save_pretrained(tmp_path / "n", train_config="train.yaml")
+
+
+def test_save_replaces_atomically(tiny_world_model: WorldModel, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tiny_world_model.save_pretrained(tmp_path / "m")
+    other = WorldModel(tiny_config())
+    other.save_pretrained(target)  # a previous export is replaced
+    assert_same_model(other, WorldModel.from_pretrained(target))
+
+    def boom(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(hub, "save_file", boom)
+    with pytest.raises(RuntimeError, match="disk full"):
+        tiny_world_model.save_pretrained(target)
+    assert_same_model(other, WorldModel.from_pretrained(target))  # untouched by the failed save
+    assert [p.name for p in tmp_path.iterdir()] == ["m"]
+
+    precious = tmp_path / "notes"
+    precious.mkdir()
+    (precious / "todo.txt").write_text("keep me")
+    with pytest.raises(FileExistsError, match="refusing"):
+        tiny_world_model.save_pretrained(precious)
+    assert (precious / "todo.txt").read_text() == "keep me"
+
+
+def test_bad_names() -> None:
+    with pytest.raises(ValueError, match="neither an existing folder nor a valid Hub repo id"):
+        WorldModel.from_pretrained("not a/repo id")
+    with pytest.raises(ValueError, match="from_preset"):
+        WorldModel.from_pretrained("go2")
+    with pytest.raises(FileNotFoundError, match="no such model folder"):
+        WorldModel.from_pretrained("./runs/missing/export")
+    with pytest.raises(FileNotFoundError, match="no such model folder"):
+        WorldModel.from_pretrained("local-dir:/does/not/exist")
+    with pytest.raises(ValueError, match="revision"):
+        WorldModel.from_pretrained(f"hf-hub:{REPO}@v1", revision="v2")
+
+
+def test_missing_file_in_folder(saved: Path) -> None:
+    (saved / "model.safetensors").unlink()
+    with pytest.raises(FileNotFoundError, match=r"model\.safetensors") as err:
+        WorldModel.from_pretrained(saved)
+    assert str(saved) in str(err.value)
+
+
+# ------------------------------------------------------------------------------------------ corrupted weights
+def test_missing_key_raises(saved: Path) -> None:
+    tamper(saved, lambda s: s.pop("dynamics.net.0.weight"))
+    with pytest.raises(CheckpointError, match="missing keys") as err:
+        WorldModel.from_pretrained(saved)
+    assert "dynamics: net.0.weight" in str(err.value)
+
+
+def test_unexpected_key_raises(saved: Path) -> None:
+    tamper(saved, lambda s: s.update({"reward.extra.bias": torch.zeros(3)}))
+    with pytest.raises(CheckpointError, match="unexpected keys") as err:
+        WorldModel.from_pretrained(saved)
+    assert "reward: extra.bias" in str(err.value)
+
+
+def test_shape_mismatch_raises(saved: Path) -> None:
+    tamper(saved, lambda s: s.update({"value.net.0.bias": torch.zeros(7)}))
+    with pytest.raises(CheckpointError, match=r"value\.net\.0\.bias: file \(7,\) vs model \(32,\)"):
+        WorldModel.from_pretrained(saved)
+
+
+@pytest.mark.parametrize("keep", [0, 20, -5])
+def test_truncated_file_raises(saved: Path, keep: int) -> None:
+    path = saved / "model.safetensors"
+    path.write_bytes(path.read_bytes()[:keep])
+    with pytest.raises(CheckpointError, match=r"model\.safetensors is corrupted or truncated"):
+        WorldModel.from_pretrained(saved)
+
+
+def test_non_strict_loads_matching_and_warns(tiny_world_model: WorldModel, saved: Path) -> None:
+    tamper(saved, lambda s: (s.pop("dynamics.net.0.weight"), s.update({"value.net.0.bias": torch.zeros(7)})))
+    with pytest.warns(CheckpointWarning, match="dynamics: net.0.weight"):
+        model = WorldModel.from_pretrained(saved, strict=False)
+    want = tiny_world_model.state_dict()
+    for key, value in model.state_dict().items():
+        if key not in ("dynamics.net.0.weight", "value.net.0.bias"):
+            assert torch.equal(value, want[key]), key
+
+
+def test_v0_config_loads(tiny_world_model: WorldModel, saved: Path) -> None:
+    data = json.loads((saved / "config.json").read_text())
+    data["schema_version"] = 0
+    data["history_len"] = data.pop("history")
+    data["components"] = {k: data.pop(k) for k in ("encoder", "dynamics", "reward_head", "value_head")}
+    del data["policy_head"]
+    (saved / "config.json").write_text(json.dumps(data))
+    loaded = WorldModel.from_pretrained(saved)
+    assert loaded.config.schema_version == 1 and loaded.config.history == 4
+    assert_same_model(tiny_world_model, loaded)
+
+
+def test_go2_preset_round_trip(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = WorldModel.from_preset("go2")
+    fill_stats(model)
+    loaded = WorldModel.from_pretrained(model.save_pretrained(tmp_path / "go2"))
+    assert loaded.count_parameters()["total"] == model.count_parameters()["total"]
+    assert_same_model(model, loaded)
+
+
+# ------------------------------------------------------------------------------------------ HF cache
+@pytest.mark.parametrize("how", ["main", "tag", "commit"])
+def test_cache_resolution(tiny_world_model: WorldModel, saved: Path, hf_cache: Path,
+                          offline_kwargs: dict[str, Any], how: str) -> None:
+    commit = populate_cache(hf_cache, REPO, saved)
+    populate_cache(hf_cache, REPO, saved, ref="v1.0")
+    revision = {"main": None, "tag": "v1.0", "commit": commit}[how]
+    loaded = WorldModel.from_pretrained(REPO, revision=revision, **offline_kwargs)
+    assert_same_model(tiny_world_model, loaded)
+    info = scan_cache_dir(hf_cache)
+    assert not info.warnings and [r.repo_id for r in info.repos] == [REPO]
+
+
+def test_explicit_cache_dir(tiny_world_model: WorldModel, saved: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "elsewhere"
+    populate_cache(cache, REPO, saved)
+    assert_same_model(tiny_world_model, WorldModel.from_pretrained(REPO, cache_dir=cache))
+
+
+def test_hf_hub_prefix(tiny_world_model: WorldModel, saved: Path, hf_cache: Path,
+                       offline_kwargs: dict[str, Any]) -> None:
+    populate_cache(hf_cache, REPO, saved, ref="v1.0")
+    assert_same_model(tiny_world_model, WorldModel.from_pretrained(f"hf-hub:{REPO}@v1.0", **offline_kwargs))
+    with pytest.raises(FileNotFoundError):  # no refs/main
+        WorldModel.from_pretrained(f"hf-hub:{REPO}", **offline_kwargs)
+
+
+def test_missing_repo_raises(saved: Path, hf_cache: Path, offline_kwargs: dict[str, Any]) -> None:
+    with pytest.raises(FileNotFoundError, match="simdist-test/does-not-exist"):
+        WorldModel.from_pretrained("simdist-test/does-not-exist", **offline_kwargs)
+    populate_cache(hf_cache, REPO, saved)
+    with pytest.raises(FileNotFoundError, match="v9"):
+        WorldModel.from_pretrained(REPO, revision="v9", **offline_kwargs)
+
+
+def test_missing_file_in_snapshot(saved: Path, hf_cache: Path) -> None:
+    (saved / "model.safetensors").unlink()
+    populate_cache(hf_cache, REPO, saved)
+    with pytest.raises(FileNotFoundError, match=rf"{REPO}.*has no model\.safetensors"):
+        WorldModel.from_pretrained(REPO)
+
+
+# ------------------------------------------------------------------------------------------ publishing
+def test_push_to_hub_round_trip(tiny_world_model: WorldModel, fake_hub: Any, hf_cache: Path) -> None:
+    url = tiny_world_model.push_to_hub(REPO, commit_message="first", metrics={"return": 1.5})
+    commit = (hf_cache / "models--simdist-test--tiny" / "refs" / "main").read_text()
+    assert url == f"https://huggingface.co/{REPO}/commit/{commit}"
+    assert set(read_snapshot(hf_cache, REPO)) == {"README.md", "config.json", "model.safetensors"}
+    methods = [name for name, _ in fake_hub.calls]
+    assert methods == ["create_repo", "upload_folder"]  # one commit
+    create, upload = (kw for _, kw in fake_hub.calls)
+    assert create["exist_ok"] is True and create["private"] is None
+    assert upload["commit_message"] == "first" and upload["revision"] is None
+
+    loaded = WorldModel.from_pretrained(REPO)  # real snapshot_download, offline
+    assert_same_model(tiny_world_model, loaded)
+    card = read_snapshot(hf_cache, REPO)["README.md"].decode()
+    assert f'from_pretrained("{REPO}")' in card and "| return | 1.5 |" in card
+
+
+def test_push_to_branch_and_pr(tiny_world_model: WorldModel, fake_hub: Any) -> None:
+    tiny_world_model.push_to_hub(REPO)
+    other = WorldModel(tiny_config())
+    other.push_to_hub(REPO, revision="schema-v1")
+    assert ("create_branch", {"repo_id": REPO, "branch": "schema-v1", "exist_ok": True}) in fake_hub.calls
+    assert_same_model(other, WorldModel.from_pretrained(REPO, revision="schema-v1"))
+    assert_same_model(tiny_world_model, WorldModel.from_pretrained(REPO))
+    pr_url = other.push_to_hub(REPO, create_pr=True)
+    assert pr_url == f"https://huggingface.co/{REPO}/discussions/1"
+    assert_same_model(tiny_world_model, WorldModel.from_pretrained(REPO))  # main unchanged
+
+
+def test_push_folder(tiny_world_model: WorldModel, saved: Path, fake_hub: Any) -> None:
+    (saved / "last.ckpt").write_bytes(b"resume state, not for the Hub")
+    (saved / "train_config.yaml").write_text("trainer: {max_steps: 1}\n")
+    files = hub.push_folder(saved, REPO, dry_run=True)
+    assert files == ["README.md", "config.json", "model.safetensors", "train_config.yaml"]
+    assert fake_hub.calls == []  # a dry run contacts nothing
+
+    hub.push_folder(saved, REPO)
+    assert set(read_snapshot(constants.HF_HUB_CACHE, REPO)) == set(files)
+    assert_same_model(tiny_world_model, WorldModel.from_pretrained(REPO))
+
+    tamper(saved, lambda s: s.pop("encoder.net.0.bias"))
+    with pytest.raises(CheckpointError, match="encoder: net.0.bias"):
+        hub.push_folder(saved, REPO, dry_run=True)
+
+
+# ------------------------------------------------------------------------------------------ model card
+def test_model_card_metadata(tmp_path: Path) -> None:
+    model = WorldModel(tiny_config(task="reach", robot="arm"))
+    folder = model.save_pretrained(
+        tmp_path / "ft", base_model=f"hf-hub:{REPO}@v1.0", tags=["finetuned"], metrics={"success": 0.9},
+        model_card_kwargs={"datasets": "simdist-test/real-data"},
+    )
+    data = ModelCard.load(folder / "README.md").data.to_dict()
+    assert data["library_name"] == "simdist"
+    assert data["pipeline_tag"] == "robotics"
+    assert data["license"] == "apache-2.0"
+    assert data["base_model"] == REPO
+    assert data["datasets"] == ["simdist-test/real-data"]
+    for tag in ("simdist", "world-model", "model-based-rl", "robotics", "reach", "arm", "finetuned"):
+        assert tag in data["tags"]
+    body = (folder / "README.md").read_text()
+    counts = model.count_parameters()
+    assert f"| `dynamics` | `mlp` | `{{\"hidden\": [32]}}` | {counts['dynamics']:,} |" in body
+    assert f"**{counts['total']:,}**" in body and "| success | 0.9 |" in body
+
+
+def test_model_card_without_base_model(saved: Path) -> None:
+    data = ModelCard.load(saved / "README.md").data.to_dict()
+    assert "base_model" not in data and data["library_name"] == "simdist"
+    with pytest.warns(UserWarning, match="not a Hub repo id"):
+        folder = WorldModel(tiny_config()).save_pretrained(saved.parent / "x", base_model=str(saved))
+    assert "base_model" not in ModelCard.load(folder / "README.md").data.to_dict()
+    assert f"finetuned from the local model `{saved}`" in (folder / "README.md").read_text()
