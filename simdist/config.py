@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field
 from typing import Any
 
 #: Version of the ``config.json`` layout. Bump it with a migration in :func:`migrate_config`.
@@ -95,11 +95,12 @@ class WorldModelConfig:
         unknown = set(data) - known
         if unknown:
             raise ConfigError(f"unknown world-model config keys: {sorted(unknown)}")
-        missing = {k for k, f in cls.__dataclass_fields__.items() if f.default is f.default_factory is None}
+        missing = [k for k, f in cls.__dataclass_fields__.items()
+                   if f.default is MISSING and f.default_factory is MISSING and k not in data]
         try:
             return cls(**data)
         except TypeError as err:
-            raise ConfigError(f"invalid world-model config ({err}); required keys include {sorted(missing)}")
+            raise ConfigError(f"invalid world-model config ({err}); missing required keys: {missing}") from err
 
     def replace(self, **changes: Any) -> WorldModelConfig:
         data = self.to_dict()

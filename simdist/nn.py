@@ -37,11 +37,24 @@ def init_linear_(module: nn.Module) -> None:
                 nn.init.zeros_(m.bias)
 
 
+_GELU_A = 2.0 * math.sqrt(2.0 / math.pi)
+_GELU_B = _GELU_A * 0.044715
+
+
+def gelu_tanh(x: Tensor) -> Tensor:
+    """tanh-approximate GELU. Without autograd it is evaluated as x·σ(2u), u = √(2/π)(x + 0.044715x³),
+    in place on a scratch tensor: the same function, about twice as fast on CPU as ``F.gelu``'s tanh."""
+    if torch.is_grad_enabled() and x.requires_grad or x.device.type != "cpu":
+        return F.gelu(x, approximate="tanh")
+    u = x * x
+    return u.mul_(_GELU_B).add_(_GELU_A).mul_(x).sigmoid_().mul_(x)
+
+
 class GELU(nn.Module):
     """tanh-approximate GELU (``flax.nnx.gelu``)."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.gelu(x, approximate="tanh")
+        return gelu_tanh(x)
 
 
 def mlp(in_dim: int, hidden: Sequence[int], out_dim: int) -> nn.Sequential:
@@ -58,7 +71,14 @@ def mlp(in_dim: int, hidden: Sequence[int], out_dim: int) -> nn.Sequential:
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention with biased q/k/v/out projections and broadcastable key/value batches."""
+    """Multi-head attention with biased q/k/v/out projections and broadcastable key/value batches.
+
+    Outside training-with-dropout it runs a fused path: self-attention projects q, k and v with one
+    matrix product (weights concatenated on the fly, parameters unchanged) and folds every leading
+    dimension into one batch; cross-attention against keys/values whose sample dimensions are 1
+    (one context per env, N queries sequences) folds the samples into the query length, so the shared
+    context is never expanded or copied.
+    """
 
     def __init__(self, dim: int, num_heads: int, dropout: float = 0.0) -> None:
         super().__init__()
@@ -84,23 +104,69 @@ class MultiHeadAttention(nn.Module):
         kv: tuple[Tensor, Tensor] | None = None,
         causal: bool = False,
     ) -> Tensor:
+        if self.training and self.dropout > 0:
+            return self._forward_dropout(x, context, kv, causal)
+        if context is None and kv is None:
+            return self._self_attention(x, causal)
+        k, v = kv if kv is not None else self.project_kv(context)
+        q = self.q(x)
+        lead, t, dim = q.shape[:-2], q.shape[-2], q.shape[-1]
+        h, d = self.num_heads, self.head_dim
+        klead = k.shape[:-3]
+        if klead == lead:  # one context per query sequence
+            out = _sdpa(q.reshape(-1, t, h, d).transpose(1, 2), k.reshape(-1, *k.shape[-3:]),
+                        v.reshape(-1, *v.shape[-3:]), causal)
+            out = out.transpose(1, 2)
+        elif not causal and _foldable(klead, lead):  # shared context: samples join the query length
+            b = klead[0] if klead else 1
+            out = _sdpa(q.reshape(b, -1, h, d).transpose(1, 2), k.reshape(b, *k.shape[-3:]),
+                        v.reshape(b, *v.shape[-3:]), False)
+            out = out.transpose(1, 2)
+        else:  # general broadcasting
+            q = self.split(q)
+            k, v = k.expand(*q.shape[:-2], *k.shape[-2:]), v.expand(*q.shape[:-2], *v.shape[-2:])
+            out = _sdpa(q.reshape(-1, *q.shape[-3:]), k.reshape(-1, *k.shape[-3:]),
+                        v.reshape(-1, *v.shape[-3:]), causal).transpose(1, 2)
+        return self.out(out.reshape(*lead, t, dim))
+
+    def _self_attention(self, x: Tensor, causal: bool) -> Tensor:
+        lead, t, dim = x.shape[:-2], x.shape[-2], x.shape[-1]
+        h, d = self.num_heads, self.head_dim
+        weight = torch.cat([self.q.weight, self.k.weight, self.v.weight])
+        bias = torch.cat([self.q.bias, self.k.bias, self.v.bias])
+        qkv = F.linear(x.reshape(-1, t, dim), weight, bias).unflatten(-1, (3, h, d)).permute(2, 0, 3, 1, 4)
+        out = _sdpa(qkv[0], qkv[1], qkv[2], causal)
+        return self.out(out.transpose(1, 2).reshape(*lead, t, dim))
+
+    def _forward_dropout(
+        self, x: Tensor, context: Tensor | None, kv: tuple[Tensor, Tensor] | None, causal: bool,
+    ) -> Tensor:
+        """Training path with attention-weight dropout shared over batch and heads."""
         q = self.split(self.q(x))
         k, v = kv if kv is not None else self.project_kv(x if context is None else context)
-        if self.training and self.dropout > 0:
-            scores = (q @ k.transpose(-1, -2)) / math.sqrt(self.head_dim)
-            if causal:
-                n_q, n_k = scores.shape[-2:]
-                mask = torch.ones(n_q, n_k, dtype=torch.bool, device=x.device).tril()
-                scores = scores.masked_fill(~mask, float("-inf"))
-            weights = scores.softmax(-1)
-            keep = torch.rand(weights.shape[-2:], device=x.device) >= self.dropout  # shared over batch/heads
-            weights = weights * keep / (1.0 - self.dropout)
-            out = weights @ v
-        else:
-            if k.shape[:-2] != q.shape[:-2]:
-                k, v = k.expand(*q.shape[:-2], *k.shape[-2:]), v.expand(*q.shape[:-2], *v.shape[-2:])
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        return self.out(out.transpose(-2, -3).flatten(-2))
+        scores = (q @ k.transpose(-1, -2)) / math.sqrt(self.head_dim)
+        if causal:
+            n_q, n_k = scores.shape[-2:]
+            mask = torch.ones(n_q, n_k, dtype=torch.bool, device=x.device).tril()
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = scores.softmax(-1)
+        keep = torch.rand(weights.shape[-2:], device=x.device) >= self.dropout  # shared over batch/heads
+        weights = weights * keep / (1.0 - self.dropout)
+        return self.out((weights @ v).transpose(-2, -3).flatten(-2))
+
+
+def _foldable(klead: torch.Size, lead: torch.Size) -> bool:
+    """Whether keys with leading dims ``klead`` = (b, 1, …, 1) serve queries with leading dims ``lead``."""
+    if not lead or len(klead) > len(lead):
+        return False
+    if len(klead) < len(lead):
+        return all(s == 1 for s in klead)
+    return all(s == 1 for s in klead[1:]) and klead[0] in (1, lead[0])
+
+
+def _sdpa(q: Tensor, k: Tensor, v: Tensor, causal: bool) -> Tensor:
+    """Scaled dot-product attention on 4-D (batch, heads, length, head_dim) tensors."""
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
 class FeedForward(nn.Sequential):

@@ -84,8 +84,9 @@ def test_import_is_lazy() -> None:
 
 def test_pyproject_lists_every_package() -> None:
     """A wheel must ship every subpackage: pyproject's explicit list covers all ``__init__.py`` dirs."""
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     root = Path(__file__).resolve().parents[1]
     listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])

@@ -139,3 +139,10 @@ def test_timm_image_encoder_builds_from_local_weights(tmp_path) -> None:
     assert all(torch.equal(loaded[k], v) for k, v in ref.state_dict().items())
     batch = random_batch(cfg, batch=2)
     assert wm.predict(batch).latents.shape == (2, cfg.horizon, cfg.latent_dim)
+
+
+def test_config_missing_key_is_named() -> None:
+    data = tiny_config().to_dict()
+    del data["dynamics"]
+    with pytest.raises(ConfigError, match=r"missing required keys: \['dynamics'\]"):
+        WorldModelConfig.from_dict(data)

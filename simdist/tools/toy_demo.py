@@ -33,11 +33,16 @@ class ToyScale:
     num_envs: int = 16
     samples: int = 128
     iterations: int = 4
+    heldout_episodes: int = 4
 
 
 QUICK = ToyScale(sim_transitions=6_000, pretrain_epochs=2, windows_per_epoch=4_000, real_episodes=8,
                  finetune_epochs=3, finetune_windows_per_epoch=1_500, eval_episodes=8, num_envs=8,
                  samples=48, iterations=2)
+#: the end-to-end test's scale: every stage runs, on real components, in well under a minute
+TEST = ToyScale(sim_transitions=3_000, pretrain_epochs=1, windows_per_epoch=2_000, real_episodes=2,
+                finetune_epochs=2, finetune_windows_per_epoch=600, eval_episodes=2, num_envs=2,
+                samples=32, iterations=2, heldout_episodes=2)
 
 
 def _log(msg: str, started: float) -> None:
@@ -111,9 +116,9 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     real_before = _evaluate(planner_for(model), "real", scale.eval_episodes, scale.num_envs, seed + 2)
 
     _log(f"4/6 logging {scale.real_episodes} 'real' episodes with the planner (finetuning data)", started)
-    logged = _evaluate(planner_for(model), "real", scale.real_episodes + 4, scale.num_envs, seed + 3,
-                       record=True).episodes
-    heldout, train_eps = logged[:4], logged[4:]
+    logged = _evaluate(planner_for(model), "real", scale.real_episodes + scale.heldout_episodes,
+                       scale.num_envs, seed + 3, record=True).episodes
+    heldout, train_eps = logged[:scale.heldout_episodes], logged[scale.heldout_episodes:]
     spec = DatasetSpec.from_episode(train_eps[0])
     with EpisodeWriter(out / "real-data", spec, max_episodes_per_shard=8) as writer:
         for ep in train_eps:

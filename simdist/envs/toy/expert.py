@@ -4,8 +4,8 @@ All policies are deterministic, batched numpy callables ``policy(obs) -> actions
 ``name``. Stateful ones (lag) also have ``reset(ids)``, called by the data engine at every episode
 start. The sub-optimal set mimics the official checkpoint ladder (untrained … almost expert).
 
-There is no critic for this task: value labels are Monte-Carlo returns-to-go of the recorded
-episode (see :func:`simdist.data.engine.mc_values`).
+Value labels come from a critic fitted to the expert's returns (:mod:`simdist.envs.toy.critic`), or
+optionally from Monte-Carlo returns-to-go of the recorded episode.
 """
 
 from __future__ import annotations

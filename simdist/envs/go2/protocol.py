@@ -1,0 +1,276 @@
+"""Go2 straight-walk evaluation protocol: forward progress over speeds × trials (SIMDIST 6.7, 7, 13 §3.2).
+
+For every speed, ``trials`` episodes run as one batch of envs. Each episode starts with
+``reset_steps`` (25) steps of zero action and zero command (the official controller's reset phase);
+then the straight-walk PD command of SIMDIST 6.7 takes over: x_des advances at the speed from the
+pose where walking starts, and c = (x_des - x, -y, -Δψ) in that initial-heading frame (gains 1, no
+clipping). The command is computed here and written into the controller's observations
+(``command`` and the command slice of ``privileged``); the env itself runs a zero fixed command.
+
+Metrics per trial:
+
+* **progress**: the largest displacement of the base along the initial heading since spawn,
+  clipped to [0, course length] (for reality profiles this is
+  :func:`~simdist.envs.go2.profiles.forward_progress`: x displacement on the course);
+* **success**: progress reached the course length (the trial stops there);
+* **terminated**: the robot fell (contact, tilt, diverged physics) before success;
+* **speed**: progress / walking time (until success, fall or the time limit).
+
+The time limit is ``time_factor`` (2) × course length / speed after the reset phase. Courses: a
+reality profile (its course and length), or a plain terrain (``flat``; ``slope``: a straight 5.7°
+incline at friction 0.8; ``rough``/``boxes``: one 15 m tile at difficulty 0.4, as the official sim
+deployment) with a course length of 3.0 m unless given. ``randomize=False`` (default) uses the
+official deployment overrides (nominal friction, mass and gains, origin pose), so a deterministic
+controller repeats the same trial; ``randomize=True`` draws domain randomisation per trial (with a
+profile, its friction still applies).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from simdist.envs.go2.commands import CommandGenerator
+from simdist.envs.go2.kinematics import quat_to_rotmat, yaw_from_rotmat
+from simdist.envs.go2.profiles import RealityProfile, load_profile
+from simdist.envs.go2.terrain import Terrain, sub_terrain
+
+DEFAULT_SPEEDS: tuple[float, ...] = (0.1, 0.3, 0.5)
+PLAIN_TERRAINS: tuple[str, ...] = ("flat", "slope", "rough", "boxes")
+DEFAULT_COURSE_LENGTH = 3.0
+RESET_STEPS = 25
+PRIVILEGED_COMMAND = slice(9, 12)  # command inside the 433-d privileged observation
+_TILE_TYPES = {"rough": "random_rough", "boxes": "boxes"}
+
+
+@dataclass
+class Course:
+    """Where the trials run: env keyword arguments, the progress cap and a name."""
+
+    name: str
+    length: float
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+def make_course(profile: str | dict | RealityProfile | None = None, terrain: str | None = None,
+                course_length: float | None = None, difficulty: float = 0.4, seed: int = 0) -> Course:
+    """A :class:`Course` from a reality profile (name, YAML path, dict) or a plain terrain name."""
+    if (profile is None) == (terrain is None):
+        raise ValueError("give exactly one of profile and terrain")
+    if profile is not None:
+        p = load_profile(profile)
+        if course_length is not None:
+            p = RealityProfile.from_dict({**p.to_dict(), "course_length": course_length})
+        return Course(p.name, p.course_length, {"profile": p})
+    length = float(course_length or DEFAULT_COURSE_LENGTH)
+    if terrain == "flat":
+        return Course("flat", length, {"terrain": "flat"})
+    if terrain == "slope":
+        p = RealityProfile(name="slope", description="5.7 deg incline, friction 0.8", course="slope",
+                           course_length=length, slope_deg=5.7, friction=0.8)
+        return Course("slope", length, {"profile": p})
+    if terrain in _TILE_TYPES:
+        size, res = 15.0, 0.1
+        tile = sub_terrain(_TILE_TYPES[terrain], difficulty, size, res, seed).astype(np.float32)
+        half = (tile.shape[0] - 1) * res / 2
+        t = Terrain(heights=np.ascontiguousarray(tile.T), resolution=res, origin=(-half, -half))
+        return Course(terrain, length, {"terrain": t})
+    raise ValueError(f"unknown terrain {terrain!r}; use one of {PLAIN_TERRAINS} or a profile")
+
+
+@dataclass
+class SpeedResult:
+    """The trials of one commanded speed."""
+
+    speed: float
+    progress: list[float]
+    success: list[bool]
+    terminated: list[bool]
+    walk_time: list[float]
+    forward_speed: list[float]
+
+    @property
+    def mean_progress(self) -> float:
+        return float(np.mean(self.progress))
+
+    @property
+    def success_rate(self) -> float:
+        return float(np.mean(self.success))
+
+    @property
+    def termination_rate(self) -> float:
+        return float(np.mean(self.terminated))
+
+    @property
+    def mean_speed(self) -> float:
+        return float(np.mean(self.forward_speed))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "mean_progress": self.mean_progress, "success_rate": self.success_rate,
+                "termination_rate": self.termination_rate, "mean_speed": self.mean_speed}
+
+
+@dataclass
+class ProtocolResult:
+    """All speeds; ``mean_progress`` over every trial is the website's quadruped metric."""
+
+    course: str
+    course_length: float
+    speeds: list[SpeedResult]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def mean_progress(self) -> float:
+        return float(np.mean([p for s in self.speeds for p in s.progress]))
+
+    @property
+    def success_rate(self) -> float:
+        return float(np.mean([x for s in self.speeds for x in s.success]))
+
+    @property
+    def termination_rate(self) -> float:
+        return float(np.mean([x for s in self.speeds for x in s.terminated]))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"course": self.course, "course_length": self.course_length,
+                "mean_progress": self.mean_progress, "success_rate": self.success_rate,
+                "termination_rate": self.termination_rate, "speeds": [s.to_dict() for s in self.speeds],
+                "settings": self.settings}
+
+    def table(self) -> str:
+        n = sum(len(s.progress) for s in self.speeds)
+        lines = [f"course {self.course} ({self.course_length:.2f} m), {n} trials",
+                 f"{'speed':>6} {'progress (m)':>16} {'success':>9} {'fell':>8} {'fwd m/s':>9}"]
+        for s in self.speeds:
+            k = len(s.progress)
+            lines.append(f"{s.speed:6.2f} {s.mean_progress:8.3f} ± {np.std(s.progress):5.3f} "
+                         f"{sum(s.success):>5}/{k:<3} {sum(s.terminated):>4}/{k:<3} {s.mean_speed:9.3f}")
+        lines.append(f"{'all':>6} {self.mean_progress:8.3f} {'':7} {self.success_rate:>9.0%} "
+                     f"{self.termination_rate:>8.0%}")
+        return "\n".join(lines)
+
+
+def _with_command(obs: dict[str, np.ndarray], cmd: np.ndarray) -> dict[str, np.ndarray]:
+    out = dict(obs)
+    out["command"] = cmd.astype(np.float32)
+    if "privileged" in obs:
+        priv = obs["privileged"].copy()
+        priv[:, PRIVILEGED_COMMAND] = cmd
+        out["privileged"] = priv
+    return out
+
+
+def _yaw(env: Any) -> np.ndarray:
+    q = np.asarray(env.qpos[:, 3:7], np.float64)
+    return yaw_from_rotmat(quat_to_rotmat(q / np.linalg.norm(q, axis=1, keepdims=True)))
+
+
+def run_trials(env: Any, controller: Any, speed: float, course_length: float, *, seed: int = 0,
+               max_steps: int, reset_steps: int = RESET_STEPS) -> SpeedResult:
+    """``env.num_envs`` trials at ``speed`` on ``env``; ``controller`` is a policy or a planner."""
+    b, dt = env.num_envs, env.dt
+    obs = env.reset(seed=seed)
+    spawn = np.array(env.base_pos[:, :2], np.float64)
+    yaw0 = _yaw(env)
+    heading = np.stack([np.cos(yaw0), np.sin(yaw0)], axis=1)
+    gen = CommandGenerator(b, dt, "straight", speed=speed)
+    rng = np.random.default_rng(seed)
+    cmd = np.zeros((b, 3), np.float32)
+    model = getattr(controller, "world_model", None)
+    history = None
+    if model is not None:
+        from simdist.planning.history import ObservationHistory
+
+        history = ObservationHistory.for_model(model, num_envs=b)
+        history.reset(obs, command=cmd if history.command_dim else None)
+        if hasattr(controller, "reset"):
+            controller.reset()
+    active = np.ones(b, bool)
+    best = np.zeros(b)
+    success = np.zeros(b, bool)
+    fell = np.zeros(b, bool)
+    walked = np.zeros(b, np.int64)
+    for t in range(max_steps):
+        walking = t >= reset_steps
+        if t == reset_steps:
+            gen.reset(np.arange(b), rng, np.array(env.base_pos[:, :2]), _yaw(env))
+            cmd = gen.command.astype(np.float32)
+        if not walking:
+            actions = np.zeros((b, 12), np.float32)
+        elif history is not None:
+            if history.command_dim:
+                history.command[:] = _tensor_like(history.command, cmd)
+            actions = _numpy(controller.act(history))
+        else:
+            actions = _numpy(controller(_with_command(obs, cmd)))
+        res = env.step(actions)
+        if walking:
+            gen.step(rng, np.array(env.base_pos[:, :2]), _yaw(env))
+            cmd = gen.command.astype(np.float32)
+            walked += active
+        obs = res.obs
+        if history is not None:
+            history.push(obs, actions, command=cmd if history.command_dim else None)
+        along = ((np.asarray(env.base_pos[:, :2]) - spawn) * heading).sum(1)
+        best = np.where(active, np.maximum(best, np.clip(along, 0.0, course_length)), best)
+        newly_fell = active & np.asarray(res.terminated, bool)
+        fell |= newly_fell
+        active &= ~newly_fell
+        reached = active & (best >= course_length - 1e-9)
+        success |= reached
+        active &= ~reached
+        if not active.any():
+            break
+    walk_time = walked * dt
+    fwd = np.where(walk_time > 0, best / np.maximum(walk_time, 1e-9), 0.0)
+    return SpeedResult(speed=float(speed), progress=best.tolist(), success=success.tolist(),
+                       terminated=fell.tolist(), walk_time=walk_time.tolist(), forward_speed=fwd.tolist())
+
+
+def _numpy(x: Any) -> np.ndarray:
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    return np.asarray(x, np.float32)
+
+
+def _tensor_like(ref: Any, x: np.ndarray) -> Any:
+    import torch
+
+    return torch.as_tensor(x, dtype=ref.dtype, device=ref.device)
+
+
+def run_protocol(controller: Any, course: Course, *, speeds: Sequence[float] = DEFAULT_SPEEDS,
+                 trials: int = 5, seed: int = 0, randomize: bool = False, time_factor: float = 2.0,
+                 max_steps: int | None = None, reset_steps: int = RESET_STEPS,
+                 env_kwargs: dict[str, Any] | None = None, log: Callable[[str], None] | None = None
+                 ) -> ProtocolResult:
+    """Run ``trials`` episodes per speed (one batch per speed) and collect the metrics.
+
+    ``max_steps`` caps every trial (control steps including the reset phase), e.g. for smoke tests.
+    """
+    from simdist.envs.go2.env import Go2Env
+
+    def steps_for(v: float) -> int:
+        n = reset_steps + int(np.ceil(time_factor * course.length / max(v, 1e-6) / 0.02))
+        return min(n, max_steps) if max_steps is not None else n
+
+    longest = max(steps_for(v) for v in speeds)
+    env = Go2Env(trials, randomize=randomize, command_mode="fixed", fixed_command=(0.0, 0.0, 0.0),
+                 episode_length_s=(longest + 50) * 0.02, seed=seed, **course.env_kwargs, **(env_kwargs or {}))
+    results = []
+    try:
+        for k, v in enumerate(speeds):
+            r = run_trials(env, controller, v, course.length, seed=seed + k, max_steps=steps_for(v),
+                           reset_steps=reset_steps)
+            results.append(r)
+            if log is not None:
+                log(f"speed {v:.2f} m/s: progress {r.mean_progress:.3f} m, "
+                    f"success {sum(r.success)}/{trials}, fell {sum(r.terminated)}/{trials}")
+    finally:
+        env.close()
+    settings = {"trials": trials, "seed": seed, "randomize": randomize, "time_factor": time_factor,
+                "max_steps": max_steps, "reset_steps": reset_steps, "speeds": [float(v) for v in speeds]}
+    return ProtocolResult(course.name, course.length, results, settings)

@@ -1,0 +1,160 @@
+"""Go2 data generation (tiny budget) and the straight-walk evaluation protocol."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("mujoco.batch")
+
+from simdist.data.shards import iter_episodes, load_spec, load_stats, read_dataset_info  # noqa: E402
+from simdist.envs.go2.protocol import PLAIN_TERRAINS, make_course, run_protocol  # noqa: E402
+from simdist.experts import ExpertSet, export_expert_set, load_expert_set  # noqa: E402
+from simdist.tools import evaluate as evaluate_tool  # noqa: E402
+from simdist.tools import generate as generate_tool  # noqa: E402
+
+
+def _fake_ckpt(seed: int, hidden: tuple[int, ...] = (16, 16)) -> dict[str, Any]:
+    """An rsl-rl 5 checkpoint dict (actor/critic MLPModel state dicts) with small random weights."""
+    g = torch.Generator().manual_seed(seed)
+
+    def mlp(out: int) -> dict[str, torch.Tensor]:
+        dims, sd = [433, *hidden, out], {}
+        for j in range(len(dims) - 1):
+            sd[f"mlp.{2 * j}.weight"] = 0.1 * torch.randn(dims[j + 1], dims[j], generator=g)
+            sd[f"mlp.{2 * j}.bias"] = 0.1 * torch.randn(dims[j + 1], generator=g)
+        std = 1.0 + torch.rand(1, 433, generator=g)
+        sd.update({"obs_normalizer._mean": 0.1 * torch.randn(1, 433, generator=g),
+                   "obs_normalizer._var": std**2, "obs_normalizer._std": std,
+                   "obs_normalizer.count": torch.tensor(100)})
+        return sd
+
+    actor = {**mlp(12), "distribution.std_param": torch.ones(12)}
+    return {"actor_state_dict": actor, "critic_state_dict": mlp(1), "iter": 0, "infos": None}
+
+
+@pytest.fixture(scope="module")
+def expert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run = tmp_path_factory.mktemp("run")
+    for k, it in enumerate((0, 50, 100)):
+        torch.save(_fake_ckpt(k), run / f"model_{it}.pt")
+    out = run.parent / "experts"
+    export_expert_set(run, out)
+    return out
+
+
+class RecordingCritic:
+    """Wraps the critic and remembers every value it returned."""
+
+    def __init__(self, critic: Any) -> None:
+        self.critic, self.values = critic, []
+
+    def __call__(self, obs: dict[str, np.ndarray], command: Any) -> np.ndarray:
+        assert obs["privileged"].shape[1] == 433
+        v = self.critic(obs, command)
+        self.values.append(v.copy())
+        return v
+
+
+def test_generate_tiny(expert_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    es = load_expert_set(expert_dir)
+    rec = RecordingCritic(es.critic)
+    es = ExpertSet(expert=es.expert, critic=rec, suboptimal=es.suboptimal, manifest=es.manifest)  # type: ignore
+    out = tmp_path / "data"
+    summary = generate_tool.generate_go2(es, out, num_envs=4, transitions=300, seed=3, part_size=150,
+                                         env_kwargs={"episode_length_s": 1.0}, progress=False,
+                                         log=lambda s: None)
+    assert summary["parts_done"] == 2 and summary["transitions"] >= 300
+    assert summary["dropped_diverged"] == 0
+    labels = set(np.concatenate(rec.values).tolist())
+    n = 0
+    for part in ("part-0000", "part-0001"):
+        info = read_dataset_info(out / part)
+        assert info["spec"]["obs"] == {"proprio": [35], "extero": [315]} and info["spec"]["command_dim"] == 3
+        meta = info["metadata"]["generator"]
+        assert meta["value_label"] == "value_fn" and meta["base_seed"] == 3
+        assert meta["env_kwargs"]["terrain"] == "rough" and meta["env_kwargs"]["terrain_mode"] == "random"
+        assert meta["policies"] == ["expert_100", "policy_0", "policy_50"]
+        for ep in iter_episodes(out / part, shuffle_shards=False):
+            n += len(ep)
+            assert set(ep.obs) == {"proprio", "extero"} and ep.commands.shape == (len(ep), 3)
+            assert len(ep) <= 50
+            assert set(ep.values.tolist()) <= labels  # V(s_{i+1}) from the critic
+            assert 0.2 <= ep.meta["friction"] <= 1.2 and "terrain_type" in ep.meta
+            assert len(ep.meta["noise_sigma"]) == 12
+    assert n == summary["transitions"]
+    # out/dataset.json indexes both parts: the folder reads as one dataset
+    assert sum(len(ep) for ep in iter_episodes(out, shuffle_shards=False)) == n
+    assert load_spec(out).obs == {"proprio": (35,), "extero": (315,)}
+    assert load_stats(out) is not None
+    state = json.loads((out / "generate.json").read_text())
+    assert state["config"]["part_budgets"] == [150, 150] and state["summary"]["transitions"] == n
+
+    # the same command resumes: both parts are done, nothing is simulated
+    argv = ["--experts", str(expert_dir), "--out", str(out), "--envs", "4", "--transitions", "300",
+            "--part-size", "150", "--episode-length-s", "1", "--no-progress", "--json"]
+    assert generate_tool.main([*argv, "--seed", "3"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["session"]["simulated_transitions"] == 0 and again["transitions"] == n
+    with pytest.raises(ValueError, match="different generation run"):
+        generate_tool.main([*argv, "--seed", "4"])
+
+
+def test_protocol_expert(expert_dir: Path) -> None:
+    es = load_expert_set(expert_dir)
+    seen: list[np.ndarray] = []
+
+    def controller(obs: dict[str, np.ndarray]) -> np.ndarray:
+        np.testing.assert_array_equal(obs["privileged"][:, 9:12], obs["command"])
+        seen.append(obs["command"].copy())
+        return es.expert(obs)
+
+    course = make_course(profile="ptfe-slope-5.7deg")
+    res = run_protocol(controller, course, speeds=(0.5,), trials=2, max_steps=45)
+    assert res.course_length == pytest.approx(1.82) and len(res.speeds) == 1
+    s = res.speeds[0]
+    assert len(s.progress) == 2 and all(0.0 <= p <= 1.82 for p in s.progress)
+    assert len(seen) == 20  # 45 steps, the first 25 are the reset phase (no controller call)
+    np.testing.assert_allclose(seen[0], 0.0, atol=0.05)  # x_des starts where walking starts
+    assert (seen[-1][:, 0] > seen[0][:, 0]).all()  # x_des advances at 0.5 m/s
+    assert all(t <= 20 * 0.02 + 1e-9 for t in s.walk_time)
+    d = res.to_dict()
+    assert d["mean_progress"] == pytest.approx(np.mean(s.progress)) and "speed" in res.table()
+
+
+@pytest.mark.parametrize("terrain", PLAIN_TERRAINS)
+def test_protocol_plain_terrains(terrain: str) -> None:
+    course = make_course(terrain=terrain, course_length=0.5)
+    res = run_protocol(lambda obs: np.zeros((len(obs["proprio"]), 12), np.float32), course, speeds=(0.3,),
+                       trials=1, max_steps=30)
+    s = res.speeds[0]
+    assert s.progress[0] <= 0.5 and not s.success[0]
+
+
+def test_evaluate_cli_model(tmp_path: Path, capsys: pytest.CaptureFixture[str], expert_dir: Path) -> None:
+    from simdist.config import WorldModelConfig
+    from simdist.world_model import WorldModel
+
+    mlp = {"name": "mlp", "kwargs": {"hidden": [16]}}
+    cfg = WorldModelConfig(obs_spec={"proprio": [35], "extero": [315]}, action_dim=12, command_dim=3,
+                           history=4, horizon=3, latent_dim=8, encoder=mlp, dynamics=mlp, reward_head=mlp,
+                           value_head=mlp)
+    torch.manual_seed(0)
+    WorldModel(cfg).save_pretrained(tmp_path / "wm")
+    common = ["--terrain", "flat", "--speeds", "0.3", "--trials", "2", "--max-steps", "35", "--json"]
+    model = ["--controller", f"model:{tmp_path / 'wm'}", "--planner", "mppi", "--samples", "8",
+             "--iterations", "1"]
+    assert evaluate_tool.main([*model, *common]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["course_length"] == 3.0 and len(out["speeds"][0]["progress"]) == 2
+    assert out["settings"]["planner"] == "mppi"
+    assert evaluate_tool.main(["--controller", f"expert:{expert_dir}", *common]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert all(0.0 <= p <= 3.0 for p in out["speeds"][0]["progress"])
+    with pytest.raises(ValueError, match="expert:PATH"):
+        evaluate_tool.build_controller("foo")
