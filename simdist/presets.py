@@ -69,7 +69,7 @@ def toy() -> WorldModelConfig:
         history=8,
         horizon=8,
         latent_dim=32,
-        dt=0.02,
+        dt=0.1,
         encoder={"name": "mlp"},
         dynamics={"name": "transformer", "kwargs": dict(one)},
         reward_head={"name": "transformer", "kwargs": dict(one)},

@@ -100,7 +100,7 @@ def test_applied_action_recorded_and_labels(tmp_path: Path) -> None:
         np.testing.assert_allclose(e.values, mc_values(e.rewards, 0.99), rtol=1e-5, atol=1e-6)
         assert e.commands.shape == (len(e), 0)
         # the recorded rewards are the env's on the applied action (dt-scaled)
-        assert np.all(np.abs(e.rewards) < 0.02 * 3.0 + 1e-6)
+        assert np.all(np.abs(e.rewards) < 0.1 * 3.0 + 1e-6)
     differs_all = np.concatenate(differs)
     assert differs_all.size > 20 and differs_all.all()
 

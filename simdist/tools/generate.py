@@ -40,9 +40,9 @@ PRESETS: dict[str, dict[str, int]] = {
     "cpu": {"num_envs": 256, "transitions": 5_000_000},
     "paper": {"num_envs": 4096, "transitions": 4096 * 25_000},
 }
-#: Control steps per env per part (default part size = B × this): ~7 % of a part is discarded as
-#: unfinished episodes at its end, and an interrupted run replays at most one part.
-PART_STEPS = 5000
+#: Control steps per env per part (default part size = B × this): the episodes still running when a
+#: part ends are discarded (<= one episode per env, ~5-10 %), and a resumed run replays <= one part.
+PART_STEPS = 8000
 STATE_FILE = "generate.json"
 DATA_ENV_KWARGS: dict[str, Any] = {"terrain": "rough", "terrain_mode": "random", "command_mode": "random",
                                    "randomize": True}
@@ -143,7 +143,7 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
         summary = generate(
             env, es.expert, es.suboptimal, out_dir=str(out / name), spec=spec, total_transitions=budget,
             expert_prob=0.5, value_fn=es.critic, seed=s, progress=progress,
-            metadata={"task": "go2", "preset": preset, "part": k, "parts": n_parts, "part_seed": s,
+            metadata={"task": "go2", "env": "Go2Env", "preset": preset, "part": k, "parts": n_parts, "part_seed": s,
                       "base_seed": seed, "env_kwargs": kwargs, "experts": experts_meta},
         )
         summary["cpu_seconds"] = time.process_time() - pc

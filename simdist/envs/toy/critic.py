@@ -29,7 +29,7 @@ class ExpertCritic:
             return self.net(torch.from_numpy(x)).squeeze(-1).numpy()
 
 
-def expert_returns(num_envs: int = 64, rounds: int = 4, label_steps: int = 150, tail_steps: int = 450,
+def expert_returns(num_envs: int = 48, rounds: int = 2, label_steps: int = 60, tail_steps: int = 400,
                    gamma: float = 0.99, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """States and the expert's discounted returns-to-go from them (γ^tail < 1 % truncation bias)."""
     rng = np.random.default_rng(seed)

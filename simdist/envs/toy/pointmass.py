@@ -1,8 +1,10 @@
-"""``toy-reach``: a planar point mass on a floor that must reach and hold a goal (MuJoCo, 50 Hz).
+"""``toy-reach``: a planar point mass on a floor that must reach and hold a goal (MuJoCo, 10 Hz).
 
 Physics: a 2-D puck on slide joints x and y, force actuators (``|a| <= 1`` → ``|F| <= 5`` N), dry
 sliding friction modelled as joint ``frictionloss = μ m g`` plus light viscous damping. Physics
-runs at 200 Hz, four substeps per 50 Hz control step.
+runs at 200 Hz, twenty substeps per 10 Hz control step: at 10 Hz a horizon of 8 steps spans 0.8 s, long
+enough for the distance to the goal to separate good plans from bad ones (at 50 Hz the rewards of all
+candidate plans are nearly equal and the planner ranks them by noise).
 
 Variants:
 
@@ -15,7 +17,7 @@ Variants:
 Observation group ``state`` = ``(p − g, v)`` (4 dims); no commands. Reward, dt-scaled and
 computed on the post-step state: ``r = dt·(ALIVE − ‖p − g‖ − 0.1‖a‖²)``. The alive bonus keeps every
 in-arena step positive (arena radius 2, goal within 0.5), so leaving the arena (``terminated``)
-never pays. Episodes are truncated after ``episode_length`` steps (default 150 = 3 s).
+never pays. Episodes are truncated after ``episode_length`` steps (default 60 = 6 s).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import numpy as np
 from simdist.envs.base import ArraySpec, StepResult
 from simdist.registry import register
 
-DT = 0.02
+DT = 0.1
 PHYSICS_DT = 0.005
 MAX_FORCE = 5.0
 NOMINAL_MASS = 1.0
@@ -78,7 +80,7 @@ class ToyReachEnv:
     dt = DT
 
     def __init__(self, num_envs: int = 16, variant: str = "sim", seed: int | None = 0,
-                 episode_length: int = 150, randomize: bool = True) -> None:
+                 episode_length: int = 60, randomize: bool = True) -> None:
         if variant not in ("sim", "real"):
             raise ValueError(f"variant must be 'sim' or 'real', got {variant!r}")
         self.num_envs = int(num_envs)

@@ -1,0 +1,438 @@
+"""``simdist bench``: MPPI and training throughput of a preset world model on this machine.
+
+Sections (``--sections``, all by default):
+
+* ``mppi``: one paper-size MPPI tick (SIMDIST 6.1: 450 + 22 samples × 8 iterations × horizon 25),
+  wall and CPU time per tick (median, p99), the analytic FLOP count per tick and the GFLOP/s achieved;
+* ``naive``: the official structure (encoder, context and policy head recomputed per sample and
+  iteration) on the same seed and history, its speed and its largest plan difference to ``mppi``;
+* ``realtime``: the ``REALTIME`` planner preset, median and p99 tick (target: p99 ≤ 20 ms);
+* ``envs``: batched planning for 1, 8 and 32 envs (ticks/s and env-ticks/s);
+* ``train``: pretraining (all components, batch 512) and finetuning (dynamics only, batch 32) steps:
+  ``WorldModelLoss`` + backward + Adam on random batches, samples/s and peak extra memory.
+
+``--compile`` adds ``torch.compile`` variants (compile time reported separately). Every timing runs
+under each ``--threads`` setting. The machine may be shared: CPU time (all threads of this process) is
+reported beside wall time, and the load average before and after. ``--json`` prints one JSON object.
+
+FLOP per scored sequence (width D, horizon T, context L, MLP factor f, action A, command C):
+dynamics ``2TAD + Σ_layers [2TD²(6 + 2f) + 4T²D + 4TLD]``, each head ``2TFD + 2TD +
+Σ_layers [2TD²(4 + 2f) + 4T²D]`` (F = its input width). For Go2 that is 12.45 MFLOP, so a paper tick
+(472 × 8 sequences) is 47.0 GFLOP, counted here with ``torch.utils.flop_counter`` plus attention.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+
+from simdist.cli import tool_parser
+
+SECTIONS = ("mppi", "naive", "realtime", "envs", "train")
+
+
+# ---------------------------------------------------------------------- machine and statistics
+def machine_info(device: torch.device) -> dict[str, Any]:
+    """CPU model, core count, torch build and the current load."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    info: dict[str, Any] = {
+        "cpu": cpu, "logical_cores": os.cpu_count(), "platform": platform.platform(),
+        "python": platform.python_version(), "torch": torch.__version__,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(), "mkldnn": torch.backends.mkldnn.is_available(),
+        "device": str(device), "load_avg": _loadavg(),
+    }
+    if device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+    return info
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def summarize(values: Sequence[float]) -> dict[str, float]:
+    """Median, p99 (nearest rank), mean, min and count of ``values``."""
+    xs = sorted(values)
+    p99 = xs[min(len(xs) - 1, max(0, -(-99 * len(xs) // 100) - 1))]
+    return {"median": statistics.median(xs), "p99": p99, "mean": statistics.fmean(xs), "min": xs[0], "n": len(xs)}
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def time_calls(fn: Callable[[], Any], repeats: int, warmup: int, device: torch.device) -> dict[str, Any]:
+    """Wall and process-CPU seconds of ``fn`` over ``repeats`` calls after ``warmup`` calls."""
+    for _ in range(warmup):
+        fn()
+    _sync(device)
+    wall, cpu = [], []
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        _sync(device)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return {"wall": summarize(wall), "cpu": summarize(cpu)}
+
+
+class PeakMemory:
+    """Peak memory above the starting level: CUDA allocator peak, or sampled resident set size on CPU."""
+
+    def __init__(self, device: torch.device, interval: float = 0.005) -> None:
+        self.device, self.interval, self.peak = device, interval, 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> PeakMemory:
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)
+            self._base = torch.cuda.memory_allocated(self.device)
+        else:
+            self._base = _rss()
+            self.peak = self._base
+            self._thread = threading.Thread(target=self._sample, daemon=True)
+            self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.peak = max(self.peak, _rss())
+
+    def __exit__(self, *exc: object) -> None:
+        if self.device.type == "cuda":
+            self.peak = torch.cuda.max_memory_allocated(self.device)
+        else:
+            self._stop.set()
+            assert self._thread is not None
+            self._thread.join()
+            self.peak = max(self.peak, _rss())
+
+    @property
+    def extra_mib(self) -> float:
+        return (self.peak - self._base) / 2**20
+
+
+def _rss() -> int:
+    """Current resident set size in bytes (Linux), else the lifetime peak."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+@contextmanager
+def num_threads(n: int | None) -> Iterator[None]:
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+# ---------------------------------------------------------------------- FLOP count
+def imagine_flops(wm: Any, samples: int = 4) -> float:
+    """FLOP of scoring one action sequence (dynamics + reward + value heads; the context is shared).
+
+    Matrix products are counted by ``torch.utils.flop_counter``; attention (which it does not count
+    on CPU) as 4·Tq·Tk·D per call, causal masks not discounted.
+    """
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from simdist.nn import MultiHeadAttention
+
+    attention = [0]
+
+    def hook(mod: MultiHeadAttention, args: tuple, kwargs: dict, out: torch.Tensor) -> None:
+        x = args[0]
+        kv = kwargs.get("kv")
+        context = args[1] if len(args) > 1 else kwargs.get("context")
+        tk = kv[0].shape[-2] if kv is not None else (context if context is not None else x).shape[-2]
+        attention[0] += 4 * x.shape[:-1].numel() * tk * x.shape[-1]
+
+    cfg = wm.config
+    device = wm.device
+    obs = {k: torch.zeros(1, cfg.history + 1, *s, device=device) for k, s in cfg.obs_spec.items()}
+    act = torch.zeros(1, cfg.history, cfg.action_dim, device=device)
+    cmd = torch.zeros(1, cfg.command_dim, device=device) if cfg.command_dim else None
+    actions = torch.zeros(1, samples, cfg.horizon, cfg.action_dim, device=device)
+    handles = [m.register_forward_hook(hook, with_kwargs=True) for m in wm.modules()
+               if isinstance(m, MultiHeadAttention)]
+    try:
+        with torch.no_grad():
+            enc = wm.encode(obs, act)
+            prepared = wm.dynamics.prepare(enc)
+            attention[0] = 0
+            with FlopCounterMode(display=False) as counter:
+                wm.imagine(enc, actions, cmd, prepared=prepared)
+    finally:
+        for h in handles:
+            h.remove()
+    counted = sum(v for op, v in counter.get_flop_counts().get("Global", {}).items()
+                  if "attention" not in str(op))
+    return (counted + attention[0]) / samples
+
+
+# ---------------------------------------------------------------------- inputs
+def random_history(wm: Any, envs: int, seed: int = 0) -> dict[str, Any]:
+    """A random planner input for ``envs`` envs (environment units, unit scale)."""
+    cfg, dev = wm.config, wm.device
+    g = torch.Generator().manual_seed(seed)
+    obs = {k: torch.randn(envs, cfg.history + 1, *s, generator=g).to(dev) for k, s in cfg.obs_spec.items()}
+    out: dict[str, Any] = {"obs_hist": obs,
+                           "act_hist": torch.randn(envs, cfg.history, cfg.action_dim, generator=g).to(dev)}
+    if cfg.command_dim:
+        out["command"] = torch.randn(envs, cfg.command_dim, generator=g).to(dev)
+    return out
+
+
+def random_batch(wm: Any, batch: int, seed: int = 0) -> dict[str, Any]:
+    """A random training window batch of the shapes ``WorldModelLoss`` reads."""
+    cfg, dev = wm.config, wm.device
+    g = torch.Generator().manual_seed(seed)
+    h, t, a, c = cfg.history, cfg.horizon, cfg.action_dim, cfg.command_dim
+
+    def r(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=g).to(dev)
+
+    return {
+        "obs_hist": {k: r(batch, h + 1, *s) for k, s in cfg.obs_spec.items()}, "act_hist": r(batch, h, a),
+        "fut_acts": r(batch, t, a), "fut_cmds": r(batch, t + 1, c),
+        "fut_obs": {k: r(batch, t, *s) for k, s in cfg.obs_spec.items()},
+        "rewards": r(batch, t), "values": r(batch, t), "expert": (r(batch, t) > -0.5).float(),
+    }
+
+
+# ---------------------------------------------------------------------- sections
+def planner_row(section: str, setting: str, threads: int | None, timing: dict[str, Any], **extra: Any
+                ) -> dict[str, Any]:
+    return {"section": section, "setting": setting, "threads": threads,
+            "median_ms": 1e3 * timing["wall"]["median"], "p99_ms": 1e3 * timing["wall"]["p99"],
+            "cpu_ms": 1e3 * timing["cpu"]["median"], "n": timing["wall"]["n"], **extra}
+
+
+def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device) -> list[dict[str, Any]]:
+    """The ``mppi``, ``naive``, ``realtime`` and ``envs`` sections at one thread count."""
+    import simdist
+    from simdist.components.planners.mppi import PAPER, REALTIME
+
+    rows: list[dict[str, Any]] = []
+    paper = dict(PAPER)
+    if args.samples is not None:
+        paper["num_samples"] = args.samples
+    if args.iterations is not None:
+        paper["iterations"] = args.iterations
+    history = random_history(wm, 1)
+    per_seq = imagine_flops(wm)
+    if "mppi" in args.sections or "naive" in args.sections:
+        fast = simdist.create("planner", "mppi", world_model=wm, **paper)
+        seqs = (fast.num_samples + fast.num_policy_samples) * fast.iterations
+        flop = per_seq * seqs
+        timing = time_calls(lambda: fast.plan(history), args.repeats, args.warmup, device)
+        rows.append(planner_row(
+            "mppi", f"{fast.num_samples}+{fast.num_policy_samples}x{fast.iterations}", threads, timing,
+            gflop_per_tick=flop / 1e9, gflops=flop / 1e9 / timing["wall"]["median"],
+            gflops_per_cpu_s=flop / 1e9 / timing["cpu"]["median"]))
+        for mode in args.compile_modes:
+            comp = simdist.create("planner", "mppi", world_model=wm, compile=mode, **paper)
+            t0 = time.perf_counter()
+            comp.plan(history)
+            compile_s = time.perf_counter() - t0
+            timing = time_calls(lambda: comp.plan(history), args.repeats, args.warmup, device)
+            rows.append(planner_row(
+                "mppi", f"compile={mode}", threads, timing, compile_s=compile_s,
+                gflop_per_tick=flop / 1e9, gflops=flop / 1e9 / timing["wall"]["median"]))
+        if "naive" in args.sections:
+            naive = simdist.create("planner", "mppi_naive", world_model=wm, **paper)
+            timing = time_calls(lambda: naive.plan(history), args.naive_repeats, 1, device)
+            fast.reset(seed=paper["seed"])
+            naive.reset(seed=paper["seed"])
+            a, b = fast.plan(history), naive.plan(history)
+            fast_ms = rows[0]["median_ms"] if rows and rows[0]["section"] == "mppi" else float("nan")
+            rows.append(planner_row(
+                "naive", "official structure", threads, timing,
+                speedup=1e3 * timing["wall"]["median"] / fast_ms,
+                max_abs_plan_diff=float((a.plan - b.plan).abs().max()),
+                max_abs_return_diff=float((a.returns - b.returns).abs().max())))
+    if "realtime" in args.sections:
+        rt = simdist.create("planner", "mppi", world_model=wm, **REALTIME)
+        timing = time_calls(lambda: rt.plan(history), args.realtime_repeats, 10, device)
+        rows.append(planner_row(
+            "realtime", f"{rt.num_samples}+{rt.num_policy_samples}x{rt.iterations}", threads, timing,
+            meets_20ms_p99=1e3 * timing["wall"]["p99"] <= 20.0))
+    if "envs" in args.sections:
+        preset = REALTIME if args.envs_preset == "realtime" else paper
+        for envs in args.envs:
+            planner = simdist.create("planner", "mppi", world_model=wm, **preset)
+            hist = random_history(wm, envs)
+            repeats = max(3, args.repeats // max(1, envs // 8))
+            timing = time_calls(lambda: planner.plan(hist), repeats, 1, device)
+            rows.append(planner_row(
+                "envs", f"{args.envs_preset} x{envs} envs", threads, timing,
+                ticks_per_s=1.0 / timing["wall"]["median"], env_ticks_per_s=envs / timing["wall"]["median"]))
+    return rows
+
+
+def bench_training(preset: str, args: Any, threads: int | None, device: torch.device) -> list[dict[str, Any]]:
+    """Pretraining (all components) and finetuning (dynamics only) steps on random batches."""
+    from simdist import WorldModel
+    from simdist.freeze import DynamicsOnly, TrainAll
+    from simdist.losses import WorldModelLoss
+
+    rows = []
+    setups = (("pretrain", args.pretrain_batch, TrainAll(), WorldModelLoss()),
+              ("finetune", args.finetune_batch, DynamicsOnly(), WorldModelLoss.dynamics_only()))
+    for name, batch_size, policy, loss_fn in setups:
+        for compiled in (False, True) if args.compile_modes else (False,):
+            torch.manual_seed(0)
+            wm = WorldModel.from_preset(preset).to(device)
+            wm.train()
+            policy.apply(wm)
+            params = [p for p in wm.parameters() if p.requires_grad]
+            opt = torch.optim.Adam(params, lr=1e-4)
+            batch = random_batch(wm, batch_size)
+
+            def loss_of(b: dict[str, Any], wm: Any = wm, loss_fn: Any = loss_fn) -> torch.Tensor:
+                return loss_fn(wm, b)["loss"]
+
+            forward = torch.compile(loss_of) if compiled else loss_of
+
+            def step(forward: Callable[..., torch.Tensor] = forward, opt: Any = opt,
+                     batch: dict[str, Any] = batch) -> None:
+                opt.zero_grad(set_to_none=True)
+                forward(batch).backward()
+                opt.step()
+
+            compile_s = None
+            if compiled:
+                t0 = time.perf_counter()
+                step()
+                compile_s = time.perf_counter() - t0
+            repeats = args.train_steps if batch_size >= 128 else 4 * args.train_steps
+            with PeakMemory(device) as mem:
+                timing = time_calls(step, repeats, 2, device)
+            rows.append({
+                "section": "train", "setting": f"{name} b{batch_size}" + (" compiled" if compiled else ""),
+                "threads": threads, "median_ms": 1e3 * timing["wall"]["median"],
+                "p99_ms": 1e3 * timing["wall"]["p99"], "cpu_ms": 1e3 * timing["cpu"]["median"],
+                "n": repeats, "samples_per_s": batch_size / timing["wall"]["median"],
+                "trainable_params": sum(p.numel() for p in params), "peak_extra_mib": mem.extra_mib,
+                "compile_s": compile_s,
+            })
+    return rows
+
+
+# ---------------------------------------------------------------------- output
+def format_table(report: dict[str, Any]) -> str:
+    """The report as a plain-text table."""
+    lines = [f"simdist bench: preset {report['settings']['preset']} on {report['machine']['device']} "
+             f"({report['machine']['cpu']}, {report['machine']['logical_cores']} logical cores, "
+             f"torch {report['machine']['torch']})",
+             f"load average before {report['machine']['load_avg']} after {report['load_avg_after']}",
+             f"{'section':<9} {'setting':<24} {'thr':>3} {'median ms':>10} {'p99 ms':>9} {'cpu ms':>9} {'n':>4}  notes"]
+    skip = {"section", "setting", "threads", "median_ms", "p99_ms", "cpu_ms", "n"}
+    for r in report["results"]:
+        notes = ", ".join(f"{k}={_fmt(v)}" for k, v in r.items() if k not in skip and v is not None)
+        lines.append(f"{r['section']:<9} {r['setting']:<24} {r['threads'] or '-':>3} {r['median_ms']:>10.2f} "
+                     f"{r['p99_ms']:>9.2f} {r['cpu_ms']:>9.2f} {r['n']:>4}  {notes}")
+    return "\n".join(lines)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.3g}" if abs(v) < 1e-2 or abs(v) >= 1e4 else f"{v:.2f}"
+    return str(v)
+
+
+def _int_list(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = tool_parser("bench", __doc__.splitlines()[0].split(":", 1)[1].strip())
+    parser.add_argument("--preset", default="go2", help="world-model preset (default go2, 667,758 parameters)")
+    parser.add_argument("--sections", default=",".join(SECTIONS), help=f"comma list of {', '.join(SECTIONS)}")
+    parser.add_argument("--threads", default="1,2", help="torch thread counts to run under (CPU), e.g. 1,2")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda[:i]")
+    parser.add_argument("--repeats", type=int, default=10, help="timed paper-size ticks per setting")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--naive-repeats", type=int, default=3)
+    parser.add_argument("--realtime-repeats", type=int, default=200)
+    parser.add_argument("--envs", default="1,8,32", help="env counts for the batched-planning section")
+    parser.add_argument("--envs-preset", choices=("realtime", "paper"), default=None,
+                        help="planner setting for the envs section (default: realtime on CPU, paper on CUDA)")
+    parser.add_argument("--samples", type=int, default=None, help="override the paper num_samples (450)")
+    parser.add_argument("--iterations", type=int, default=None, help="override the paper iterations (8)")
+    parser.add_argument("--train-steps", type=int, default=5, help="timed pretraining steps (finetune: 4x)")
+    parser.add_argument("--pretrain-batch", type=int, default=512)
+    parser.add_argument("--finetune-batch", type=int, default=32)
+    parser.add_argument("--compile", nargs="?", const="default", default=None, metavar="MODE",
+                        help="also time torch.compile variants (MODE: default, reduce-overhead, max-autotune)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    args = parser.parse_args(argv)
+    args.sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    unknown = set(args.sections) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections {sorted(unknown)}; choose from {SECTIONS}")
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        parser.error("CUDA is not available")
+    args.envs = _int_list(args.envs)
+    args.envs_preset = args.envs_preset or ("paper" if device.type == "cuda" else "realtime")
+    args.compile_modes = [] if args.compile is None else [True if args.compile == "default" else args.compile]
+    thread_counts: list[int | None] = list(_int_list(args.threads)) if device.type == "cpu" else [None]
+
+    from simdist import WorldModel
+    from simdist.components.planners.mppi import PAPER, REALTIME
+
+    machine = machine_info(device)
+    torch.manual_seed(0)
+    wm = WorldModel.from_preset(args.preset).to(device).eval()
+    results: list[dict[str, Any]] = []
+    for threads in thread_counts:
+        with num_threads(threads):
+            results += bench_planners(wm, args, threads, device)
+            if "train" in args.sections:
+                results += bench_training(args.preset, args, threads, device)
+            print(f"[bench] threads={threads} done", file=sys.stderr)
+    report = {
+        "machine": machine, "load_avg_after": _loadavg(),
+        "settings": {
+            "preset": args.preset, "parameters": wm.count_parameters()["total"], "sections": args.sections,
+            "threads": thread_counts, "repeats": args.repeats, "naive_repeats": args.naive_repeats,
+            "realtime_repeats": args.realtime_repeats, "paper": PAPER, "realtime": REALTIME,
+            "samples": args.samples, "iterations": args.iterations, "envs": args.envs,
+            "envs_preset": args.envs_preset, "compile": args.compile, "pretrain_batch": args.pretrain_batch,
+            "finetune_batch": args.finetune_batch, "flop_per_sequence": imagine_flops(wm),
+        },
+        "results": results,
+    }
+    print(json.dumps(report, indent=2, default=str) if args.json else format_table(report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
