@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from simdist.data.engine import ActionPerturber, PerturbationConfig
 from simdist.data.recorder import EpisodeRecorder
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.envs.base import BatchedEnv
@@ -57,12 +58,15 @@ def rollout(
     meta: dict[str, Any] | None = None,
     on_episode: Callable[[int, int], None] | None = None,
     max_steps: int = 10_000_000,
+    perturbation: PerturbationConfig | None = None,
 ) -> RolloutResult:
     """Run until ``episodes`` episodes have finished (across all envs) and return their statistics.
 
     With ``record_spec`` every finished episode is returned in the trajectory schema (rewards as the
     env reports them, values zero, expert flags False: on-policy controller data, as on a robot).
     ``on_episode(done, total)`` is called as episodes finish (progress reporting).
+    ``perturbation`` adds the data engine's noise windows to the executed actions (exploration for
+    logged data: the recorded action is the applied one), seeded by ``seed``.
     """
     started = time.perf_counter()
     obs = env.reset(seed=seed)
@@ -75,6 +79,10 @@ def rollout(
         if hasattr(controller, "reset"):
             controller.reset()
     recorder = EpisodeRecorder(b, record_spec, first_episode_id) if record_spec is not None else None
+    perturber = None
+    if perturbation is not None:
+        adim = int(np.prod(env.action_spec.shape))
+        perturber = ActionPerturber(perturbation, b, adim, np.random.default_rng(seed))
     ep_return = np.zeros(b, np.float64)
     ep_len = np.zeros(b, np.int64)
     returns: list[float] = []
@@ -87,6 +95,8 @@ def rollout(
             actions = _to_numpy(controller.act(history)).astype(np.float32)
         else:
             actions = _to_numpy(controller(obs)).astype(np.float32)
+        if perturber is not None:
+            actions = _clip(perturber(actions)[0], env.action_spec)
         step = env.step(actions)
         if recorder is not None:
             cmds = obs.get(command_key) if command_key else None
@@ -126,6 +136,13 @@ def rollout(
         terminated=np.asarray(terminated[:episodes]), episodes=logged[:episodes] if recorder else [],
         final_info=infos[:episodes], seconds=time.perf_counter() - started,
     )
+
+
+def _clip(actions: np.ndarray, spec: Any) -> np.ndarray:
+    low, high = getattr(spec, "low", None), getattr(spec, "high", None)
+    if low is None and high is None:
+        return actions
+    return np.clip(actions, low, high).astype(np.float32)
 
 
 def _is_per_env(value: Any, num_envs: int) -> bool:

@@ -244,3 +244,17 @@ def test_rsl_rl_vecenv_adapter() -> None:
     assert done.tolist() == [0, 0, 0, 1] and extras["time_outs"].tolist() == [False, False, False, True]
     assert venv.episode_length_buf[3] == 0  # auto-reset inside the adapter
     assert ppo_config()["algorithm"]["desired_kl"] == 0.01
+
+
+def test_height_at_is_safe_at_and_beyond_the_terrain_edge() -> None:
+    """A robot at (or past, or NaN beyond) the last grid row must not index outside the height field."""
+    from simdist.envs.go2.terrain import make_grid
+
+    terrain = make_grid(num_rows=2, num_cols=2, seed=0)
+    x0, x1, y0, y1 = terrain.extent
+    xs = np.array([x0, x1, x1 + 5.0, x1 - 1e-7, np.nan, (x0 + x1) / 2], dtype=np.float32)
+    ys = np.array([y0, y1, y1 + 5.0, y1 - 1e-7, np.nan, (y0 + y1) / 2], dtype=np.float32)
+    h = terrain.height_at(xs, ys)
+    assert h.shape == xs.shape and np.isfinite(h).all()
+    corner = terrain.heights[-1, -1]
+    assert h[1] == pytest.approx(corner, abs=1e-5) and h[2] == pytest.approx(corner, abs=1e-5)

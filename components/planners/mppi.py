@@ -32,14 +32,17 @@ WARM_STARTS = ("shift", "official", "none")
 
 #: Sequences per ``imagine`` call on CPU when ``score_chunk`` is None (measured: 100-250 is flat).
 DEFAULT_CPU_CHUNK = 128
-REALTIME_SAMPLES, REALTIME_POLICY, REALTIME_ITERATIONS, REALTIME_ELITES = 32, 4, 2, 8
+# Measured on the 2-core dev machine (1 thread, shared with other jobs): 16 + 2 sequences in one
+# iteration cost ≈ 15 ms CPU per tick (encoder 1 ms, policy head 2.3 ms, one imagine ≈ 8 ms); each
+# further iteration or 16 samples adds ≈ 8 ms, which no longer fits a 20 ms p99 under load.
+REALTIME_SAMPLES, REALTIME_POLICY, REALTIME_ITERATIONS, REALTIME_ELITES = 16, 2, 1, 4
 
 #: The official MPPI settings (SIMDIST 6.1); these are also the constructor defaults.
 PAPER: dict[str, Any] = dict(
     num_samples=450, mixture_coef=0.05, iterations=8, num_elites=64, temperature=0.25, init_std=2.0,
     min_std=0.05, base_act_std=0.05, momentum=0.0, discount=0.99, seed=42,
 )
-#: A real-time setting for a 50 Hz loop on a 2-core CPU (chosen with ``simdist bench``).
+#: A real-time setting for a 50 Hz loop on a 2-core CPU (chosen with ``simdist bench``; see above).
 REALTIME: dict[str, Any] = dict(PAPER, num_samples=REALTIME_SAMPLES, num_policy_samples=REALTIME_POLICY,
                                 iterations=REALTIME_ITERATIONS, num_elites=REALTIME_ELITES)
 
@@ -62,6 +65,10 @@ class MPPIPlanner(Planner):
     ``"official"`` [p_{T-1}, 0, …, 0] (the released ``roll(+1)``-then-zero code, SIMDIST 11.1a);
     ``"none"`` zeros. After ``reset`` (or a change of batch size) the mean starts at zero.
 
+    ``score_chunk``: most sequences per ``imagine`` call (None: 128 on CPU, all at once elsewhere);
+    ``compile``: score through ``torch.compile`` (True, or a mode such as ``"reduce-overhead"``, which
+    uses CUDA graphs on a GPU); the first tick of each shape compiles.
+
     Samples and outputs are clipped to the action bounds (planner arguments, else the model config).
     Randomness comes from the planner's own ``torch.Generator``, seeded with ``seed`` at construction and
     by ``reset(seed=...)``, so a tick is deterministic given the seed and the call sequence.
@@ -73,7 +80,7 @@ class MPPIPlanner(Planner):
         temperature: float = 0.25, init_std: float = 2.0, min_std: float = 0.05, max_std: float = 2.0,
         base_act_std: float = 0.05, momentum: float = 0.0, discount: float = 0.99, warm_start: str = "shift",
         seed: int = 42, action_low: Bound = None, action_high: Bound = None, naive: bool = False,
-        score_chunk: int | None = None, compile: bool = False,
+        score_chunk: int | None = None, compile: bool | str = False,
     ) -> None:
         super().__init__(world_model, action_low, action_high)
         if warm_start not in WARM_STARTS:
@@ -99,7 +106,7 @@ class MPPIPlanner(Planner):
         self.warm_start, self.naive, self.seed = warm_start, naive, int(seed)
         if score_chunk is not None and score_chunk < 1:
             raise ValueError(f"score_chunk must be >= 1 or None, got {score_chunk}")
-        self.score_chunk, self.compile = score_chunk, bool(compile)
+        self.score_chunk, self.compile = score_chunk, compile
         self._compiled: Any = None
         self.prev_mean: Tensor | None = None
         self._gen: torch.Generator | None = None
@@ -142,7 +149,8 @@ class MPPIPlanner(Planner):
             return self._score_naive(actions, *ctx)
         if self.compile:
             if self._compiled is None:
-                self._compiled = torch.compile(self._score_fast, dynamic=False)
+                mode = self.compile if isinstance(self.compile, str) else None
+                self._compiled = torch.compile(self._score_fast, dynamic=False, mode=mode)
             return self._compiled(actions, *ctx)
         b, n = actions.shape[:2]
         chunk = self.score_chunk
@@ -223,7 +231,7 @@ class MPPIPlanner(Planner):
         return (f"{type(self).__name__}(samples={self.num_samples}+{self.num_policy_samples} policy, "
                 f"iterations={self.iterations}, elites={self.num_elites}, temperature={self.temperature}, "
                 f"horizon={self.horizon}, warm_start={self.warm_start!r}, naive={self.naive}, "
-                f"compile={self.compile})")
+                f"compile={self.compile!r})")
 
 
 @register("planner", "mppi_naive")

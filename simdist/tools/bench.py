@@ -54,8 +54,9 @@ def machine_info(device: torch.device) -> dict[str, Any]:
     info: dict[str, Any] = {
         "cpu": cpu, "logical_cores": os.cpu_count(), "platform": platform.platform(),
         "python": platform.python_version(), "torch": torch.__version__,
-        "cpu_capability": torch.backends.cpu.get_cpu_capability(), "mkldnn": torch.backends.mkldnn.is_available(),
-        "device": str(device), "load_avg": _loadavg(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "mkldnn": torch.backends.mkldnn.is_available(), "device": str(device), "load_avg": _loadavg(),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
     }
     if device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(device)
@@ -73,7 +74,8 @@ def summarize(values: Sequence[float]) -> dict[str, float]:
     """Median, p99 (nearest rank), mean, min and count of ``values``."""
     xs = sorted(values)
     p99 = xs[min(len(xs) - 1, max(0, -(-99 * len(xs) // 100) - 1))]
-    return {"median": statistics.median(xs), "p99": p99, "mean": statistics.fmean(xs), "min": xs[0], "n": len(xs)}
+    return {"median": statistics.median(xs), "p99": p99, "mean": statistics.fmean(xs), "min": xs[0],
+            "n": len(xs)}
 
 
 def _sync(device: torch.device) -> None:
@@ -97,7 +99,11 @@ def time_calls(fn: Callable[[], Any], repeats: int, warmup: int, device: torch.d
 
 
 class PeakMemory:
-    """Peak memory above the starting level: CUDA allocator peak, or sampled resident set size on CPU."""
+    """Peak memory during the block: CUDA allocator peak, or the sampled resident set size on CPU.
+
+    ``extra_mib`` is the rise above the level at entry (on CPU a lower bound: memory the process
+    already holds from earlier sections is reused); ``peak`` is the absolute peak in bytes.
+    """
 
     def __init__(self, device: torch.device, interval: float = 0.005) -> None:
         self.device, self.interval, self.peak = device, interval, 0
@@ -261,7 +267,7 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
             t0 = time.perf_counter()
             comp.plan(history)
             compile_s = time.perf_counter() - t0
-            timing = time_calls(lambda: comp.plan(history), args.repeats, args.warmup, device)
+            timing = time_calls(lambda comp=comp: comp.plan(history), args.repeats, args.warmup, device)
             rows.append(planner_row(
                 "mppi", f"compile={mode}", threads, timing, compile_s=compile_s,
                 gflop_per_tick=flop / 1e9, gflops=flop / 1e9 / timing["wall"]["median"]))
@@ -289,7 +295,7 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
             planner = simdist.create("planner", "mppi", world_model=wm, **preset)
             hist = random_history(wm, envs)
             repeats = max(3, args.repeats // max(1, envs // 8))
-            timing = time_calls(lambda: planner.plan(hist), repeats, 1, device)
+            timing = time_calls(lambda p=planner, h=hist: p.plan(h), repeats, 1, device)
             rows.append(planner_row(
                 "envs", f"{args.envs_preset} x{envs} envs", threads, timing,
                 ticks_per_s=1.0 / timing["wall"]["median"], env_ticks_per_s=envs / timing["wall"]["median"]))
@@ -340,6 +346,7 @@ def bench_training(preset: str, args: Any, threads: int | None, device: torch.de
                 "p99_ms": 1e3 * timing["wall"]["p99"], "cpu_ms": 1e3 * timing["cpu"]["median"],
                 "n": repeats, "samples_per_s": batch_size / timing["wall"]["median"],
                 "trainable_params": sum(p.numel() for p in params), "peak_extra_mib": mem.extra_mib,
+                "peak_mib": mem.peak / 2**20,
                 "compile_s": compile_s,
             })
     return rows
@@ -352,7 +359,8 @@ def format_table(report: dict[str, Any]) -> str:
              f"({report['machine']['cpu']}, {report['machine']['logical_cores']} logical cores, "
              f"torch {report['machine']['torch']})",
              f"load average before {report['machine']['load_avg']} after {report['load_avg_after']}",
-             f"{'section':<9} {'setting':<24} {'thr':>3} {'median ms':>10} {'p99 ms':>9} {'cpu ms':>9} {'n':>4}  notes"]
+             f"{'section':<9} {'setting':<24} {'thr':>3} {'median ms':>10} {'p99 ms':>9} {'cpu ms':>9} "
+             f"{'n':>4}  notes"]
     skip = {"section", "setting", "threads", "median_ms", "p99_ms", "cpu_ms", "n"}
     for r in report["results"]:
         notes = ", ".join(f"{k}={_fmt(v)}" for k, v in r.items() if k not in skip and v is not None)
@@ -373,7 +381,7 @@ def _int_list(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = tool_parser("bench", __doc__.splitlines()[0].split(":", 1)[1].strip())
-    parser.add_argument("--preset", default="go2", help="world-model preset (default go2, 667,758 parameters)")
+    parser.add_argument("--preset", default="go2", help="world-model preset (go2: 667,758 parameters)")
     parser.add_argument("--sections", default=",".join(SECTIONS), help=f"comma list of {', '.join(SECTIONS)}")
     parser.add_argument("--threads", default="1,2", help="torch thread counts to run under (CPU), e.g. 1,2")
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:i]")
@@ -390,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pretrain-batch", type=int, default=512)
     parser.add_argument("--finetune-batch", type=int, default=32)
     parser.add_argument("--compile", nargs="?", const="default", default=None, metavar="MODE",
-                        help="also time torch.compile variants (MODE: default, reduce-overhead, max-autotune)")
+                        help="also time torch.compile variants (MODE: default, reduce-overhead, ...)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = parser.parse_args(argv)
     args.sections = [s.strip() for s in args.sections.split(",") if s.strip()]

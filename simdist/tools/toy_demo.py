@@ -27,7 +27,7 @@ class ToyScale:
     pretrain_epochs: int = 6
     windows_per_epoch: int = 24_000
     real_episodes: int = 24
-    finetune_epochs: int = 8
+    finetune_epochs: int = 3
     finetune_windows_per_epoch: int = 6_000
     eval_episodes: int = 32
     num_envs: int = 16
@@ -116,9 +116,10 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     real_before = _evaluate(planner_for(model), "real", scale.eval_episodes, scale.num_envs, seed + 2)
 
     _log(f"4/6 logging {scale.real_episodes} 'real' episodes with the planner (finetuning data)", started)
-    logged = _evaluate(planner_for(model), "real", scale.real_episodes + scale.heldout_episodes,
-                       scale.num_envs, seed + 3, record=True).episodes
-    heldout, train_eps = logged[:scale.heldout_episodes], logged[scale.heldout_episodes:]
+    heldout = _evaluate(planner_for(model), "real", scale.heldout_episodes, scale.num_envs, seed + 4,
+                        record=True).episodes
+    train_eps = _evaluate(planner_for(model), "real", scale.real_episodes, scale.num_envs, seed + 3,
+                          record=True).episodes
     spec = DatasetSpec.from_episode(train_eps[0])
     with EpisodeWriter(out / "real-data", spec, max_episodes_per_shard=8) as writer:
         for ep in train_eps:
@@ -128,7 +129,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     before_loss = consistency_loss(model, heldout, front_padding=pad)
 
     _log(f"5/6 finetuning only the dynamics on {minutes:.1f} min of 'real' data", started)
-    ft = FinetuneModule(init_from=str(sim_model), lr=1e-3, end_lr=3e-4, warmup_steps=50, decay_steps=2_000)
+    ft = FinetuneModule(init_from=str(sim_model), lr=2e-4, end_lr=1e-4, warmup_steps=50, decay_steps=2_000)
     real_dm = TrajectoryDataModule(str(out / "real-data"), history=cfg.history, horizon=cfg.horizon,
                                    batch_size=32, windows_per_epoch=scale.finetune_windows_per_epoch,
                                    heldout_fraction=0.0, front_pad=pad, seed=seed)

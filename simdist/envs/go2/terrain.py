@@ -82,18 +82,20 @@ class Terrain:
     # -- geometry -------------------------------------------------------------------
     def height_at(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Ground height at world points (any matching shapes); bilinear, edge-clamped."""
-        x = np.asarray(x, dtype=np.float32)
-        y = np.asarray(y, dtype=np.float32)
+        x = np.asarray(x, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
         if self.plane:
             h = np.zeros(np.broadcast_shapes(x.shape, y.shape), dtype=np.float32)
         else:
             ny, nx = self.heights.shape
-            fx = np.clip((x - self.origin[0]) / self.resolution, 0.0, nx - 1.000001)
-            fy = np.clip((y - self.origin[1]) / self.resolution, 0.0, ny - 1.000001)
-            ix = fx.astype(np.int32)
-            iy = fy.astype(np.int32)
-            tx = fx - ix
-            ty = fy - iy
+            # float64 grid coordinates; NaN (diverged bodies) maps to the origin cell. The cell index is
+            # clamped to [0, n-2] so the +1 neighbours exist (float32 rounding put the edge exactly on n-1).
+            fx = np.clip(np.nan_to_num((x - self.origin[0]) / self.resolution, nan=0.0), 0.0, nx - 1.0)
+            fy = np.clip(np.nan_to_num((y - self.origin[1]) / self.resolution, nan=0.0), 0.0, ny - 1.0)
+            ix = np.minimum(np.floor(fx).astype(np.int64), nx - 2)
+            iy = np.minimum(np.floor(fy).astype(np.int64), ny - 2)
+            tx = (fx - ix).astype(np.float32)
+            ty = (fy - iy).astype(np.float32)
             flat = self.heights.ravel()
             i00 = iy * nx + ix
             h00 = flat[i00]

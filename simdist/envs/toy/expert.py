@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-KP, KD = 6.0, 1.6
+KP, KD = 5.0, 1.0
 
 
 class PDPolicy:

@@ -1,7 +1,8 @@
 """``toy-reach``: a planar point mass on a floor that must reach and hold a goal (MuJoCo, 10 Hz).
 
-Physics: a 2-D puck on slide joints x and y, force actuators (``|a| <= 1`` → ``|F| <= 5`` N), dry
-sliding friction modelled as joint ``frictionloss = μ m g`` plus light viscous damping. Physics
+Physics: a 2-D puck on slide joints x and y, force actuators (``|a| <= 1`` → ``|F| <= 2`` N), dry
+sliding friction modelled as joint ``frictionloss = μ m g`` plus viscous damping that bounds the speed
+(about 1 m/s at full force), so the sequences a planner samples stay within the data's states. Physics
 runs at 200 Hz, twenty substeps per 10 Hz control step: at 10 Hz a horizon of 8 steps spans 0.8 s, long
 enough for the distance to the goal to separate good plans from bad ones (at 50 Hz the rewards of all
 candidate plans are nearly equal and the planner ranks them by noise).
@@ -32,14 +33,14 @@ from simdist.registry import register
 
 DT = 0.1
 PHYSICS_DT = 0.005
-MAX_FORCE = 5.0
+MAX_FORCE = 2.0
 NOMINAL_MASS = 1.0
-DAMPING = 0.2
+DAMPING = 2.0  # N·s/m: bounds the speed (~1 m/s at full force), so sampled plans stay in the data
 SIM_MASS = (0.8, 1.25)
 SIM_FRICTION = (0.02, 0.08)
 REAL_MASS = 2.5
 REAL_FRICTION = 0.05
-REAL_TILT = 0.1  # rad (≈ 5.7°): drift force 2.5·9.81·sin(0.1) ≈ 2.4 N
+REAL_TILT = 0.05  # rad (≈ 2.9°): drift force 2.5·9.81·sin(0.05) ≈ 1.2 N, 61 % of the actuator's
 ARENA_RADIUS = 2.0
 START_RADIUS = 1.2
 GOAL_RADIUS = 0.5

@@ -1,0 +1,104 @@
+"""``simdist bench`` at tiny sizes, its FLOP count, and the chunked / broadcast fast paths it times."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+import simdist
+from simdist import WorldModel
+from simdist.cli import main as cli_main
+from simdist.tools import bench
+
+
+@pytest.fixture(scope="module", autouse=True)
+def single_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_bench_json_smoke(capsys):
+    argv = ["bench", "--preset", "toy", "--threads", "1", "--repeats", "2", "--warmup", "1",
+            "--samples", "16", "--iterations", "2", "--naive-repeats", "1", "--realtime-repeats", "3",
+            "--envs", "1,2",
+            "--train-steps", "1", "--pretrain-batch", "4", "--finetune-batch", "2", "--json"]
+    assert cli_main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {"machine", "settings", "results"} <= set(report) and report["machine"]["logical_cores"] >= 1
+    rows = {(r["section"], r["setting"]): r for r in report["results"]}
+    assert {s for s, _ in rows} == set(bench.SECTIONS)
+    for r in report["results"]:
+        assert r["median_ms"] > 0 and r["p99_ms"] >= r["median_ms"] * 0.999 and r["cpu_ms"] >= 0
+    mppi = next(r for r in report["results"] if r["section"] == "mppi")
+    assert mppi["gflop_per_tick"] > 0 and mppi["gflops"] > 0
+    naive = next(r for r in report["results"] if r["section"] == "naive")
+    assert naive["max_abs_plan_diff"] < 1e-4
+    assert [r["env_ticks_per_s"] > 0 for r in report["results"] if r["section"] == "envs"] == [True, True]
+
+
+def test_bench_table(capsys):
+    argv = ["--preset", "toy", "--sections", "realtime", "--threads", "1", "--realtime-repeats", "2"]
+    assert bench.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "realtime" in out and "median ms" in out and "load average" in out
+
+
+def test_summarize_percentiles():
+    s = bench.summarize([float(i) for i in range(1, 101)])
+    assert s["median"] == 50.5 and s["p99"] == 99.0 and s["n"] == 100 and s["min"] == 1.0
+    assert bench.summarize([3.0])["p99"] == 3.0
+
+
+def test_go2_flop_count_matches_formula():
+    torch.manual_seed(0)
+    wm = WorldModel.from_preset("go2").eval()
+    d, t, n_ctx, a, c, f = 64, 25, 51, 12, 3, 4  # 51 context tokens
+    dyn = 2 * t * a * d + 2 * (2 * t * d * d * (6 + 2 * f) + 4 * t * t * d + 4 * t * n_ctx * d)
+    enc = 2 * t * d * d * (4 + 2 * f) + 4 * t * t * d + 2 * t * d
+    heads = 2 * t * (d + a + c) * d + enc + 2 * t * (d + c) * d + enc
+    assert bench.imagine_flops(wm) == pytest.approx(dyn + heads)
+    assert 472 * 8 * (dyn + heads) / 1e9 == pytest.approx(47.0, abs=0.1)
+
+
+def test_chunked_scoring_matches_unchunked():
+    torch.manual_seed(0)
+    wm = WorldModel.from_preset("toy").eval()
+    hist = bench.random_history(wm, 3)
+    kw = dict(num_samples=40, iterations=2, num_elites=8)
+    whole = simdist.create("planner", "mppi", world_model=wm, score_chunk=10_000, **kw).plan(hist)
+    chunked = simdist.create("planner", "mppi", world_model=wm, score_chunk=7, **kw).plan(hist)
+    torch.testing.assert_close(chunked.plan, whole.plan, atol=1e-5, rtol=0)
+    torch.testing.assert_close(chunked.returns, whole.returns, atol=1e-5, rtol=1e-5)
+
+
+def test_attention_fast_paths_match_reference():
+    """Fused self-attention and folded shared-context cross-attention equal the plain computation."""
+    from simdist.nn import MultiHeadAttention
+
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 4).eval()
+    h, dh = 4, 4
+
+    def reference(x, ctx, causal):
+        q = mha.split(mha.q(x))
+        k, v = mha.split(mha.k(ctx)), mha.split(mha.v(ctx))
+        s = q @ k.transpose(-1, -2) / dh**0.5
+        if causal:
+            s = s.masked_fill(~torch.ones(s.shape[-2:], dtype=torch.bool).tril(), float("-inf"))
+        return mha.out((s.softmax(-1) @ v).transpose(-2, -3).flatten(-2))
+
+    x = torch.randn(2, 3, 5, 16)
+    ctx = torch.randn(2, 7, 16)
+    with torch.no_grad():
+        for causal in (False, True):
+            torch.testing.assert_close(mha(x, causal=causal), reference(x, x, causal), atol=1e-5, rtol=1e-5)
+        k, v = mha.project_kv(ctx)
+        kv = (k[:, None], v[:, None])  # (B, 1, h, L, d): one context per env, 3 samples each
+        want = reference(x, ctx[:, None].expand(2, 3, 7, 16), False)
+        torch.testing.assert_close(mha(x, kv=kv), want, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(mha(x[0], kv=(k[0], v[0])), want[0], atol=1e-5, rtol=1e-5)
+        assert mha(x, kv=(k[:1, None], v[:1, None])).shape == (2, 3, 5, 16) and h * dh == 16
