@@ -34,6 +34,8 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
+from simdist.fsutil import replace_dir
+
 FORMAT = "simdist-expert"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -276,25 +278,11 @@ def export_expert_set(log_dir: PathLike, out_dir: PathLike, iterations: Sequence
             "action_dim": meta["action_dim"], "hidden_dims": meta["hidden_dims"], "activation": activation,
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
-        _swap_dir(tmp, out)
+        replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return manifest
-
-
-def _swap_dir(new: Path, target: Path) -> None:
-    if not target.exists():
-        os.replace(new, target)
-        return
-    old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
-    os.replace(target, old)
-    try:
-        os.replace(new, target)
-    except BaseException:
-        os.replace(old, target)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 @dataclass

@@ -39,6 +39,7 @@ from safetensors.torch import load_file, save_file
 
 from simdist import __version__
 from simdist.config import ConfigError, WorldModelConfig
+from simdist.fsutil import replace_dir
 
 if TYPE_CHECKING:
     from simdist.world_model import WorldModel
@@ -314,26 +315,11 @@ def save_pretrained(
             (tmp / TRAIN_CONFIG_NAME).write_text(train_text, encoding="utf-8")
         if planner_text is not None:
             (tmp / PLANNER_NAME).write_text(planner_text, encoding="utf-8")
-        _replace_dir(tmp, target)
+        replace_dir(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
-
-
-def _replace_dir(new: Path, target: Path) -> None:
-    """Move ``new`` to ``target``; a previous ``target`` is removed only after the move succeeded."""
-    if not target.exists():
-        os.replace(new, target)
-        return
-    old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
-    os.replace(target, old)
-    try:
-        os.replace(new, target)
-    except BaseException:
-        os.replace(old, target)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def _train_config_text(train_config: Mapping[str, Any] | StrPath) -> str:

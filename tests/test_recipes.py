@@ -36,6 +36,9 @@ def test_toy_recipes_run(tmp_path) -> None:
     assert main(["fit", "--config", str(toy / "pretrain.yaml"), "--data.train", str(tmp_path / "sim"),
                  "--trainer.default_root_dir", str(tmp_path / "pre"), *common]) == 0
     ckpt = next((tmp_path / "pre").rglob("last.ckpt"))
+    assert main(["validate", "--config", str(toy / "pretrain.yaml"), "--data.train", str(tmp_path / "sim"),
+                 "--ckpt_path", str(ckpt), "--trainer.logger", "false", "--trainer.limit_val_batches", "2",
+                 "--trainer.enable_progress_bar", "false", "--data.heldout_fraction", "0.3"]) == 0
     assert main(["export", "--ckpt", str(ckpt), "--out", str(tmp_path / "toy-sim")]) == 0
     assert main(["fit", "--config", str(toy / "finetune.yaml"), "--data.train", str(tmp_path / "sim"),
                  "--model.init_args.init_from", str(tmp_path / "toy-sim"),

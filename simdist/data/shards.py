@@ -33,20 +33,12 @@ from simdist.data.schema import (
     json_default,
 )
 from simdist.data.stats import RunningStats, Stats
+from simdist.fsutil import atomic_write_json
 
 DATASET_INFO = "dataset.json"
 FORMAT_NAME = "simdist-episodes"
 
 Source = str | os.PathLike | Sequence[str | os.PathLike]
-
-
-def _atomic_write_json(path: str, obj: Any) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(obj, f, indent=1, default=json_default)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def read_dataset_info(path: str | os.PathLike) -> dict[str, Any]:
@@ -294,7 +286,7 @@ class EpisodeWriter:
         info["stats"] = self._stats.finalize().to_dict()
         info["stats_state"] = self._stats.state_dict()
         info["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        _atomic_write_json(self.info_path, info)
+        atomic_write_json(self.info_path, info, default=json_default)
 
 
 # -- reading ------------------------------------------------------------------------------------

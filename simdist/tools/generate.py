@@ -35,6 +35,7 @@ import numpy as np
 
 from simdist.cli import tool_parser
 from simdist.data.schema import SCHEMA_VERSION, DatasetSpec, json_default
+from simdist.fsutil import atomic_write_json
 
 PRESETS: dict[str, dict[str, int]] = {
     "cpu": {"num_envs": 256, "transitions": 5_000_000},
@@ -86,12 +87,6 @@ def part_seed(seed: int, part: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(part)]).generate_state(1)[0])
 
 
-def _write_json(path: Path, obj: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(obj, indent=1, default=json_default) + "\n")
-    os.replace(tmp, path)
-
-
 def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, transitions: int, seed: int = 0,
                  part_size: int | None = None, env_kwargs: dict[str, Any] | None = None,
                  preset: str = "custom", progress: bool = True, log: Any = print) -> dict[str, Any]:
@@ -127,7 +122,7 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
         raise ValueError(f"{out} holds a different generation run (stored, requested): {diff}; "
                          "use another --out")
     state.update(preset=preset, experts=experts_meta)
-    _write_json(state_path, state)
+    atomic_write_json(state_path, state, default=json_default)
 
     env = EpisodeMetaEnv(Go2Env(num_envs, seed=seed, **kwargs))
     spec = go2_dataset_spec()
@@ -149,7 +144,7 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
         summary["cpu_seconds"] = time.process_time() - pc
         summary["wall_seconds"] = time.perf_counter() - pt
         state["parts"][name] = summary
-        _write_json(state_path, state)
+        atomic_write_json(state_path, state, default=json_default)
         write_index(out, spec, sorted(state["parts"]), {"generator": state["config"], "preset": preset,
                                                          "experts": experts_meta})
         done_now += summary["steps"] * num_envs
@@ -165,7 +160,7 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
                                                          "experts": experts_meta})
     result = summarize(state, wall=time.perf_counter() - t0, cpu=time.process_time() - c0, simulated=done_now)
     state["summary"] = result
-    _write_json(state_path, state)
+    atomic_write_json(state_path, state, default=json_default)
     return result
 
 
@@ -187,7 +182,7 @@ def write_index(out: Path, spec: DatasetSpec, parts: list[str], metadata: dict[s
         "dropped_episodes": dropped, "stats": acc.finalize().to_dict(), "stats_state": acc.state_dict(),
         "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    _write_json(out / DATASET_INFO, index)
+    atomic_write_json(out / DATASET_INFO, index, default=json_default)
 
 
 def summarize(state: dict[str, Any], wall: float, cpu: float, simulated: int) -> dict[str, Any]:
