@@ -169,3 +169,10 @@ def test_evaluate_cli_model(tmp_path: Path, capsys: pytest.CaptureFixture[str], 
     assert all(0.0 <= p <= 3.0 for p in out["speeds"][0]["progress"])
     with pytest.raises(ValueError, match="expert:PATH"):
         evaluate_tool.build_controller("foo")
+
+
+def test_profiles_carry_the_papers_protocol_speeds() -> None:
+    from simdist.envs.go2.protocol import make_course
+
+    assert make_course(profile="foam").speeds == (0.2, 0.7, 1.2)
+    assert make_course(profile="ptfe-slope-5.7deg").speeds == (0.1, 0.3, 0.5)

@@ -50,7 +50,8 @@ def main(argv: list[str]) -> int:
     course.add_argument("--profile", help="reality profile: built-in name or YAML path")
     course.add_argument("--terrain", choices=["flat", "slope", "rough", "boxes"])
     parser.add_argument("--course-length", type=float, default=None, help="progress cap (m)")
-    parser.add_argument("--speeds", default="0.1,0.3,0.5", help="comma-separated speeds (m/s)")
+    parser.add_argument("--speeds", default=None,
+                        help="comma-separated speeds (m/s); default: the profile's eval_speeds, else 0.1,0.3,0.5")
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--randomize", action="store_true", help="domain randomisation per trial")
@@ -66,7 +67,7 @@ def main(argv: list[str]) -> int:
                                   args.seed)
     course = make_course(profile=args.profile, terrain=args.terrain, course_length=args.course_length,
                          seed=args.seed)
-    speeds = [float(s) for s in args.speeds.split(",") if s.strip()]
+    speeds = [float(s) for s in args.speeds.split(",") if s.strip()] if args.speeds else list(course.speeds)
     result = run_protocol(controller, course, speeds=speeds, trials=args.trials, seed=args.seed,
                           randomize=args.randomize, time_factor=args.time_factor, max_steps=args.max_steps,
                           log=None if args.json else print)

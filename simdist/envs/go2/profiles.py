@@ -52,6 +52,7 @@ class RealityProfile:
     payload_offset: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])  # base frame, m
     obs_noise: float = 0.0  # multiple of the official training-noise standard deviations
     action_noise: float = 0.0  # std of Gaussian noise added to actions (action units)
+    eval_speeds: list[float] = field(default_factory=lambda: [0.1, 0.3, 0.5])  # protocol speeds (m/s)
 
     def __post_init__(self) -> None:
         if self.course not in COURSES:

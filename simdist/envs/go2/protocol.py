@@ -53,6 +53,7 @@ class Course:
     name: str
     length: float
     env_kwargs: dict[str, Any] = field(default_factory=dict)
+    speeds: tuple[float, ...] = (0.1, 0.3, 0.5)  # the protocol's commanded speeds for this course
 
 
 def make_course(profile: str | dict | RealityProfile | None = None, terrain: str | None = None,
@@ -64,7 +65,7 @@ def make_course(profile: str | dict | RealityProfile | None = None, terrain: str
         p = load_profile(profile)
         if course_length is not None:
             p = RealityProfile.from_dict({**p.to_dict(), "course_length": course_length})
-        return Course(p.name, p.course_length, {"profile": p})
+        return Course(p.name, p.course_length, {"profile": p}, tuple(p.eval_speeds))
     length = float(course_length or DEFAULT_COURSE_LENGTH)
     if terrain == "flat":
         return Course("flat", length, {"terrain": "flat"})

@@ -1,0 +1,466 @@
+"""Real-world adaptation over a data schedule (SIMDIST.md 5, 13 §1.3): the paper's Fig. 4 loop.
+
+For every stage of a schedule of cumulative real-data amounts (minutes at the env's control rate):
+collect on-policy MPPI episodes with the previous stage's model until the amount is reached (logged in
+the trajectory schema, one dataset folder per run), finetune under a freeze policy (default: only the
+dynamics, from the base model, on all real data so far), then evaluate the new model with the planner
+on the real env. Stage 0 is the zero-shot model. Each stage also records the latent-consistency loss on
+a fixed held-out real set (collected once with the zero-shot planner, never trained on) before and after
+finetuning, and the ROC AUC of the value head's scores of logged real episodes (successes vs failures).
+State lives in ``state.json`` and is written atomically after every step, so a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from simdist.data.schema import DatasetSpec, Episode
+from simdist.fsutil import atomic_write_json
+from simdist.rollout import RolloutResult, rollout
+from simdist.world_model import WorldModel
+
+#: toy success: the puck ends within this distance (m) of the goal
+TOY_SUCCESS_RADIUS = 0.15
+
+
+# ---------------------------------------------------------------------------------------------- metrics
+def roc_auc(scores: Sequence[float] | np.ndarray, labels: Sequence[bool] | np.ndarray) -> float | None:
+    """ROC AUC of ``scores`` ranking positives (``labels`` True) above negatives; ties count one half.
+
+    Returns None unless both classes are present (Mann-Whitney U with average ranks).
+    """
+    s = np.asarray(scores, np.float64).ravel()
+    y = np.asarray(labels, bool).ravel()
+    if s.shape != y.shape:
+        raise ValueError(f"{len(s)} scores but {len(y)} labels")
+    pos, neg = int(y.sum()), int((~y).sum())
+    if pos == 0 or neg == 0:
+        return None
+    _, inverse, counts = np.unique(s, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    ranks = ((ends - counts + 1 + ends) / 2.0)[inverse]
+    return float((ranks[y].sum() - pos * (pos + 1) / 2.0) / (pos * neg))
+
+
+@torch.no_grad()
+def value_trace(model: WorldModel, episode: Episode, front_padding: int = 0) -> np.ndarray:
+    """The value head's prediction (environment units, first horizon step) at every window of ``episode``."""
+    from simdist.training.evaluate import _torch, _windows
+
+    batch = _windows(model, episode, front_padding)
+    if batch is None:
+        return np.zeros(0)
+    was_training = model.training
+    model.eval()
+    batch = {k: v.to(model.device) if isinstance(v, torch.Tensor) else {g: x.to(model.device) for g, x in v.items()}
+             for k, v in _torch(batch).items()}
+    values = model.predict(batch, heads=True).values
+    model.train(was_training)
+    assert values is not None
+    return model.normalizer.denormalize("values", values[:, :1]).squeeze(-1).cpu().numpy()
+
+
+def episode_value_score(model: WorldModel, episode: Episode, front_padding: int = 0) -> float:
+    """Mean predicted value over the last quarter of the episode's windows (how well it is going to end)."""
+    trace = value_trace(model, episode, front_padding)
+    if not len(trace):
+        return float("nan")
+    return float(trace[-max(1, len(trace) // 4):].mean())
+
+
+def value_auc(model: WorldModel, episodes: Sequence[Episode], success: Sequence[bool],
+              front_padding: int = 0) -> float | None:
+    """ROC AUC of :func:`episode_value_score` for successful vs failed episodes (None: one class only)."""
+    scores = np.array([episode_value_score(model, ep, front_padding) for ep in episodes])
+    ok = np.isfinite(scores)
+    return roc_auc(scores[ok], np.asarray(success, bool)[ok])
+
+
+# ---------------------------------------------------------------------------------------------- tasks
+class Task:
+    """A real environment for adaptation: builds it, evaluates a planner, labels episode success."""
+
+    name = "task"
+    metric = "metric"
+    dt = 0.02
+
+    def planner_options(self) -> dict[str, Any]:
+        """Extra MPPI keyword arguments for this task."""
+        return {}
+
+    def make_env(self, num_envs: int, seed: int) -> Any:
+        raise NotImplementedError
+
+    def evaluate(self, planner: Any, episodes: int, num_envs: int, seed: int) -> dict[str, Any]:
+        """Metrics of the planner on the real env; ``result[self.metric]`` is the curve's value."""
+        raise NotImplementedError
+
+    def success(self, result: RolloutResult) -> np.ndarray:
+        """Per finished episode of ``result``: did it succeed?"""
+        raise NotImplementedError
+
+    def collect(self, planner: Any, episodes: int, num_envs: int, seed: int, first_episode_id: int = 0
+                ) -> tuple[list[Episode], np.ndarray]:
+        """Roll the planner for ``episodes`` logged episodes; returns them and their success flags."""
+        env = self.make_env(num_envs, seed)
+        try:
+            result = rollout(env, planner, episodes=episodes, seed=seed, record_spec=DatasetSpec.from_env(env),
+                             first_episode_id=first_episode_id, meta={"source": "real", "task": self.name})
+        finally:
+            env.close()
+        return result.episodes, self.success(result)[: len(result.episodes)]
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "metric": self.metric, "dt": self.dt}
+
+
+class ToyTask(Task):
+    """``toy-reach`` on its "real" variant (heavier puck on a slippery slope); metric: mean return."""
+
+    name = "toy-real"
+    metric = "return"
+    dt = 0.1
+
+    def planner_options(self) -> dict[str, Any]:
+        return {"num_elites": 16}
+
+    def make_env(self, num_envs: int, seed: int) -> Any:
+        from simdist.envs.toy import ToyReachEnv
+
+        return ToyReachEnv(num_envs, variant="real", seed=seed)
+
+    def evaluate(self, planner: Any, episodes: int, num_envs: int, seed: int) -> dict[str, Any]:
+        env = self.make_env(num_envs, seed)
+        try:
+            result = rollout(env, planner, episodes=episodes, seed=seed)
+        finally:
+            env.close()
+        return {"return": result.mean_return, "final_distance": float(np.mean(_toy_distances(result))),
+                "success_rate": float(np.mean(self.success(result)))}
+
+    def success(self, result: RolloutResult) -> np.ndarray:
+        return _toy_distances(result) < TOY_SUCCESS_RADIUS
+
+
+def _toy_distances(result: RolloutResult) -> np.ndarray:
+    return np.array([np.linalg.norm(info["final_obs"]["state"][:2]) for info in result.final_info])
+
+
+@dataclass
+class Go2Task(Task):
+    """A Go2 reality profile (name or YAML); metric: the protocol's mean forward progress (m).
+
+    Data collection walks the course straight at ``collect_speed``; an episode succeeds if the robot did
+    not fall. ``max_steps`` caps protocol trials (smoke tests).
+    """
+
+    profile: str = "ptfe-slope-3deg"
+    speeds: tuple[float, ...] = (0.1, 0.3, 0.5)
+    collect_speed: float = 0.3
+    max_steps: int | None = None
+    episode_length_s: float = 20.0
+    name = "go2"
+    metric = "forward_progress"
+    dt = 0.02
+
+    def __post_init__(self) -> None:
+        from simdist.envs.go2.profiles import load_profile
+
+        self.name = f"go2:{load_profile(self.profile).name}"
+
+    def make_env(self, num_envs: int, seed: int) -> Any:
+        from simdist.envs.go2.env import Go2Env
+
+        return Go2Env(num_envs, profile=self.profile, command_mode="straight", straight_speed=self.collect_speed,
+                      randomize=False, episode_length_s=self.episode_length_s, seed=seed)
+
+    def evaluate(self, planner: Any, episodes: int, num_envs: int, seed: int) -> dict[str, Any]:
+        from simdist.envs.go2.protocol import make_course, run_protocol
+
+        result = run_protocol(planner, make_course(profile=self.profile), speeds=self.speeds, trials=episodes,
+                              seed=seed, max_steps=self.max_steps)
+        return {"forward_progress": result.mean_progress, "success_rate": result.success_rate,
+                "termination_rate": result.termination_rate, "protocol": result.to_dict()}
+
+    def success(self, result: RolloutResult) -> np.ndarray:
+        return ~np.asarray(result.terminated, bool)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "profile": self.profile, "speeds": list(self.speeds),
+                "collect_speed": self.collect_speed, "max_steps": self.max_steps}
+
+
+def make_task(real: str, **kwargs: Any) -> Task:
+    """``toy-real`` → :class:`ToyTask`; anything else is a Go2 reality profile name or YAML path."""
+    if real in ("toy-real", "toy"):
+        return ToyTask()
+    return Go2Task(profile=real, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------- loop
+@dataclass
+class AdaptConfig:
+    """Schedule (cumulative minutes of real data) and the per-stage budgets."""
+
+    schedule: list[float] = field(default_factory=lambda: [0.0, 8.0, 16.0, 27.0, 36.0])
+    freeze: str = "dynamics_only"
+    init: str = "base"  # finetune each stage from "base" (on all data) or from the "previous" stage's model
+    episodes_per_eval: int = 8
+    num_envs: int = 8
+    heldout_episodes: int = 4
+    samples: int = 128
+    iterations: int = 4
+    epochs: int = 3
+    windows_per_epoch: int = 6_000
+    batch_size: int = 32
+    lr: float = 2e-4
+    warmup_steps: int = 50
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        s = [float(x) for x in self.schedule]
+        if not s or s[0] != 0.0 or any(b <= a for a, b in zip(s, s[1:])):
+            raise ValueError(f"schedule must start at 0 and increase strictly, got {self.schedule}")
+        if self.init not in ("base", "previous"):
+            raise ValueError(f"init must be 'base' or 'previous', got {self.init!r}")
+        self.schedule = s
+
+
+class AdaptationLoop:
+    """Runs (or resumes) the schedule in ``out``; see the module docstring. ``run()`` returns the curve."""
+
+    def __init__(self, model: str, task: Task, out: str | Path, config: AdaptConfig | None = None,
+                 progress: bool = False, log: Callable[[str], None] = print) -> None:
+        self.model_id = str(model)
+        self.task = task
+        self.cfg = config or AdaptConfig()
+        self.out = Path(out)
+        self.progress = progress
+        self.log = log
+        self.base = WorldModel.from_pretrained(self.model_id).eval()
+        self.pad = self.base.config.history
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.state = self._load_state()
+        self._heldout: list[Episode] | None = None
+
+    # -- state ------------------------------------------------------------------------------------
+    @property
+    def state_path(self) -> Path:
+        return self.out / "state.json"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.out / "real-data"
+
+    def _load_state(self) -> dict[str, Any]:
+        fresh = {"model": self.model_id, "task": self.task.describe(), "freeze": self.cfg.freeze,
+                 "config": asdict(self.cfg), "stages": [], "labels": {}}
+        if not self.state_path.exists():
+            return fresh
+        state = json.loads(self.state_path.read_text())
+        for key in ("model", "freeze"):
+            if state.get(key) != fresh[key]:
+                raise ValueError(f"{self.state_path}: {key} is {state.get(key)!r}, this run asks for {fresh[key]!r}; "
+                                 "use another --out")
+        state["config"] = fresh["config"]  # budgets may change between runs; the data stays
+        return state
+
+    def _save(self) -> None:
+        atomic_write_json(self.state_path, self.state)
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def planner(self, model: WorldModel, seed: int) -> Any:
+        from simdist import create
+
+        return create("planner", "mppi", world_model=model, num_samples=self.cfg.samples,
+                      iterations=self.cfg.iterations, seed=seed, **self.task.planner_options())
+
+    def minutes(self, steps: int) -> float:
+        return steps * self.task.dt / 60.0
+
+    def _load_model(self, path: str) -> WorldModel:
+        return WorldModel.from_pretrained(path).eval()
+
+    def _write(self, folder: Path, episodes: Sequence[Episode], success: np.ndarray, split: str) -> None:
+        from simdist.data import EpisodeWriter
+
+        labels = self.state["labels"].setdefault(split, {})
+        with EpisodeWriter(folder, DatasetSpec.from_episode(episodes[0]), max_episodes_per_shard=10_000) as w:
+            for ep, ok in zip(episodes, success):
+                w.write(ep)
+                labels[str(ep.episode_id)] = bool(ok)
+
+    @staticmethod
+    def _info(folder: Path) -> dict[str, Any]:
+        from simdist.data import read_dataset_info
+
+        return read_dataset_info(folder) if (folder / "dataset.json").exists() else {"num_steps": 0, "shards": []}
+
+    def _episodes(self, folder: Path) -> list[Episode]:
+        from simdist.data import iter_episodes
+
+        if not (folder / "dataset.json").exists():
+            return []
+        return list(iter_episodes(str(folder), shuffle_shards=False, split_by_node=False, split_by_worker=False))
+
+    def heldout(self) -> list[Episode]:
+        """The held-out real set: collected once with the zero-shot planner, never trained on."""
+        if self._heldout is None:
+            folder = self.out / "heldout-data"
+            if len(self._info(folder).get("shards", [])) == 0:
+                eps, ok = self.task.collect(self.planner(self.base, self.cfg.seed + 7), self.cfg.heldout_episodes,
+                                            self.cfg.num_envs, self.cfg.seed + 7, first_episode_id=0)
+                self._write(folder, eps, ok, "heldout")
+                self._save()
+            self._heldout = self._episodes(folder)
+        return self._heldout
+
+    def consistency(self, model: WorldModel) -> float:
+        from simdist.training.evaluate import consistency_loss
+
+        return float(consistency_loss(model, self.heldout(), front_padding=self.pad))
+
+    def auc(self, model: WorldModel) -> float | None:
+        """Value AUC over every logged real episode (held-out and collected) with a success label."""
+        eps, ok = [], []
+        for split, folder in (("heldout", self.out / "heldout-data"), ("real", self.data_dir)):
+            labels = self.state["labels"].get(split, {})
+            for ep in self._episodes(folder):
+                if str(ep.episode_id) in labels:
+                    eps.append(ep)
+                    ok.append(labels[str(ep.episode_id)])
+        return value_auc(model, eps, ok, self.pad) if eps else None
+
+    # -- stage steps ------------------------------------------------------------------------------
+    def collect_until(self, minutes: float, model: WorldModel, stage: int) -> None:
+        """Append on-policy episodes of ``model`` to the real-data folder until it holds ``minutes``."""
+        target = int(np.ceil(minutes * 60.0 / self.task.dt - 1e-6))
+        chunk = 0
+        while (have := int(self._info(self.data_dir)["num_steps"])) < target:
+            done = {int(i) for i in self.state["labels"].get("real", {})}
+            first = max(done, default=-1) + 1
+            seed = self.cfg.seed + 1_000 * stage + chunk
+            eps, ok = self.task.collect(self.planner(model, seed), self.cfg.num_envs, self.cfg.num_envs, seed,
+                                        first_episode_id=first)
+            keep, steps = 0, have
+            while keep < len(eps) and steps < target:
+                steps += len(eps[keep])
+                keep += 1
+            self._write(self.data_dir, eps[:keep], ok[:keep], "real")
+            self._save()
+            chunk += 1
+
+    def finetune(self, init_from: str, stage: int) -> WorldModel:
+        """Finetune ``init_from`` on every real episode so far under the freeze policy; returns it (eval)."""
+        from simdist.data import TrajectoryDataModule
+        from simdist.tools.toy_demo import _trainer
+        from simdist.training import FinetuneModule
+
+        cfg = self.cfg
+        torch.manual_seed(cfg.seed + stage)
+        module = FinetuneModule(init_from=init_from, freeze=cfg.freeze, lr=cfg.lr, end_lr=cfg.lr / 2,
+                                warmup_steps=cfg.warmup_steps, decay_steps=max(10 * cfg.warmup_steps, 2_000))
+        mcfg = module.world_model.config
+        dm = TrajectoryDataModule(str(self.data_dir), history=mcfg.history, horizon=mcfg.horizon,
+                                  batch_size=cfg.batch_size, windows_per_epoch=cfg.windows_per_epoch,
+                                  heldout_fraction=0.0, front_pad=self.pad, seed=cfg.seed + stage)
+        _trainer(self.out / "lightning" / f"stage-{stage}", cfg.epochs, self.progress).fit(module, dm)
+        return module.world_model.eval()
+
+    def run_stage(self, k: int) -> dict[str, Any]:
+        """Collect (stage > 0), finetune and evaluate stage ``k``; returns its entry."""
+        cfg, started = self.cfg, time.perf_counter()
+        minutes = cfg.schedule[k]
+        prev = self.state["stages"][k - 1]["model"] if k else self.model_id
+        incoming = self._load_model(prev) if k else self.base
+        before = self.consistency(incoming)
+        if k == 0:
+            model, path, trained = self.base, self.model_id, False
+        else:
+            self.collect_until(minutes, incoming, k)
+            model = self.finetune(self.model_id if cfg.init == "base" else prev, k)
+            path = str(self.out / "stages" / f"stage-{k}")
+            trained = True
+        info = self._info(self.data_dir)
+        entry = {"stage": k, "target_minutes": minutes, "minutes": self.minutes(int(info["num_steps"])) if k else 0.0,
+                 "episodes": int(info.get("num_episodes", 0)) if k else 0, "model": path, "finetuned": trained,
+                 "freeze": cfg.freeze, "init": cfg.init, "metric": self.task.metric}
+        entry["consistency"] = {"before": before, "after": self.consistency(model) if trained else before}
+        entry["value_auc"] = self.auc(model)
+        if trained:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", ".*is not a Hub repo id.*")
+                model.save_pretrained(path, base_model=self.model_id,
+                                      metrics={"real_minutes": entry["minutes"], "stage": k,
+                                               "heldout_consistency": entry["consistency"]["after"]})
+        entry["eval"] = self.task.evaluate(self.planner(model, cfg.seed + 1), cfg.episodes_per_eval,
+                                           cfg.num_envs, cfg.seed + 1)
+        entry["value"] = float(entry["eval"][self.task.metric])
+        entry["seconds"] = time.perf_counter() - started
+        return entry
+
+    def run(self) -> dict[str, Any]:
+        """Run every unfinished stage (resuming), then write ``curve.json`` and ``curve.png``."""
+        started, times = time.perf_counter(), []
+        stages = self.state["stages"]
+        del stages[len(self.cfg.schedule):]
+        self.heldout()
+        n = len(self.cfg.schedule)
+        for k in range(n):
+            if k < len(stages) and stages[k].get("target_minutes") == self.cfg.schedule[k]:
+                continue
+            del stages[k:]
+            entry = self.run_stage(k)
+            stages.append(entry)
+            self._save()
+            times.append(entry["seconds"])
+            eta = np.mean(times) * (n - k - 1)
+            auc = "n/a" if entry["value_auc"] is None else f"{entry['value_auc']:.2f}"
+            self.log(f"[stage {k + 1}/{n}] {entry['minutes']:.2f} min real data: {self.task.metric} "
+                     f"{entry['value']:.3f}, held-out consistency {entry['consistency']['before']:.4f} -> "
+                     f"{entry['consistency']['after']:.4f}, value AUC {auc}; "
+                     f"elapsed {time.perf_counter() - started:.0f}s, ETA {eta:.0f}s")
+        return self.write_curve()
+
+    def write_curve(self) -> dict[str, Any]:
+        """``curve.json`` (metric, consistency and value AUC vs minutes) and ``curve.png``."""
+        stages = self.state["stages"]
+        curve = {"model": self.model_id, "task": self.task.describe(), "metric": self.task.metric,
+                 "freeze": self.cfg.freeze, "init": self.cfg.init,
+                 "minutes": [s["minutes"] for s in stages], "target_minutes": [s["target_minutes"] for s in stages],
+                 "value": [s["value"] for s in stages],
+                 "consistency_before": [s["consistency"]["before"] for s in stages],
+                 "consistency_after": [s["consistency"]["after"] for s in stages],
+                 "value_auc": [s["value_auc"] for s in stages], "models": [s["model"] for s in stages]}
+        atomic_write_json(self.out / "curve.json", curve)
+        plot_curve(curve, self.out / "curve.png")
+        return curve
+
+
+def plot_curve(curve: dict[str, Any], path: str | Path) -> None:
+    """Metric vs minutes of real data (like the paper's Fig. 4) and held-out consistency vs minutes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    axes[0].plot(curve["minutes"], curve["value"], "o-", color="#48c")
+    axes[0].set_xlabel("real data (min)")
+    axes[0].set_ylabel(curve["metric"])
+    axes[1].plot(curve["minutes"], curve["consistency_after"], "o-", color="#c44")
+    axes[1].set_xlabel("real data (min)")
+    axes[1].set_ylabel("held-out consistency loss")
+    fig.suptitle(f"{curve['task']['name']}: adaptation, freeze={curve['freeze']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
