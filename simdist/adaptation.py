@@ -108,12 +108,16 @@ class Task:
         """Per finished episode of ``result``: did it succeed?"""
         raise NotImplementedError
 
+    def record_spec(self, env: Any) -> DatasetSpec:
+        """The trajectory schema of logged episodes."""
+        return DatasetSpec.from_env(env)
+
     def collect(self, planner: Any, episodes: int, num_envs: int, seed: int, first_episode_id: int = 0
                 ) -> tuple[list[Episode], np.ndarray]:
         """Roll the planner for ``episodes`` logged episodes; returns them and their success flags."""
         env = self.make_env(num_envs, seed)
         try:
-            result = rollout(env, planner, episodes=episodes, seed=seed, record_spec=DatasetSpec.from_env(env),
+            result = rollout(env, planner, episodes=episodes, seed=seed, record_spec=self.record_spec(env),
                              first_episode_id=first_episode_id, meta={"source": "real", "task": self.name})
         finally:
             env.close()
@@ -159,13 +163,14 @@ def _toy_distances(result: RolloutResult) -> np.ndarray:
 class Go2Task(Task):
     """A Go2 reality profile (name or YAML); metric: the protocol's mean forward progress (m).
 
-    Data collection walks the course straight at ``collect_speed``; an episode succeeds if the robot did
-    not fall. ``max_steps`` caps protocol trials (smoke tests).
+    Speeds default to the profile's ``eval_speeds``; data collection walks the course straight at
+    ``collect_speed`` (default: the middle protocol speed); an episode succeeds if the robot did not fall.
+    ``max_steps`` caps protocol trials (smoke tests).
     """
 
     profile: str = "ptfe-slope-3deg"
-    speeds: tuple[float, ...] = (0.1, 0.3, 0.5)
-    collect_speed: float = 0.3
+    speeds: tuple[float, ...] | None = None
+    collect_speed: float | None = None
     max_steps: int | None = None
     episode_length_s: float = 20.0
     name = "go2"
@@ -175,18 +180,28 @@ class Go2Task(Task):
     def __post_init__(self) -> None:
         from simdist.envs.go2.profiles import load_profile
 
-        self.name = f"go2:{load_profile(self.profile).name}"
+        profile = load_profile(self.profile)
+        self.name = f"go2:{profile.name}"
+        self.speeds = tuple(float(v) for v in (self.speeds or profile.eval_speeds))
+        if self.collect_speed is None:
+            self.collect_speed = self.speeds[len(self.speeds) // 2]
 
     def make_env(self, num_envs: int, seed: int) -> Any:
         from simdist.envs.go2.env import Go2Env
 
-        return Go2Env(num_envs, profile=self.profile, command_mode="straight", straight_speed=self.collect_speed,
-                      randomize=False, episode_length_s=self.episode_length_s, seed=seed)
+        speed = float(self.collect_speed or 0.3)
+        return Go2Env(num_envs, profile=self.profile, command_mode="straight", straight_speed=speed, randomize=False,
+                      episode_length_s=self.episode_length_s, seed=seed)
+
+    def record_spec(self, env: Any) -> DatasetSpec:
+        from simdist.tools.generate import go2_dataset_spec
+
+        return go2_dataset_spec()  # the pretraining schema: proprio + extero, the command as commands
 
     def evaluate(self, planner: Any, episodes: int, num_envs: int, seed: int) -> dict[str, Any]:
         from simdist.envs.go2.protocol import make_course, run_protocol
 
-        result = run_protocol(planner, make_course(profile=self.profile), speeds=self.speeds, trials=episodes,
+        result = run_protocol(planner, make_course(profile=self.profile), speeds=self.speeds or (0.3,), trials=episodes,
                               seed=seed, max_steps=self.max_steps)
         return {"forward_progress": result.mean_progress, "success_rate": result.success_rate,
                 "termination_rate": result.termination_rate, "protocol": result.to_dict()}
@@ -195,7 +210,7 @@ class Go2Task(Task):
         return ~np.asarray(result.terminated, bool)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "profile": self.profile, "speeds": list(self.speeds),
+        return {**super().describe(), "profile": self.profile, "speeds": list(self.speeds or ()),
                 "collect_speed": self.collect_speed, "max_steps": self.max_steps}
 
 
@@ -346,8 +361,10 @@ class AdaptationLoop:
         target = int(np.ceil(minutes * 60.0 / self.task.dt - 1e-6))
         chunk = 0
         while (have := int(self._info(self.data_dir)["num_steps"])) < target:
+            info = self._info(self.data_dir)
             done = {int(i) for i in self.state["labels"].get("real", {})}
-            first = max(done, default=-1) + 1
+            done |= {int(i) for sh in info["shards"] for i in sh["episode_ids"]}
+            first = max(done | set(info.get("dropped_episode_ids", [])), default=-1) + 1
             seed = self.cfg.seed + 1_000 * stage + chunk
             eps, ok = self.task.collect(self.planner(model, seed), self.cfg.num_envs, self.cfg.num_envs, seed,
                                         first_episode_id=first)

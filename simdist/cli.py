@@ -21,6 +21,7 @@ TOOLS: dict[str, tuple[str, str, str]] = {
     "train-expert": ("simdist.tools.train_expert", "main", "train/resume the Go2 PPO expert; export its set"),
     "generate": ("simdist.tools.generate", "main", "generate a pretraining dataset from an expert set"),
     "evaluate": ("simdist.tools.evaluate", "main", "Go2 straight-walk forward-progress protocol"),
+    "adapt": ("simdist.tools.adapt", "main", "real-data adaptation curve: collect, finetune, evaluate per stage"),
 }
 
 

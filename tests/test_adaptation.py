@@ -1,0 +1,121 @@
+"""Adaptation loop at toy scale: curve, stage models, consistency, resume, freeze ablations, value AUC."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from simdist import WorldModel
+from simdist.adaptation import AdaptationLoop, AdaptConfig, Go2Task, ToyTask, make_task, roc_auc
+
+SCHEDULE = [0.0, 0.15]  # minutes at 10 Hz: 90 steps, two 60-step episodes
+
+
+def _config(**overrides: object) -> AdaptConfig:
+    base = dict(schedule=SCHEDULE, episodes_per_eval=2, num_envs=2, heldout_episodes=2, samples=16,
+                iterations=1, epochs=1, windows_per_epoch=128, batch_size=32, lr=1e-3, warmup_steps=5)
+    return AdaptConfig(**{**base, **overrides})  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def toy_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A toy world model pretrained for one short epoch on a few thousand simulated transitions."""
+    from simdist.data import TrajectoryDataModule
+    from simdist.envs.toy import generate_toy_dataset
+    from simdist.tools.toy_demo import _trainer
+    from simdist.training import PretrainModule
+
+    torch.set_num_threads(1)
+    warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__).*")
+    root = tmp_path_factory.mktemp("toy-pretrain")
+    generate_toy_dataset(str(root / "sim"), transitions=2_000, seed=0, num_envs=4, critic_epochs=5)
+    torch.manual_seed(0)
+    module = PretrainModule(preset="toy", lr=1e-3, end_lr=3e-4, warmup_steps=20, decay_steps=1_000)
+    cfg = module.world_model.config
+    dm = TrajectoryDataModule(str(root / "sim"), history=cfg.history, horizon=cfg.horizon, batch_size=128,
+                              windows_per_epoch=1_000, heldout_fraction=0.0, seed=0)
+    _trainer(root / "lightning", 1, False).fit(module, dm)
+    return str(module.world_model.save_pretrained(root / "toy-sim"))
+
+
+def test_roc_auc_hand_made() -> None:
+    assert roc_auc([0.9, 0.8, 0.1, 0.2], [True, True, False, False]) == 1.0
+    assert roc_auc([0.1, 0.2, 0.9, 0.8], [True, True, False, False]) == 0.0
+    assert roc_auc([0.5, 0.5], [True, False]) == 0.5  # ties count one half
+    assert roc_auc([0.9, 0.3, 0.6, 0.1], [True, False, False, True]) == pytest.approx(0.5)
+    assert roc_auc([3.0, 1.0, 2.0], [True, False, True]) == 1.0
+    assert roc_auc([1.0, 2.0], [True, True]) is None
+    with pytest.raises(ValueError):
+        roc_auc([1.0], [True, False])
+
+
+def test_adaptation_curve_and_resume(toy_model: str, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    curve = AdaptationLoop(toy_model, ToyTask(), out, _config(), log=lambda m: None).run()
+    for name in ("curve.json", "curve.png", "state.json", "stages/stage-1/model.safetensors",
+                 "real-data/dataset.json", "heldout-data/dataset.json"):
+        assert (out / name).exists(), name
+    assert json.loads((out / "curve.json").read_text()) == json.loads(json.dumps(curve))
+    assert curve["freeze"] == "dynamics_only" and curve["metric"] == "return"
+    assert curve["minutes"][0] == 0.0 and curve["minutes"][1] >= SCHEDULE[1]
+    assert all(np.isfinite(curve["value"]))
+    assert curve["consistency_before"][0] == curve["consistency_after"][0]
+    assert curve["consistency_before"][1] == pytest.approx(curve["consistency_after"][0])
+    assert np.isfinite(curve["consistency_after"][1])
+    state = json.loads((out / "state.json").read_text())
+    assert set(state["labels"]) == {"heldout", "real"}
+    card = (out / "stages" / "stage-1" / "README.md").read_text()
+    assert "toy-sim" in card
+
+    # resume: drop the last stage's entry; only that stage runs again (no new data, no stage-0 work)
+    state["stages"].pop()
+    (out / "state.json").write_text(json.dumps(state))
+    steps = json.loads((out / "real-data" / "dataset.json").read_text())["num_steps"]
+    lines: list[str] = []
+    again = AdaptationLoop(toy_model, ToyTask(), out, _config(), log=lines.append).run()
+    assert len(lines) == 1 and lines[0].startswith("[stage 2/2]") and "ETA" in lines[0]
+    assert json.loads((out / "real-data" / "dataset.json").read_text())["num_steps"] == steps
+    assert again["minutes"] == curve["minutes"] and again["value"][0] == curve["value"][0]
+
+
+@pytest.mark.parametrize("freeze", ["dynamics_only", "dynamics,encoder"])
+def test_freeze_policy_switch(toy_model: str, tmp_path: Path, freeze: str) -> None:
+    loop = AdaptationLoop(toy_model, ToyTask(), tmp_path, _config(freeze=freeze), log=lambda m: None)
+    loop.collect_until(SCHEDULE[1], loop.base, stage=1)
+    tuned = loop.finetune(toy_model, stage=1)
+    base = WorldModel.from_pretrained(toy_model)
+    enc_equal = all(torch.equal(v, tuned.state_dict()[k]) for k, v in base.state_dict().items()
+                    if k.startswith("encoder."))
+    dyn_equal = all(torch.equal(v, tuned.state_dict()[k]) for k, v in base.state_dict().items()
+                    if k.startswith("dynamics."))
+    assert enc_equal == (freeze == "dynamics_only")
+    assert not dyn_equal
+    assert json.loads((tmp_path / "state.json").read_text())["freeze"] == freeze
+
+
+def test_task_factory_and_go2_construction() -> None:
+    assert isinstance(make_task("toy-real"), ToyTask)
+    task = make_task("ptfe-slope-3deg", max_steps=30)
+    assert isinstance(task, Go2Task) and task.metric == "forward_progress" and task.dt == 0.02
+    assert task.describe()["profile"] == "ptfe-slope-3deg" and task.name.startswith("go2:")
+    assert task.collect_speed in task.speeds
+    env = task.make_env(1, seed=0)
+    try:
+        assert env.num_envs == 1 and "command" in env.observation_spec
+    finally:
+        env.close()
+    task = Go2Task(profile="foam", speeds=(0.3,), max_steps=30, episode_length_s=0.3)
+    zero = lambda obs: np.zeros((len(obs["proprio"]), 12), np.float32)  # noqa: E731
+    result = task.evaluate(zero, episodes=1, num_envs=1, seed=0)
+    assert np.isfinite(result["forward_progress"]) and len(result["protocol"]["speeds"]) == 1
+    episodes, ok = task.collect(zero, episodes=1, num_envs=1, seed=0)
+    assert len(episodes) == 1 and len(ok) == 1 and episodes[0].meta["task"] == task.name
+    fell = Go2Task().success(type("R", (), {"terminated": np.array([True, False])})())  # type: ignore[arg-type]
+    assert fell.tolist() == [False, True]
+    with pytest.raises(ValueError):
+        AdaptConfig(schedule=[1.0, 2.0])
