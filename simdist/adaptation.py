@@ -54,15 +54,13 @@ def roc_auc(scores: Sequence[float] | np.ndarray, labels: Sequence[bool] | np.nd
 @torch.no_grad()
 def value_trace(model: WorldModel, episode: Episode, front_padding: int = 0) -> np.ndarray:
     """The value head's prediction (environment units, first horizon step) at every window of ``episode``."""
-    from simdist.training.evaluate import _torch, _windows
+    from simdist.training.evaluate import episode_batch
 
-    batch = _windows(model, episode, front_padding)
+    batch = episode_batch(model, episode, front_padding)
     if batch is None:
         return np.zeros(0)
     was_training = model.training
     model.eval()
-    batch = {k: v.to(model.device) if isinstance(v, torch.Tensor) else {g: x.to(model.device) for g, x in v.items()}
-             for k, v in _torch(batch).items()}
     values = model.predict(batch, heads=True).values
     model.train(was_training)
     assert values is not None

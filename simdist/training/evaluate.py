@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import torch
@@ -12,19 +13,21 @@ from simdist.data.windows import gather_windows, window_starts
 from simdist.world_model import WorldModel
 
 
-def _windows(model: WorldModel, ep: Episode, pad: int) -> dict | None:
+def episode_batch(model: WorldModel, ep: Episode, front_padding: int = 0) -> dict[str, Any] | None:
+    """Every training window of ``ep`` as one tensor batch on the model's device (None if too short)."""
     cfg = model.config
-    if pad:
-        ep = front_pad(ep, pad)
+    if front_padding:
+        ep = front_pad(ep, front_padding)
     starts = window_starts(len(ep), cfg.history, cfg.horizon)
     if len(starts) == 0:
         return None
-    return gather_windows(ep, starts, cfg.history, cfg.horizon, value_offset=cfg.value_offset)
+    windows = gather_windows(ep, starts, cfg.history, cfg.horizon, value_offset=cfg.value_offset)
+    return _to_device(windows, model.device)
 
 
-def _torch(tree: dict) -> dict:
-    return {k: _torch(v) if isinstance(v, dict) else torch.as_tensor(np.asarray(v, dtype=np.float32))
-            for k, v in tree.items()}
+def _to_device(tree: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    return {k: _to_device(v, device) if isinstance(v, dict)
+            else torch.as_tensor(np.asarray(v, dtype=np.float32), device=device) for k, v in tree.items()}
 
 
 @torch.no_grad()
@@ -40,11 +43,9 @@ def consistency_loss(
     model.eval()
     errors = []
     for ep in episodes:
-        batch = _windows(model, ep, front_padding)
+        batch = episode_batch(model, ep, front_padding)
         if batch is None:
             continue
-        batch = {k: v.to(model.device) if isinstance(v, torch.Tensor) else
-                 {g: x.to(model.device) for g, x in v.items()} for k, v in _torch(batch).items()}
         pred = model.predict(batch, heads=False)
         err = (pred.latents - model.target_latents(batch["fut_obs"])).pow(2).mean(dim=(-1, -2))
         errors.append(err.cpu().numpy())
