@@ -28,6 +28,7 @@ Follows SIMDIST.md 4.4 and 3.5:
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -334,4 +335,6 @@ def _progress_bar(total: int, enabled: bool) -> Any:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover
         return _NoBar()
-    return tqdm(total=total, unit="tr", unit_scale=True, desc="generate", smoothing=0.1)
+    # In a log file (no terminal) a bar line every 30 s, not several per second.
+    interval = 0.5 if sys.stderr.isatty() else 30.0
+    return tqdm(total=total, unit="tr", unit_scale=True, desc="generate", smoothing=0.1, mininterval=interval)
