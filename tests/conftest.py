@@ -64,6 +64,16 @@ def fill_stats(model: WorldModel) -> None:
     model.normalizer.set_stats(stats)
 
 
+@pytest.fixture(scope="module")
+def single_thread():
+    """Run torch on one thread for a test module and restore the setting afterwards (tiny models run fastest
+    on one thread, and two threads on shared CI cores can busy-wait)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture
 def tiny_world_model() -> WorldModel:
     """The tiny MLP model with seeded weights and non-trivial normaliser statistics."""

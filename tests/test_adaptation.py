@@ -23,14 +23,13 @@ def _config(**overrides: object) -> AdaptConfig:
 
 
 @pytest.fixture(scope="module")
-def toy_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+def toy_model(tmp_path_factory: pytest.TempPathFactory, single_thread: None) -> str:
     """A toy world model pretrained for one short epoch on a few thousand simulated transitions."""
     from simdist.data import TrajectoryDataModule
     from simdist.envs.toy import generate_toy_dataset
     from simdist.tools.toy_demo import _trainer
     from simdist.training import PretrainModule
 
-    torch.set_num_threads(1)
     warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__).*")
     root = tmp_path_factory.mktemp("toy-pretrain")
     generate_toy_dataset(str(root / "sim"), transitions=2_000, seed=0, num_envs=4, critic_epochs=5)

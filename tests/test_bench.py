@@ -12,13 +12,7 @@ from simdist import WorldModel
 from simdist.cli import main as cli_main
 from simdist.tools import bench
 
-
-@pytest.fixture(scope="module", autouse=True)
-def single_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("single_thread")
 
 
 def test_bench_json_smoke(capsys):

@@ -29,12 +29,11 @@ from simdist.experts import (  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def ppo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+def ppo_run(tmp_path_factory: pytest.TempPathFactory, single_thread: None) -> tuple[Path, Any]:
     """One PPO iteration with 8 envs (a real rsl-rl checkpoint, ~3 s)."""
     from simdist.envs.go2.ppo import ppo_config, train
 
     log_dir = tmp_path_factory.mktemp("ppo")
-    torch.set_num_threads(1)
     runner = train(log_dir, 1, num_envs=8, cfg=ppo_config(save_interval=1, num_steps_per_env=8))
     return log_dir, runner
 

@@ -50,13 +50,7 @@ def history_for(wm: WorldModel, batch: int, seed: int = 1) -> ObservationHistory
     return hist
 
 
-@pytest.fixture(scope="module", autouse=True)
-def single_thread():
-    """Tiny models run fastest on one thread, and so do the shared CI cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("single_thread")
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import torch
 
 from simdist import WorldModel
 from simdist.tools.toy_demo import TEST, run_toy_pipeline
 
 
+@pytest.mark.usefixtures("single_thread")
 def test_toy_pipeline_end_to_end(tmp_path) -> None:
-    torch.set_num_threads(1)
     results = run_toy_pipeline(tmp_path, TEST, seed=0, progress=False)
     for name in ("results.json", "results.md", "progress.png", "toy-sim/model.safetensors",
                  "toy-real/model.safetensors", "real-data/dataset.json"):
