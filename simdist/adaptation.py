@@ -377,8 +377,8 @@ class AdaptationLoop:
     def finetune(self, init_from: str, stage: int) -> WorldModel:
         """Finetune ``init_from`` on every real episode so far under the freeze policy; returns it (eval)."""
         from simdist.data import TrajectoryDataModule
-        from simdist.tools.toy_demo import _trainer
         from simdist.training import FinetuneModule
+        from simdist.training.module import epoch_trainer
 
         cfg = self.cfg
         torch.manual_seed(cfg.seed + stage)
@@ -388,7 +388,7 @@ class AdaptationLoop:
         dm = TrajectoryDataModule(str(self.data_dir), history=mcfg.history, horizon=mcfg.horizon,
                                   batch_size=cfg.batch_size, windows_per_epoch=cfg.windows_per_epoch,
                                   heldout_fraction=0.0, front_pad=self.pad, seed=cfg.seed + stage)
-        _trainer(self.out / "lightning" / f"stage-{stage}", cfg.epochs, self.progress).fit(module, dm)
+        epoch_trainer(self.out / "lightning" / f"stage-{stage}", cfg.epochs, self.progress).fit(module, dm)
         return module.world_model.eval()
 
     def run_stage(self, k: int) -> dict[str, Any]:

@@ -27,8 +27,8 @@ def toy_model(tmp_path_factory: pytest.TempPathFactory, single_thread: None) -> 
     """A toy world model pretrained for one short epoch on a few thousand simulated transitions."""
     from simdist.data import TrajectoryDataModule
     from simdist.envs.toy import generate_toy_dataset
-    from simdist.tools.toy_demo import _trainer
     from simdist.training import PretrainModule
+    from simdist.training.module import epoch_trainer
 
     warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__).*")
     root = tmp_path_factory.mktemp("toy-pretrain")
@@ -38,7 +38,7 @@ def toy_model(tmp_path_factory: pytest.TempPathFactory, single_thread: None) -> 
     cfg = module.world_model.config
     dm = TrajectoryDataModule(str(root / "sim"), history=cfg.history, horizon=cfg.horizon, batch_size=128,
                               windows_per_epoch=1_000, heldout_fraction=0.0, seed=0)
-    _trainer(root / "lightning", 1, False).fit(module, dm)
+    epoch_trainer(root / "lightning", 1, False).fit(module, dm)
     return str(module.world_model.save_pretrained(root / "toy-sim"))
 
 

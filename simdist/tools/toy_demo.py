@@ -49,16 +49,6 @@ def _log(msg: str, started: float) -> None:
     print(f"[{time.perf_counter() - started:6.1f}s] {msg}", flush=True)
 
 
-def _trainer(root: Path, epochs: int, progress: bool) -> Any:
-    import lightning as L
-
-    return L.Trainer(
-        accelerator="cpu", max_epochs=epochs, logger=False, default_root_dir=str(root),
-        enable_progress_bar=progress, enable_model_summary=False, num_sanity_val_steps=0,
-        enable_checkpointing=False, limit_val_batches=0,
-    )
-
-
 def _evaluate(planner: Any, variant: str, episodes: int, num_envs: int, seed: int,
               record: bool = False) -> Any:
     from simdist.data.schema import DatasetSpec
@@ -85,6 +75,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     from simdist.envs.toy import generate_toy_dataset
     from simdist.training import FinetuneModule, PretrainModule
     from simdist.training.evaluate import consistency_loss
+    from simdist.training.module import epoch_trainer
 
     warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__).*")
     scale = scale or ToyScale()
@@ -103,7 +94,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     cfg = pre.world_model.config
     dm = TrajectoryDataModule(str(out / "sim-data"), history=cfg.history, horizon=cfg.horizon, batch_size=128,
                               windows_per_epoch=scale.windows_per_epoch, heldout_fraction=0.0, seed=seed)
-    _trainer(out / "pretrain", scale.pretrain_epochs, progress).fit(pre, dm)
+    epoch_trainer(out / "pretrain", scale.pretrain_epochs, progress).fit(pre, dm)
     sim_model = pre.world_model.save_pretrained(out / "toy-sim", metrics={"sim_transitions": gen["transitions"]})
 
     def planner_for(model: Any) -> Any:
@@ -133,7 +124,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     real_dm = TrajectoryDataModule(str(out / "real-data"), history=cfg.history, horizon=cfg.horizon,
                                    batch_size=32, windows_per_epoch=scale.finetune_windows_per_epoch,
                                    heldout_fraction=0.0, front_pad=pad, seed=seed)
-    _trainer(out / "finetune", scale.finetune_epochs, progress).fit(ft, real_dm)
+    epoch_trainer(out / "finetune", scale.finetune_epochs, progress).fit(ft, real_dm)
     adapted = ft.world_model.eval()
     adapted.save_pretrained(out / "toy-real", base_model=str(sim_model))
     after_loss = consistency_loss(adapted, heldout, front_padding=pad)

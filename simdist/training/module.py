@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import lightning as L
@@ -183,3 +184,13 @@ def world_model_from_checkpoint(path: str, map_location: str = "cpu") -> tuple[W
     state = {k[len(prefix):]: v for k, v in ckpt["state_dict"].items() if k.startswith(prefix)}
     model.load_state_dict(state, strict=True)
     return model.eval(), ckpt.get(CKPT_BASE_KEY)
+
+
+def epoch_trainer(root: str | Path, epochs: int, progress: bool = False) -> L.Trainer:
+    """A plain CPU trainer for scripted runs (demo, adaptation loop): fixed epochs, no logger,
+    no validation, no checkpoints."""
+    return L.Trainer(
+        accelerator="cpu", max_epochs=epochs, logger=False, default_root_dir=str(root),
+        enable_progress_bar=progress, enable_model_summary=False, num_sanity_val_steps=0,
+        enable_checkpointing=False, limit_val_batches=0,
+    )
