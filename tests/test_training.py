@@ -52,7 +52,6 @@ def test_pretrain_fits_normaliser_and_lowers_loss(dataset, tmp_path) -> None:
     module = PretrainModule(model=tiny_config().to_dict(), lr=3e-3, warmup_steps=5, decay_steps=200)
     dm = datamodule(dataset)
     t = trainer(tmp_path, max_epochs=3, limit_val_batches=3)
-    t.validate(module, dm) if False else None
     t.fit(module, dm)
     norm = module.world_model.normalizer
     assert bool(norm.fitted)
