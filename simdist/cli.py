@@ -22,6 +22,7 @@ TOOLS: dict[str, tuple[str, str, str]] = {
     "generate": ("simdist.tools.generate", "main", "generate a pretraining dataset from an expert set"),
     "evaluate": ("simdist.tools.evaluate", "main", "Go2 straight-walk forward-progress protocol"),
     "adapt": ("simdist.tools.adapt", "main", "real-data adaptation curve: collect, finetune, evaluate per stage"),
+    "zoo": ("simdist.tools.zoo", "main", "list, show and publish the model zoo"),
 }
 
 

@@ -177,13 +177,50 @@ def resolve_folder(
     except GatedRepoError:
         raise
     except (RepositoryNotFoundError, RevisionNotFoundError, LocalEntryNotFoundError) as err:
+        bundled = _bundled_copy(source, err)
+        if bundled is not None:
+            return bundled, source
         hint = ""
         if isinstance(err, LocalEntryNotFoundError):
             rev = f" --revision {source.revision}" if source.revision else ""
             hint = (f"; it is not in the local HF cache and the Hub cannot be reached (offline mode or "
                     f"local_files_only=True): fetch it first with `hf download {source.repo_id}{rev}`")
         raise FileNotFoundError(f"cannot find {source}{hint} [{type(err).__name__}: {err}]") from err
+    except Exception as err:
+        bundled = _bundled_copy(source, err)
+        if bundled is None:
+            raise
+        return bundled, source
     return Path(folder), source
+
+
+def _unreachable(err: BaseException) -> bool:
+    """True when ``err`` means the Hub could not be reached or has no such repo: offline mode, not cached,
+    repository not found, or a connection error (an ``OSError`` such as requests' ``ConnectionError``, or an
+    httpx ``TransportError``). False for gated repos and missing revisions."""
+    if isinstance(err, (GatedRepoError, RevisionNotFoundError)):
+        return False
+    if isinstance(err, (LocalEntryNotFoundError, RepositoryNotFoundError, OSError)):
+        return True
+    return any(cls.__name__ == "TransportError" and cls.__module__.startswith("httpx") for cls in type(err).__mro__)
+
+
+def _bundled_copy(source: ModelSource, err: BaseException) -> Path | None:
+    """The zoo's bundled copy of ``source`` (a Hub id at ``main``) when ``err`` says the Hub is out of reach."""
+    if source.revision not in (None, "main") or source.repo_id is None or not _unreachable(err):
+        return None
+    from simdist.zoo import bundled_folder
+
+    try:
+        folder = bundled_folder(source.repo_id)
+    except ValueError as index_err:  # a malformed zoo index must not hide the download error
+        logger.warning("ignoring the model zoo: %s", index_err)
+        return None
+    if folder is not None:
+        reason = (str(err).splitlines() or [""])[0]
+        logger.info("using the bundled copy of %s in %s (Hub not reachable: %s: %s)", source.repo_id, folder,
+                    type(err).__name__, reason)
+    return folder
 
 
 # ---------------------------------------------------------------------------------------------- loading

@@ -62,6 +62,11 @@ class SequenceHead(nn.Module, abc.ABC):
     @abc.abstractmethod
     def forward(self, latents: Tensor, actions: Tensor, commands: Tensor) -> Tensor: ...
 
+    def forward_last(self, latents: Tensor, actions: Tensor, commands: Tensor) -> Tensor:
+        """Only the last output, (..., 1): what a planner's bootstrap value needs. Heads that can
+        skip the other positions override this."""
+        return self(latents, actions, commands)[..., -1:]
+
 
 class PolicyHead(nn.Module, abc.ABC):
     """Base policy: an action chunk â_{t..t+T-1} (normalised) from the encoding and future commands.

@@ -191,6 +191,14 @@ class EncoderLayer(nn.Module):
         h = self.norm1(x + self.attn(x, causal=causal))
         return self.norm2(h + self.mlp(h))
 
+    def forward_last(self, x: Tensor) -> Tensor:
+        """The block's output at the last position only, (..., 1, D): the last query attends to every
+        position (causal or not, the last token sees them all), so it equals ``forward(x)[..., -1:, :]``
+        for about a fifth of the work at length 25."""
+        last = x[..., -1:, :]
+        h = self.norm1(last + self.attn(last, x))
+        return self.norm2(h + self.mlp(h))
+
 
 class DecoderLayer(nn.Module):
     """Post-LN decoder block: masked self-attention, unmasked cross-attention, MLP."""
@@ -262,10 +270,13 @@ class TransformerEncoder(nn.Module):
             EncoderLayer(dim, num_heads, mlp_factor, attn_dropout) for _ in range(num_layers)
         )
 
-    def forward(self, x: Tensor) -> Tensor:
-        for layer in self.layers:
+    def forward(self, x: Tensor, last_only: bool = False) -> Tensor:
+        """(..., L, D) → (..., L, D), or (..., 1, D) for the last position if ``last_only``."""
+        layers = list(self.layers)
+        final = layers.pop() if last_only and layers else None
+        for layer in layers:
             x = layer(x, causal=self.causal)
-        return x
+        return x if final is None else final.forward_last(x)
 
 
 class SequenceEmbedding(nn.Module):

@@ -127,12 +127,15 @@ class WorldModel(nn.Module):
         inputs = self.action_embedding(actions_n) if self.action_embedding is not None else actions_n
         return self.dynamics(prepared, encoding.z, inputs)
 
-    def _heads(self, encoding: Encoding, latents: Tensor, actions_n: Tensor, commands_n: Tensor) -> tuple:
+    def _heads(
+        self, encoding: Encoding, latents: Tensor, actions_n: Tensor, commands_n: Tensor, last_value_only: bool = False,
+    ) -> tuple:
         lead = latents.shape[:-2]
         z_tok = encoding.latent.reshape(encoding.latent.shape[0], *([1] * (len(lead) - 1)), 1, -1)
         trajectory = torch.cat([z_tok.expand(*lead, 1, -1), latents], dim=-2)
         commands_n = _lead_expand(commands_n, lead)
-        return self.reward(trajectory, actions_n, commands_n), self.value(trajectory, actions_n, commands_n)
+        value = self.value.forward_last if last_value_only else self.value
+        return self.reward(trajectory, actions_n, commands_n), value(trajectory, actions_n, commands_n)
 
     def _policy(self, encoding: Encoding, commands_n: Tensor, prepared: Any = None) -> Tensor:
         if self.policy is None:
@@ -168,18 +171,19 @@ class WorldModel(nn.Module):
 
     def imagine(
         self, encoding: Encoding, actions: Tensor, commands: Tensor | None = None, *,
-        prepared: Any = None,
+        prepared: Any = None, last_value_only: bool = False,
     ) -> Imagination:
         """Imagine futures for action sequences ``actions`` (B, [N,] T, A) from one ``encoding`` per env.
 
         ``commands`` (B, [N,] T+1, C) or (B, C) held constant; rewards/values come back unnormalised.
+        ``last_value_only``: values (B, [N,] 1) for the last latent only, all a bootstrapped return needs.
         """
         lead = actions.shape[:-2]
         commands = self._commands(commands, actions.shape[0], actions.device)
         actions_n = self.normalizer.normalize("actions", actions)
         commands_n = self.normalizer.normalize("commands", commands)
         latents = self._rollout(encoding, actions_n, prepared)
-        rewards, values = self._heads(encoding, latents, actions_n, commands_n)
+        rewards, values = self._heads(encoding, latents, actions_n, commands_n, last_value_only)
         if rewards.shape[:-1] != lead:
             raise RuntimeError(f"head output {tuple(rewards.shape)} does not match the action batch {tuple(lead)}")
         return Imagination(

@@ -55,9 +55,10 @@ def test_slope_profile_applies_friction_and_geometry() -> None:
     env = Go2Env(2, profile="ptfe-slope-5.7deg", seed=0)
     env.reset()
     ground = env.model.geom("ground")
-    assert ground.friction[0] == pytest.approx(0.1) and ground.priority[0] == 2
-    np.testing.assert_allclose(env.m_friction[:, env.foot_geom_ids, 0], 0.1)
-    np.testing.assert_allclose(env.params.friction, 0.1)
+    assert ground.friction[0] == pytest.approx(0.12) and ground.priority[0] == 2
+    np.testing.assert_allclose(env.m_friction[:, env.foot_geom_ids, 0], 0.12)
+    np.testing.assert_allclose(env.params.friction, 0.12)
+    assert env.profile.latency_steps == 1
     tan = np.tan(np.radians(5.7))
     h = env.terrain.height_at(np.array([0.0, 0.3 + 1.0, 0.3 + 1.82 + 1.0]), np.zeros(3))
     np.testing.assert_allclose(h, [0.0, tan * 1.0, tan * 1.82], atol=1e-4)

@@ -186,7 +186,7 @@ def test_warm_start_means(wm):
 def test_converges_to_known_optimum(wm, monkeypatch):
     target = torch.tensor([[0.8, -0.5], [0.3, 0.9], [-0.7, 0.2], [0.0, -0.9], [0.6, 0.6]])
 
-    def imagine(encoding, actions, commands=None, *, prepared=None):
+    def imagine(encoding, actions, commands=None, *, prepared=None, last_value_only=False):
         rewards = -((actions - target) ** 2).sum(-1)
         return Imagination(latents=actions.new_zeros(*actions.shape[:-1], 1), rewards=rewards,
                            values=torch.zeros_like(rewards))
@@ -208,7 +208,7 @@ def test_one_iteration_matches_hand_computed_update(wm, monkeypatch):
     """Elites re-fit with w ∝ exp(temperature · (R − R_max)): temperature is an inverse temperature."""
     target = torch.tensor([0.5, -0.5])
 
-    def imagine(encoding, actions, commands=None, *, prepared=None):
+    def imagine(encoding, actions, commands=None, *, prepared=None, last_value_only=False):
         rewards = -((actions - target) ** 2).sum(-1)
         return Imagination(latents=actions.new_zeros(*actions.shape[:-1], 1), rewards=rewards,
                            values=torch.ones_like(rewards))
@@ -285,3 +285,36 @@ def test_go2_preset_one_tick():
     hist = history_for(model, 1)
     res = MPPIPlanner(model, num_samples=16, iterations=2).plan(hist)
     assert res.action.shape == (1, 12) and res.plan.shape == (1, 25, 12) and torch.isfinite(res.plan).all()
+
+
+@pytest.mark.parametrize("num_layers", [1, 2])
+def test_value_head_last_position_only_matches_full(num_layers):
+    """The planner's last-value shortcut equals the full head's last output (both head types)."""
+    for mlp in (False, True):
+        cfg = tiny_config(mlp=mlp)
+        if not mlp:
+            cfg = cfg.replace(value_head={"name": "transformer", "kwargs": {"num_layers": num_layers, "num_heads": 2}})
+        torch.manual_seed(3)
+        model = WorldModel(cfg).eval()
+        lat = torch.randn(3, 4, 6, 16)
+        act, cmd = torch.randn(3, 4, 5, 2), torch.randn(3, 4, 6, 1)
+        with torch.no_grad():
+            full, last = model.value(lat, act, cmd), model.value.forward_last(lat, act, cmd)
+        assert last.shape == (3, 4, 1)
+        torch.testing.assert_close(last, full[..., -1:], atol=1e-5, rtol=1e-5)
+
+
+def test_parallel_chunk_scoring_matches_serial(wm):
+    """Scoring chunks on worker threads gives the serial plan and restores torch's thread count."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        hist = history_for(wm, 3)
+        kw = dict(num_samples=40, iterations=3, num_elites=8, score_chunk=16, seed=5)
+        serial = MPPIPlanner(wm, parallel_chunks=False, **kw).plan(hist)
+        parallel = MPPIPlanner(wm, parallel_chunks=True, **kw).plan(hist)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+    torch.testing.assert_close(parallel.plan, serial.plan, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(parallel.returns, serial.returns, atol=1e-5, rtol=1e-5)

@@ -43,6 +43,10 @@ class TransformerSequenceHead(SequenceHead):
         x = self.embed(self.features(latents, actions, commands))
         return self.decoder(self.encoder(x)).squeeze(-1)
 
+    def forward_last(self, latents: Tensor, actions: Tensor, commands: Tensor) -> Tensor:
+        x = self.embed(self.features(latents, actions, commands))
+        return self.decoder(self.encoder(x, last_only=True)).squeeze(-1)
+
 
 class MLPSequenceHead(SequenceHead):
     """The same per-step features through an MLP, one time step at a time."""

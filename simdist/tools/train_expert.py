@@ -17,6 +17,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--iterations", type=int, default=3000, help="train until this many iterations exist")
     parser.add_argument("--envs", type=int, default=512)
     parser.add_argument("--terrain", default="rough", choices=["flat", "rough"])
+    parser.add_argument("--profile", default=None,
+                        help="train on a reality profile's course (name or YAML) instead of --terrain, e.g. to "
+                             "show a proxy-real course is possible; start from an expert by copying its "
+                             "model_<it>.pt into --log-dir")
+    parser.add_argument("--command-mode", default="random", choices=["random", "straight"],
+                        help="command generator (straight: --straight-speed forward)")
+    parser.add_argument("--straight-speed", type=float, default=0.5)
     parser.add_argument("--save-interval", type=int, default=50)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--export", default=None, metavar="DIR", help="export the expert set here afterwards")
@@ -28,7 +35,11 @@ def main(argv: list[str]) -> int:
     if args.iterations > 0:
         from simdist.envs.go2.ppo import ppo_config, train
 
-        train(args.log_dir, args.iterations, args.envs, args.seed, env_kwargs={"terrain": args.terrain},
+        env_kwargs = {"terrain": args.terrain, "command_mode": args.command_mode,
+                      "straight_speed": args.straight_speed}
+        if args.profile:
+            env_kwargs["profile"] = args.profile
+        train(args.log_dir, args.iterations, args.envs, args.seed, env_kwargs=env_kwargs,
               cfg=ppo_config(save_interval=args.save_interval))
     if args.export:
         from simdist.experts import PAPER_ITERATIONS, export_expert_set
