@@ -258,3 +258,13 @@ def test_height_at_is_safe_at_and_beyond_the_terrain_edge() -> None:
     assert h.shape == xs.shape and np.isfinite(h).all()
     corner = terrain.heights[-1, -1]
     assert h[1] == pytest.approx(corner, abs=1e-5) and h[2] == pytest.approx(corner, abs=1e-5)
+
+
+def test_straight_commands_draw_a_speed_per_episode_from_a_range() -> None:
+    gen = CommandGenerator(64, 0.02, "straight", speed=(0.1, 0.5))
+    gen.reset(np.arange(64), np.random.default_rng(0), np.zeros((64, 2)), np.zeros(64))
+    assert 0.1 <= gen.speed.min() < 0.2 and 0.4 < gen.speed.max() <= 0.5
+    gen.step(np.random.default_rng(0), np.zeros((64, 2)), np.zeros(64))
+    np.testing.assert_allclose(gen.command[:, 0], gen.speed * 0.02)  # x_des - x after one step from rest
+    with pytest.raises(ValueError, match="straight speed"):
+        CommandGenerator(2, 0.02, "straight", speed=(0.5, 0.1))

@@ -22,8 +22,9 @@ def main(argv: list[str]) -> int:
                              "show a proxy-real course is possible; start from an expert by copying its "
                              "model_<it>.pt into --log-dir")
     parser.add_argument("--command-mode", default="random", choices=["random", "straight"],
-                        help="command generator (straight: --straight-speed forward)")
-    parser.add_argument("--straight-speed", type=float, default=0.5)
+                        help="command generator (straight: walk ahead at --straight-speed)")
+    parser.add_argument("--straight-speed", default="0.5",
+                        help="straight-mode speed (m/s), or LOW,HIGH drawn per episode, e.g. 0.1,0.5")
     parser.add_argument("--save-interval", type=int, default=50)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--export", default=None, metavar="DIR", help="export the expert set here afterwards")
@@ -35,8 +36,9 @@ def main(argv: list[str]) -> int:
     if args.iterations > 0:
         from simdist.envs.go2.ppo import ppo_config, train
 
+        speeds = tuple(float(v) for v in args.straight_speed.split(","))
         env_kwargs = {"terrain": args.terrain, "command_mode": args.command_mode,
-                      "straight_speed": args.straight_speed}
+                      "straight_speed": speeds[0] if len(speeds) == 1 else speeds}
         if args.profile:
             env_kwargs["profile"] = args.profile
         train(args.log_dir, args.iterations, args.envs, args.seed, env_kwargs=env_kwargs,

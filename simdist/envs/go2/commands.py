@@ -38,16 +38,24 @@ JERK_ACC_CLIP = np.array([2.0, 1.0, 1.0])
 
 
 class CommandGenerator:
-    """Batched command state; ``mode`` is "random", "fixed" or "straight"."""
+    """Batched command state; ``mode`` is "random", "fixed" or "straight".
+
+    In "straight" mode ``speed`` is the walking speed, or a (low, high) range drawn per env at each reset.
+    """
 
     def __init__(self, num_envs: int, dt: float, mode: str = "random",
-                 fixed: tuple[float, float, float] = (0.5, 0.0, 0.0), speed: float = 0.5,
+                 fixed: tuple[float, float, float] = (0.5, 0.0, 0.0), speed: float | tuple[float, float] = 0.5,
                  gains: tuple[float, float, float] = (1.0, 1.0, 1.0), resample_s: float = 10.0) -> None:
         if mode not in ("random", "fixed", "straight"):
             raise ValueError(f"unknown command mode {mode!r}; use 'random', 'fixed' or 'straight'")
         self.num_envs, self.dt, self.mode = num_envs, dt, mode
         self.fixed = np.asarray(fixed, dtype=np.float64)
-        self.speed, self.gains = speed, np.asarray(gains, dtype=np.float64)
+        low, high = (speed, speed) if np.isscalar(speed) else speed
+        if not 0.0 <= low <= high:
+            raise ValueError(f"straight speed must be >= 0 or a (low, high) range, got {speed!r}")
+        self.speed_range = (float(low), float(high))
+        self.speed = np.full(num_envs, float(low))
+        self.gains = np.asarray(gains, dtype=np.float64)
         self.resample_steps = max(int(round(resample_s / dt)), 1)
         self.command = np.zeros((num_envs, 3))
         self.kind = np.zeros(num_envs, dtype=np.int64)
@@ -71,6 +79,8 @@ class CommandGenerator:
             self.command[ids] = self.fixed
         else:
             self.command[ids] = 0.0
+            low, high = self.speed_range
+            self.speed[ids] = rng.uniform(low, high, size=len(ids)) if high > low else low
             self._straight(ids, pos, yaw)
 
     def step(self, rng: np.random.Generator, pos: np.ndarray, yaw: np.ndarray) -> None:
@@ -126,7 +136,7 @@ class CommandGenerator:
         c0, s0 = np.cos(self.yaw0[ids]), np.sin(self.yaw0[ids])
         x = c0 * d[:, 0] + s0 * d[:, 1]
         y = -s0 * d[:, 0] + c0 * d[:, 1]
-        x_des = self.speed * self.elapsed[ids]
+        x_des = self.speed[ids] * self.elapsed[ids]
         self.command[ids, 0] = self.gains[0] * (x_des - x)
         self.command[ids, 1] = self.gains[1] * (-y)
         self.command[ids, 2] = self.gains[2] * (-wrap_angle(yaw - self.yaw0[ids]))

@@ -95,7 +95,8 @@ class Go2Env:
         terrain_mode: ``"curriculum"`` (start at level 0, cos-similarity promotion) or
             ``"random"`` (random tile, i.e. random difficulty, at every reset).
         command_mode: ``"random"`` (six modes), ``"fixed"`` (``fixed_command``) or
-            ``"straight"`` (PD on an x_des advancing at ``straight_speed``).
+            ``"straight"`` (PD on an x_des advancing at ``straight_speed``, or at a speed drawn per episode
+            from a (low, high) ``straight_speed``).
         randomize: domain randomisation on/off (off: nominal values, origin pose).
         gait_reward: ``"corrected"`` (default) or ``"official"``; see rewards.py.
         only_positive_rewards: clip the step reward at 0 (legged_gym style, for PPO).
@@ -110,7 +111,8 @@ class Go2Env:
     def __init__(self, num_envs: int = 256, *, terrain: str | Terrain = "flat",
                  terrain_mode: str = "curriculum", command_mode: str = "random",
                  fixed_command: tuple[float, float, float] = (0.5, 0.0, 0.0),
-                 straight_speed: float = 0.5, randomize: bool = True, gait_reward: str = "corrected",
+                 straight_speed: float | tuple[float, float] = 0.5, randomize: bool = True,
+                 gait_reward: str = "corrected",
                  only_positive_rewards: bool = False, episode_length_s: float = 20.0,
                  base_height_termination: float | None = None,
                  profile: str | RealityProfile | dict | None = None, nthread: int = 0, seed: int = 0,
@@ -156,10 +158,14 @@ class Go2Env:
             return make_grid(**kwargs)
         raise ValueError(f"unknown terrain {terrain!r}; use 'flat', 'rough' or a Terrain")
 
-    def _build_sim(self, nthread: int) -> None:
+    def build_spec(self) -> mujoco.MjSpec:
+        """A fresh spec of the robot on this env's terrain (``self.model`` is its compiled form)."""
         spec = R.build_go2_spec(floor=False)
         self.terrain.add_to_spec(spec)
-        self.model = spec.compile()
+        return spec
+
+    def _build_sim(self, nthread: int) -> None:
+        self.model = self.build_spec().compile()
         m = self.model
         batch_mod = _batch_module()
         self._simulation_error = batch_mod.SimulationError

@@ -243,6 +243,23 @@ def _tensor_like(ref: Any, x: np.ndarray) -> Any:
     return torch.as_tensor(x, dtype=ref.dtype, device=ref.device)
 
 
+def trial_steps(course: Course, speed: float, *, time_factor: float = 2.0, reset_steps: int = RESET_STEPS,
+                max_steps: int | None = None) -> int:
+    """A trial's step budget: the reset phase plus ``time_factor`` × course length / speed, capped at ``max_steps``."""
+    n = reset_steps + int(np.ceil(time_factor * course.length / max(speed, 1e-6) / 0.02))
+    return min(n, max_steps) if max_steps is not None else n
+
+
+def protocol_env(course: Course, trials: int, steps: int, *, seed: int = 0, randomize: bool = False,
+                 env_kwargs: dict[str, Any] | None = None) -> Any:
+    """The :class:`Go2Env` of ``trials`` trials of up to ``steps`` steps on ``course`` (the env runs a zero
+    fixed command; :func:`run_trials` writes the protocol's command into the controller's observations)."""
+    from simdist.envs.go2.env import Go2Env
+
+    return Go2Env(trials, randomize=randomize, command_mode="fixed", fixed_command=(0.0, 0.0, 0.0),
+                  episode_length_s=(steps + 50) * 0.02, seed=seed, **course.env_kwargs, **(env_kwargs or {}))
+
+
 def run_protocol(controller: Any, course: Course, *, speeds: Sequence[float] = DEFAULT_SPEEDS,
                  trials: int = 5, seed: int = 0, randomize: bool = False, time_factor: float = 2.0,
                  max_steps: int | None = None, reset_steps: int = RESET_STEPS,
@@ -252,15 +269,12 @@ def run_protocol(controller: Any, course: Course, *, speeds: Sequence[float] = D
 
     ``max_steps`` caps every trial (control steps including the reset phase), e.g. for smoke tests.
     """
-    from simdist.envs.go2.env import Go2Env
 
     def steps_for(v: float) -> int:
-        n = reset_steps + int(np.ceil(time_factor * course.length / max(v, 1e-6) / 0.02))
-        return min(n, max_steps) if max_steps is not None else n
+        return trial_steps(course, v, time_factor=time_factor, reset_steps=reset_steps, max_steps=max_steps)
 
-    longest = max(steps_for(v) for v in speeds)
-    env = Go2Env(trials, randomize=randomize, command_mode="fixed", fixed_command=(0.0, 0.0, 0.0),
-                 episode_length_s=(longest + 50) * 0.02, seed=seed, **course.env_kwargs, **(env_kwargs or {}))
+    env = protocol_env(course, trials, max(steps_for(v) for v in speeds), seed=seed, randomize=randomize,
+                       env_kwargs=env_kwargs)
     results = []
     try:
         for k, v in enumerate(speeds):

@@ -1,0 +1,163 @@
+"""Offscreen videos of one Go2 protocol trial: a camera following the base, rendered with ``mujoco.Renderer``.
+
+The trial is :func:`~simdist.envs.go2.protocol.run_trials` (the protocol's reset phase and straight-walk
+command) on one env of a reality profile's course, with a controller ``run_protocol`` accepts (an expert
+policy or a planner); every ``every``-th control step is drawn. MuJoCo picks its OpenGL backend from
+``MUJOCO_GL`` when ``mujoco`` is first imported; :mod:`simdist.envs` defaults it to ``egl`` on headless Linux
+(if simdist is imported before mujoco).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from simdist.envs.go2.protocol import make_course, protocol_env, run_trials
+
+#: camera: distance (m), azimuth and elevation (deg); azimuth 90 looks along +y, so the walk (+x) goes right
+CAMERA = (1.9, 105.0, -14.0)
+ROBOT_RGBA = {"trunk": (0.95, 0.55, 0.15, 1.0), "head": (0.95, 0.55, 0.15, 1.0)}
+LIMB_RGBA = (0.22, 0.22, 0.25, 1.0)
+
+
+def _render_model(env: Any) -> mujoco.MjModel:
+    """``env``'s robot and terrain with visuals for video: a checkered ground, a light, a coloured robot."""
+    spec = env.build_spec()
+    spec.add_texture(name="grid", type=mujoco.mjtTexture.mjTEXTURE_2D, builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER,
+                     rgb1=[0.62, 0.66, 0.7], rgb2=[0.5, 0.54, 0.58], width=64, height=64)
+    mat = spec.add_material(name="grid", texrepeat=[2.0, 2.0], texuniform=True)
+    mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
+    for geom in spec.worldbody.geoms:
+        if geom.name == "ground":
+            geom.material = "grid"
+    spec.add_texture(name="sky", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX, builtin=mujoco.mjtBuiltin.mjBUILTIN_FLAT,
+                     rgb1=[0.82, 0.87, 0.93], rgb2=[0.82, 0.87, 0.93], width=16, height=16)
+    spec.worldbody.add_light(pos=[0.0, 0.0, 4.0], dir=[0.3, 0.2, -1.0], diffuse=[0.6, 0.6, 0.6], castshadow=False)
+    model = spec.compile()
+    if model.nq != env.model.nq:  # pragma: no cover - visuals never add joints
+        raise RuntimeError("the render model does not match the env's model")
+    for g in range(model.ngeom):
+        if model.geom_bodyid[g] != 0:
+            model.geom_rgba[g] = ROBOT_RGBA.get(model.geom(g).name, LIMB_RGBA)
+    return model
+
+
+def make_renderer(model: mujoco.MjModel, width: int, height: int) -> mujoco.Renderer:
+    """A ``mujoco.Renderer``, or a RuntimeError that says how to enable offscreen rendering."""
+    model.vis.global_.offwidth = max(model.vis.global_.offwidth, width)
+    model.vis.global_.offheight = max(model.vis.global_.offheight, height)
+    try:
+        return mujoco.Renderer(model, height=height, width=width)
+    except Exception as err:  # noqa: BLE001 - the GL backends raise many kinds of errors
+        backend = os.environ.get("MUJOCO_GL", "<unset>")
+        raise RuntimeError(
+            f"MuJoCo offscreen rendering is unavailable (MUJOCO_GL={backend}): {type(err).__name__}: {err}. "
+            "Set MUJOCO_GL=egl (GPU or Mesa EGL) or MUJOCO_GL=osmesa in the environment before starting Python "
+            "(MuJoCo reads it when first imported), or skip videos (--no-video)."
+        ) from err
+
+
+class _FrameRecorder:
+    """A view of a one-env :class:`Go2Env` that renders env 0 after reset and after every ``every``-th step."""
+
+    def __init__(self, env: Any, width: int, height: int, every: int) -> None:
+        self.env, self.every, self.steps = env, max(1, int(every)), 0
+        self.model = _render_model(env)
+        self.data = mujoco.MjData(self.model)
+        self.renderer = make_renderer(self.model, width, height)
+        self.camera = mujoco.MjvCamera()
+        self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
+        self.camera.distance, self.camera.azimuth, self.camera.elevation = CAMERA
+        self.option = mujoco.MjvOption()
+        self.option.geomgroup[:] = 1  # the robot's geoms are in group 3 (collision), hidden by default
+        self.frames: list[np.ndarray] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.env, name)
+
+    def reset(self, *args: Any, **kwargs: Any) -> dict[str, np.ndarray]:
+        obs = self.env.reset(*args, **kwargs)
+        self.capture()
+        return obs
+
+    def step(self, actions: np.ndarray) -> Any:
+        result = self.env.step(actions)
+        self.steps += 1
+        if self.steps % self.every == 0:
+            self.capture()
+        return result
+
+    def capture(self) -> None:
+        self.data.qpos[:] = self.env.qpos[0]
+        self.data.qvel[:] = 0.0
+        mujoco.mj_forward(self.model, self.data)
+        self.camera.lookat[:] = self.data.qpos[:3]
+        self.renderer.update_scene(self.data, camera=self.camera, scene_option=self.option)
+        self.frames.append(self.renderer.render().copy())
+
+    def close(self) -> None:
+        self.renderer.close()
+
+
+def render_frames(controller: Any, profile: str, speed: float, steps: int, *, width: int = 320, height: int = 240,
+                  every: int = 2, seed: int = 0) -> np.ndarray:
+    """(N, height, width, 3) uint8 frames of one protocol trial at ``speed`` for at most ``steps`` control steps
+    (reset phase included; the trial ends early on success or a fall), one frame per ``every`` steps."""
+    course = make_course(profile=profile)
+    env = protocol_env(course, 1, steps, seed=seed)
+    recorder = None
+    try:
+        recorder = _FrameRecorder(env, width, height, every)
+        run_trials(recorder, controller, speed, course.length, seed=seed, max_steps=steps)
+    finally:
+        if recorder is not None:
+            recorder.close()
+        env.close()
+    return np.stack(recorder.frames)
+
+
+def write_gif(frames: np.ndarray | list[np.ndarray], path: str | Path, fps: float = 25.0, hold_s: float = 1.0) -> Path:
+    """Write an animated, looping GIF atomically (temp file in the same folder, then ``os.replace``); the last
+    frame is held ``hold_s`` seconds."""
+    import imageio.v3 as iio
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frames = np.asarray(frames, np.uint8)
+    durations = [1000.0 / fps] * len(frames)
+    durations[-1] += 1000.0 * hold_s
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        iio.imwrite(tmp, frames, extension=".gif", plugin="pillow", duration=durations, loop=0)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def label_frames(frames: np.ndarray, text: str) -> np.ndarray:
+    """``frames`` with ``text`` drawn in the top-left corner."""
+    from PIL import Image, ImageDraw
+
+    out = np.empty_like(frames)
+    for i, frame in enumerate(frames):
+        img = Image.fromarray(frame)
+        draw = ImageDraw.Draw(img)
+        draw.rectangle((0, 0, 8 + 6 * len(text), 16), fill=(20, 20, 24))
+        draw.text((4, 3), text, fill=(255, 255, 255))
+        out[i] = np.asarray(img)
+    return out
+
+
+def render_rollout(controller: Any, profile: str, speed: float, steps: int, path: str | Path, *, width: int = 320,
+                   height: int = 240, fps: float = 25.0, seed: int = 0, label: str | None = None) -> Path:
+    """Render one trial (every other 50 Hz control step: real time at 25 fps) to an animated GIF at ``path``."""
+    every = max(1, round(50.0 / fps))
+    frames = render_frames(controller, profile, speed, steps, width=width, height=height, every=every, seed=seed)
+    if label:
+        frames = label_frames(frames, label)
+    return write_gif(frames, path, fps=fps)
