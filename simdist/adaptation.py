@@ -293,9 +293,10 @@ class AdaptationLoop:
     # -- helpers ----------------------------------------------------------------------------------
     def planner(self, model: WorldModel, seed: int) -> Any:
         from simdist import create
+        from simdist.components.planners.mppi import scaled_settings
 
-        return create("planner", "mppi", world_model=model, num_samples=self.cfg.samples,
-                      iterations=self.cfg.iterations, seed=seed, **self.task.planner_options())
+        settings = scaled_settings(self.cfg.samples, self.cfg.iterations, **self.task.planner_options())
+        return create("planner", "mppi", world_model=model, **{**settings, "seed": seed})
 
     def minutes(self, steps: int) -> float:
         return steps * self.task.dt / 60.0

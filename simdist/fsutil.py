@@ -6,6 +6,8 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,25 @@ def atomic_write_json(path: str | os.PathLike, obj: Any, default: Any = None) ->
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary path beside ``path`` for the block to write; renamed over ``path`` if the block succeeds,
+    removed otherwise (for writers that take a file name, e.g. image and video encoders)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp{path.suffix}")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` through :func:`atomic_path`."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
 
 
 def replace_dir(new: Path, target: Path) -> None:

@@ -53,6 +53,19 @@ REALTIME: dict[str, Any] = dict(PAPER, num_samples=REALTIME_SAMPLES, num_policy_
                                 iterations=REALTIME_ITERATIONS, num_elites=REALTIME_ELITES)
 
 
+def scaled_settings(num_samples: int, iterations: int, **overrides: Any) -> dict[str, Any]:
+    """The official settings at another budget: the policy mixture and elite count scale with the sample
+    count (5 % policy samples, at least 2; elites a quarter of the samples, 4 to 64), so small budgets
+    keep the base-policy samples that ``int(num_samples * mixture_coef)`` would round away.
+    ``scaled_settings(16, 1) == REALTIME``; ``scaled_settings(450, 8)`` is the paper's setting."""
+    policy = max(REALTIME_POLICY, int(num_samples * PAPER["mixture_coef"]))
+    elites = min(PAPER["num_elites"], max(REALTIME_ELITES, num_samples // 4))
+    settings = dict(PAPER, num_samples=int(num_samples), num_policy_samples=policy, iterations=int(iterations),
+                    num_elites=elites)
+    settings.update(overrides)
+    return settings
+
+
 @register("planner", "mppi")
 class MPPIPlanner(Planner):
     """MPPI with elite re-fitting (TD-MPC semantics) and the official SimDist defaults.

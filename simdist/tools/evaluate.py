@@ -31,11 +31,9 @@ def build_controller(spec: str, planner: str = "mppi", samples: int | None = Non
     wm = WorldModel.from_pretrained(target, map_location=device)
     kwargs: dict[str, Any] = {}
     if planner.startswith("mppi"):
-        kwargs["seed"] = seed
-        if samples is not None:
-            kwargs["num_samples"] = samples
-        if iterations is not None:
-            kwargs["iterations"] = iterations
+        from simdist.components.planners.mppi import PAPER, scaled_settings
+
+        kwargs = scaled_settings(samples or PAPER["num_samples"], iterations or PAPER["iterations"], seed=seed)
     return simdist.create("planner", planner, world_model=wm, **kwargs)
 
 

@@ -121,21 +121,19 @@ def render_frames(controller: Any, profile: str, speed: float, steps: int, *, wi
 
 
 def write_gif(frames: np.ndarray | list[np.ndarray], path: str | Path, fps: float = 25.0, hold_s: float = 1.0) -> Path:
-    """Write an animated, looping GIF atomically (temp file in the same folder, then ``os.replace``); the last
+    """Write an animated, looping GIF atomically (a temporary file beside ``path``, then renamed); the last
     frame is held ``hold_s`` seconds."""
     import imageio.v3 as iio
+
+    from simdist.fsutil import atomic_path
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     frames = np.asarray(frames, np.uint8)
     durations = [1000.0 / fps] * len(frames)
     durations[-1] += 1000.0 * hold_s
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
+    with atomic_path(path) as tmp:
         iio.imwrite(tmp, frames, extension=".gif", plugin="pillow", duration=durations, loop=0)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
     return path
 
 
