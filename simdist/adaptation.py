@@ -339,9 +339,17 @@ class AdaptationLoop:
         return self._heldout
 
     def consistency(self, model: WorldModel) -> float:
+        """Held-out latent-consistency loss; NaN (with a warning) if no held-out episode fills a window."""
         from simdist.training.evaluate import consistency_loss
 
-        return float(consistency_loss(model, self.heldout(), front_padding=self.pad))
+        try:
+            return float(consistency_loss(model, self.heldout(), front_padding=self.pad))
+        except ValueError as err:
+            lengths = [len(ep) for ep in self.heldout()]
+            warnings.warn(f"held-out consistency not computed: {err} (held-out episode lengths {lengths}, a window "
+                          f"needs {model.config.horizon + 1} steps); collect more with --heldout-episodes",
+                          stacklevel=2)
+            return float("nan")
 
     def auc(self, model: WorldModel) -> float | None:
         """Value AUC over every logged real episode (held-out and collected) with a success label."""

@@ -16,7 +16,7 @@ LIGHTNING_COMMANDS = ("fit", "validate", "test", "predict")
 TOOLS: dict[str, tuple[str, str, str]] = {
     "export": ("simdist.tools.export", "main", "turn a Lightning checkpoint into a Hub-ready model folder"),
     "components": ("simdist.tools.components", "main", "list registered components"),
-    "demo": ("simdist.tools.toy_demo", "main", "toy task end to end: generate, pretrain, plan, adapt"),
+    "demo": ("simdist.tools.go2_demo", "demo_main", "Go2: zero-shot vs adapted planning, videos (--task toy: toy)"),
     "bench": ("simdist.tools.bench", "main", "MPPI tick latency, batched planning and training throughput"),
     "train-expert": ("simdist.tools.train_expert", "main", "train/resume the Go2 PPO expert; export its set"),
     "generate": ("simdist.tools.generate", "main", "generate a pretraining dataset from an expert set"),

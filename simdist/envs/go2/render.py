@@ -16,7 +16,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from simdist.envs.go2.protocol import make_course, protocol_env, run_trials
+from simdist.envs.go2.protocol import Course, make_course, protocol_env, run_trials
 
 #: camera: distance (m), azimuth and elevation (deg); azimuth 90 looks along +y, so the walk (+x) goes right
 CAMERA = (1.9, 105.0, -14.0)
@@ -28,12 +28,14 @@ def _render_model(env: Any) -> mujoco.MjModel:
     """``env``'s robot and terrain with visuals for video: a checkered ground, a light, a coloured robot."""
     spec = env.build_spec()
     spec.add_texture(name="grid", type=mujoco.mjtTexture.mjTEXTURE_2D, builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER,
-                     rgb1=[0.62, 0.66, 0.7], rgb2=[0.5, 0.54, 0.58], width=64, height=64)
+                     rgb1=[0.72, 0.75, 0.78], rgb2=[0.56, 0.6, 0.64], width=64, height=64)
     mat = spec.add_material(name="grid", texrepeat=[2.0, 2.0], texuniform=True)
     mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "grid"
     for geom in spec.worldbody.geoms:
         if geom.name == "ground":
             geom.material = "grid"
+    spec.visual.headlight.ambient = [0.35, 0.35, 0.35]
+    spec.visual.headlight.diffuse = [0.45, 0.45, 0.45]
     spec.add_texture(name="sky", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX, builtin=mujoco.mjtBuiltin.mjBUILTIN_FLAT,
                      rgb1=[0.82, 0.87, 0.93], rgb2=[0.82, 0.87, 0.93], width=16, height=16)
     spec.worldbody.add_light(pos=[0.0, 0.0, 4.0], dir=[0.3, 0.2, -1.0], diffuse=[0.6, 0.6, 0.6], castshadow=False)
@@ -93,7 +95,6 @@ class _FrameRecorder:
 
     def capture(self) -> None:
         self.data.qpos[:] = self.env.qpos[0]
-        self.data.qvel[:] = 0.0
         mujoco.mj_forward(self.model, self.data)
         self.camera.lookat[:] = self.data.qpos[:3]
         self.renderer.update_scene(self.data, camera=self.camera, scene_option=self.option)
@@ -103,11 +104,12 @@ class _FrameRecorder:
         self.renderer.close()
 
 
-def render_frames(controller: Any, profile: str, speed: float, steps: int, *, width: int = 320, height: int = 240,
-                  every: int = 2, seed: int = 0) -> np.ndarray:
+def render_frames(controller: Any, profile: str | Course, speed: float, steps: int, *, width: int = 320,
+                  height: int = 240, every: int = 2, seed: int = 0) -> np.ndarray:
     """(N, height, width, 3) uint8 frames of one protocol trial at ``speed`` for at most ``steps`` control steps
-    (reset phase included; the trial ends early on success or a fall), one frame per ``every`` steps."""
-    course = make_course(profile=profile)
+    (reset phase included; the trial ends early on success or a fall), one frame per ``every`` steps.
+    ``profile``: a reality profile (name or YAML path) or a :class:`Course` (e.g. ``make_course(terrain="flat")``)."""
+    course = profile if isinstance(profile, Course) else make_course(profile=profile)
     env = protocol_env(course, 1, steps, seed=seed)
     recorder = None
     try:
@@ -120,20 +122,27 @@ def render_frames(controller: Any, profile: str, speed: float, steps: int, *, wi
     return np.stack(recorder.frames)
 
 
-def write_gif(frames: np.ndarray | list[np.ndarray], path: str | Path, fps: float = 25.0, hold_s: float = 1.0) -> Path:
-    """Write an animated, looping GIF atomically (a temporary file beside ``path``, then renamed); the last
-    frame is held ``hold_s`` seconds."""
-    import imageio.v3 as iio
+def write_gif(frames: np.ndarray | list[np.ndarray], path: str | Path, fps: float = 25.0, hold_s: float = 1.0,
+              colors: int = 64) -> Path:
+    """Write ``frames`` (N, H, W, 3) as a looping GIF, atomically (a temporary file beside ``path``, then renamed).
+
+    All frames share one ``colors``-colour palette (median cut over the first, middle and last frame, no
+    dithering): about half the size of per-frame palettes and no flicker. The last frame is held ``hold_s``.
+    """
+    from PIL import Image
 
     from simdist.fsutil import atomic_path
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     frames = np.asarray(frames, np.uint8)
-    durations = [1000.0 / fps] * len(frames)
+    sample = np.concatenate([frames[0], frames[len(frames) // 2], frames[-1]], axis=0)
+    palette = Image.fromarray(sample).quantize(colors, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    images = [Image.fromarray(f).quantize(palette=palette, dither=Image.Dither.NONE) for f in frames]
+    durations = [1000.0 / fps] * len(images)
     durations[-1] += 1000.0 * hold_s
     with atomic_path(path) as tmp:
-        iio.imwrite(tmp, frames, extension=".gif", plugin="pillow", duration=durations, loop=0)
+        images[0].save(tmp, format="GIF", save_all=True, append_images=images[1:], duration=durations, loop=0)
     return path
 
 
@@ -145,15 +154,18 @@ def label_frames(frames: np.ndarray, text: str) -> np.ndarray:
     for i, frame in enumerate(frames):
         img = Image.fromarray(frame)
         draw = ImageDraw.Draw(img)
-        draw.rectangle((0, 0, 8 + 6 * len(text), 16), fill=(20, 20, 24))
+        _, _, right, bottom = draw.textbbox((4, 3), text)
+        draw.rectangle((0, 0, right + 4, bottom + 3), fill=(20, 20, 24))
         draw.text((4, 3), text, fill=(255, 255, 255))
         out[i] = np.asarray(img)
     return out
 
 
-def render_rollout(controller: Any, profile: str, speed: float, steps: int, path: str | Path, *, width: int = 320,
-                   height: int = 240, fps: float = 25.0, seed: int = 0, label: str | None = None) -> Path:
-    """Render one trial (every other 50 Hz control step: real time at 25 fps) to an animated GIF at ``path``."""
+def render_rollout(controller: Any, profile: str | Course, speed: float, steps: int, path: str | Path, *,
+                   width: int = 320, height: int = 240, fps: float = 25.0, seed: int = 0, label: str | None = None
+                   ) -> Path:
+    """Render one trial to an animated GIF at ``path`` (see :func:`render_frames`), one frame per 50 / ``fps``
+    control steps (at 25 fps: every other 50 Hz step, i.e. real time), with ``label`` in the corner."""
     every = max(1, round(50.0 / fps))
     frames = render_frames(controller, profile, speed, steps, width=width, height=height, every=every, seed=seed)
     if label:

@@ -1,0 +1,380 @@
+"""``simdist demo``: the Go2 demo, zero-shot vs adapted MPPI planning on a proxy-real course.
+
+Loads a pretrained Go2 world model (``--model``: a Hub id such as the zoo's ``simdist/go2-slope``, or a
+folder) and runs :class:`~simdist.adaptation.AdaptationLoop` on a reality profile (``--real``) with the
+schedule ``[0, --minutes]``: evaluate the zero-shot planner with the straight-walk protocol, collect
+``--minutes`` of on-policy proxy-real data with it, finetune only the dynamics, evaluate again. Prints a
+before/after table and writes ``results.json``, ``results.md``, ``curve.png`` and (``--video``)
+``rollout_zero_shot.gif`` / ``rollout_adapted.gif`` into ``--out``. Rerunning the same command resumes
+(``state.json``): finished stages are not collected, trained or evaluated again.
+``simdist demo --task toy [...]`` runs the toy-task demo (:mod:`simdist.tools.toy_demo`) instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simdist.cli import tool_parser
+
+PREFIX = "[go2-demo]"
+#: video length: the protocol's reset phase plus this much walking (or less: the trial ends on success or a fall)
+VIDEO_WALK_S = 10.0
+#: guess of the software-rendering cost per frame before the first video measured it
+RENDER_FRAME_S = 0.03
+ROWS = (("zero_shot", "zero-shot"), ("adapted", "adapted (dynamics only)"))
+VIDEO_LABELS = {"zero_shot": "zero-shot", "adapted": "adapted"}
+
+
+# ---------------------------------------------------------------------------------------------- entry points
+def demo_main(argv: list[str]) -> int:
+    """``simdist demo [--task go2|toy] ...``: the Go2 demo (default) or the toy demo with the remaining args."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--task", choices=("go2", "toy"), default="go2")
+    known, rest = pre.parse_known_args(argv)
+    if known.task == "toy":
+        from simdist.tools import toy_demo
+
+        return toy_demo.main(rest)
+    return main(rest)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = tool_parser("demo", "Go2 demo: zero-shot vs adapted planning on a proxy-real course, with videos")
+    parser.epilog = "`simdist demo --task toy [--quick]` runs the toy-task demo instead (see --task toy --help)."
+    parser.add_argument("--model", default="simdist/go2-slope", help="pretrained Go2 world model: Hub id or folder")
+    parser.add_argument("--real", default="ptfe-slope-5.7deg", help="reality profile: name or YAML path")
+    parser.add_argument("--minutes", type=float, default=4.0, help="proxy-real data to collect (minutes at 50 Hz)")
+    parser.add_argument("--out", default="outputs/go2-demo", help="output folder (rerun to resume)")
+    parser.add_argument("--trials", type=int, default=3, help="protocol trials per speed")
+    parser.add_argument("--envs", type=int, default=16, help="parallel envs for data collection")
+    parser.add_argument("--samples", type=int, default=16, help="MPPI samples per iteration")
+    parser.add_argument("--iterations", type=int, default=1, help="MPPI iterations per tick")
+    parser.add_argument("--epochs", type=int, default=3, help="finetuning epochs")
+    parser.add_argument("--windows-per-epoch", type=int, default=6_000)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=2e-4)
+    parser.add_argument("--video", action=argparse.BooleanOptionalAction, default=True,
+                        help="render rollout_zero_shot.gif and rollout_adapted.gif (MuJoCo offscreen, EGL)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-steps", type=int, default=None,
+                        help="cap on protocol trial, collection episode and video steps (smoke tests)")
+    parser.add_argument("--progress", action="store_true", help="Lightning progress bars while finetuning")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.minutes <= 0:
+        parser.error("--minutes must be > 0")
+    if args.real in ("toy", "toy-real"):
+        parser.error("the toy task has its own demo: simdist demo --task toy")
+    run_demo(args)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------- progress
+@dataclass
+class Progress:
+    """``[go2-demo]`` log lines with the elapsed time, per-phase estimates and the ETA of what is left."""
+
+    estimates: dict[str, float] = field(default_factory=dict)  # phase -> estimated seconds, in run order
+    log_fn: Callable[[str], None] = print
+    started: float = field(default_factory=time.perf_counter)
+    done: set[str] = field(default_factory=set)
+
+    def log(self, msg: str) -> None:
+        self.log_fn(f"{PREFIX} [{_fmt_s(time.perf_counter() - self.started)}] {msg}")
+
+    def remaining(self) -> float:
+        """Estimated seconds of the phases not finished yet."""
+        return sum(v for k, v in self.estimates.items() if k not in self.done)
+
+    def skip(self, key: str) -> None:
+        self.done.add(key)
+
+    @contextmanager
+    def phase(self, key: str, title: str) -> Iterator[None]:
+        """Log the start (its estimate, the ETA of all unfinished phases) and the end (duration) of ``key``."""
+        keys = list(self.estimates)
+        where = f"{keys.index(key) + 1}/{len(keys)} " if key in keys else ""
+        hint = f" (~{_fmt_s(self.estimates[key])}; ETA ~{_fmt_s(self.remaining())})" if key in keys else ""
+        self.log(f"{where}{title}{hint}")
+        t0 = time.perf_counter()
+        yield
+        self.done.add(key)
+        self.log(f"{where}done in {_fmt_s(time.perf_counter() - t0)}")
+
+
+def _fmt_s(seconds: float) -> str:
+    s = max(0.0, float(seconds))
+    return f"{s:.0f}s" if s < 90 else f"{s / 60:.1f}min"
+
+
+# ---------------------------------------------------------------------------------------------- the loop, logged
+def _demo_loop_cls() -> type:
+    from simdist.adaptation import AdaptationLoop
+
+    class DemoLoop(AdaptationLoop):
+        """:class:`AdaptationLoop` with a ``[go2-demo]`` phase line around each collection and finetuning."""
+
+        phases: Progress
+
+        def run_stage(self, k: int) -> dict[str, Any]:
+            self.task.stage = k
+            return super().run_stage(k)
+
+        def heldout(self) -> list[Any]:
+            if self._heldout is None and not (self.out / "heldout-data" / "dataset.json").exists():
+                title = f"collecting the held-out proxy-real set ({self.cfg.heldout_episodes} zero-shot episodes)"
+                with self.phases.phase("heldout", title):
+                    return super().heldout()
+            return super().heldout()
+
+        def collect_until(self, minutes: float, model: Any, stage: int) -> None:
+            title = f"collecting {minutes:g} min of proxy-real data, zero-shot planner, {self.cfg.num_envs} envs"
+            with self.phases.phase("collect", title):
+                super().collect_until(minutes, model, stage)
+
+        def finetune(self, init_from: str, stage: int) -> Any:
+            c = self.cfg
+            title = f"finetuning dynamics: {c.epochs} epochs x {c.windows_per_epoch:,} windows, batch {c.batch_size}"
+            with self.phases.phase("finetune", title):
+                return super().finetune(init_from, stage)
+
+    return DemoLoop
+
+
+def _demo_task_cls() -> type:
+    from simdist.adaptation import Go2Task
+
+    @dataclass
+    class DemoTask(Go2Task):
+        """:class:`Go2Task` with a ``[go2-demo]`` phase line around each protocol evaluation."""
+
+        phases: Progress = field(default_factory=Progress, repr=False, compare=False)
+        stage: int = 0  # the loop's current stage (set by DemoLoop.run_stage)
+
+        def evaluate(self, planner: Any, episodes: int, num_envs: int, seed: int) -> dict[str, Any]:
+            key, title = ("eval-zero-shot", "zero-shot") if self.stage == 0 else ("eval-adapted", "adapted")
+            speeds = ", ".join(f"{v:g}" for v in self.speeds or ())
+            with self.phases.phase(key, f"protocol with the {title} planner on {self.profile}: {episodes} trials "
+                                        f"at each of {speeds} m/s"):
+                return super().evaluate(planner, episodes, num_envs, seed)
+
+    return DemoTask
+
+
+# ---------------------------------------------------------------------------------------------- estimates
+def measure_rates(loop: Any, batches: set[int]) -> dict[str, Any]:
+    """Seconds per planner tick at each batch size and per finetuning step (random inputs, a few repeats)."""
+    import copy
+
+    import torch
+
+    from simdist.freeze import DynamicsOnly
+    from simdist.losses import WorldModelLoss
+    from simdist.tools.bench import random_batch, random_history, time_calls
+
+    model, tick = loop.base, {}
+    for b in sorted(batches):
+        planner, history = loop.planner(model, 0), random_history(model, b)
+        tick[b] = time_calls(lambda p=planner, h=history: p.plan(h), 3, 1, model.device)["wall"]["median"]
+    wm = copy.deepcopy(model).train()
+    DynamicsOnly().apply(wm)
+    opt = torch.optim.Adam([p for p in wm.parameters() if p.requires_grad], lr=1e-6)
+    loss_fn, batch = WorldModelLoss.dynamics_only(), random_batch(wm, loop.cfg.batch_size)
+
+    def step() -> None:
+        opt.zero_grad(set_to_none=True)
+        loss_fn(wm, batch)["loss"].backward()
+        opt.step()
+
+    return {"tick_s": tick, "train_step_s": time_calls(step, 2, 1, model.device)["wall"]["median"]}
+
+
+def estimate_phases(task: Any, cfg: Any, rates: dict[str, Any], *, stages_done: int, heldout_done: bool,
+                    video_steps: int | None) -> dict[str, float]:
+    """Seconds per phase still to run, in run order (upper-bound style: episodes run to their time limit)."""
+    from simdist.envs.go2.protocol import make_course, trial_steps
+
+    tick = rates["tick_s"]
+    course = make_course(profile=task.profile)
+    episode = int(round(task.episode_length_s / task.dt))
+    steps = sum(trial_steps(course, v, max_steps=task.max_steps) for v in task.speeds)
+    evaluation = tick[cfg.episodes_per_eval] * steps
+    target = math.ceil(cfg.schedule[-1] * 60.0 / task.dt)
+    windows = target + cfg.heldout_episodes * episode
+    est: dict[str, float] = {}
+    if not heldout_done:
+        est["heldout"] = tick[cfg.num_envs] * episode
+    if stages_done < 1:
+        est["eval-zero-shot"] = evaluation
+    if stages_done < 2:
+        est["collect"] = tick[cfg.num_envs] * math.ceil(target / (cfg.num_envs * episode)) * episode
+        est["finetune"] = rates["train_step_s"] * cfg.epochs * math.ceil(cfg.windows_per_epoch / cfg.batch_size)
+        est["eval-adapted"] = evaluation
+    est["value-auc"] = rates["train_step_s"] / 3 * windows / cfg.batch_size  # forward passes only
+    if video_steps:
+        frames = video_steps // 2 + 1
+        est["video-zero-shot"] = est["video-adapted"] = tick[1] * video_steps + RENDER_FRAME_S * frames
+    return est
+
+
+# ---------------------------------------------------------------------------------------------- the demo
+def load_model(name: str) -> Any:
+    """The world model, or a SystemExit that says where to find one."""
+    from simdist.world_model import WorldModel
+
+    try:
+        return WorldModel.from_pretrained(name).eval()
+    except (FileNotFoundError, ValueError) as err:
+        raise SystemExit(
+            f"simdist demo: cannot load the world model {name!r}: {err}\n"
+            "`simdist zoo list` shows the zoo's Go2 models (published on the Hub or bundled in hub/models/); "
+            "pass one with --model ID, or a model folder (e.g. from `simdist export`) with --model PATH."
+        ) from err
+
+
+def run_demo(args: argparse.Namespace) -> dict[str, Any]:
+    """Run (or resume) the demo in ``args.out``; returns the results (also written there)."""
+    from simdist.adaptation import AdaptConfig
+
+    warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__|LeafSpec).*")
+    if not args.progress:  # Lightning's "GPU available" and tip lines, once per finetuning
+        logging.getLogger("lightning.pytorch.utilities.rank_zero").setLevel(logging.WARNING)
+    progress = Progress()
+    progress.log(f"loading {args.model}")
+    load_model(args.model)  # fail early, with a hint, before the loop loads it
+    out = Path(args.out)
+    episode_s = 20.0 if args.max_steps is None else min(20.0, args.max_steps * 0.02)
+    task = _demo_task_cls()(profile=args.real, max_steps=args.max_steps, episode_length_s=episode_s,
+                            phases=progress)
+    cfg = AdaptConfig(schedule=[0.0, float(args.minutes)], freeze="dynamics_only", episodes_per_eval=args.trials,
+                      num_envs=args.envs, samples=args.samples, iterations=args.iterations, epochs=args.epochs,
+                      windows_per_epoch=args.windows_per_epoch, batch_size=args.batch_size, lr=args.lr,
+                      seed=args.seed)
+    loop = _demo_loop_cls()(args.model, task, out, cfg, progress=args.progress, log=progress.log)
+    loop.phases = progress
+    speed = task.speeds[len(task.speeds) // 2]
+    video_steps = _video_steps(task, speed, args.max_steps) if args.video else None
+    done = sum(1 for s, m in zip(loop.state["stages"], cfg.schedule) if s.get("target_minutes") == m)
+    rates = measure_rates(loop, {cfg.num_envs, args.trials, 1})
+    progress.estimates = estimate_phases(task, cfg, rates, stages_done=done, video_steps=video_steps,
+                                         heldout_done=(out / "heldout-data" / "dataset.json").exists())
+    tick = rates["tick_s"]
+    resuming = f" (resuming: {done} of 2 stages done)" if done else ""
+    progress.log(f"{task.name}, speeds {list(task.speeds)} m/s; MPPI {1e3 * tick[1]:.0f} ms/tick (1 env), "
+                 f"{1e3 * tick[cfg.num_envs]:.0f} ms/tick ({cfg.num_envs} envs); {len(progress.estimates)} phases "
+                 f"to run, ETA ~{_fmt_s(progress.remaining())}{resuming}")
+    curve = loop.run()
+    with progress.phase("value-auc", "value AUC of the zero-shot model on every logged episode"):
+        zero_shot_auc = loop.auc(loop.base)
+    results = collect_results(args, loop, curve, zero_shot_auc)
+    if args.video:
+        results["videos"] = render_videos(loop, task, speed, video_steps or 0, out, args.seed, progress)
+    results["seconds"] = time.perf_counter() - progress.started
+    write_results(results, out)
+    progress.log(f"done in {_fmt_s(results['seconds'])}; results in {out}/results.md")
+    print(results_table(results))
+    return results
+
+
+def _video_steps(task: Any, speed: float, max_steps: int | None) -> int:
+    from simdist.envs.go2.protocol import RESET_STEPS, make_course, trial_steps
+
+    cap = RESET_STEPS + int(round(VIDEO_WALK_S / task.dt))
+    return trial_steps(make_course(profile=task.profile), speed, max_steps=min(cap, max_steps or cap))
+
+
+def _row(stage: dict[str, Any], value_auc: float | None, consistency: float) -> dict[str, Any]:
+    ev = stage["eval"]
+    return {"forward_progress": ev["forward_progress"], "success_rate": ev["success_rate"],
+            "fall_rate": ev["termination_rate"], "heldout_consistency": consistency, "value_auc": value_auc,
+            "minutes": stage["minutes"], "episodes": stage["episodes"], "model": stage["model"]}
+
+
+def collect_results(args: argparse.Namespace, loop: Any, curve: dict[str, Any], zero_shot_auc: float | None
+                    ) -> dict[str, Any]:
+    """The before/after rows (from the loop's stages) and the settings."""
+    zero, adapted = loop.state["stages"][:2]
+    protocol = zero["eval"]["protocol"]
+    return {
+        "model": args.model, "real": loop.task.profile, "task": loop.task.describe(),
+        "course_length": protocol["course_length"], "speeds": list(loop.task.speeds),
+        "rows": {"zero_shot": _row(zero, zero_shot_auc, zero["consistency"]["after"]),
+                 "adapted": _row(adapted, adapted["value_auc"], adapted["consistency"]["after"])},
+        "protocol": {"zero_shot": protocol, "adapted": adapted["eval"]["protocol"]},
+        "settings": {k: v for k, v in vars(args).items() if k not in ("progress",)},
+        "curve": {k: curve[k] for k in ("minutes", "value", "consistency_after", "value_auc")},
+    }
+
+
+def render_videos(loop: Any, task: Any, speed: float, steps: int, out: Path, seed: int, progress: Progress
+                  ) -> dict[str, str]:
+    """``rollout_zero_shot.gif`` and ``rollout_adapted.gif`` (kept if they exist: delete them to redo)."""
+    from simdist.envs.go2.render import render_rollout
+    from simdist.world_model import WorldModel
+
+    models = {"zero_shot": lambda: loop.base, "adapted": lambda: WorldModel.from_pretrained(
+        loop.state["stages"][1]["model"]).eval()}
+    videos = {}
+    for key, title in ROWS:
+        path = out / f"rollout_{key}.gif"
+        videos[key] = path.name
+        if path.exists():
+            progress.skip(f"video-{key.replace('_', '-')}")
+            continue
+        with progress.phase(f"video-{key.replace('_', '-')}", f"rendering {path.name}: {title} planner at "
+                                                              f"{speed:g} m/s, up to {steps} steps"):
+            render_rollout(loop.planner(models[key](), seed), task.profile, speed, steps, path, seed=seed,
+                           label=f"{VIDEO_LABELS[key]}: {task.profile}, {speed:g} m/s")
+    return videos
+
+
+# ---------------------------------------------------------------------------------------------- outputs
+def _num(x: float | None, fmt: str) -> str:
+    return "n/a" if x is None or not math.isfinite(float(x)) else format(float(x), fmt)
+
+
+def results_table(r: dict[str, Any]) -> str:
+    """The before/after table (Markdown, readable as text)."""
+    length = r["course_length"]
+    lines = [f"| model | real data (min) | forward progress (m of {length:.2f}) | success | fell | "
+             "held-out consistency loss | value AUC |", "|---|---|---|---|---|---|---|"]
+    for key, title in ROWS:
+        row = r["rows"][key]
+        progress = f"{_num(row['forward_progress'], '.2f')} ({_num(100 * row['forward_progress'] / length, '.0f')}%)"
+        lines.append(f"| {title} | {row['minutes']:.2f} | {progress} | {_num(100 * row['success_rate'], '.0f')}% | "
+                     f"{_num(100 * row['fall_rate'], '.0f')}% | {_num(row['heldout_consistency'], '.4f')} | "
+                     f"{_num(row['value_auc'], '.2f')} |")
+    return "\n".join(lines) + "\n"
+
+
+def results_markdown(r: dict[str, Any]) -> str:
+    s = r["settings"]
+    parts = [f"# SimDist Go2 demo: {r['model']} on {r['real']}", "",
+             f"Straight-walk protocol at {', '.join(f'{v:g}' for v in r['speeds'])} m/s, {s['trials']} trials each; "
+             f"MPPI {s['samples']} samples x {s['iterations']} iterations; adapted on "
+             f"{r['rows']['adapted']['minutes']:.1f} min of proxy-real data (dynamics only).", "",
+             results_table(r), "![adaptation curve](curve.png)", ""]
+    for key, title in ROWS:
+        if key in r.get("videos", {}):
+            parts += [f"{title}:", "", f"![{title}]({r['videos'][key]})", ""]
+    return "\n".join(parts)
+
+
+def write_results(r: dict[str, Any], out: Path) -> None:
+    from simdist.fsutil import atomic_write_json, atomic_write_text
+
+    atomic_write_json(out / "results.json", r, default=str)
+    atomic_write_text(out / "results.md", results_markdown(r))

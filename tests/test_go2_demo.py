@@ -1,0 +1,120 @@
+"""The Go2 demo (``simdist demo``) at smoke scale, its CLI dispatch, and the rollout videos."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import simdist.envs  # noqa: F401 - first, so that MUJOCO_GL defaults to egl before mujoco is imported
+
+pytest.importorskip("mujoco.batch")
+
+from simdist.adaptation import Go2Task  # noqa: E402
+from simdist.tools import go2_demo  # noqa: E402
+
+SMOKE = ["--minutes", "0.05", "--trials", "1", "--envs", "2", "--samples", "4", "--iterations", "1", "--epochs", "1",
+         "--windows-per-epoch", "64", "--batch-size", "8", "--max-steps", "60", "--no-video"]
+
+
+@pytest.fixture(scope="module")
+def go2_model(tmp_path_factory: pytest.TempPathFactory, single_thread: None) -> str:
+    """A tiny untrained world model on the Go2 observation spec (proprio 35, extero 315, 12 actions, command 3)."""
+    from simdist.config import WorldModelConfig
+    from simdist.world_model import WorldModel
+
+    mlp = {"name": "mlp", "kwargs": {"hidden": [16]}}
+    cfg = WorldModelConfig(obs_spec={"proprio": [35], "extero": [315]}, action_dim=12, command_dim=3, history=4,
+                           horizon=3, latent_dim=8, encoder=mlp, dynamics=mlp, reward_head=mlp, value_head=mlp)
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("go2-demo-model") / "wm"
+    WorldModel(cfg).save_pretrained(path)
+    return str(path)
+
+
+def _renderer_available() -> bool:
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_string("<mujoco><worldbody><geom size='0.1'/></worldbody></mujoco>")
+    try:
+        mujoco.Renderer(model, height=8, width=8).close()
+    except Exception:  # noqa: BLE001 - any GL backend failure means: no offscreen rendering here
+        return False
+    return True
+
+
+def test_demo_smoke_and_resume(go2_model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "demo"
+    assert go2_demo.main(["--model", go2_model, *SMOKE, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "[go2-demo]" in text and "ETA" in text and "| zero-shot |" in text
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["rows"]) == {"zero_shot", "adapted"}
+    for row in results["rows"].values():
+        for key in ("forward_progress", "success_rate", "fall_rate", "heldout_consistency", "minutes"):
+            assert math.isfinite(row[key]), (key, row)
+        assert row["value_auc"] is None or 0.0 <= row["value_auc"] <= 1.0
+    assert results["rows"]["zero_shot"]["minutes"] == 0.0 and results["rows"]["adapted"]["minutes"] >= 0.05
+    assert results["course_length"] == pytest.approx(1.82)
+    assert "| adapted (dynamics only) |" in (out / "results.md").read_text()
+    assert (out / "curve.png").exists() and not (out / "rollout_zero_shot.gif").exists()
+
+    def no_collection(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a finished demo must not collect again")
+
+    monkeypatch.setattr(Go2Task, "collect", no_collection)
+    assert go2_demo.main(["--model", go2_model, *SMOKE, "--out", str(out)]) == 0
+    assert "resuming: 2 of 2 stages done" in capsys.readouterr().out
+    assert json.loads((out / "results.json").read_text())["rows"] == results["rows"]
+
+
+def test_missing_model_says_how_to_get_one(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="simdist zoo list"):
+        go2_demo.main(["--model", str(tmp_path / "nowhere"), *SMOKE, "--out", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()
+
+
+def test_demo_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
+    from simdist import cli
+    from simdist.tools import toy_demo
+
+    calls: list[tuple[str, list[str]]] = []
+    monkeypatch.setattr(toy_demo, "main", lambda argv: calls.append(("toy", argv)) or 0)
+    monkeypatch.setattr(go2_demo, "main", lambda argv: calls.append(("go2", argv)) or 0)
+    assert cli.main(["demo", "--task", "toy", "--quick"]) == 0
+    assert cli.main(["demo", "--minutes", "1"]) == 0
+    assert cli.main(["demo", "--task=go2", "--trials", "2"]) == 0
+    assert calls == [("toy", ["--quick"]), ("go2", ["--minutes", "1"]), ("go2", ["--trials", "2"])]
+
+
+def test_render_frames() -> None:
+    if not _renderer_available():
+        pytest.skip("MuJoCo offscreen rendering (EGL) is unavailable here")
+    from simdist.envs.go2.render import render_frames
+
+    def wiggle(obs: dict[str, np.ndarray]) -> np.ndarray:
+        return np.full((len(obs["proprio"]), 12), 0.5, np.float32)
+
+    frames = render_frames(wiggle, "ptfe-slope-5.7deg", 0.3, 10, width=64, height=48, every=2)
+    assert frames.shape == (6, 48, 64, 3) and frames.dtype == np.uint8
+    assert any(not np.array_equal(frames[0], f) for f in frames[1:])
+
+
+def test_write_gif_round_trip(tmp_path: Path) -> None:
+    import imageio.v3 as iio
+
+    from simdist.envs.go2.render import label_frames, write_gif
+
+    frames = np.zeros((4, 24, 32, 3), np.uint8)
+    for i in range(4):
+        frames[i, :, 8 * i: 8 * i + 8] = (255, 128, 0)
+    path = write_gif(label_frames(frames, "hi"), tmp_path / "sub" / "clip.gif", fps=10, hold_s=0.5)
+    back = iio.imread(path, index=None)
+    assert back.shape[:3] == (4, 24, 32)
+    assert not np.array_equal(back[0], back[-1])
+    assert [p.name for p in path.parent.iterdir()] == ["clip.gif"]  # no temporary file left behind
