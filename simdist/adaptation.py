@@ -13,6 +13,7 @@ State lives in ``state.json`` and is written atomically after every step, so a r
 from __future__ import annotations
 
 import json
+import shutil
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -252,7 +253,8 @@ class AdaptationLoop:
     """Runs (or resumes) the schedule in ``out``; see the module docstring. ``run()`` returns the curve."""
 
     def __init__(self, model: str, task: Task, out: str | Path, config: AdaptConfig | None = None,
-                 progress: bool = False, log: Callable[[str], None] = print) -> None:
+                 progress: bool = False, log: Callable[[str], None] = print, data_from: str | Path | None = None
+                 ) -> None:
         self.model_id = str(model)
         self.task = task
         self.cfg = config or AdaptConfig()
@@ -263,7 +265,28 @@ class AdaptationLoop:
         self.pad = self.base.config.history
         self.out.mkdir(parents=True, exist_ok=True)
         self.state = self._load_state()
+        if data_from is not None:
+            self._adopt_data(Path(data_from))
         self._heldout: list[Episode] | None = None
+
+    def _adopt_data(self, source: Path) -> None:
+        """Start from another run's logged real and held-out episodes (ablations: the same data, other
+        trainable parts): stages then only collect beyond what ``source`` holds. Done once per ``out``."""
+        if (self.out / "heldout-data").exists() or self.data_dir.exists():
+            return
+        state_file = source / "state.json"
+        if not state_file.is_file():
+            raise FileNotFoundError(f"--data-from {source}: no state.json (not an adaptation run folder)")
+        other = json.loads(state_file.read_text())
+        if other.get("task", {}).get("name") != self.task.describe()["name"]:
+            raise ValueError(f"--data-from {source} logged task {other.get('task', {}).get('name')!r}, "
+                             f"this run is {self.task.describe()['name']!r}")
+        for name in ("heldout-data", "real-data"):
+            if (source / name).is_dir():
+                shutil.copytree(source / name, self.out / name)
+        self.state["labels"] = other.get("labels", {})
+        self.state["data_from"] = str(source)
+        self._save()
 
     # -- state ------------------------------------------------------------------------------------
     @property

@@ -97,6 +97,23 @@ def test_freeze_policy_switch(toy_model: str, tmp_path: Path, freeze: str) -> No
     assert json.loads((tmp_path / "state.json").read_text())["freeze"] == freeze
 
 
+def test_ablation_reuses_another_runs_data(toy_model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    """``data_from``: an ablation finetunes on the main run's logged data without collecting any."""
+    main = tmp_path / "main"
+    AdaptationLoop(toy_model, ToyTask(), main, _config(), log=lambda m: None).run()
+    task = ToyTask()
+    monkeypatch.setattr(task, "collect", lambda *a, **k: pytest.fail("the ablation collected new data"))
+    out = tmp_path / "all"
+    curve = AdaptationLoop(toy_model, task, out, _config(freeze="all"), log=lambda m: None, data_from=main).run()
+    main_state = json.loads((main / "state.json").read_text())
+    state = json.loads((out / "state.json").read_text())
+    assert state["labels"] == main_state["labels"] and state["freeze"] == "all"
+    assert curve["minutes"] == json.loads((main / "curve.json").read_text())["minutes"]
+    with pytest.raises(FileNotFoundError, match="state.json"):
+        AdaptationLoop(toy_model, ToyTask(), tmp_path / "x", _config(), data_from=tmp_path / "nowhere")
+
+
 def test_task_factory_and_go2_construction() -> None:
     assert isinstance(make_task("toy-real"), ToyTask)
     task = make_task("ptfe-slope-3deg", max_steps=30)

@@ -318,3 +318,13 @@ def test_parallel_chunk_scoring_matches_serial(wm):
         torch.set_num_threads(threads)
     torch.testing.assert_close(parallel.plan, serial.plan, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(parallel.returns, serial.returns, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.slow
+def test_compiled_scoring_matches_eager(wm):
+    """``compile=True`` (chunked, on worker threads) plans what the eager planner plans."""
+    hist = history_for(wm, 2)
+    kw = dict(num_samples=40, iterations=2, num_elites=8, score_chunk=20, seed=3)
+    eager = MPPIPlanner(wm, **kw).plan(hist)
+    compiled = MPPIPlanner(wm, compile=True, **kw).plan(hist)
+    torch.testing.assert_close(compiled.plan, eager.plan, atol=1e-4, rtol=1e-4)

@@ -168,22 +168,17 @@ class MPPIPlanner(Planner):
         """Returns (B, N) of action sequences (B, N, T, A)."""
         if self.naive:
             return self._score_naive(actions, *ctx)
-        if self.compile:
-            if self._compiled is None:
-                mode = self.compile if isinstance(self.compile, str) else None
-                self._compiled = torch.compile(self._score_fast, dynamic=False, mode=mode)
-            return self._compiled(actions, *ctx)
         b, n = actions.shape[:2]
         chunk = self.score_chunk
         if chunk is None:
             chunk = DEFAULT_CPU_CHUNK if actions.device.type == "cpu" else n * b
         pieces = -(-(b * n) // chunk)  # ceil
         if pieces <= 1 or n == 1:
-            return self._score_fast(actions, *ctx)
+            return self._score_chunk(actions, *ctx)
         chunks = actions.tensor_split(min(pieces, n), dim=1)
         workers = torch.get_num_threads() if self.parallel_chunks and actions.device.type == "cpu" else 1
         if workers <= 1 or len(chunks) < 2:
-            return torch.cat([self._score_fast(a, *ctx) for a in chunks], 1)
+            return torch.cat([self._score_chunk(a, *ctx) for a in chunks], 1)
         return torch.cat(self._score_parallel(chunks, ctx, min(workers, len(chunks))), 1)
 
     def _score_parallel(self, chunks: Sequence[Tensor], ctx: tuple, workers: int) -> list[Tensor]:
@@ -198,11 +193,20 @@ class MPPIPlanner(Planner):
 
             def score(a: Tensor) -> Tensor:
                 with torch.set_grad_enabled(grad):
-                    return self._score_fast(a, *ctx)
+                    return self._score_chunk(a, *ctx)
 
             return list(self._pool.map(score, chunks))
         finally:
             torch.set_num_threads(threads)
+
+    def _score_chunk(self, actions: Tensor, *ctx: Any) -> Tensor:
+        """:meth:`_score_fast`, through ``torch.compile`` when ``compile`` is set (compiled on first use)."""
+        if not self.compile:
+            return self._score_fast(actions, *ctx)
+        if self._compiled is None:
+            mode = self.compile if isinstance(self.compile, str) else None
+            self._compiled = torch.compile(self._score_fast, dynamic=False, mode=mode)
+        return self._compiled(actions, *ctx)
 
     def _score_fast(self, actions: Tensor, encoding: Any, prepared: Any, command: Tensor | None) -> Tensor:
         wm = self.world_model

@@ -34,6 +34,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--warmup-steps", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-steps", type=int, default=None, help="Go2: cap on protocol trial steps")
+    parser.add_argument("--data-from", default=None, metavar="RUN_DIR",
+                        help="start from another adapt run's logged real data (ablations on the same data)")
     parser.add_argument("--progress", action="store_true", help="Lightning progress bars")
     args = parser.parse_args(argv)
 
@@ -48,7 +50,7 @@ def main(argv: list[str]) -> int:
         batch_size=args.batch_size, lr=args.lr, warmup_steps=args.warmup_steps, seed=args.seed,
     )
     task = make_task(args.real) if args.real in ("toy", "toy-real") else make_task(args.real, max_steps=args.max_steps)
-    curve = AdaptationLoop(args.model, task, args.out, config, progress=args.progress).run()
+    curve = AdaptationLoop(args.model, task, args.out, config, progress=args.progress, data_from=args.data_from).run()
     print(f"{curve['metric']} by minutes: " + ", ".join(f"{m:.1f}: {v:.3f}" for m, v in
                                                         zip(curve["minutes"], curve["value"])))
     print(f"curve written to {args.out}/curve.json and curve.png")
