@@ -102,6 +102,14 @@ def test_resume_from_checkpoint_and_export(dataset, tmp_path) -> None:
     state = torch.load(last, weights_only=False)["state_dict"]
     assert all(torch.equal(v, state["world_model." + k]) for k, v in loaded.state_dict().items())
     assert json.loads((tmp_path / "export" / "config.json").read_text())["latent_dim"] == 16
+    # a zoo export: card description from a file, the Hub id in the usage snippet, planner settings
+    (tmp_path / "desc.md").write_text("Pretrained on **test data** with `simdist fit ...`.")
+    (tmp_path / "planner.json").write_text(json.dumps({"num_samples": 16, "iterations": 1}))
+    assert main(["export", "--ckpt", str(last), "--out", str(tmp_path / "zoo"), "--repo-id", "simdist/tiny",
+                 "--description", f"@{tmp_path / 'desc.md'}", "--planner", str(tmp_path / "planner.json")]) == 0
+    card = (tmp_path / "zoo" / "README.md").read_text()
+    assert "**test data**" in card and 'from_pretrained("simdist/tiny")' in card
+    assert json.loads((tmp_path / "zoo" / "planner.json").read_text())["num_samples"] == 16
 
 
 def test_cli_fit_with_recipe(dataset, tmp_path) -> None:

@@ -16,6 +16,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--metrics", default=None, help="JSON file of metrics for the model card")
     parser.add_argument("--train-config", default=None, help="resolved training config (YAML) to ship along")
     parser.add_argument("--tag", action="append", default=[], help="extra model-card tag (repeatable)")
+    parser.add_argument("--repo-id", default=None, help="the Hub id the card's usage snippet loads")
+    parser.add_argument("--description", default=None,
+                        help="model-card description (Markdown): text, or @FILE to read it from a file")
+    parser.add_argument("--planner", default=None, help="JSON file of recommended planner settings (planner.json)")
     args = parser.parse_args(argv)
 
     from simdist.hub import save_pretrained
@@ -24,9 +28,14 @@ def main(argv: list[str]) -> int:
     model, base = world_model_from_checkpoint(args.ckpt)
     metrics = json.loads(Path(args.metrics).read_text()) if args.metrics else None
     train_config = Path(args.train_config).read_text() if args.train_config else None
+    description = args.description
+    if description and description.startswith("@"):
+        description = Path(description[1:]).read_text()
+    card = {k: v for k, v in (("repo_id", args.repo_id), ("description", description)) if v}
+    planner = json.loads(Path(args.planner).read_text()) if args.planner else None
     out = save_pretrained(
         model, args.out, base_model=args.base_model or base, metrics=metrics, train_config=train_config,
-        tags=args.tag or None,
+        tags=args.tag or None, model_card_kwargs=card, planner_config=planner,
     )
     print(f"exported {args.ckpt} → {out}")
     return 0
