@@ -1,0 +1,116 @@
+"""Build the zoo's Go2 model folders from the training and adaptation runs (the command that made them).
+
+    python hub/build_go2_models.py base      # hub/models/go2-slope and go2-foam from the pretraining run
+    python hub/build_go2_models.py adapted   # hub/models/go2-slope-ptfe and go2-foam-adapted from `simdist adapt`
+
+Metrics come from the files the runs wrote: Lightning's validation printout (held-out loss terms),
+the `simdist evaluate --json` results in results/go2/ and the adaptation curves. Rerunning rebuilds
+the folders (each written atomically by `save_pretrained`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results" / "go2"
+CKPT = ROOT / "outputs" / "go2" / "pretrain" / "checkpoints" / "last.ckpt"
+RECIPE = "recipes/go2-slope/pretrain.yaml"
+DATA_CMD = "simdist generate --task go2 --experts hub/experts/go2 --out data/go2/sim-cpu --preset cpu --seed 0"
+ADAPT_RUNS = {"go2-slope-ptfe": ("go2-slope", ROOT / "outputs" / "adapt" / "ptfe57", "ptfe-slope-5.7deg"),
+              "go2-foam-adapted": ("go2-foam", ROOT / "outputs" / "adapt" / "foam", "foam")}
+
+
+def validation_metrics(log: Path) -> dict[str, float]:
+    """Held-out loss terms from the table that `simdist validate` prints."""
+    if not log.is_file():
+        return {}
+    found = re.findall(r"(val/\S+)\s*[│|]\s*([-+0-9.eE]+)", log.read_text())
+    return {f"held-out {name.split('/', 1)[1]} loss": float(value) for name, value in found}
+
+
+def protocol_metrics() -> dict[str, Any]:
+    """Forward progress of MPPI and of the base policy head in nominal simulation (10 m, 0.5 m/s)."""
+    out: dict[str, Any] = {}
+    for controller in ("mppi", "policy"):
+        for terrain in ("flat", "slope"):
+            path = RESULTS / f"{controller}_{terrain}.json"
+            if path.is_file():
+                res = json.loads(path.read_text())
+                label = "MPPI 16+2x1" if controller == "mppi" else "policy head"
+                out[f"{label}, {terrain}, progress of 10 m at 0.5 m/s"] = round(res["mean_progress"], 2)
+    return out
+
+
+def description(name: str, task: str) -> str:
+    return (
+        f"Simulation-pretrained SimDist world model for the Unitree Go2 ({task}), the official 667,758-parameter "
+        "architecture (`WorldModel.from_preset(\"go2\")`).\n\n"
+        "**Data**: the data engine's `cpu` preset, 5.0 M simulated transitions (7,526 episodes) from the shipped "
+        "PPO expert set (`hub/experts/go2`, iteration 1950, and 9 sub-optimal checkpoints; expert with "
+        "probability 0.5, perturbation windows as in the paper) on random terrain with domain randomisation: "
+        f"`{DATA_CMD}`.\n\n"
+        f"**Training**: `simdist fit --config {RECIPE}` (7,500 steps of 128 windows on 2 CPU cores; held out by "
+        "episode). Both go2-slope and go2-foam carry these weights: the two tasks share the simulator, the "
+        "expert and the data; they differ only in the proxy-real course they are adapted to.\n\n"
+        f"**Adapt it**: `simdist adapt --model simdist/{name} --real <profile> --schedule 0,4,8,16 --out run/`."
+    )
+
+
+def build_base() -> None:
+    from simdist.hub import save_pretrained
+    from simdist.training.module import world_model_from_checkpoint
+
+    model, _ = world_model_from_checkpoint(str(CKPT))
+    metrics = {**validation_metrics(ROOT / "runs" / "validate_go2.log"), **protocol_metrics()}
+    planner = {"planner": "mppi", "num_samples": 16, "num_policy_samples": 2, "iterations": 1, "num_elites": 4}
+    for name, task in (("go2-slope", "PTFE slippery slope"), ("go2-foam", "memory foam")):
+        out = save_pretrained(model, ROOT / "hub" / "models" / name, metrics=metrics,
+                              train_config=ROOT / RECIPE, planner_config=planner,
+                              tags=["go2", "quadruped", "sim-pretrained"],
+                              model_card_kwargs={"repo_id": f"simdist/{name}", "description": description(name, task)})
+        print(f"built {out}")
+
+
+def build_adapted() -> None:
+    from simdist import WorldModel
+    from simdist.hub import save_pretrained
+
+    for name, (base, run, profile) in ADAPT_RUNS.items():
+        curve_file = run / "curve.json"
+        if not curve_file.is_file():
+            print(f"skipped {name}: no {curve_file}")
+            continue
+        curve = json.loads(curve_file.read_text())
+        model = WorldModel.from_pretrained(curve["models"][-1])
+        metrics = {
+            "proxy-real profile": profile, "real data (min)": round(curve["minutes"][-1], 2),
+            "forward progress zero-shot (m)": round(curve["value"][0], 3),
+            "forward progress adapted (m)": round(curve["value"][-1], 3),
+            "held-out consistency zero-shot": round(curve["consistency_after"][0], 4),
+            "held-out consistency adapted": round(curve["consistency_after"][-1], 4),
+            "value AUC (frozen value head)": curve["value_auc"][-1],
+        }
+        text = (f"`simdist/{base}` adapted to the proxy-real profile `{profile}` by finetuning the dynamics only "
+                f"on {curve['minutes'][-1]:.1f} minutes of on-policy proxy-real data:\n`simdist adapt --model "
+                f"simdist/{base} --real {profile} --schedule {','.join(f'{m:g}' for m in curve['target_minutes'])}"
+                " --envs 16 --samples 16 --iterations 1 --episodes-per-eval 5 --heldout-episodes 4`.")
+        out = save_pretrained(model, ROOT / "hub" / "models" / name, base_model=f"simdist/{base}", metrics=metrics,
+                              tags=["go2", "quadruped", "proxy-real-adapted"],
+                              model_card_kwargs={"repo_id": f"simdist/{name}", "description": text})
+        print(f"built {out}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("which", choices=["base", "adapted"])
+    args = parser.parse_args()
+    build_base() if args.which == "base" else build_adapted()
+
+
+if __name__ == "__main__":
+    main()
