@@ -233,6 +233,7 @@ class AdaptConfig:
     heldout_episodes: int = 4
     samples: int = 128
     iterations: int = 4
+    init_std: float | None = None  # MPPI initial sampling std (None: the paper's 2.0)
     epochs: int = 3
     windows_per_epoch: int = 6_000
     batch_size: int = 32
@@ -319,6 +320,8 @@ class AdaptationLoop:
         from simdist.components.planners.mppi import scaled_settings
 
         settings = scaled_settings(self.cfg.samples, self.cfg.iterations, **self.task.planner_options())
+        if self.cfg.init_std is not None:
+            settings["init_std"] = self.cfg.init_std
         return create("planner", "mppi", world_model=model, **{**settings, "seed": seed})
 
     def minutes(self, steps: int) -> float:
