@@ -176,3 +176,15 @@ def test_profiles_carry_the_papers_protocol_speeds() -> None:
 
     assert make_course(profile="foam").speeds == (0.2, 0.7, 1.2)
     assert make_course(profile="ptfe-slope-5.7deg").speeds == (0.1, 0.3, 0.5)
+
+
+@pytest.mark.parametrize("length", [5.0, 10.0, 20.0])
+def test_tiled_course_extends_past_its_end(length: float) -> None:
+    """A rough/boxes course is one tile centred on the spawn point; its edge lies beyond the course end
+    (an evaluation once walked the robot off a 15 m tile and counted the fall against the policy)."""
+    from simdist.envs.go2.protocol import TILE_MARGIN
+
+    terrain = make_course(terrain="boxes", course_length=length).env_kwargs["terrain"]
+    x_end = terrain.origin[0] + (terrain.heights.shape[1] - 1) * terrain.resolution
+    cell = terrain.resolution  # the grid's last sample lies one cell short of the nominal size
+    assert x_end >= length + TILE_MARGIN - cell - 1e-6

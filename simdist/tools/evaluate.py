@@ -52,6 +52,8 @@ def main(argv: list[str]) -> int:
     course.add_argument("--profile", help="reality profile: built-in name or YAML path")
     course.add_argument("--terrain", choices=["flat", "slope", "rough", "boxes"])
     parser.add_argument("--course-length", type=float, default=None, help="progress cap (m)")
+    parser.add_argument("--difficulty", type=float, default=0.4,
+                        help="rough/boxes difficulty in [0, 1] (data collection draws it uniformly)")
     parser.add_argument("--speeds", default=None,
                         help="comma-separated speeds (m/s); default: the profile's eval_speeds, else 0.1,0.3,0.5")
     parser.add_argument("--trials", type=int, default=5)
@@ -68,7 +70,7 @@ def main(argv: list[str]) -> int:
     controller = build_controller(args.controller, args.planner, args.samples, args.iterations, args.device,
                                   args.seed, args.init_std)
     course = make_course(profile=args.profile, terrain=args.terrain, course_length=args.course_length,
-                         seed=args.seed)
+                         difficulty=args.difficulty, seed=args.seed)
     speeds = [float(s) for s in args.speeds.split(",") if s.strip()] if args.speeds else list(course.speeds)
     result = run_protocol(controller, course, speeds=speeds, trials=args.trials, seed=args.seed,
                           randomize=args.randomize, time_factor=args.time_factor, max_steps=args.max_steps,

@@ -56,6 +56,10 @@ class Course:
     speeds: tuple[float, ...] = (0.1, 0.3, 0.5)  # the protocol's commanded speeds for this course
 
 
+#: metres of terrain kept beyond the end of a tiled course (rough, boxes)
+TILE_MARGIN = 3.0
+
+
 def make_course(profile: str | dict | RealityProfile | None = None, terrain: str | None = None,
                 course_length: float | None = None, difficulty: float = 0.4, seed: int = 0) -> Course:
     """A :class:`Course` from a reality profile (name, YAML path, dict) or a plain terrain name."""
@@ -74,7 +78,8 @@ def make_course(profile: str | dict | RealityProfile | None = None, terrain: str
                            course_length=length, slope_deg=5.7, friction=0.8)
         return Course("slope", length, {"profile": p})
     if terrain in _TILE_TYPES:
-        size, res = 15.0, 0.1
+        # one tile centred on the spawn point, long enough that the course never reaches its edge
+        size, res = max(15.0, 2.0 * (length + TILE_MARGIN)), 0.1
         tile = sub_terrain(_TILE_TYPES[terrain], difficulty, size, res, seed).astype(np.float32)
         half = (tile.shape[0] - 1) * res / 2
         t = Terrain(heights=np.ascontiguousarray(tile.T), resolution=res, origin=(-half, -half))
