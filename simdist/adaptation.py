@@ -92,6 +92,9 @@ class Task:
     metric = "metric"
     dt = 0.02
 
+    #: training-input noise for finetuning (the official Go2 finetuning keeps the pretraining noise on)
+    obs_noise: str | None = None
+
     def planner_options(self) -> dict[str, Any]:
         """Extra MPPI keyword arguments for this task."""
         return {}
@@ -175,6 +178,7 @@ class Go2Task(Task):
     name = "go2"
     metric = "forward_progress"
     dt = 0.02
+    obs_noise = "go2"
 
     def __post_init__(self) -> None:
         from simdist.envs.go2.profiles import load_profile
@@ -418,7 +422,8 @@ class AdaptationLoop:
         cfg = self.cfg
         torch.manual_seed(cfg.seed + stage)
         module = FinetuneModule(init_from=init_from, freeze=cfg.freeze, lr=cfg.lr, end_lr=cfg.lr / 2,
-                                warmup_steps=cfg.warmup_steps, decay_steps=max(10 * cfg.warmup_steps, 2_000))
+                                warmup_steps=cfg.warmup_steps, decay_steps=max(10 * cfg.warmup_steps, 2_000),
+                                obs_noise=self.task.obs_noise)
         mcfg = module.world_model.config
         dm = TrajectoryDataModule(str(self.data_dir), history=mcfg.history, horizon=mcfg.horizon,
                                   batch_size=cfg.batch_size, windows_per_epoch=cfg.windows_per_epoch,
