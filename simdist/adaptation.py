@@ -238,6 +238,7 @@ class AdaptConfig:
     samples: int = 128
     iterations: int = 4
     init_std: float | None = None  # MPPI initial sampling std (None: the paper's 2.0)
+    warm_start: str | None = None  # MPPI initial mean (None: "shift"; "policy": the base policy's chunk)
     epochs: int = 3
     windows_per_epoch: int = 6_000
     batch_size: int = 32
@@ -326,6 +327,8 @@ class AdaptationLoop:
         settings = scaled_settings(self.cfg.samples, self.cfg.iterations, **self.task.planner_options())
         if self.cfg.init_std is not None:
             settings["init_std"] = self.cfg.init_std
+        if self.cfg.warm_start is not None:
+            settings["warm_start"] = self.cfg.warm_start
         return create("planner", "mppi", world_model=model, **{**settings, "seed": seed})
 
     def minutes(self, steps: int) -> float:

@@ -29,7 +29,8 @@ def go2_model(tmp_path_factory: pytest.TempPathFactory, single_thread: None) -> 
 
     mlp = {"name": "mlp", "kwargs": {"hidden": [16]}}
     cfg = WorldModelConfig(obs_spec={"proprio": [35], "extero": [315]}, action_dim=12, command_dim=3, history=4,
-                           horizon=3, latent_dim=8, encoder=mlp, dynamics=mlp, reward_head=mlp, value_head=mlp)
+                           horizon=3, latent_dim=8, encoder=mlp, dynamics=mlp, reward_head=mlp, value_head=mlp,
+                           policy_head={"name": "transformer", "kwargs": {"num_layers": 1, "num_heads": 2}})
     torch.manual_seed(0)
     path = tmp_path_factory.mktemp("go2-demo-model") / "wm"
     WorldModel(cfg).save_pretrained(path)

@@ -328,3 +328,16 @@ def test_compiled_scoring_matches_eager(wm):
     eager = MPPIPlanner(wm, **kw).plan(hist)
     compiled = MPPIPlanner(wm, compile=True, **kw).plan(hist)
     torch.testing.assert_close(compiled.plan, eager.plan, atol=1e-4, rtol=1e-4)
+
+
+def test_policy_warm_start_centres_samples_on_the_policy_chunk(wm):
+    """``warm_start="policy"``: with a tiny std every sample (hence the plan) stays at the policy's chunk."""
+    hist = history_for(wm, 2)
+    planner = MPPIPlanner(wm, num_samples=8, num_policy_samples=0, iterations=1, num_elites=2, init_std=1e-6,
+                          min_std=1e-6, warm_start="policy")
+    res = planner.plan(hist)
+    obs, act, cmd = hist.as_inputs()
+    chunk = planner.clip(wm.policy_actions(wm.encode(obs, act), cmd))
+    torch.testing.assert_close(res.plan, chunk, atol=1e-4, rtol=1e-4)
+    with pytest.raises(ValueError, match="policy head"):
+        MPPIPlanner(tiny_model(policy=False), warm_start="policy")

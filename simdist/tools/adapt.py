@@ -28,6 +28,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--samples", type=int, default=128, help="MPPI samples per iteration")
     parser.add_argument("--iterations", type=int, default=4, help="MPPI iterations per tick")
     parser.add_argument("--init-std", type=float, default=None, help="MPPI initial sampling std (paper: 2.0)")
+    parser.add_argument("--warm-start", default=None, choices=["shift", "official", "none", "policy"],
+                        help="MPPI initial mean (default shift; policy: the base policy's chunk)")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--windows-per-epoch", type=int, default=6_000)
     parser.add_argument("--batch-size", type=int, default=32)
@@ -47,7 +49,7 @@ def main(argv: list[str]) -> int:
     config = AdaptConfig(
         schedule=schedule, freeze=args.freeze, init=args.init, episodes_per_eval=args.episodes_per_eval,
         num_envs=args.envs, heldout_episodes=args.heldout_episodes, samples=args.samples,
-        iterations=args.iterations, init_std=args.init_std, epochs=args.epochs,
+        iterations=args.iterations, init_std=args.init_std, warm_start=args.warm_start, epochs=args.epochs,
         windows_per_epoch=args.windows_per_epoch,
         batch_size=args.batch_size, lr=args.lr, warmup_steps=args.warmup_steps, seed=args.seed,
     )

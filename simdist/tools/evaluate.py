@@ -17,7 +17,7 @@ from simdist.cli import tool_parser
 
 def build_controller(spec: str, planner: str = "mppi", samples: int | None = None,
                      iterations: int | None = None, device: str = "cpu", seed: int = 0,
-                     init_std: float | None = None) -> Any:
+                     init_std: float | None = None, warm_start: str | None = None) -> Any:
     """A controller from ``expert:PATH`` or ``model:HUB_ID_OR_FOLDER``."""
     kind, _, target = spec.partition(":")
     if not target or kind not in ("expert", "model"):
@@ -37,6 +37,8 @@ def build_controller(spec: str, planner: str = "mppi", samples: int | None = Non
         kwargs = scaled_settings(samples or PAPER["num_samples"], iterations or PAPER["iterations"], seed=seed)
         if init_std is not None:
             kwargs["init_std"] = init_std
+        if warm_start is not None:
+            kwargs["warm_start"] = warm_start
     return simdist.create("planner", planner, world_model=wm, **kwargs)
 
 
@@ -48,6 +50,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--samples", type=int, default=None, help="MPPI samples per iteration")
     parser.add_argument("--iterations", type=int, default=None, help="MPPI iterations per tick")
     parser.add_argument("--init-std", type=float, default=None, help="MPPI initial sampling std (paper: 2.0)")
+    parser.add_argument("--warm-start", default=None, choices=["shift", "official", "none", "policy"],
+                        help="MPPI initial mean (default shift; policy: the base policy's chunk)")
     course = parser.add_mutually_exclusive_group(required=True)
     course.add_argument("--profile", help="reality profile: built-in name or YAML path")
     course.add_argument("--terrain", choices=["flat", "slope", "rough", "boxes"])
@@ -68,7 +72,7 @@ def main(argv: list[str]) -> int:
     from simdist.envs.go2.protocol import make_course, run_protocol
 
     controller = build_controller(args.controller, args.planner, args.samples, args.iterations, args.device,
-                                  args.seed, args.init_std)
+                                  args.seed, args.init_std, args.warm_start)
     course = make_course(profile=args.profile, terrain=args.terrain, course_length=args.course_length,
                          difficulty=args.difficulty, seed=args.seed)
     speeds = [float(s) for s in args.speeds.split(",") if s.strip()] if args.speeds else list(course.speeds)

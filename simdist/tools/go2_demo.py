@@ -58,7 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--envs", type=int, default=16, help="parallel envs for data collection")
     parser.add_argument("--samples", type=int, default=16, help="MPPI samples per iteration")
     parser.add_argument("--iterations", type=int, default=1, help="MPPI iterations per tick")
-    parser.add_argument("--init-std", type=float, default=None, help="MPPI initial sampling std (paper: 2.0)")
+    parser.add_argument("--init-std", type=float, default=0.1,
+                        help="MPPI initial sampling std (paper: 2.0, for 8 iterations; with one iteration the "
+                             "samples stay near the policy prior)")
+    parser.add_argument("--warm-start", default="policy", choices=["shift", "official", "none", "policy"],
+                        help="MPPI initial mean (policy: the base policy's action chunk)")
     parser.add_argument("--epochs", type=int, default=3, help="finetuning epochs")
     parser.add_argument("--windows-per-epoch", type=int, default=6_000)
     parser.add_argument("--batch-size", type=int, default=32)
@@ -262,7 +266,7 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
                             phases=progress)
     cfg = AdaptConfig(schedule=[0.0, float(args.minutes)], freeze="dynamics_only", episodes_per_eval=args.trials,
                       num_envs=args.envs, samples=args.samples, iterations=args.iterations, init_std=args.init_std,
-                      epochs=args.epochs,
+                      warm_start=args.warm_start, epochs=args.epochs,
                       windows_per_epoch=args.windows_per_epoch, batch_size=args.batch_size, lr=args.lr,
                       seed=args.seed)
     loop = _demo_loop_cls()(args.model, task, out, cfg, progress=args.progress, log=progress.log)
