@@ -305,6 +305,14 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
         rows.append(planner_row(
             "realtime", f"{rt.num_samples}+{rt.num_policy_samples}x{rt.iterations}", threads, timing,
             meets_20ms_p99=1e3 * timing["wall"]["p99"] <= 20.0))
+        for mode in args.compile_modes:
+            comp = simdist.create("planner", "mppi", world_model=wm, compile=mode, **REALTIME)
+            t0 = time.perf_counter()
+            comp.plan(history)
+            compile_s = time.perf_counter() - t0
+            timing = time_calls(lambda comp=comp: comp.plan(history), args.realtime_repeats, 10, device)
+            rows.append(planner_row("realtime", f"compile={mode}", threads, timing, compile_s=compile_s,
+                                    meets_20ms_p99=1e3 * timing["wall"]["p99"] <= 20.0))
     if "envs" in args.sections:
         preset = REALTIME if args.envs_preset == "realtime" else paper
         for envs in args.envs:
