@@ -21,6 +21,8 @@ RESULTS = ROOT / "results" / "go2"
 CKPT = ROOT / "outputs" / "go2" / "pretrain" / "checkpoints" / "last.ckpt"
 RECIPE = "recipes/go2-slope/pretrain.yaml"
 DATA_CMD = "simdist generate --task go2 --experts hub/experts/go2 --out data/go2/sim-cpu --preset cpu --seed 0"
+ADAPT_FLAGS = ("--envs 16 --samples 16 --iterations 1 --init-std 0.1 --warm-start policy --episodes-per-eval 5 "
+               "--heldout-episodes 4 --epochs 3 --windows-per-epoch 12000")
 ADAPT_RUNS = {"go2-slope-ptfe": ("go2-slope", ROOT / "outputs" / "adapt" / "ptfe57", "ptfe-slope-5.7deg"),
               "go2-foam-adapted": ("go2-foam", ROOT / "outputs" / "adapt" / "foam", "foam")}
 
@@ -29,8 +31,9 @@ def validation_metrics(log: Path) -> dict[str, float]:
     """Held-out loss terms from the table that `simdist validate` prints."""
     if not log.is_file():
         return {}
-    found = re.findall(r"(val/\S+)\s*[│|]\s*([-+0-9.eE]+)", log.read_text())
-    return {f"held-out {name.split('/', 1)[1]} loss": float(value) for name, value in found}
+    found = re.findall(r"(val/\S+)\s*[│|]?\s*([-+0-9.eE]+)", log.read_text())
+    names = {"loss": "held-out weighted total loss (1/1/1/4)"}
+    return {names.get(key := name.split("/", 1)[1], f"held-out {key} loss"): float(value) for name, value in found}
 
 
 def protocol_metrics() -> dict[str, Any]:
@@ -57,7 +60,8 @@ def description(name: str, task: str) -> str:
         f"**Training**: `simdist fit --config {RECIPE}` (7,500 steps of 128 windows on 2 CPU cores; held out by "
         "episode). Both go2-slope and go2-foam carry these weights: the two tasks share the simulator, the "
         "expert and the data; they differ only in the proxy-real course they are adapted to.\n\n"
-        f"**Adapt it**: `simdist adapt --model simdist/{name} --real <profile> --schedule 0,4,8,16 --out run/`."
+        f"**Adapt it**: `simdist adapt --model simdist/{name} --real <profile> --schedule 0,8,16 --out run/ "
+        f"{ADAPT_FLAGS}`."
     )
 
 
@@ -67,7 +71,9 @@ def build_base() -> None:
 
     model, _ = world_model_from_checkpoint(str(CKPT))
     metrics = {**validation_metrics(ROOT / "runs" / "validate_go2.log"), **protocol_metrics()}
-    planner = {"planner": "mppi", "num_samples": 16, "num_policy_samples": 2, "iterations": 1, "num_elites": 4}
+    from simdist.components.planners.mppi import REALTIME
+
+    planner = {"planner": "mppi", **REALTIME}
     for name, task in (("go2-slope", "PTFE slippery slope"), ("go2-foam", "memory foam")):
         out = save_pretrained(model, ROOT / "hub" / "models" / name, metrics=metrics,
                               train_config=ROOT / RECIPE, planner_config=planner,
@@ -97,8 +103,8 @@ def build_adapted() -> None:
         }
         text = (f"`simdist/{base}` adapted to the proxy-real profile `{profile}` by finetuning the dynamics only "
                 f"on {curve['minutes'][-1]:.1f} minutes of on-policy proxy-real data:\n`simdist adapt --model "
-                f"simdist/{base} --real {profile} --schedule {','.join(f'{m:g}' for m in curve['target_minutes'])}"
-                " --envs 16 --samples 16 --iterations 1 --episodes-per-eval 5 --heldout-episodes 4`.")
+                f"simdist/{base} --real {profile} --schedule {','.join(f'{m:g}' for m in curve['target_minutes'])} "
+                f"{ADAPT_FLAGS}`.")
         out = save_pretrained(model, ROOT / "hub" / "models" / name, base_model=f"simdist/{base}", metrics=metrics,
                               tags=["go2", "quadruped", "proxy-real-adapted"],
                               model_card_kwargs={"repo_id": f"simdist/{name}", "description": text})

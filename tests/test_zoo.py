@@ -197,3 +197,14 @@ def test_cli_publish_dry_run(tiny: WorldModel, zoo_dir: Path, capsys: pytest.Cap
     err = capsys.readouterr().err
     assert "later is not bundled" in err and "simdist fit --config recipes/toy/pretrain.yaml" in err
     assert str(zoo_dir / "models" / "later") in err
+
+
+@pytest.mark.parametrize("repo_id", ["simdist/go2-slope", "simdist/go2-foam"])
+def test_shipped_go2_models_load_offline(offline: Path, monkeypatch: pytest.MonkeyPatch, repo_id: str) -> None:
+    """The zoo's Go2 task models load by Hub id on an offline machine with an empty HF cache."""
+    monkeypatch.delenv("SIMDIST_ZOO", raising=False)
+    model = WorldModel.from_pretrained(repo_id)
+    assert model.count_parameters()["total"] == 667_758
+    assert bool(model.normalizer.fitted)
+    card = (zoo.bundled_folder(repo_id) / "README.md").read_text()
+    assert "library_name: simdist" in card and "simdist fit --config recipes/go2-slope/pretrain.yaml" in card
