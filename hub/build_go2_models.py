@@ -23,8 +23,12 @@ RECIPE = "recipes/go2-slope/pretrain.yaml"
 DATA_CMD = "simdist generate --task go2 --experts hub/experts/go2 --out data/go2/sim-cpu --preset cpu --seed 0"
 ADAPT_FLAGS = ("--envs 16 --samples 16 --iterations 1 --init-std 0.1 --warm-start policy --episodes-per-eval 5 "
                "--heldout-episodes 4 --epochs 3 --windows-per-epoch 12000")
-ADAPT_RUNS = {"go2-slope-ptfe": ("go2-slope", ROOT / "outputs" / "adapt" / "ptfe57", "ptfe-slope-5.7deg"),
-              "go2-foam-adapted": ("go2-foam", ROOT / "outputs" / "adapt" / "foam", "foam")}
+ADAPT_RUNS = {  # name: (base model, run folder, profile, the command that made it)
+    "go2-slope-ptfe": ("go2-slope", ROOT / "outputs" / "go2-demo", "ptfe-slope-5.7deg", "simdist demo"),
+    "go2-foam-adapted": ("go2-foam", ROOT / "outputs" / "adapt" / "foam", "foam",
+                         f"simdist adapt --model simdist/go2-foam --real foam --schedule 0,8 --out outputs/adapt/foam "
+                         f"{ADAPT_FLAGS}"),
+}
 
 
 def validation_metrics(log: Path) -> dict[str, float]:
@@ -39,13 +43,15 @@ def validation_metrics(log: Path) -> dict[str, float]:
 def protocol_metrics() -> dict[str, Any]:
     """Forward progress of MPPI and of the base policy head in nominal simulation (10 m, 0.5 m/s)."""
     out: dict[str, Any] = {}
-    for controller in ("mppi", "policy"):
+    labels = {"mppi": "MPPI 16+2x1, randomised", "policy": "policy head, randomised",
+              "mppi_nominal": "MPPI 16+2x1, nominal", "expert_nominal": "PPO expert, nominal"}
+    for key, label in labels.items():
+        controller, _, variant = key.partition("_")
         for terrain in ("flat", "slope"):
-            path = RESULTS / f"{controller}_{terrain}.json"
+            path = RESULTS / f"{controller}_{terrain}{'_' + variant if variant else ''}.json"
             if path.is_file():
                 res = json.loads(path.read_text())
-                label = "MPPI 16+2x1" if controller == "mppi" else "policy head"
-                out[f"{label}, {terrain}, progress of 10 m at 0.5 m/s"] = round(res["mean_progress"], 2)
+                out[f"{label}, {terrain}: progress of 10 m at 0.5 m/s"] = round(res["mean_progress"], 2)
     return out
 
 
@@ -57,8 +63,9 @@ def description(name: str, task: str) -> str:
         "PPO expert set (`hub/experts/go2`, iteration 1950, and 9 sub-optimal checkpoints; expert with "
         "probability 0.5, perturbation windows as in the paper) on random terrain with domain randomisation: "
         f"`{DATA_CMD}`.\n\n"
-        f"**Training**: `simdist fit --config {RECIPE}` (7,500 steps of 128 windows on 2 CPU cores; held out by "
-        "episode). Both go2-slope and go2-foam carry these weights: the two tasks share the simulator, the "
+        f"**Training**: `simdist fit --config {RECIPE}` (10,500 steps of 128 windows on 2 CPU cores, about 70 "
+        "minutes; validation held out by episode; the first 7,500 steps ran without the recipe's front padding, "
+        "which was added for the rest). Both go2-slope and go2-foam carry these weights: the two tasks share the simulator, the "
         "expert and the data; they differ only in the proxy-real course they are adapted to.\n\n"
         f"**Adapt it**: `simdist adapt --model simdist/{name} --real <profile> --schedule 0,8,16 --out run/ "
         f"{ADAPT_FLAGS}`."
@@ -86,7 +93,7 @@ def build_adapted() -> None:
     from simdist import WorldModel
     from simdist.hub import save_pretrained
 
-    for name, (base, run, profile) in ADAPT_RUNS.items():
+    for name, (base, run, profile, command) in ADAPT_RUNS.items():
         curve_file = run / "curve.json"
         if not curve_file.is_file():
             print(f"skipped {name}: no {curve_file}")
@@ -102,9 +109,7 @@ def build_adapted() -> None:
             "value AUC (frozen value head)": curve["value_auc"][-1],
         }
         text = (f"`simdist/{base}` adapted to the proxy-real profile `{profile}` by finetuning the dynamics only "
-                f"on {curve['minutes'][-1]:.1f} minutes of on-policy proxy-real data:\n`simdist adapt --model "
-                f"simdist/{base} --real {profile} --schedule {','.join(f'{m:g}' for m in curve['target_minutes'])} "
-                f"{ADAPT_FLAGS}`.")
+                f"on {curve['minutes'][-1]:.1f} minutes of on-policy proxy-real data: `{command}`.")
         out = save_pretrained(model, ROOT / "hub" / "models" / name, base_model=f"simdist/{base}", metrics=metrics,
                               tags=["go2", "quadruped", "proxy-real-adapted"],
                               model_card_kwargs={"repo_id": f"simdist/{name}", "description": text})
