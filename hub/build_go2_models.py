@@ -65,8 +65,8 @@ def description(name: str, task: str) -> str:
         f"`{DATA_CMD}`.\n\n"
         f"**Training**: `simdist fit --config {RECIPE}` (10,500 steps of 128 windows on 2 CPU cores, about 70 "
         "minutes; validation held out by episode; the first 7,500 steps ran without the recipe's front padding, "
-        "which was added for the rest). Both go2-slope and go2-foam carry these weights: the two tasks share the simulator, the "
-        "expert and the data; they differ only in the proxy-real course they are adapted to.\n\n"
+        "which was added for the rest). Both go2-slope and go2-foam carry these weights: the two tasks share the "
+        "simulator, the expert and the data; they differ only in the proxy-real course they are adapted to.\n\n"
         f"**Adapt it**: `simdist adapt --model simdist/{name} --real <profile> --schedule 0,8,16 --out run/ "
         f"{ADAPT_FLAGS}`."
     )
