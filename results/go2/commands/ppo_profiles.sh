@@ -3,7 +3,7 @@
 set -uo pipefail
 source /work/venv/bin/activate
 export OMP_WAIT_POLICY=PASSIVE
-for PS in "ptfe-slope-5.7deg 0.1,0.5" "foam 0.2,1.2"; do
+for PS in "ptfe-slope-5.7deg 0.1,0.5" "foam 0.2,1.2" "ptfe-slope-3deg 0.1,0.5"; do
   set -- $PS; P=$1; SPEEDS=$2
   D=runs/ppo_on_$P
   rm -rf $D; mkdir -p $D && cp hub/experts/go2/train_state/model_1950.pt $D/
