@@ -106,7 +106,8 @@ def build_adapted() -> None:
             "forward progress adapted (m)": round(curve["value"][-1], 3),
             "held-out consistency zero-shot": round(curve["consistency_after"][0], 4),
             "held-out consistency adapted": round(curve["consistency_after"][-1], 4),
-            "value AUC (frozen value head)": curve["value_auc"][-1],
+            "value AUC (frozen value head)": ("n/a (no successful episode)" if curve["value_auc"][-1] is None
+                                              else round(curve["value_auc"][-1], 3)),
         }
         text = (f"`simdist/{base}` adapted to the proxy-real profile `{profile}` by finetuning the dynamics only "
                 f"on {curve['minutes'][-1]:.1f} minutes of on-policy proxy-real data: `{command}`.")
