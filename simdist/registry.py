@@ -31,7 +31,7 @@ ENTRY_POINT_GROUP = "simdist.components"
 
 _REGISTRY: dict[str, dict[str, Any]] = {kind: {} for kind in KINDS}
 _plugins_loaded = False
-_builtins_loaded = False
+_builtins_loaded: set[str] = set()  # modules imported by load_builtins
 
 
 class RegistryError(KeyError):
@@ -71,14 +71,20 @@ def _qualname(obj: Any) -> str:
     return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
 
 
-def load_builtins() -> None:
-    """Import the built-in components so that their decorators run."""
-    global _builtins_loaded
-    if not _builtins_loaded:
-        _builtins_loaded = True
-        importlib.import_module("simdist.components")
-        importlib.import_module("simdist.freeze")
-        importlib.import_module("simdist.envs")
+#: The modules whose imports register each kind's built-ins; only what a lookup needs is imported, so
+#: building a world model or a planner does not import MuJoCo (``simdist.envs``).
+_BUILTIN_MODULES: dict[str, tuple[str, ...]] = {"env": ("simdist.envs",), "freeze_policy": ("simdist.freeze",)}
+_DEFAULT_MODULES = ("simdist.components",)
+
+
+def load_builtins(kind: str | None = None) -> None:
+    """Import the built-in components of ``kind`` (every kind if None) so that their decorators run."""
+    kinds = KINDS if kind is None else (kind,)
+    for k in kinds:
+        for module in _BUILTIN_MODULES.get(k, _DEFAULT_MODULES):
+            if module not in _builtins_loaded:
+                _builtins_loaded.add(module)
+                importlib.import_module(module)
 
 
 def load_plugins(force: bool = False) -> list[str]:
@@ -99,7 +105,7 @@ def load_plugins(force: bool = False) -> list[str]:
 def get(kind: str, name: str) -> Any:
     """Return the class registered as ``name`` of ``kind``."""
     _check_kind(kind)
-    load_builtins()
+    load_builtins(kind)
     table = _REGISTRY[kind]
     if name not in table:
         load_plugins()
@@ -116,7 +122,7 @@ def create(kind: str, name: str, /, **kwargs: Any) -> Any:
 
 def list_components(kind: str | None = None, pattern: str = "*") -> dict[str, list[str]] | list[str]:
     """Registered names: a sorted list for one kind, or a dict of kind to names."""
-    load_builtins()
+    load_builtins(kind)
     load_plugins()
     if kind is not None:
         _check_kind(kind)

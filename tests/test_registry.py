@@ -96,3 +96,16 @@ def test_pyproject_lists_every_package() -> None:
             rel = init.parent.relative_to(root / base).parts
             found.add(".".join((name, *rel)))
     assert found == listed
+
+
+def test_model_lookups_do_not_import_mujoco() -> None:
+    """Building a world model and a planner imports only what those kinds need (no MuJoCo, no envs)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, simdist\n"
+            "wm = simdist.WorldModel.from_preset('toy')\n"
+            "simdist.create('planner', 'mppi', world_model=wm)\n"
+            "assert 'mujoco' not in sys.modules and 'simdist.envs' not in sys.modules, 'imported the envs'\n"
+            "assert 'toy-reach' in simdist.registry.list_components('env')\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
