@@ -324,11 +324,8 @@ class AdaptationLoop:
         from simdist import create
         from simdist.components.planners.mppi import scaled_settings
 
-        settings = scaled_settings(self.cfg.samples, self.cfg.iterations, **self.task.planner_options())
-        if self.cfg.init_std is not None:
-            settings["init_std"] = self.cfg.init_std
-        if self.cfg.warm_start is not None:
-            settings["warm_start"] = self.cfg.warm_start
+        settings = scaled_settings(self.cfg.samples, self.cfg.iterations, init_std=self.cfg.init_std,
+                                   warm_start=self.cfg.warm_start, **self.task.planner_options())
         return create("planner", "mppi", world_model=model, **{**settings, "seed": seed})
 
     def minutes(self, steps: int) -> float:

@@ -57,5 +57,19 @@ def tool_parser(name: str, description: str) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(prog=f"simdist {name}", description=description)
 
 
+def add_mppi_arguments(parser: argparse.ArgumentParser, *, samples: int | None, iterations: int | None,
+                       init_std: float | None = None, warm_start: str | None = None) -> None:
+    """``--samples``, ``--iterations``, ``--init-std``, ``--warm-start`` with a tool's defaults (None: the
+    official value, see ``simdist.components.planners.mppi.scaled_settings``)."""
+    from simdist.components.planners.mppi import WARM_STARTS
+
+    parser.add_argument("--samples", type=int, default=samples, help="MPPI samples per iteration")
+    parser.add_argument("--iterations", type=int, default=iterations, help="MPPI iterations per tick")
+    parser.add_argument("--init-std", type=float, default=init_std,
+                        help="MPPI initial sampling std (paper: 2.0, meant for 8 iterations)")
+    parser.add_argument("--warm-start", default=warm_start, choices=WARM_STARTS,
+                        help="MPPI initial mean (paper: shift; policy: the base policy's action chunk)")
+
+
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -57,16 +57,23 @@ REALTIME: dict[str, Any] = dict(PAPER, num_samples=REALTIME_SAMPLES, num_policy_
                                 warm_start="policy")
 
 
-def scaled_settings(num_samples: int, iterations: int, **overrides: Any) -> dict[str, Any]:
+def scaled_settings(num_samples: int, iterations: int, *, init_std: float | None = None,
+                    warm_start: str | None = None, **overrides: Any) -> dict[str, Any]:
     """The official settings at another budget: the policy mixture and elite count scale with the sample
     count (5 % policy samples, at least 2; elites a quarter of the samples, 4 to 64), so small budgets
     keep the base-policy samples that ``int(num_samples * mixture_coef)`` would round away.
+    ``init_std`` and ``warm_start`` replace the official values unless None (as command-line options pass
+    them); ``overrides`` replace any setting.
     ``scaled_settings(16, 1, init_std=0.1, warm_start="policy") == REALTIME``; ``scaled_settings(450, 8)`` is
     the paper's setting."""
     policy = max(REALTIME_POLICY, int(num_samples * PAPER["mixture_coef"]))
     elites = min(PAPER["num_elites"], max(REALTIME_ELITES, num_samples // 4))
     settings = dict(PAPER, num_samples=int(num_samples), num_policy_samples=policy, iterations=int(iterations),
                     num_elites=elites)
+    if init_std is not None:
+        settings["init_std"] = init_std
+    if warm_start is not None:
+        settings["warm_start"] = warm_start
     settings.update(overrides)
     return settings
 

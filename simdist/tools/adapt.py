@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 
-from simdist.cli import tool_parser
+from simdist.cli import add_mppi_arguments, tool_parser
 
 
 def main(argv: list[str]) -> int:
@@ -25,11 +25,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--episodes-per-eval", type=int, default=8, help="toy episodes / Go2 trials per speed")
     parser.add_argument("--heldout-episodes", type=int, default=4)
     parser.add_argument("--envs", type=int, default=8, help="parallel envs for collection and evaluation")
-    parser.add_argument("--samples", type=int, default=128, help="MPPI samples per iteration")
-    parser.add_argument("--iterations", type=int, default=4, help="MPPI iterations per tick")
-    parser.add_argument("--init-std", type=float, default=None, help="MPPI initial sampling std (paper: 2.0)")
-    parser.add_argument("--warm-start", default=None, choices=["shift", "official", "none", "policy"],
-                        help="MPPI initial mean (default shift; policy: the base policy's chunk)")
+    add_mppi_arguments(parser, samples=128, iterations=4)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--windows-per-epoch", type=int, default=6_000)
     parser.add_argument("--batch-size", type=int, default=32)

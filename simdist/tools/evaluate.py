@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from simdist.cli import tool_parser
+from simdist.cli import add_mppi_arguments, tool_parser
 
 
 def build_controller(spec: str, planner: str = "mppi", samples: int | None = None,
@@ -34,11 +34,8 @@ def build_controller(spec: str, planner: str = "mppi", samples: int | None = Non
     if planner.startswith("mppi"):
         from simdist.components.planners.mppi import PAPER, scaled_settings
 
-        kwargs = scaled_settings(samples or PAPER["num_samples"], iterations or PAPER["iterations"], seed=seed)
-        if init_std is not None:
-            kwargs["init_std"] = init_std
-        if warm_start is not None:
-            kwargs["warm_start"] = warm_start
+        kwargs = scaled_settings(samples or PAPER["num_samples"], iterations or PAPER["iterations"],
+                                 init_std=init_std, warm_start=warm_start, seed=seed)
     return simdist.create("planner", planner, world_model=wm, **kwargs)
 
 
@@ -47,11 +44,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--task", default="go2", choices=["go2"])
     parser.add_argument("--controller", required=True, help="expert:PATH or model:HUB_ID_OR_FOLDER")
     parser.add_argument("--planner", default="mppi", help="planner for model controllers (mppi, policy, ...)")
-    parser.add_argument("--samples", type=int, default=None, help="MPPI samples per iteration")
-    parser.add_argument("--iterations", type=int, default=None, help="MPPI iterations per tick")
-    parser.add_argument("--init-std", type=float, default=None, help="MPPI initial sampling std (paper: 2.0)")
-    parser.add_argument("--warm-start", default=None, choices=["shift", "official", "none", "policy"],
-                        help="MPPI initial mean (default shift; policy: the base policy's chunk)")
+    add_mppi_arguments(parser, samples=None, iterations=None)
     course = parser.add_mutually_exclusive_group(required=True)
     course.add_argument("--profile", help="reality profile: built-in name or YAML path")
     course.add_argument("--terrain", choices=["flat", "slope", "rough", "boxes"])

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simdist.cli import tool_parser
+from simdist.cli import add_mppi_arguments, tool_parser
 
 PREFIX = "[go2-demo]"
 #: video length: the protocol's reset phase plus this much walking (or less: the trial ends on success or a fall)
@@ -48,6 +48,8 @@ def demo_main(argv: list[str]) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from simdist.components.planners.mppi import REALTIME
+
     parser = tool_parser("demo", "Go2 demo: zero-shot vs adapted planning on a proxy-real course, with videos")
     parser.epilog = "`simdist demo --task toy [--quick]` runs the toy-task demo instead (see --task toy --help)."
     parser.add_argument("--model", default="simdist/go2-slope", help="pretrained Go2 world model: Hub id or folder")
@@ -56,13 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default="outputs/go2-demo", help="output folder (rerun to resume)")
     parser.add_argument("--trials", type=int, default=3, help="protocol trials per speed")
     parser.add_argument("--envs", type=int, default=16, help="parallel envs for data collection")
-    parser.add_argument("--samples", type=int, default=16, help="MPPI samples per iteration")
-    parser.add_argument("--iterations", type=int, default=1, help="MPPI iterations per tick")
-    parser.add_argument("--init-std", type=float, default=0.1,
-                        help="MPPI initial sampling std (paper: 2.0, for 8 iterations; with one iteration the "
-                             "samples stay near the policy prior)")
-    parser.add_argument("--warm-start", default="policy", choices=["shift", "official", "none", "policy"],
-                        help="MPPI initial mean (policy: the base policy's action chunk)")
+    add_mppi_arguments(parser, samples=REALTIME["num_samples"], iterations=REALTIME["iterations"],
+                       init_std=REALTIME["init_std"], warm_start=REALTIME["warm_start"])  # the real-time preset
     parser.add_argument("--epochs", type=int, default=3, help="finetuning epochs")
     parser.add_argument("--windows-per-epoch", type=int, default=6_000)
     parser.add_argument("--batch-size", type=int, default=32)
