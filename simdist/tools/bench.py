@@ -251,6 +251,25 @@ def planner_row(section: str, setting: str, threads: int | None, timing: dict[st
             "cpu_ms": 1e3 * timing["cpu"]["median"], "n": timing["wall"]["n"], **extra}
 
 
+def flop_rates(flop: float, executed: float, timing: dict[str, Any]) -> dict[str, float]:
+    """Nominal and executed GFLOP per tick and per second of median wall time."""
+    wall = timing["wall"]["median"]
+    return {"gflop_per_tick": flop / 1e9, "gflop_executed": executed / 1e9, "gflops": executed / 1e9 / wall,
+            "gflops_nominal": flop / 1e9 / wall}
+
+
+def time_compiled(wm: Any, settings: dict[str, Any], mode: Any, history: dict[str, Any], repeats: int,
+                  warmup: int, device: torch.device) -> tuple[dict[str, Any], float]:
+    """An MPPI planner with ``compile=mode``: the timings of its ticks, and the first (compiling) tick's seconds."""
+    import simdist
+
+    planner = simdist.create("planner", "mppi", world_model=wm, compile=mode, **settings)
+    t0 = time.perf_counter()
+    planner.plan(history)
+    compile_s = time.perf_counter() - t0
+    return time_calls(lambda: planner.plan(history), repeats, warmup, device), compile_s
+
+
 def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device) -> list[dict[str, Any]]:
     """The ``mppi``, ``naive``, ``realtime`` and ``envs`` sections at one thread count."""
     import simdist
@@ -272,21 +291,11 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
         timing = time_calls(lambda: fast.plan(history), args.repeats, args.warmup, device)
         rows.append(planner_row(
             "mppi", f"{fast.num_samples}+{fast.num_policy_samples}x{fast.iterations}", threads, timing,
-            gflop_per_tick=flop / 1e9, gflop_executed=executed / 1e9,
-            gflops=executed / 1e9 / timing["wall"]["median"],
-            gflops_nominal=flop / 1e9 / timing["wall"]["median"],
-            gflops_per_cpu_s=executed / 1e9 / timing["cpu"]["median"]))
+            **flop_rates(flop, executed, timing), gflops_per_cpu_s=executed / 1e9 / timing["cpu"]["median"]))
         for mode in args.compile_modes:
-            comp = simdist.create("planner", "mppi", world_model=wm, compile=mode, **paper)
-            t0 = time.perf_counter()
-            comp.plan(history)
-            compile_s = time.perf_counter() - t0
-            timing = time_calls(lambda comp=comp: comp.plan(history), args.repeats, args.warmup, device)
-            rows.append(planner_row(
-                "mppi", f"compile={mode}", threads, timing, compile_s=compile_s,
-                gflop_per_tick=flop / 1e9, gflop_executed=executed / 1e9,
-                gflops=executed / 1e9 / timing["wall"]["median"],
-                gflops_nominal=flop / 1e9 / timing["wall"]["median"]))
+            timing, compile_s = time_compiled(wm, paper, mode, history, args.repeats, args.warmup, device)
+            rows.append(planner_row("mppi", f"compile={mode}", threads, timing, compile_s=compile_s,
+                                    **flop_rates(flop, executed, timing)))
         if "naive" in args.sections:
             naive = simdist.create("planner", "mppi_naive", world_model=wm, **paper)
             timing = time_calls(lambda: naive.plan(history), args.naive_repeats, 1, device)
@@ -306,11 +315,7 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
             "realtime", f"{rt.num_samples}+{rt.num_policy_samples}x{rt.iterations}", threads, timing,
             meets_20ms_p99=1e3 * timing["wall"]["p99"] <= 20.0))
         for mode in args.compile_modes:
-            comp = simdist.create("planner", "mppi", world_model=wm, compile=mode, **REALTIME)
-            t0 = time.perf_counter()
-            comp.plan(history)
-            compile_s = time.perf_counter() - t0
-            timing = time_calls(lambda comp=comp: comp.plan(history), args.realtime_repeats, 10, device)
+            timing, compile_s = time_compiled(wm, REALTIME, mode, history, args.realtime_repeats, 10, device)
             rows.append(planner_row("realtime", f"compile={mode}", threads, timing, compile_s=compile_s,
                                     meets_20ms_p99=1e3 * timing["wall"]["p99"] <= 20.0))
     if "envs" in args.sections:
