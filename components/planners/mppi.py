@@ -145,6 +145,7 @@ class MPPIPlanner(Planner):
         self.score_chunk, self.compile, self.parallel_chunks = score_chunk, compile, parallel_chunks
         self._compiled: Any = None
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_size = 0
         self.prev_mean: Tensor | None = None
         self._gen: torch.Generator | None = None
         self._generator()
@@ -200,8 +201,10 @@ class MPPIPlanner(Planner):
     def _score_parallel(self, chunks: Sequence[Tensor], ctx: tuple, workers: int) -> list[Tensor]:
         """Score ``chunks`` on ``workers`` Python threads with one torch thread each, then restore the
         thread count. Small matrices split poorly over threads inside one operation; whole chunks do."""
-        if self._pool is None or self._pool._max_workers != workers:
-            self._pool = ThreadPoolExecutor(workers, thread_name_prefix="mppi")
+        if self._pool is None or self._pool_size != workers:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False)
+            self._pool, self._pool_size = ThreadPoolExecutor(workers, thread_name_prefix="mppi"), workers
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
