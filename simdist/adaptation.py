@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from simdist.data.schema import DatasetSpec, Episode
+from simdist.freeze import FreezePolicy
 from simdist.fsutil import atomic_write_json
 from simdist.rollout import RolloutResult, rollout
 from simdist.world_model import WorldModel
@@ -423,13 +424,20 @@ class AdaptationLoop:
         torch.manual_seed(cfg.seed + stage)
         module = FinetuneModule(init_from=init_from, freeze=cfg.freeze, lr=cfg.lr, end_lr=cfg.lr / 2,
                                 warmup_steps=cfg.warmup_steps, decay_steps=max(10 * cfg.warmup_steps, 2_000),
-                                obs_noise=self.task.obs_noise)
+                                obs_noise=self.task.obs_noise, loss_weights=self.loss_weights())
         mcfg = module.world_model.config
         dm = TrajectoryDataModule(str(self.data_dir), history=mcfg.history, horizon=mcfg.horizon,
                                   batch_size=cfg.batch_size, windows_per_epoch=cfg.windows_per_epoch,
                                   heldout_fraction=0.0, front_pad=self.pad, seed=cfg.seed + stage)
         epoch_trainer(self.out / "lightning" / f"stage-{stage}", cfg.epochs, self.progress).fit(module, dm)
         return module.world_model.eval()
+
+    def loss_weights(self) -> dict[str, float]:
+        """Latent consistency for the dynamics; an ablation that unfreezes the reward or value head also
+        trains it on what real data offers: the logged rewards, and TD targets built from them."""
+        trainable = FreezePolicy.parse(self.cfg.freeze).trainable_names(self.base)
+        return {"dynamics": 1.0, "reward": float("reward" in trainable), "value": float("value" in trainable),
+                "action": 0.0}
 
     def run_stage(self, k: int) -> dict[str, Any]:
         """Collect (stage > 0), finetune and evaluate stage ``k``; returns its entry."""

@@ -15,11 +15,22 @@ class WorldModelLoss(nn.Module):
     L_dyn: predicted latents against stop-gradient targets E(o_{t+1..t+T}) from the same encoder.
     L_a: behaviour cloning masked to the leading run of expert steps (cumulative product of the expert
     flags), averaged over all elements as the official code does. Terms with weight 0 are skipped.
+
+    ``value_target``: ``"label"`` regresses the value head on the dataset's value labels (simulation data:
+    the critic's values); ``"td"`` on n-step bootstrapped returns of the window's logged rewards,
+    y_h = r_{h+1} + γ y_{h+1} with y_{H-1} the head's own (stop-gradient) last prediction, for real data
+    that has rewards but no value labels (the paper's value-unfreezing ablation; prior world-model
+    finetuning does this).
     """
 
-    def __init__(self, dynamics: float = 1.0, reward: float = 1.0, value: float = 1.0, action: float = 4.0) -> None:
+    def __init__(self, dynamics: float = 1.0, reward: float = 1.0, value: float = 1.0, action: float = 4.0,
+                 value_target: str = "label", gamma: float = 0.99) -> None:
         super().__init__()
+        if value_target not in ("label", "td"):
+            raise ValueError(f"value_target must be 'label' or 'td', got {value_target!r}")
         self.weights = {"dynamics": dynamics, "reward": reward, "value": value, "action": action}
+        self.value_target = value_target
+        self.gamma = float(gamma)
 
     @classmethod
     def dynamics_only(cls) -> WorldModelLoss:
@@ -37,7 +48,10 @@ class WorldModelLoss(nn.Module):
         if "reward" in need:
             target = norm.normalize("rewards", batch["rewards"].unsqueeze(-1)).squeeze(-1)
             terms["reward"] = (pred.rewards - target).pow(2).mean()
-        if "value" in need:
+        if "value" in need and self.value_target == "td":
+            target = self.td_targets(norm, batch["rewards"], pred.values.detach())
+            terms["value"] = (pred.values[..., :-1] - target).pow(2).mean()
+        elif "value" in need:
             target = norm.normalize("values", batch["values"].unsqueeze(-1)).squeeze(-1)
             terms["value"] = (pred.values - target).pow(2).mean()
         if "action" in need and pred.actions is not None:
@@ -46,3 +60,18 @@ class WorldModelLoss(nn.Module):
             terms["action"] = ((pred.actions - target) * mask).pow(2).mean()
         terms["loss"] = sum(self.weights[k] * v for k, v in terms.items() if self.weights[k] != 0)
         return terms
+
+    def td_targets(self, norm: Any, rewards: Tensor, values: Tensor) -> Tensor:
+        """Normalised targets for positions 0..H-2: y_h = r_{h+1} + γ y_{h+1}, y_{H-1} = V_{H-1}.
+
+        ``rewards`` (B, H) in environment units, ``values`` (B, H) normalised predictions; a value label at
+        step t is the return from the next state (SIMDIST 4.4), hence the reward of step h+1.
+        """
+        v = norm.denormalize("values", values.unsqueeze(-1)).squeeze(-1)
+        y = v[..., -1]
+        out = []
+        for h in range(rewards.shape[-1] - 2, -1, -1):
+            y = rewards[..., h + 1] + self.gamma * y
+            out.append(y)
+        target = torch.stack(out[::-1], dim=-1)
+        return norm.normalize("values", target.unsqueeze(-1)).squeeze(-1)

@@ -82,18 +82,21 @@ def test_adaptation_curve_and_resume(toy_model: str, tmp_path: Path) -> None:
     assert again["minutes"] == curve["minutes"] and again["value"][0] == curve["value"][0]
 
 
-@pytest.mark.parametrize("freeze", ["dynamics_only", "dynamics,encoder"])
+@pytest.mark.parametrize("freeze", ["dynamics_only", "dynamics,encoder", "dynamics,value"])
 def test_freeze_policy_switch(toy_model: str, tmp_path: Path, freeze: str) -> None:
     loop = AdaptationLoop(toy_model, ToyTask(), tmp_path, _config(freeze=freeze), log=lambda m: None)
+    assert loop.loss_weights()["value"] == float(freeze == "dynamics,value")  # TD targets from real rewards
     loop.collect_until(SCHEDULE[1], loop.base, stage=1)
     tuned = loop.finetune(toy_model, stage=1)
     base = WorldModel.from_pretrained(toy_model)
-    enc_equal = all(torch.equal(v, tuned.state_dict()[k]) for k, v in base.state_dict().items()
-                    if k.startswith("encoder."))
-    dyn_equal = all(torch.equal(v, tuned.state_dict()[k]) for k, v in base.state_dict().items()
-                    if k.startswith("dynamics."))
-    assert enc_equal == (freeze == "dynamics_only")
-    assert not dyn_equal
+
+    def unchanged(prefix: str) -> bool:
+        return all(torch.equal(v, tuned.state_dict()[k]) for k, v in base.state_dict().items()
+                   if k.startswith(prefix))
+
+    assert unchanged("encoder.") == (freeze != "dynamics,encoder")
+    assert unchanged("value.") == (freeze != "dynamics,value")
+    assert not unchanged("dynamics.")
     assert json.loads((tmp_path / "state.json").read_text())["freeze"] == freeze
 
 

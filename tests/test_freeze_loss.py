@@ -94,3 +94,25 @@ def test_consistency_targets_are_stop_gradient() -> None:
     # the encoder gets gradient only through the predicted side (its context), never via the targets
     targets = wm.target_latents(random_batch(cfg)["fut_obs"])
     assert not targets.requires_grad
+
+
+def test_td_value_targets_by_hand() -> None:
+    """Real data has rewards but no value labels: the value-unfreezing ablation bootstraps from them."""
+    cfg = tiny_config()
+    wm = WorldModel(cfg).eval()
+    batch = random_batch(cfg)
+    loss = WorldModelLoss(0, 0, 1, 0, value_target="td", gamma=0.5)
+    pred = wm.predict(batch)
+    norm = wm.normalizer
+    v = norm.denormalize("values", pred.values.unsqueeze(-1)).squeeze(-1)  # (B, 3) in env units
+    r = batch["rewards"]
+    y1 = r[:, 2] + 0.5 * v[:, 2]
+    y0 = r[:, 1] + 0.5 * y1
+    expected = norm.normalize("values", torch.stack([y0, y1], -1).unsqueeze(-1)).squeeze(-1)
+    torch.testing.assert_close(loss.td_targets(norm, r, pred.values), expected)
+    terms = loss(wm, batch)
+    torch.testing.assert_close(terms["value"], (pred.values[:, :2] - expected).pow(2).mean())
+    batch["values"] = batch["values"] + 100.0  # labels are not read
+    torch.testing.assert_close(loss(wm, batch)["value"], terms["value"])
+    with pytest.raises(ValueError, match="value_target"):
+        WorldModelLoss(value_target="mc")

@@ -268,3 +268,16 @@ def test_straight_commands_draw_a_speed_per_episode_from_a_range() -> None:
     np.testing.assert_allclose(gen.command[:, 0], gen.speed * 0.02)  # x_des - x after one step from rest
     with pytest.raises(ValueError, match="straight speed"):
         CommandGenerator(2, 0.02, "straight", speed=(0.5, 0.1))
+
+
+def test_train_expert_terrain_mix_option() -> None:
+    from simdist.envs.go2.terrain import columns_for
+    from simdist.tools.train_expert import parse_proportions
+
+    mix = parse_proportions("boxes=0.5,random_rough=0.25, pyramid_slope=0.25")
+    assert mix == {"boxes": 0.5, "random_rough": 0.25, "pyramid_slope": 0.25}
+    assert columns_for(12, mix).count("boxes") == 6
+    for bad, message in [("boxes", "TYPE=WEIGHT"), ("lava=1", "TYPE=WEIGHT"), ("boxes=x", "not a number"),
+                         ("boxes=-1", "negative"), ("boxes=0", "sum to zero")]:
+        with pytest.raises(SystemExit, match=message):
+            parse_proportions(bad)

@@ -11,12 +11,41 @@ from __future__ import annotations
 from simdist.cli import tool_parser
 
 
+def parse_proportions(text: str) -> dict[str, float]:
+    """``"boxes=0.4,random_rough=0.6"`` → ``{"boxes": 0.4, "random_rough": 0.6}`` (known terrain types only)."""
+    from simdist.envs.go2.terrain import TERRAIN_TYPES
+
+    out: dict[str, float] = {}
+    for item in text.split(","):
+        name, sep, weight = item.partition("=")
+        name = name.strip()
+        if not sep or name not in TERRAIN_TYPES:
+            raise SystemExit(f"--proportions: expected TYPE=WEIGHT with TYPE in {', '.join(TERRAIN_TYPES)}, "
+                             f"got {item!r}")
+        try:
+            out[name] = float(weight)
+        except ValueError:
+            raise SystemExit(f"--proportions: weight of {name!r} is not a number: {weight!r}") from None
+        if out[name] < 0:
+            raise SystemExit(f"--proportions: weight of {name!r} is negative")
+    if sum(out.values()) <= 0:
+        raise SystemExit("--proportions: weights sum to zero")
+    return out
+
+
 def main(argv: list[str]) -> int:
     parser = tool_parser("train-expert", "train (or resume) the Go2 PPO expert and export the expert set")
     parser.add_argument("--log-dir", required=True, help="rsl-rl run folder (model_<it>.pt, tensorboard)")
     parser.add_argument("--iterations", type=int, default=3000, help="train until this many iterations exist")
     parser.add_argument("--envs", type=int, default=512)
     parser.add_argument("--terrain", default="rough", choices=["flat", "rough"])
+    parser.add_argument("--terrain-mode", default="curriculum", choices=["curriculum", "random"],
+                        help="rough tiles: cos-similarity curriculum from level 0, or a random difficulty per "
+                             "episode (the data engine's distribution; use it to finetune a trained expert)")
+    parser.add_argument("--proportions", default=None, metavar="TYPE=W,...",
+                        help="rough-terrain column mix instead of the official one, e.g. "
+                             "boxes=0.4,random_rough=0.15,pyramid_stairs=0.15,inverted_pyramid_stairs=0.15,"
+                             "pyramid_slope=0.075,inverted_pyramid_slope=0.075")
     parser.add_argument("--profile", default=None,
                         help="train on a reality profile's course (name or YAML) instead of --terrain, e.g. to "
                              "show a proxy-real course is possible; start from an expert by copying its "
@@ -37,8 +66,11 @@ def main(argv: list[str]) -> int:
         from simdist.envs.go2.ppo import ppo_config, train
 
         speeds = tuple(float(v) for v in args.straight_speed.split(","))
-        env_kwargs = {"terrain": args.terrain, "command_mode": args.command_mode,
+        env_kwargs = {"terrain": args.terrain, "terrain_mode": args.terrain_mode,
+                      "command_mode": args.command_mode,
                       "straight_speed": speeds[0] if len(speeds) == 1 else speeds}
+        if args.proportions:
+            env_kwargs["terrain_kwargs"] = {"proportions": parse_proportions(args.proportions)}
         if args.profile:
             env_kwargs["profile"] = args.profile
         train(args.log_dir, args.iterations, args.envs, args.seed, env_kwargs=env_kwargs,

@@ -49,6 +49,7 @@ class WorldModelModule(L.LightningModule):
         obs_noise: dict[str, list[float]] | str | None = None,
         fit_normalizer: bool = True,
         eval_frozen: bool = True,
+        value_target: str = "label",
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -64,7 +65,7 @@ class WorldModelModule(L.LightningModule):
         self.freeze_policy = FreezePolicy.parse(freeze)
         if not eval_frozen:
             self.freeze_policy.eval_frozen = False
-        self.loss_fn = WorldModelLoss(**(loss_weights or {}))
+        self.loss_fn = WorldModelLoss(**(loss_weights or {}), value_target=value_target)
         self.obs_noise = GO2_OBS_NOISE if obs_noise == "go2" else (obs_noise or {})
         self.freeze_policy.apply(self.world_model)
 
@@ -146,6 +147,8 @@ class FinetuneModule(WorldModelModule):
     """SimDist adaptation: only the dynamics trains on the latent-consistency loss; sim statistics kept.
 
     Defaults follow the official finetuning config (SIMDIST.md 5.2): peak LR 2e-4, warmup 2,000 steps.
+    Ablations that also train the value head give it a weight in ``loss_weights``; real data has no value
+    labels, so its target is then the n-step bootstrapped return of the logged rewards (``value_target="td"``).
     """
 
     def __init__(
@@ -162,12 +165,13 @@ class FinetuneModule(WorldModelModule):
         obs_noise: dict[str, list[float]] | str | None = None,
         fit_normalizer: bool = False,
         eval_frozen: bool = True,
+        value_target: str = "td",
     ) -> None:
         super().__init__(
             model=model, preset=preset, init_from=init_from, freeze=freeze,
             loss_weights=loss_weights or {"dynamics": 1.0, "reward": 0.0, "value": 0.0, "action": 0.0},
             lr=lr, end_lr=end_lr, warmup_steps=warmup_steps, decay_steps=decay_steps, obs_noise=obs_noise,
-            fit_normalizer=fit_normalizer, eval_frozen=eval_frozen,
+            fit_normalizer=fit_normalizer, eval_frozen=eval_frozen, value_target=value_target,
         )
 
 
