@@ -18,8 +18,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "go2"
-CKPT = ROOT / "outputs" / "go2" / "pretrain" / "checkpoints" / "last.ckpt"
+CKPT = ROOT / "outputs" / "go2" / "pretrain-cont" / "checkpoints" / "last.ckpt"
 RECIPE = "recipes/go2-slope/pretrain.yaml"
+RECIPE_CONTINUE = "recipes/go2-slope/pretrain-continue.yaml"
 DATA_CMD = "simdist generate --task go2 --experts hub/experts/go2 --out data/go2/sim-cpu --preset cpu --seed 0"
 ADAPT_FLAGS = ("--envs 16 --samples 16 --iterations 1 --init-std 0.1 --warm-start policy --episodes-per-eval 5 "
                "--heldout-episodes 4 --epochs 3 --windows-per-epoch 12000")
@@ -64,8 +65,10 @@ def description(name: str, task: str) -> str:
         "probability 0.5, perturbation windows as in the paper) on random terrain with domain randomisation: "
         f"`{DATA_CMD}`.\n\n"
         f"**Training**: `simdist fit --config {RECIPE}` (10,500 steps of 128 windows on 2 CPU cores, about 70 "
-        "minutes; validation held out by episode; the first 7,500 steps ran without the recipe's front padding, "
-        "which was added for the rest). Both go2-slope and go2-foam carry these weights: the two tasks share the "
+        f"minutes), then `simdist fit --config {RECIPE_CONTINUE} --ckpt_path "
+        "outputs/go2/pretrain/checkpoints/last.ckpt` (to 20,000 steps, about 60 more minutes); validation held "
+        "out by episode; the first 7,500 steps ran without the recipe's front padding, which was added for the "
+        "rest. Both go2-slope and go2-foam carry these weights: the two tasks share the "
         "simulator, the expert and the data; they differ only in the proxy-real course they are adapted to.\n\n"
         f"**Adapt it**: `simdist adapt --model simdist/{name} --real <profile> --schedule 0,8,16 --out run/ "
         f"{ADAPT_FLAGS}`."
@@ -83,7 +86,7 @@ def build_base() -> None:
     planner = {"planner": "mppi", **REALTIME}
     for name, task in (("go2-slope", "PTFE slippery slope"), ("go2-foam", "memory foam")):
         out = save_pretrained(model, ROOT / "hub" / "models" / name, metrics=metrics,
-                              train_config=ROOT / RECIPE, planner_config=planner,
+                              train_config=ROOT / RECIPE_CONTINUE, planner_config=planner,
                               tags=["go2", "quadruped", "sim-pretrained"],
                               model_card_kwargs={"repo_id": f"simdist/{name}", "description": description(name, task)})
         print(f"built {out}")

@@ -12,6 +12,7 @@ State lives in ``state.json`` and is written atomically after every step, so a r
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import time
@@ -51,6 +52,16 @@ def roc_auc(scores: Sequence[float] | np.ndarray, labels: Sequence[bool] | np.nd
     ends = np.cumsum(counts)
     ranks = ((ends - counts + 1 + ends) / 2.0)[inverse]
     return float((ranks[y].sum() - pos * (pos + 1) / 2.0) / (pos * neg))
+
+
+def weights_fingerprint(model: torch.nn.Module) -> str:
+    """SHA-256 (first 16 hex digits) of the model's parameters and buffers, so a resumed run can tell
+    that a model id (e.g. a zoo folder rebuilt in place) now holds other weights."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]
 
 
 @torch.no_grad()
@@ -305,15 +316,17 @@ class AdaptationLoop:
         return self.out / "real-data"
 
     def _load_state(self) -> dict[str, Any]:
-        fresh = {"model": self.model_id, "task": self.task.describe(), "freeze": self.cfg.freeze,
-                 "config": asdict(self.cfg), "stages": [], "labels": {}}
+        fresh = {"model": self.model_id, "model_weights": weights_fingerprint(self.base), "task": self.task.describe(),
+                 "freeze": self.cfg.freeze, "config": asdict(self.cfg), "stages": [], "labels": {}}
         if not self.state_path.exists():
             return fresh
         state = json.loads(self.state_path.read_text())
-        for key in ("model", "freeze"):
-            if state.get(key) != fresh[key]:
-                raise ValueError(f"{self.state_path}: {key} is {state.get(key)!r}, this run asks for {fresh[key]!r}; "
-                                 "use another --out")
+        for key in ("model", "model_weights", "freeze"):
+            if key in state and state[key] != fresh[key]:
+                what = "the weights behind the same model id changed" if key == "model_weights" else (
+                    f"{key} is {state.get(key)!r}, this run asks for {fresh[key]!r}")
+                raise ValueError(f"{self.state_path}: {what}; use another --out")
+        state.setdefault("model_weights", fresh["model_weights"])
         state["config"] = fresh["config"]  # budgets may change between runs; the data stays
         return state
 

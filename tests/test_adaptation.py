@@ -138,3 +138,17 @@ def test_task_factory_and_go2_construction() -> None:
     assert fell.tolist() == [False, True]
     with pytest.raises(ValueError):
         AdaptConfig(schedule=[1.0, 2.0])
+
+
+def test_resume_refuses_other_weights_behind_the_same_model_id(toy_model: str, tmp_path: Path) -> None:
+    """A zoo folder rebuilt in place keeps its id; resuming on it must not mix two models' stages."""
+    folder = tmp_path / "model"
+    model = WorldModel.from_pretrained(toy_model)
+    model.save_pretrained(folder)
+    AdaptationLoop(str(folder), ToyTask(), tmp_path / "run", _config(), log=lambda m: None).heldout()  # saves state
+    AdaptationLoop(str(folder), ToyTask(), tmp_path / "run", _config(), log=lambda m: None)  # same weights: fine
+    with torch.no_grad():
+        next(model.dynamics.parameters()).add_(0.01)
+    model.save_pretrained(folder)
+    with pytest.raises(ValueError, match="weights behind the same model id changed"):
+        AdaptationLoop(str(folder), ToyTask(), tmp_path / "run", _config(), log=lambda m: None)
