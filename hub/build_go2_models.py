@@ -24,11 +24,14 @@ RECIPE_CONTINUE = "recipes/go2-slope/pretrain-continue.yaml"
 DATA_CMD = "simdist generate --task go2 --experts hub/experts/go2 --out data/go2/sim-cpu --preset cpu --seed 0"
 ADAPT_FLAGS = ("--envs 16 --samples 16 --iterations 1 --init-std 0.1 --warm-start policy --episodes-per-eval 5 "
                "--heldout-episodes 4 --epochs 3 --windows-per-epoch 12000")
+SCHEDULE = "0,8,16,27,36"
 ADAPT_RUNS = {  # name: (base model, run folder, profile, the command that made it)
-    "go2-slope-ptfe": ("go2-slope", ROOT / "outputs" / "go2-demo", "ptfe-slope-5.7deg", "simdist demo"),
+    "go2-slope-ptfe": ("go2-slope", ROOT / "outputs" / "adapt" / "ptfe57", "ptfe-slope-5.7deg",
+                       f"simdist adapt --model simdist/go2-slope --real ptfe-slope-5.7deg --schedule {SCHEDULE} "
+                       f"--out outputs/adapt/ptfe57 {ADAPT_FLAGS}"),
     "go2-foam-adapted": ("go2-foam", ROOT / "outputs" / "adapt" / "foam", "foam",
-                         f"simdist adapt --model simdist/go2-foam --real foam --schedule 0,8 --out outputs/adapt/foam "
-                         f"{ADAPT_FLAGS}"),
+                         f"simdist adapt --model simdist/go2-foam --real foam --schedule {SCHEDULE} "
+                         f"--out outputs/adapt/foam {ADAPT_FLAGS}"),
 }
 
 

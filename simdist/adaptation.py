@@ -268,18 +268,21 @@ class AdaptConfig:
 
 
 class AdaptationLoop:
-    """Runs (or resumes) the schedule in ``out``; see the module docstring. ``run()`` returns the curve."""
+    """Runs (or resumes) the schedule in ``out``; see the module docstring. ``run()`` returns the curve.
+
+    ``base``: the model behind ``model`` if the caller has loaded it already (it is not loaded again).
+    """
 
     def __init__(self, model: str, task: Task, out: str | Path, config: AdaptConfig | None = None,
-                 progress: bool = False, log: Callable[[str], None] = print, data_from: str | Path | None = None
-                 ) -> None:
+                 progress: bool = False, log: Callable[[str], None] = print, data_from: str | Path | None = None,
+                 base: WorldModel | None = None) -> None:
         self.model_id = str(model)
         self.task = task
         self.cfg = config or AdaptConfig()
         self.out = Path(out)
         self.progress = progress
         self.log = log
-        self.base = WorldModel.from_pretrained(self.model_id).eval()
+        self.base = (base if base is not None else WorldModel.from_pretrained(self.model_id)).eval()
         self.pad = self.base.config.history
         self.out.mkdir(parents=True, exist_ok=True)
         self.state = self._load_state()

@@ -256,7 +256,7 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
         logging.getLogger("lightning.pytorch.utilities.rank_zero").setLevel(logging.WARNING)
     progress = Progress()
     progress.log(f"loading {args.model}")
-    load_model(args.model)  # fail early, with a hint, before the loop loads it
+    base = load_model(args.model)  # fail early, with a hint
     out = Path(args.out)
     episode_s = 20.0 if args.max_steps is None else min(20.0, args.max_steps * 0.02)
     task = _demo_task_cls()(profile=args.real, max_steps=args.max_steps, episode_length_s=episode_s,
@@ -266,7 +266,7 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
                       warm_start=args.warm_start, epochs=args.epochs,
                       windows_per_epoch=args.windows_per_epoch, batch_size=args.batch_size, lr=args.lr,
                       seed=args.seed)
-    loop = _demo_loop_cls()(args.model, task, out, cfg, progress=args.progress, log=progress.log)
+    loop = _demo_loop_cls()(args.model, task, out, cfg, progress=args.progress, log=progress.log, base=base)
     loop.phases = progress
     speed = task.speeds[len(task.speeds) // 2]
     video_steps = _video_steps(task, speed, args.max_steps) if args.video else None
