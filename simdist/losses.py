@@ -67,6 +67,8 @@ class WorldModelLoss(nn.Module):
         ``rewards`` (B, H) in environment units, ``values`` (B, H) normalised predictions; a value label at
         step t is the return from the next state (SIMDIST 4.4), hence the reward of step h+1.
         """
+        if rewards.shape[-1] < 2:
+            raise ValueError(f"TD value targets need a horizon of at least 2 steps, got {rewards.shape[-1]}")
         v = norm.denormalize("values", values.unsqueeze(-1)).squeeze(-1)
         y = v[..., -1]
         out = []
