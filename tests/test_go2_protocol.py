@@ -148,15 +148,7 @@ def test_protocol_plain_terrains(terrain: str) -> None:
 
 
 def test_evaluate_cli_model(tmp_path: Path, capsys: pytest.CaptureFixture[str], expert_dir: Path) -> None:
-    from simdist.config import WorldModelConfig
-    from simdist.world_model import WorldModel
-
-    mlp = {"name": "mlp", "kwargs": {"hidden": [16]}}
-    cfg = WorldModelConfig(obs_spec={"proprio": [35], "extero": [315]}, action_dim=12, command_dim=3,
-                           history=4, horizon=3, latent_dim=8, encoder=mlp, dynamics=mlp, reward_head=mlp,
-                           value_head=mlp)
-    torch.manual_seed(0)
-    WorldModel(cfg).save_pretrained(tmp_path / "wm")
+    _tiny_go2_world_model().save_pretrained(tmp_path / "wm")
     common = ["--terrain", "flat", "--speeds", "0.3", "--trials", "2", "--max-steps", "35", "--json"]
     model = ["--controller", f"model:{tmp_path / 'wm'}", "--planner", "mppi", "--samples", "8",
              "--iterations", "1"]
@@ -169,6 +161,45 @@ def test_evaluate_cli_model(tmp_path: Path, capsys: pytest.CaptureFixture[str], 
     assert all(0.0 <= p <= 3.0 for p in out["speeds"][0]["progress"])
     with pytest.raises(ValueError, match="expert:PATH"):
         evaluate_tool.build_controller("foo")
+
+
+def _tiny_go2_world_model() -> Any:
+    from simdist.config import WorldModelConfig
+    from simdist.world_model import WorldModel
+
+    mlp = {"name": "mlp", "kwargs": {"hidden": [16]}}
+    cfg = WorldModelConfig(obs_spec={"proprio": [35], "extero": [315]}, action_dim=12, command_dim=3,
+                           history=4, horizon=3, latent_dim=8, encoder=mlp, dynamics=mlp, reward_head=mlp,
+                           value_head=mlp)
+    torch.manual_seed(0)
+    return WorldModel(cfg)
+
+
+@pytest.mark.parametrize("mode", ["keep", "pad"])
+def test_walk_start_history(mode: str) -> None:
+    """``pad`` hands the controller a trained episode start (copies of one frame) when walking begins;
+    ``keep`` (official) the frames of the robot settling during the reset phase."""
+    from simdist.envs.go2.protocol import make_course, protocol_env, run_trials
+
+    class Spy:
+        world_model = _tiny_go2_world_model()
+
+        def __init__(self) -> None:
+            self.first = None
+
+        def act(self, history: Any) -> torch.Tensor:
+            if self.first is None:
+                self.first = history.obs["proprio"].clone()
+            return torch.zeros(history.num_envs, 12)
+
+    spy = Spy()
+    env = protocol_env(make_course(terrain="flat"), 2, 40)
+    run_trials(env, spy, 0.3, 3.0, max_steps=12, reset_steps=6, walk_start_history=mode)
+    env.close()
+    frames_equal = bool(torch.allclose(spy.first, spy.first[:, -1:].expand_as(spy.first)))
+    assert frames_equal == (mode == "pad")
+    with pytest.raises(ValueError, match="walk_start_history"):
+        run_trials(env, spy, 0.3, 3.0, max_steps=2, walk_start_history="zero")
 
 
 def test_profiles_carry_the_papers_protocol_speeds() -> None:

@@ -58,6 +58,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--randomize", action="store_true", help="domain randomisation per trial")
     parser.add_argument("--time-factor", type=float, default=2.0, help="time limit = factor x length / speed")
     parser.add_argument("--max-steps", type=int, default=None, help="cap on control steps per trial")
+    parser.add_argument("--reset-steps", type=int, default=25,
+                        help="steps of zero action and command before walking (the official reset phase: 25)")
+    parser.add_argument("--walk-start-history", default="keep", choices=["keep", "pad"],
+                        help="world models: keep the history of the reset phase when walking starts (official), "
+                             "or refill it with copies of the current observation (a trained episode start)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -71,6 +76,7 @@ def main(argv: list[str]) -> int:
     speeds = [float(s) for s in args.speeds.split(",") if s.strip()] if args.speeds else list(course.speeds)
     result = run_protocol(controller, course, speeds=speeds, trials=args.trials, seed=args.seed,
                           randomize=args.randomize, time_factor=args.time_factor, max_steps=args.max_steps,
+                          reset_steps=args.reset_steps, walk_start_history=args.walk_start_history,
                           log=None if args.json else print)
     result.settings.update(controller=args.controller,
                            planner=args.planner if args.controller.startswith("model:") else None)

@@ -174,9 +174,21 @@ def _yaw(env: Any) -> np.ndarray:
     return yaw_from_rotmat(quat_to_rotmat(q / np.linalg.norm(q, axis=1, keepdims=True)))
 
 
+#: what a world-model controller's history holds when walking starts (see :func:`run_trials`)
+WALK_START_HISTORY: tuple[str, ...] = ("keep", "pad")
+
+
 def run_trials(env: Any, controller: Any, speed: float, course_length: float, *, seed: int = 0,
-               max_steps: int, reset_steps: int = RESET_STEPS) -> SpeedResult:
-    """``env.num_envs`` trials at ``speed`` on ``env``; ``controller`` is a policy or a planner."""
+               max_steps: int, reset_steps: int = RESET_STEPS, walk_start_history: str = "keep") -> SpeedResult:
+    """``env.num_envs`` trials at ``speed`` on ``env``; ``controller`` is a policy or a planner.
+
+    ``walk_start_history`` (world-model controllers): ``"keep"`` (the official loop) walks on from the
+    history filled during the reset phase: frames of the robot settling under zero actions, a context the
+    training data never holds; ``"pad"`` refills it with copies of the current observation and zero
+    actions and commands when walking starts, the context the model was trained on for an episode start.
+    """
+    if walk_start_history not in WALK_START_HISTORY:
+        raise ValueError(f"walk_start_history must be one of {WALK_START_HISTORY}, got {walk_start_history!r}")
     b, dt = env.num_envs, env.dt
     obs = env.reset(seed=seed)
     spawn = np.array(env.base_pos[:, :2], np.float64)
@@ -204,6 +216,10 @@ def run_trials(env: Any, controller: Any, speed: float, course_length: float, *,
         if t == reset_steps:
             gen.reset(np.arange(b), rng, np.array(env.base_pos[:, :2]), _yaw(env))
             cmd = gen.command.astype(np.float32)
+            if history is not None and walk_start_history == "pad":
+                history.reset(obs)
+                if hasattr(controller, "reset"):
+                    controller.reset()
         if not walking:
             actions = np.zeros((b, 12), np.float32)
         elif history is not None:
@@ -267,7 +283,7 @@ def protocol_env(course: Course, trials: int, steps: int, *, seed: int = 0, rand
 
 def run_protocol(controller: Any, course: Course, *, speeds: Sequence[float] = DEFAULT_SPEEDS,
                  trials: int = 5, seed: int = 0, randomize: bool = False, time_factor: float = 2.0,
-                 max_steps: int | None = None, reset_steps: int = RESET_STEPS,
+                 max_steps: int | None = None, reset_steps: int = RESET_STEPS, walk_start_history: str = "keep",
                  env_kwargs: dict[str, Any] | None = None, log: Callable[[str], None] | None = None
                  ) -> ProtocolResult:
     """Run ``trials`` episodes per speed (one batch per speed) and collect the metrics.
@@ -284,7 +300,7 @@ def run_protocol(controller: Any, course: Course, *, speeds: Sequence[float] = D
     try:
         for k, v in enumerate(speeds):
             r = run_trials(env, controller, v, course.length, seed=seed + k, max_steps=steps_for(v),
-                           reset_steps=reset_steps)
+                           reset_steps=reset_steps, walk_start_history=walk_start_history)
             results.append(r)
             if log is not None:
                 log(f"speed {v:.2f} m/s: progress {r.mean_progress:.3f} m, "
@@ -292,5 +308,6 @@ def run_protocol(controller: Any, course: Course, *, speeds: Sequence[float] = D
     finally:
         env.close()
     settings = {"trials": trials, "seed": seed, "randomize": randomize, "time_factor": time_factor,
-                "max_steps": max_steps, "reset_steps": reset_steps, "speeds": [float(v) for v in speeds]}
+                "max_steps": max_steps, "reset_steps": reset_steps, "walk_start_history": walk_start_history,
+                "speeds": [float(v) for v in speeds]}
     return ProtocolResult(course.name, course.length, results, settings)
