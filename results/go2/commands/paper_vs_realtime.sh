@@ -1,8 +1,8 @@
 #!/bin/bash
 # Control quality of the paper-size MPPI (450 + 22 samples x 8 iterations, the official settings) next to
 # the real-time preset, on a short nominal flat course (2 trials: a paper-size tick takes ~1.3 s for 2 envs).
-# The README quotes its run on the 10,500-step model (results in results/go2/step10500/); rerun it after
-# rebuilding the zoo to measure the current model.
+# The README quotes its runs on the 10,500-step model (results/go2/step10500/) and on the 20,000-step model
+# (results/go2/mppi_flat_3m_*.json); rerun it after rebuilding the zoo to measure the current model.
 set -uo pipefail
 source /work/venv/bin/activate
 export OMP_WAIT_POLICY=PASSIVE
