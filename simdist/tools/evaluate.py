@@ -58,8 +58,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--randomize", action="store_true", help="domain randomisation per trial")
     parser.add_argument("--time-factor", type=float, default=2.0, help="time limit = factor x length / speed")
     parser.add_argument("--max-steps", type=int, default=None, help="cap on control steps per trial")
-    parser.add_argument("--reset-steps", type=int, default=25,
-                        help="steps of zero action and command before walking (the official reset phase: 25)")
+    parser.add_argument("--reset-steps", type=int, default=None,
+                        help="steps of zero action and command before walking (default: the official reset "
+                             "phase, 25)")
     parser.add_argument("--walk-start-history", default="keep", choices=["keep", "pad"],
                         help="world models: keep the history of the reset phase when walking starts (official), "
                              "or refill it with copies of the current observation (a trained episode start)")
@@ -67,7 +68,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    from simdist.envs.go2.protocol import make_course, run_protocol
+    from simdist.envs.go2.protocol import RESET_STEPS, make_course, run_protocol
 
     controller = build_controller(args.controller, args.planner, args.samples, args.iterations, args.device,
                                   args.seed, args.init_std, args.warm_start)
@@ -76,7 +77,8 @@ def main(argv: list[str]) -> int:
     speeds = [float(s) for s in args.speeds.split(",") if s.strip()] if args.speeds else list(course.speeds)
     result = run_protocol(controller, course, speeds=speeds, trials=args.trials, seed=args.seed,
                           randomize=args.randomize, time_factor=args.time_factor, max_steps=args.max_steps,
-                          reset_steps=args.reset_steps, walk_start_history=args.walk_start_history,
+                          reset_steps=RESET_STEPS if args.reset_steps is None else args.reset_steps,
+                          walk_start_history=args.walk_start_history,
                           log=None if args.json else print)
     result.settings.update(controller=args.controller,
                            planner=args.planner if args.controller.startswith("model:") else None)
