@@ -2,7 +2,7 @@
 # Ablations on the demo's proxy-real data (ptfe-slope-5.7deg, 4 minutes): the same finetuning with other
 # trainable parts. Run after `simdist demo --out outputs/go2-demo`.
 set -uo pipefail
-source /work/venv/bin/activate
+[ -n "${VIRTUAL_ENV:-}" ] || source .venv/bin/activate  # the README's install, unless a venv is active
 export OMP_WAIT_POLICY=PASSIVE
 for F in dynamics,encoder dynamics,value all; do
   simdist adapt --model hub/models/go2-slope --real ptfe-slope-5.7deg --schedule 0,4 --freeze $F --data-from outputs/go2-demo \

@@ -4,7 +4,7 @@
 # The README quotes its runs on the 10,500-step model (results/go2/step10500/) and on the 20,000-step model
 # (results/go2/mppi_flat_3m_*.json); rerun it after rebuilding the zoo to measure the current model.
 set -uo pipefail
-source /work/venv/bin/activate
+[ -n "${VIRTUAL_ENV:-}" ] || source .venv/bin/activate  # the README's install, unless a venv is active
 export OMP_WAIT_POLICY=PASSIVE
 simdist evaluate --controller model:hub/models/go2-slope --terrain flat --course-length 3 --speeds 0.5 --trials 2 --samples 450 --iterations 8 --json > results/go2/mppi_flat_3m_paper.json
 simdist evaluate --controller model:hub/models/go2-slope --terrain flat --course-length 3 --speeds 0.5 --trials 2 --samples 16 --iterations 1 --init-std 0.1 --warm-start policy --json > results/go2/mppi_flat_3m_realtime.json

@@ -1,7 +1,7 @@
 #!/bin/bash
 # After the continued pretraining: zoo export, simulation evaluation, the demo, foam adaptation.
 set -uo pipefail
-source /work/venv/bin/activate
+[ -n "${VIRTUAL_ENV:-}" ] || source .venv/bin/activate  # the README's install, unless a venv is active
 export OMP_WAIT_POLICY=PASSIVE
 while pgrep -f "simdist fit" > /dev/null; do sleep 10; done
 R=results/go2

@@ -3,7 +3,7 @@
 # export, planning in nominal simulation, the demo, the full adaptation schedules on both proxy-real
 # profiles and the ablations. Logs in runs/, results in results/go2/.
 set -uo pipefail
-source /work/venv/bin/activate
+[ -n "${VIRTUAL_ENV:-}" ] || source .venv/bin/activate  # the README's install, unless a venv is active
 export OMP_WAIT_POLICY=PASSIVE
 while pgrep -f "simdist fit" > /dev/null; do sleep 10; done
 R=results/go2

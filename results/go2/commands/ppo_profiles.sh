@@ -1,7 +1,7 @@
 #!/bin/bash
 # PPO finetuned from the expert on each proxy-real profile: shows each course is possible.
 set -uo pipefail
-source /work/venv/bin/activate
+[ -n "${VIRTUAL_ENV:-}" ] || source .venv/bin/activate  # the README's install, unless a venv is active
 export OMP_WAIT_POLICY=PASSIVE
 for PS in "ptfe-slope-5.7deg 0.1,0.5" "foam 0.2,1.2" "ptfe-slope-3deg 0.1,0.5"; do
   set -- $PS; P=$1; SPEEDS=$2
