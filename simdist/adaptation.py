@@ -178,7 +178,8 @@ class Go2Task(Task):
     """A Go2 reality profile (name or YAML); metric: the protocol's mean forward progress (m).
 
     Speeds default to the profile's ``eval_speeds``; data collection walks the course straight at
-    ``collect_speed`` (default: the middle protocol speed); an episode succeeds if the robot did not fall.
+    ``collect_speed`` (default: the middle protocol speed) after the protocol's 25 standing steps (so the
+    logged data holds the walk start it is judged on); an episode succeeds if the robot did not fall.
     ``max_steps`` caps protocol trials (smoke tests).
     """
 
@@ -203,10 +204,13 @@ class Go2Task(Task):
 
     def make_env(self, num_envs: int, seed: int) -> Any:
         from simdist.envs.go2.env import Go2Env
+        from simdist.envs.go2.protocol import RESET_STEPS
 
         speed = float(self.collect_speed or 0.3)
+        # every logged episode starts as the protocol's trials do: 25 steps standing, then the walk
         return Go2Env(num_envs, profile=self.profile, command_mode="straight", straight_speed=speed, randomize=False,
-                      episode_length_s=self.episode_length_s, seed=seed)
+                      episode_length_s=self.episode_length_s, seed=seed, walk_start_prob=1.0,
+                      walk_start_hold=(RESET_STEPS, RESET_STEPS + 1))
 
     def record_spec(self, env: Any) -> DatasetSpec:
         from simdist.tools.generate import go2_dataset_spec

@@ -66,7 +66,8 @@ def rollout(
     env reports them, values zero, expert flags False: on-policy controller data, as on a robot).
     ``on_episode(done, total)`` is called as episodes finish (progress reporting).
     ``perturbation`` adds the data engine's noise windows to the executed actions (exploration for
-    logged data: the recorded action is the applied one), seeded by ``seed``.
+    logged data: the recorded action is the applied one), seeded by ``seed``. An env with an
+    ``action_hold`` mask gets zero actions on those rows (the evaluation's standing reset phase).
     """
     started = time.perf_counter()
     obs = env.reset(seed=seed)
@@ -90,13 +91,21 @@ def rollout(
     terminated: list[bool] = []
     infos: list[dict[str, Any]] = []
     logged: list[Episode] = []
+    was_held = np.zeros(b, bool)
     for _ in range(max_steps):
+        held = getattr(env, "action_hold", None)
+        held = np.zeros(b, bool) if held is None else np.asarray(held, bool).copy()
+        released = np.flatnonzero(was_held & ~held)
+        if len(released) and hasattr(controller, "reset"):
+            controller.reset(ids=torch.as_tensor(released))  # walking starts: fresh warm start, as the protocol
+        was_held = held
         if history is not None:
             actions = _to_numpy(controller.act(history)).astype(np.float32)
         else:
             actions = _to_numpy(controller(obs)).astype(np.float32)
         if perturber is not None:
             actions = _clip(perturber(actions)[0], env.action_spec)
+        actions[held] = 0.0  # the env's standing phase (Go2 walk starts)
         step = env.step(actions)
         if recorder is not None:
             cmds = obs.get(command_key) if command_key else None

@@ -281,3 +281,52 @@ def test_train_expert_terrain_mix_option() -> None:
                          ("boxes=-1", "negative"), ("boxes=0", "sum to zero")]:
         with pytest.raises(SystemExit, match=message):
             parse_proportions(bad)
+
+
+def test_walk_starts_stand_still_then_walk_straight_from_where_they_stand() -> None:
+    rng = np.random.default_rng(0)
+    gen = CommandGenerator(256, 0.02, "random", walk_start_prob=0.3, hold_steps=(10, 41))
+    gen.reset(np.arange(256), rng, np.zeros((256, 2)), np.zeros(256))
+    ws = gen.kind == 6
+    assert 0.2 < ws.mean() < 0.4 and (gen.holding == ws).all()
+    assert np.all(gen.command[ws] == 0) and (10 <= gen.hold[ws]).all() and (gen.hold[ws] <= 40).all()
+    hold0, held_steps = gen.hold.copy(), np.zeros(256, np.int64)
+    pos = np.full((256, 2), 0.3)  # the robot settled somewhere: walking starts there, not at the spawn
+    for _ in range(45):
+        held_steps += gen.holding
+        gen.step(rng, pos, np.full(256, 0.2))
+    np.testing.assert_array_equal(held_steps[ws], hold0[ws])  # exactly hold steps of zero action
+    assert not gen.holding.any()
+    walked = (45 - hold0[ws]) * 0.02  # seconds since walking started
+    np.testing.assert_allclose(gen.command[ws, 0], gen.speed[ws] * walked, atol=1e-9)
+    np.testing.assert_allclose(gen.command[ws, 1:], 0.0, atol=1e-9)  # origin and heading = where it stood
+    assert (0.1 <= gen.speed[ws]).all() and (gen.speed[ws] <= 1.0).all()
+    straight = CommandGenerator(4, 0.02, "straight", speed=0.3, walk_start_prob=1.0, hold_steps=(25, 26))
+    straight.reset(np.arange(4), rng, np.zeros((4, 2)), np.zeros(4))
+    assert straight.holding.all() and np.allclose(straight.speed, 0.3)
+    with pytest.raises(ValueError, match="walk_start_prob"):
+        CommandGenerator(2, 0.02, "fixed", walk_start_prob=0.5)
+
+
+def test_walk_start_env_asks_for_zero_actions_and_the_engine_obeys(tmp_path) -> None:
+    from simdist.data.engine import generate
+    from simdist.data.shards import iter_episodes
+    from simdist.tools.generate import EpisodeMetaEnv, go2_dataset_spec
+
+    env = EpisodeMetaEnv(Go2Env(4, terrain="flat", walk_start_prob=1.0, walk_start_hold=(5, 6),
+                                episode_length_s=0.4, seed=0))
+
+    def expert(obs):
+        return np.full((4, 12), 0.3, np.float32)
+
+    s = generate(env, expert, [], out_dir=str(tmp_path), spec=go2_dataset_spec(), steps_per_env=40,
+                 expert_prob=1.0, seed=0, progress=False)
+    assert abs(s["held_fraction"] - 5 / 20) < 1e-9
+    eps = list(iter_episodes(tmp_path, shuffle_shards=False, split_by_node=False, split_by_worker=False))
+    assert len(eps) == 8
+    for ep in eps:
+        assert np.all(ep.actions[:5] == 0) and not ep.expert[:5].any()
+        np.testing.assert_allclose(ep.commands[:5], 0.0)
+        expert_steps = ep.expert[5:]
+        np.testing.assert_allclose(ep.actions[5:][expert_steps], 0.3, rtol=1e-6)  # the expert's action
+    assert sum(ep.expert.sum() for ep in eps) > 40

@@ -50,3 +50,28 @@ def test_planner_rollout_resets_history_between_episodes() -> None:
     env = ToyReachEnv(2, seed=0, episode_length=5)
     result = rollout(env, planner, episodes=4, seed=0)
     assert len(result.returns) == 4 and np.isfinite(result.returns).all()
+
+
+def test_rollout_obeys_the_envs_standing_phase_and_restarts_the_plan_when_walking_starts() -> None:
+    from simdist.adaptation import Go2Task
+    from simdist.tools.generate import go2_dataset_spec
+
+    env = Go2Task(profile="ptfe-slope-5.7deg", episode_length_s=0.8).make_env(2, seed=0)
+
+    class Constant:
+        def __init__(self) -> None:
+            self.resets: list[list[int]] = []
+
+        def __call__(self, obs):
+            return np.full((2, 12), 0.2, np.float32)
+
+        def reset(self, ids=None) -> None:
+            self.resets.append(sorted(int(i) for i in ids))
+
+    policy = Constant()
+    result = rollout(env, policy, episodes=2, seed=0, record_spec=go2_dataset_spec())
+    assert policy.resets == [[0, 1]]  # once, when the 25 standing steps end
+    for ep in result.episodes:
+        assert len(ep) == 40 and np.all(ep.actions[:25] == 0)  # the protocol's reset phase
+        np.testing.assert_allclose(ep.actions[25:], 0.2)
+        np.testing.assert_allclose(ep.commands[:25], 0.0)

@@ -12,6 +12,9 @@ Follows SIMDIST.md 4.4 and 3.5:
   clean windows of ``randint(*clean_window)`` steps (upper bound exclusive, as numpy); a fraction
   ``start_noised_prob`` of envs starts noised; ``never_noise_prob`` of envs is never noised; the
   schedule runs on its own, independent of episode resets. Noise is ``a ← a + N(0, σ²)``.
+- **Held steps.** An env with an ``action_hold`` attribute ((B,) bool) may ask for zero actions on some
+  steps (Go2 walk starts: the evaluation's standing reset phase). Those rows apply and record a zero
+  action, are neither noised nor expert, and are counted in ``held_fraction``.
 - **Labels.** The *applied* action is recorded (noise included, clipped to the action spec's bounds
   when it has them, since that is what the env applies); ``expert = expert policy AND not noised``;
   rewards as the env returns them (dt-scaled); ``values[i] = V(s_{i+1})``: ``value_fn(post-step obs,
@@ -157,7 +160,8 @@ def generate(
     Summary keys: ``episodes`` (written now), ``transitions`` (written now), ``skipped_existing``,
     ``dropped``, ``discarded_unfinished`` (transitions), ``expert_fraction`` (of written
     transitions with the expert flag), ``expert_episode_fraction``, ``noised_fraction``,
-    ``steps`` (env steps), ``seconds``, ``transitions_per_s`` (simulated transitions per second).
+    ``held_fraction`` (of simulated steps), ``steps`` (env steps), ``seconds``, ``transitions_per_s``
+    (simulated transitions per second).
     """
     if (steps_per_env is None) == (total_transitions is None):
         raise ValueError("give exactly one of steps_per_env and total_transitions")
@@ -198,7 +202,8 @@ def generate(
     done_ids = writer.completed_episode_ids
     recorder = EpisodeRecorder(B, spec)
     counts = {"episodes": 0, "transitions": 0, "skipped_existing": 0, "dropped": 0, "expert_steps": 0,
-              "expert_episodes": 0, "noised_steps": 0, "collected": 0}
+              "expert_episodes": 0, "noised_steps": 0, "collected": 0,
+              "held_steps": 0}
     noised_hist: list[np.ndarray] = []  # per-step noised masks since each env's episode start
     ep_start = np.zeros(B, np.int64)
     bad = np.zeros(B, bool)
@@ -219,11 +224,16 @@ def generate(
                 applied, noised = perturber(clean)
                 if clip_actions and low is not None and high is not None:
                     applied = np.clip(applied, low, high)
+                held = np.asarray(getattr(env, "action_hold", np.zeros(B, bool)), bool).reshape(B)
+                if held.any():
+                    applied[held] = 0.0
+                    noised = noised & ~held
+                    counts["held_steps"] += int(held.sum())
                 commands = _commands(env, obs, command_key, B, spec.command_dim)
                 res = env.step(applied)
                 values = (np.asarray(value_fn(res.obs, commands), np.float32).reshape(B)
                           if value_fn is not None else None)
-                recorder.record(obs, applied, commands, res.reward, values, (assign == 0) & ~noised)
+                recorder.record(obs, applied, commands, res.reward, values, (assign == 0) & ~noised & ~held)
                 noised_hist.append(noised)
                 t += 1
                 finite = np.isfinite(np.asarray(res.reward, np.float64))
@@ -264,6 +274,7 @@ def generate(
         "expert_fraction": counts["expert_steps"] / written,
         "expert_episode_fraction": counts["expert_episodes"] / max(counts["episodes"], 1),
         "noised_fraction": counts["noised_steps"] / written,
+        "held_fraction": counts["held_steps"] / max(t * B, 1),
         "steps": t,
         "seconds": seconds,
         "transitions_per_s": t * B / max(seconds, 1e-9),

@@ -18,6 +18,13 @@ part is replayed deterministically, rewriting only what its shards lack. After e
 their merged statistics, so ``out`` reads as one dataset folder (``data.train: out``). Episode ids
 restart in every part, so they are unique only within a part.
 
+Walk starts (our addition; ``--walk-start-prob 0`` is the official data): by default 30 % of episodes
+start with the evaluation's reset phase, 10-40 steps standing still under zero actions and a zero
+command, then a straight walk at U(0.1, 1.0) m/s from where the robot stands (see
+``simdist.envs.go2.commands``). Without them the planner meets its first walking step, after the
+protocol's 25 standing steps, in a state the data never holds: the world model's policy head errs there
+10x more than while walking (results/go2/walk-start/).
+
 Presets: ``cpu`` = 5,000,000 transitions with B = 256; ``paper`` = 4096 envs × 25,000 steps =
 102,400,000 transitions.
 """
@@ -45,8 +52,10 @@ PRESETS: dict[str, dict[str, int]] = {
 #: part ends are discarded (<= one episode per env, ~5-10 %), and a resumed run replays <= one part.
 PART_STEPS = 8000
 STATE_FILE = "generate.json"
+#: fraction of episodes that start standing, as the evaluation does (0: the official data)
+WALK_START_PROB = 0.3
 DATA_ENV_KWARGS: dict[str, Any] = {"terrain": "rough", "terrain_mode": "random", "command_mode": "random",
-                                   "randomize": True}
+                                   "randomize": True, "walk_start_prob": WALK_START_PROB}
 
 
 def go2_dataset_spec() -> DatasetSpec:
@@ -217,6 +226,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--part-size", type=int, default=None,
                         help=f"transitions per part (default B x {PART_STEPS}; 0: one part)")
     parser.add_argument("--episode-length-s", type=float, default=None, help="episode limit (default 20 s)")
+    parser.add_argument("--walk-start-prob", type=float, default=WALK_START_PROB,
+                        help="fraction of episodes that stand still 10-40 steps first, then walk straight, as "
+                             "the evaluation does (0: the official data)")
     parser.add_argument("--torch-threads", type=int, default=1, help="torch threads for the policies")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -226,7 +238,9 @@ def main(argv: list[str]) -> int:
 
     torch.set_num_threads(args.torch_threads)
     preset = PRESETS[args.preset]
-    env_kwargs = {"episode_length_s": args.episode_length_s} if args.episode_length_s else None
+    env_kwargs: dict[str, Any] = {"walk_start_prob": args.walk_start_prob}
+    if args.episode_length_s:
+        env_kwargs["episode_length_s"] = args.episode_length_s
     summary = generate_go2(
         args.experts, args.out, num_envs=args.envs or preset["num_envs"],
         transitions=args.transitions or preset["transitions"], seed=args.seed, part_size=args.part_size,

@@ -16,6 +16,15 @@ with weights [0.3, 0.3, 0.01, 0.1, 0.1, 0.2] (normalised; they sum to 1.01):
    is clipped to +-(2, 1, 1) (our choice: the official bound is not documented).
 
 All commands are clipped to v_x in [-0.5, 1.5], v_y in [-0.5, 0.5], w_z in [-1, 1].
+
+Walk starts (``walk_start_prob``; our addition, 0 is the official mixture): at an episode start an env
+draws, with this probability, mode 6 instead of the mixture (or of the straight walk): a zero command for
+``hold_steps`` steps, during which :attr:`CommandGenerator.holding` asks the caller for zero actions (the
+evaluation protocol's reset phase: the robot settles under the default joint targets), then the
+straight-walk PD command from the pose where walking starts, at a speed drawn from ``walk_speed``
+(straight mode: its own speed), until the next resample. The official mixture never holds a settled
+stance under a zero command (``stand`` has weight 0.01 and the policy acts throughout), so every
+evaluated walk starts from a state the official data does not contain.
 """
 
 from __future__ import annotations
@@ -27,7 +36,11 @@ from simdist.envs.go2.kinematics import wrap_angle
 #: Official weights sum to 1.01; they are normalised.
 MODE_WEIGHTS = np.array([0.3, 0.3, 0.01, 0.1, 0.1, 0.2])
 MODE_PROBS = MODE_WEIGHTS / MODE_WEIGHTS.sum()
-MODE_NAMES = ("constant", "heading", "stand", "const_accel", "random_accel", "random_jerk")
+MODE_NAMES = ("constant", "heading", "stand", "const_accel", "random_accel", "random_jerk", "walk_start")
+WALK_START = 6
+#: walk-start defaults: hold randint(10, 41) steps (the protocol holds 25), then walk at U(0.1, 1.0) m/s
+WALK_HOLD_STEPS = (10, 41)
+WALK_SPEED = (0.1, 1.0)
 CMD_LOW = np.array([-0.5, -0.5, -1.0])
 CMD_HIGH = np.array([1.5, 0.5, 1.0])
 HEADING_STIFFNESS = 0.5
@@ -45,7 +58,9 @@ class CommandGenerator:
 
     def __init__(self, num_envs: int, dt: float, mode: str = "random",
                  fixed: tuple[float, float, float] = (0.5, 0.0, 0.0), speed: float | tuple[float, float] = 0.5,
-                 gains: tuple[float, float, float] = (1.0, 1.0, 1.0), resample_s: float = 10.0) -> None:
+                 gains: tuple[float, float, float] = (1.0, 1.0, 1.0), resample_s: float = 10.0,
+                 walk_start_prob: float = 0.0, hold_steps: tuple[int, int] = WALK_HOLD_STEPS,
+                 walk_speed: tuple[float, float] = WALK_SPEED) -> None:
         if mode not in ("random", "fixed", "straight"):
             raise ValueError(f"unknown command mode {mode!r}; use 'random', 'fixed' or 'straight'")
         self.num_envs, self.dt, self.mode = num_envs, dt, mode
@@ -54,6 +69,14 @@ class CommandGenerator:
         if not 0.0 <= low <= high:
             raise ValueError(f"straight speed must be >= 0 or a (low, high) range, got {speed!r}")
         self.speed_range = (float(low), float(high))
+        if not 0.0 <= walk_start_prob <= 1.0:
+            raise ValueError(f"walk_start_prob must be in [0, 1], got {walk_start_prob}")
+        if walk_start_prob > 0 and mode == "fixed":
+            raise ValueError("walk_start_prob applies to the random and straight command modes")
+        if not 0 < hold_steps[0] < hold_steps[1] or not 0.0 <= walk_speed[0] <= walk_speed[1]:
+            raise ValueError(f"bad walk-start ranges: hold_steps {hold_steps}, walk_speed {walk_speed}")
+        self.walk_start_prob = float(walk_start_prob)
+        self.hold_steps, self.walk_speed = (int(hold_steps[0]), int(hold_steps[1])), walk_speed
         self.speed = np.full(num_envs, float(low))
         self.gains = np.asarray(gains, dtype=np.float64)
         self.resample_steps = max(int(round(resample_s / dt)), 1)
@@ -66,6 +89,7 @@ class CommandGenerator:
         self.origin = np.zeros((num_envs, 2))  # straight mode: start xy and heading
         self.yaw0 = np.zeros(num_envs)
         self.elapsed = np.zeros(num_envs)
+        self.hold = np.zeros(num_envs, dtype=np.int64)  # walk-start steps left to stand still
 
     # ------------------------------------------------------------------------------
     def reset(self, ids: np.ndarray, rng: np.random.Generator, pos: np.ndarray, yaw: np.ndarray) -> None:
@@ -73,15 +97,21 @@ class CommandGenerator:
         self.origin[ids] = pos
         self.yaw0[ids] = yaw
         self.elapsed[ids] = 0.0
+        self.hold[ids] = 0
         if self.mode == "random":
             self._resample(ids, rng)
+            if self.walk_start_prob > 0:
+                self._draw_walk_starts(ids, rng)
         elif self.mode == "fixed":
             self.command[ids] = self.fixed
         else:
             self.command[ids] = 0.0
             low, high = self.speed_range
             self.speed[ids] = rng.uniform(low, high, size=len(ids)) if high > low else low
+            self.kind[ids] = 0
             self._straight(ids, pos, yaw)
+            if self.walk_start_prob > 0:
+                self._draw_walk_starts(ids, rng, draw_speed=False)
 
     def step(self, rng: np.random.Generator, pos: np.ndarray, yaw: np.ndarray) -> None:
         """Advance all envs by one control period; ``pos`` (B, 2) and ``yaw`` (B,) of every env."""
@@ -89,12 +119,15 @@ class CommandGenerator:
         if self.mode == "fixed":
             return
         if self.mode == "straight":
-            self._straight(np.arange(self.num_envs), pos, yaw)
+            self._step_walk_starts(pos, yaw)
+            rest = np.flatnonzero(self.kind != WALK_START)
+            self._straight(rest, pos[rest], yaw[rest])
             return
         self.timer -= 1
         due = np.flatnonzero(self.timer <= 0)
         if len(due):
             self._resample(due, rng)
+        self._step_walk_starts(pos, yaw)
         c, k = self.command, self.kind
         m = k == 1
         if m.any():
@@ -114,7 +147,37 @@ class CommandGenerator:
             c[m] += self.acc[m] * self.dt
         np.clip(c, CMD_LOW, CMD_HIGH, out=c)
 
+    @property
+    def holding(self) -> np.ndarray:
+        """(B,) envs in a walk start's standing phase: the next action should be zero."""
+        return (self.kind == WALK_START) & (self.hold > 0)
+
     # ------------------------------------------------------------------------------
+    def _draw_walk_starts(self, ids: np.ndarray, rng: np.random.Generator, draw_speed: bool = True) -> None:
+        ids = ids[rng.random(len(ids)) < self.walk_start_prob]
+        if len(ids):
+            self.kind[ids] = WALK_START
+            self.hold[ids] = rng.integers(*self.hold_steps, size=len(ids))
+            if draw_speed:  # random mode; straight mode keeps its own speed
+                self.speed[ids] = rng.uniform(*self.walk_speed, size=len(ids))
+            self.command[ids] = 0.0
+            self.acc[ids] = 0.0
+            self.std[ids] = 0.0
+
+    def _step_walk_starts(self, pos: np.ndarray, yaw: np.ndarray) -> None:
+        """Count down the standing phase; walking starts from the pose where it ends."""
+        m = self.kind == WALK_START
+        if not m.any():
+            return
+        standing = m & (self.hold > 0)
+        self.hold[standing] -= 1
+        start = np.flatnonzero(standing & (self.hold == 0))
+        self.origin[start], self.yaw0[start], self.elapsed[start] = pos[start], yaw[start], 0.0
+        walking = np.flatnonzero(m & (self.hold == 0))
+        self.command[standing] = 0.0
+        if len(walking):
+            self._straight(walking, pos[walking], yaw[walking])
+
     def _resample(self, ids: np.ndarray, rng: np.random.Generator) -> None:
         n = len(ids)
         self.timer[ids] = self.resample_steps

@@ -41,7 +41,7 @@ import numpy as np
 
 from simdist.envs.base import ArraySpec, StepResult
 from simdist.envs.go2 import robot as R
-from simdist.envs.go2.commands import CommandGenerator
+from simdist.envs.go2.commands import WALK_HOLD_STEPS, CommandGenerator
 from simdist.envs.go2.kinematics import quat_to_rotmat, world_to_body, yaw_from_rotmat, yaw_quat
 from simdist.envs.go2.profiles import RealityProfile, load_profile
 from simdist.envs.go2.randomization import (
@@ -97,6 +97,10 @@ class Go2Env:
         command_mode: ``"random"`` (six modes), ``"fixed"`` (``fixed_command``) or
             ``"straight"`` (PD on an x_des advancing at ``straight_speed``, or at a speed drawn per episode
             from a (low, high) ``straight_speed``).
+        walk_start_prob: random or straight command mode: the probability that an episode starts with
+            the evaluation's reset phase (stand still for ``walk_start_hold`` = (low, high) steps, upper
+            bound exclusive, under a zero command, then walk straight); while standing,
+            :attr:`action_hold` asks the caller (data engine, rollout) for zero actions (``commands.py``).
         randomize: domain randomisation on/off (off: nominal values, origin pose).
         gait_reward: ``"corrected"`` (default) or ``"official"``; see rewards.py.
         only_positive_rewards: clip the step reward at 0 (legged_gym style, for PPO).
@@ -116,7 +120,8 @@ class Go2Env:
                  only_positive_rewards: bool = False, episode_length_s: float = 20.0,
                  base_height_termination: float | None = None,
                  profile: str | RealityProfile | dict | None = None, nthread: int = 0, seed: int = 0,
-                 terrain_kwargs: dict[str, Any] | None = None) -> None:
+                 terrain_kwargs: dict[str, Any] | None = None, walk_start_prob: float = 0.0,
+                 walk_start_hold: tuple[int, int] = WALK_HOLD_STEPS) -> None:
         if terrain_mode not in ("curriculum", "random"):
             raise ValueError(f"terrain_mode must be 'curriculum' or 'random', got {terrain_mode!r}")
         self.num_envs = int(num_envs)
@@ -140,7 +145,8 @@ class Go2Env:
         self._build_sim(nthread)
         self._seed = seed
         self._rng = np.random.default_rng(seed)
-        self.commands = CommandGenerator(self.num_envs, self.dt, command_mode, fixed_command, straight_speed)
+        self.commands = CommandGenerator(self.num_envs, self.dt, command_mode, fixed_command, straight_speed,
+                                         walk_start_prob=walk_start_prob, hold_steps=walk_start_hold)
         self._alloc_state()
         self._draw_startup(np.arange(self.num_envs))
         self._needs_reset = True
@@ -243,6 +249,11 @@ class Go2Env:
         self._needs_reset = False
         self._compute_observations(np.zeros(self.num_envs, bool))
         return self._obs
+
+    @property
+    def action_hold(self) -> np.ndarray:
+        """(B,) envs whose next action should be zero (a walk start's standing phase)."""
+        return self.commands.holding
 
     def step(self, actions: np.ndarray) -> StepResult:
         """One 0.02 s control step for all envs (envs that are done keep stepping)."""
