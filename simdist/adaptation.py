@@ -179,7 +179,8 @@ class Go2Task(Task):
 
     Speeds default to the profile's ``eval_speeds``; data collection walks the course straight at
     ``collect_speed`` (default: the middle protocol speed) after the protocol's 25 standing steps (so the
-    logged data holds the walk start it is judged on); an episode succeeds if the robot did not fall.
+    logged data holds the walk start it is judged on); a logged episode succeeds if the robot reached the
+    course end (as a protocol trial does) or did not fall.
     ``max_steps`` caps protocol trials (smoke tests).
     """
 
@@ -226,7 +227,12 @@ class Go2Task(Task):
                 "termination_rate": result.termination_rate, "protocol": result.to_dict()}
 
     def success(self, result: RolloutResult) -> np.ndarray:
-        return ~np.asarray(result.terminated, bool)
+        """Reached the course end (the protocol's success), or walked the whole episode without falling."""
+        from simdist.envs.go2.profiles import load_profile
+
+        end = load_profile(self.profile).course_length - 1e-6
+        reached = np.array([float(info.get("best_progress", 0.0)) >= end for info in result.final_info], bool)
+        return reached | ~np.asarray(result.terminated, bool)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "profile": self.profile, "speeds": list(self.speeds or ()),

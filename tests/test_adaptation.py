@@ -12,6 +12,7 @@ import torch
 
 from simdist import WorldModel
 from simdist.adaptation import AdaptationLoop, AdaptConfig, Go2Task, ToyTask, make_task, roc_auc
+from simdist.rollout import RolloutResult
 
 SCHEDULE = [0.0, 0.15]  # minutes at 10 Hz: 90 steps, two 60-step episodes
 
@@ -134,7 +135,8 @@ def test_task_factory_and_go2_construction() -> None:
     assert np.isfinite(result["forward_progress"]) and len(result["protocol"]["speeds"]) == 1
     episodes, ok = task.collect(zero, episodes=1, num_envs=1, seed=0)
     assert len(episodes) == 1 and len(ok) == 1 and episodes[0].meta["task"] == task.name
-    fell = Go2Task().success(type("R", (), {"terminated": np.array([True, False])})())  # type: ignore[arg-type]
+    fell = Go2Task().success(RolloutResult(returns=np.zeros(2), lengths=np.ones(2, int),
+                                           terminated=np.array([True, False]), final_info=[{}, {}]))
     assert fell.tolist() == [False, True]
     with pytest.raises(ValueError):
         AdaptConfig(schedule=[1.0, 2.0])

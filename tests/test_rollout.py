@@ -75,3 +75,23 @@ def test_rollout_obeys_the_envs_standing_phase_and_restarts_the_plan_when_walkin
         assert len(ep) == 40 and np.all(ep.actions[:25] == 0)  # the protocol's reset phase
         np.testing.assert_allclose(ep.actions[25:], 0.2)
         np.testing.assert_allclose(ep.commands[:25], 0.0)
+
+
+def test_go2_logged_episode_succeeds_when_it_reaches_the_course_end_even_if_it_falls_later() -> None:
+    from simdist.adaptation import Go2Task
+    from simdist.rollout import RolloutResult
+
+    task = Go2Task(profile="foam")  # a 3.00 m course
+    result = RolloutResult(returns=np.zeros(3), lengths=np.full(3, 10), terminated=np.array([True, True, False]),
+                           final_info=[{"best_progress": np.float32(3.0)}, {"best_progress": np.float32(2.9)},
+                                       {"best_progress": np.float32(0.5)}])
+    assert task.success(result).tolist() == [True, False, True]
+    env = task.make_env(2, seed=0)
+    env.reset(seed=0)
+    best = []
+    for _ in range(30):
+        best.append(env.step(np.zeros((2, 12), np.float32)).info["best_progress"].copy())
+    best = np.array(best)
+    assert (np.diff(best, axis=0) >= 0).all() and (best <= 3.0).all()
+    env.reset(ids=np.array([0]))
+    assert env.best_progress[0] == 0.0

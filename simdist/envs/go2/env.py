@@ -43,7 +43,7 @@ from simdist.envs.base import ArraySpec, StepResult
 from simdist.envs.go2 import robot as R
 from simdist.envs.go2.commands import WALK_HOLD_STEPS, CommandGenerator
 from simdist.envs.go2.kinematics import quat_to_rotmat, world_to_body, yaw_from_rotmat, yaw_quat
-from simdist.envs.go2.profiles import RealityProfile, load_profile
+from simdist.envs.go2.profiles import RealityProfile, forward_progress, load_profile
 from simdist.envs.go2.randomization import (
     JOINT_INIT_SCALE,
     POSE_XY,
@@ -199,6 +199,7 @@ class Go2Env:
         self.params = DomainParams.nominal(n)
         self.last_action = np.zeros((n, 12), np.float32)
         self.prev_action = np.zeros((n, 12), np.float32)
+        self.best_progress = np.zeros(n, np.float32)  # furthest course progress this episode (m)
         latency = self.profile.latency_steps if self.profile is not None else 0
         self._action_queue = np.zeros((latency + 1, n, 12), np.float32)
         self.episode_step = np.zeros(n, np.int64)
@@ -288,6 +289,7 @@ class Go2Env:
 
         terminated, reasons = self._terminations(s)
         truncated = (self.episode_step >= self.max_episode_length) & ~terminated
+        np.maximum(self.best_progress, forward_progress(self), out=self.best_progress)
         self.commands.step(rng, s["pos"][:, :2], s["yaw"])
         self._compute_observations(self._diverged, s)
         reward = np.where(self._diverged, 0.0, reward)
@@ -298,6 +300,7 @@ class Go2Env:
             "termination": reasons,
             "episode_step": self.episode_step.copy(),
             "terrain_level": self.terrain_level.copy(),
+            "best_progress": self.best_progress.copy(),
         }
         return StepResult(self._obs, reward.astype(np.float32), terminated, truncated, info)
 
@@ -515,6 +518,7 @@ class Go2Env:
         self._action_queue[:, ids] = 0.0
         self._cos_sum[ids] = 0.0
         self._diverged[ids] = False
+        self.best_progress[ids] = 0.0
         self.commands.reset(ids, rng, xy, yaw)
 
 
