@@ -179,8 +179,8 @@ class Go2Task(Task):
 
     Speeds default to the profile's ``eval_speeds``; data collection walks the course straight at
     ``collect_speed`` (default: the middle protocol speed) after the protocol's 25 standing steps (so the
-    logged data holds the walk start it is judged on); a logged episode succeeds if the robot reached the
-    course end (as a protocol trial does) or did not fall.
+    logged data holds the walk start it is judged on) until the course end, a fall or the time limit; a
+    logged episode succeeds if the robot reached the course end (as a protocol trial does) or did not fall.
     ``max_steps`` caps protocol trials (smoke tests).
     """
 
@@ -208,10 +208,11 @@ class Go2Task(Task):
         from simdist.envs.go2.protocol import RESET_STEPS
 
         speed = float(self.collect_speed or 0.3)
-        # every logged episode starts as the protocol's trials do: 25 steps standing, then the walk
+        # every logged episode starts and ends as the protocol's trials do: 25 steps standing, then the walk
+        # until the course end (success), a fall or the time limit
         return Go2Env(num_envs, profile=self.profile, command_mode="straight", straight_speed=speed, randomize=False,
                       episode_length_s=self.episode_length_s, seed=seed, walk_start_prob=1.0,
-                      walk_start_hold=(RESET_STEPS, RESET_STEPS + 1))
+                      walk_start_hold=(RESET_STEPS, RESET_STEPS + 1), end_at_course_end=True)
 
     def record_spec(self, env: Any) -> DatasetSpec:
         from simdist.tools.generate import go2_dataset_spec

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from simdist import WorldModel, create
@@ -95,3 +96,17 @@ def test_go2_logged_episode_succeeds_when_it_reaches_the_course_end_even_if_it_f
     assert (np.diff(best, axis=0) >= 0).all() and (best <= 3.0).all()
     env.reset(ids=np.array([0]))
     assert env.best_progress[0] == 0.0
+
+
+def test_go2_collection_env_ends_an_episode_at_the_course_end() -> None:
+    from simdist.adaptation import Go2Task
+    from simdist.envs.go2 import Go2Env
+
+    env = Go2Task(profile="foam").make_env(2, seed=0)
+    env.reset(seed=0)
+    assert not env.step(np.zeros((2, 12), np.float32)).truncated.any()
+    env.best_progress[0] = 3.0  # as if env 0 had walked the 3 m course
+    res = env.step(np.zeros((2, 12), np.float32))
+    assert res.truncated.tolist() == [True, False] and not res.terminated[0]
+    with pytest.raises(ValueError, match="end_at_course_end"):
+        Go2Env(1, end_at_course_end=True)

@@ -101,6 +101,8 @@ class Go2Env:
             the evaluation's reset phase (stand still for ``walk_start_hold`` = (low, high) steps, upper
             bound exclusive, under a zero command, then walk straight); while standing,
             :attr:`action_hold` asks the caller (data engine, rollout) for zero actions (``commands.py``).
+        end_at_course_end: with a profile, truncate an episode when the robot reaches the course end, as a
+            protocol trial ends there (``info["best_progress"]`` is the furthest progress so far).
         randomize: domain randomisation on/off (off: nominal values, origin pose).
         gait_reward: ``"corrected"`` (default) or ``"official"``; see rewards.py.
         only_positive_rewards: clip the step reward at 0 (legged_gym style, for PPO).
@@ -121,7 +123,7 @@ class Go2Env:
                  base_height_termination: float | None = None,
                  profile: str | RealityProfile | dict | None = None, nthread: int = 0, seed: int = 0,
                  terrain_kwargs: dict[str, Any] | None = None, walk_start_prob: float = 0.0,
-                 walk_start_hold: tuple[int, int] = WALK_HOLD_STEPS) -> None:
+                 walk_start_hold: tuple[int, int] = WALK_HOLD_STEPS, end_at_course_end: bool = False) -> None:
         if terrain_mode not in ("curriculum", "random"):
             raise ValueError(f"terrain_mode must be 'curriculum' or 'random', got {terrain_mode!r}")
         self.num_envs = int(num_envs)
@@ -134,6 +136,9 @@ class Go2Env:
         self.base_height_termination = base_height_termination
         self.terrain_mode = terrain_mode
         self.profile = load_profile(profile) if profile is not None else None
+        if end_at_course_end and self.profile is None:
+            raise ValueError("end_at_course_end needs a reality profile (its course length)")
+        self.end_at_course_end = end_at_course_end
         self.terrain = self._make_terrain(terrain, terrain_kwargs or {})
         self.observation_spec = {
             "proprio": ArraySpec((PROPRIO_DIM,)),
@@ -288,8 +293,10 @@ class Go2Env:
         self._accumulate_cos(s, cmd)
 
         terminated, reasons = self._terminations(s)
-        truncated = (self.episode_step >= self.max_episode_length) & ~terminated
         np.maximum(self.best_progress, forward_progress(self), out=self.best_progress)
+        truncated = (self.episode_step >= self.max_episode_length) & ~terminated
+        if self.end_at_course_end:  # a protocol trial ends there: success
+            truncated |= (self.best_progress >= self.profile.course_length - 1e-6) & ~terminated
         self.commands.step(rng, s["pos"][:, :2], s["yaw"])
         self._compute_observations(self._diverged, s)
         reward = np.where(self._diverged, 0.0, reward)
