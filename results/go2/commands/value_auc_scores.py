@@ -1,9 +1,8 @@
 """Value AUC of logged proxy-real episodes under two episode scores, for one adaptation run.
 
-The loop's score (``episode_value_score``) is the mean predicted value over the last quarter of an episode.
-With success = "reached the course end" a successful episode keeps walking past the course afterwards, so
-its last quarter scores what happened after the success; the whole-episode mean scores the same span for
-every episode. Usage: python results/go2/commands/value_auc_scores.py RUN_DIR MODEL [--out JSON]
+The loop's score (``episode_value_score``) is the mean predicted value over the last quarter of an episode;
+the whole-episode mean is the other score. (Logs made before episodes ended at the course end walk on past
+it, so there the last quarter scores what happened after the success.) Usage: python results/go2/commands/value_auc_scores.py RUN_DIR MODEL [--out JSON]
 """
 
 from __future__ import annotations
