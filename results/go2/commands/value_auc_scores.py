@@ -2,7 +2,8 @@
 
 The loop's score (``episode_value_score``) is the mean predicted value over the last quarter of an episode;
 the whole-episode mean is the other score. (Logs made before episodes ended at the course end walk on past
-it, so there the last quarter scores what happened after the success.) Usage: python results/go2/commands/value_auc_scores.py RUN_DIR MODEL [--out JSON]
+it, so there the last quarter scores what happened after the success.)
+Usage: python results/go2/commands/value_auc_scores.py RUN_DIR MODEL [--out JSON]
 """
 
 from __future__ import annotations
