@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from simdist.data.engine import ActionPerturber, PerturbationConfig
+from simdist.data.engine import ActionPerturber, PerturbationConfig, action_hold
 from simdist.data.recorder import EpisodeRecorder
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.envs.base import BatchedEnv
@@ -93,8 +93,7 @@ def rollout(
     logged: list[Episode] = []
     was_held = np.zeros(b, bool)
     for _ in range(max_steps):
-        held = getattr(env, "action_hold", None)
-        held = np.zeros(b, bool) if held is None else np.asarray(held, bool).copy()
+        held = action_hold(env, b)
         released = np.flatnonzero(was_held & ~held)
         if len(released) and hasattr(controller, "reset"):
             controller.reset(ids=torch.as_tensor(released))  # walking starts: fresh warm start, as the protocol

@@ -47,6 +47,15 @@ Policy = Callable[[dict[str, np.ndarray]], np.ndarray]
 ValueFn = Callable[[dict[str, np.ndarray], np.ndarray], np.ndarray]
 
 
+def action_hold(env: Any, num_envs: int) -> np.ndarray:
+    """A copy of the env's optional ``action_hold`` mask ((num_envs,) bool: the next action must be zero);
+    all False when the env has none."""
+    held = getattr(env, "action_hold", None)
+    if held is None:
+        return np.zeros(num_envs, bool)
+    return np.array(held, bool).reshape(num_envs)
+
+
 @dataclass
 class PerturbationConfig:
     """Action-perturbation schedule; defaults are the official Go2 values (SIMDIST.md 4.4)."""
@@ -224,7 +233,7 @@ def generate(
                 applied, noised = perturber(clean)
                 if clip_actions and low is not None and high is not None:
                     applied = np.clip(applied, low, high)
-                held = np.asarray(getattr(env, "action_hold", np.zeros(B, bool)), bool).reshape(B)
+                held = action_hold(env, B)
                 if held.any():
                     applied[held] = 0.0
                     noised = noised & ~held

@@ -4,6 +4,10 @@ An environment is batched over ``num_envs`` and steps at the control rate ``1 / 
 Observations are a dict of float32 arrays of shape ``(num_envs, *spec.shape)``.
 ``step`` never resets by itself: the caller resets finished environments with
 ``reset(ids=...)``, so what a finished episode saw is never overwritten.
+
+An environment may also expose ``action_hold``, a (num_envs,) bool mask of envs whose next action must
+be zero (a standing phase, e.g. Go2 walk starts); the data engine and ``rollout`` read it with
+:func:`simdist.data.engine.action_hold`.
 """
 
 from __future__ import annotations
