@@ -80,12 +80,16 @@ def value_trace(model: WorldModel, episode: Episode, front_padding: int = 0) -> 
     return model.normalizer.denormalize("values", values[:, :1]).squeeze(-1).cpu().numpy()
 
 
-def episode_value_score(model: WorldModel, episode: Episode, front_padding: int = 0) -> float:
-    """Mean predicted value over the last quarter of the episode's windows (how well it is going to end)."""
-    trace = value_trace(model, episode, front_padding)
+def last_quarter_mean(trace: np.ndarray) -> float:
+    """Mean of the last quarter of a value trace (at least one entry; NaN for an empty trace)."""
     if not len(trace):
         return float("nan")
     return float(trace[-max(1, len(trace) // 4):].mean())
+
+
+def episode_value_score(model: WorldModel, episode: Episode, front_padding: int = 0) -> float:
+    """Mean predicted value over the last quarter of the episode's windows (how well it is going to end)."""
+    return last_quarter_mean(value_trace(model, episode, front_padding))
 
 
 def value_auc(model: WorldModel, episodes: Sequence[Episode], success: Sequence[bool],

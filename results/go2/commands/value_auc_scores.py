@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simdist.adaptation import roc_auc, value_trace
+from simdist.adaptation import last_quarter_mean, roc_auc, value_trace
 from simdist.data import iter_episodes
 from simdist.world_model import WorldModel
 
@@ -38,7 +38,7 @@ def main() -> None:
             trace = value_trace(model, ep, pad)
             if not len(trace):
                 continue
-            last_quarter.append(float(trace[-max(1, len(trace) // 4):].mean()))
+            last_quarter.append(last_quarter_mean(trace))
             whole.append(float(trace.mean()))
             labels.append(bool(split_labels[str(ep.episode_id)]))
     out = {"run": str(run), "model": args.model, "episodes": len(labels), "successes": int(sum(labels)),
