@@ -65,8 +65,10 @@ def weights_fingerprint(model: torch.nn.Module) -> str:
 
 
 @torch.no_grad()
-def value_trace(model: WorldModel, episode: Episode, front_padding: int = 0) -> np.ndarray:
-    """The value head's prediction (environment units, first horizon step) at every window of ``episode``."""
+def value_trace(model: WorldModel, episode: Episode, front_padding: int = 0, horizon_step: int = 0) -> np.ndarray:
+    """The value head's prediction (environment units) at every window of ``episode``, read at horizon step
+    ``horizon_step`` of each window's imagined trajectory (0: the first step; -1: the bootstrap value MPPI
+    scores a plan with, the horizon's end)."""
     from simdist.training.evaluate import episode_batch
 
     batch = episode_batch(model, episode, front_padding)
@@ -77,7 +79,7 @@ def value_trace(model: WorldModel, episode: Episode, front_padding: int = 0) -> 
     values = model.predict(batch, heads=True).values
     model.train(was_training)
     assert values is not None
-    return model.normalizer.denormalize("values", values[:, :1]).squeeze(-1).cpu().numpy()
+    return model.normalizer.denormalize("values", values)[:, horizon_step].cpu().numpy()
 
 
 def last_quarter_mean(trace: np.ndarray) -> float:
@@ -88,8 +90,13 @@ def last_quarter_mean(trace: np.ndarray) -> float:
 
 
 def episode_value_score(model: WorldModel, episode: Episode, front_padding: int = 0) -> float:
-    """Mean predicted value over the last quarter of the episode's windows (how well it is going to end)."""
-    return last_quarter_mean(value_trace(model, episode, front_padding))
+    """The value the model predicts for the state the episode ends in (how it ended; NaN if too short).
+
+    That is the bootstrap value at the horizon's end of the episode's last window (which ends the official
+    5 steps before the episode does), imagined from the logged actions: the only window value that sees the
+    episode's final steps. A fall is usually in the last half second, which every first-step value misses."""
+    trace = value_trace(model, episode, front_padding, horizon_step=-1)
+    return float(trace[-1]) if len(trace) else float("nan")
 
 
 def value_auc(model: WorldModel, episodes: Sequence[Episode], success: Sequence[bool],

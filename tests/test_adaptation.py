@@ -154,3 +154,31 @@ def test_resume_refuses_other_weights_behind_the_same_model_id(toy_model: str, t
     model.save_pretrained(folder)
     with pytest.raises(ValueError, match="weights behind the same model id changed"):
         AdaptationLoop(str(folder), ToyTask(), tmp_path / "run", _config(), log=lambda m: None)
+
+
+def test_episode_value_score_reads_the_value_of_the_episodes_end(toy_model: str, tmp_path: Path) -> None:
+    """The loop's score is the horizon-end (bootstrap) value of the last window, the one reaching the end."""
+    from simdist.adaptation import episode_value_score, value_trace
+    from simdist.data import Episode, iter_episodes
+    from simdist.data.windows import gather_windows, window_starts
+    from simdist.envs.toy import generate_toy_dataset
+    from simdist.training.evaluate import _to_device
+
+    generate_toy_dataset(str(tmp_path / "d"), transitions=300, seed=3, num_envs=2, critic_epochs=1)
+    ep = next(iter(iter_episodes(str(tmp_path / "d"), shuffle_shards=False, split_by_node=False,
+                                 split_by_worker=False)))
+    model = WorldModel.from_pretrained(toy_model).eval()
+    cfg = model.config
+    last = window_starts(len(ep), cfg.history, cfg.horizon)[-1:]
+    batch = _to_device(gather_windows(ep, last, cfg.history, cfg.horizon, value_offset=cfg.value_offset),
+                       model.device)
+    with torch.no_grad():
+        expected = model.normalizer.denormalize("values", model.predict(batch, heads=True).values)[0, -1]
+    assert episode_value_score(model, ep) == pytest.approx(float(expected), rel=1e-5, abs=1e-6)
+    first, end = value_trace(model, ep, horizon_step=0), value_trace(model, ep, horizon_step=-1)
+    assert first.shape == end.shape == (len(window_starts(len(ep), cfg.history, cfg.horizon)),)
+    assert not np.allclose(first, end)
+    n = cfg.history
+    short = Episode(obs={k: v[:n] for k, v in ep.obs.items()}, actions=ep.actions[:n], commands=ep.commands[:n],
+                    rewards=ep.rewards[:n], values=ep.values[:n], expert=ep.expert[:n])
+    assert np.isnan(episode_value_score(model, short))

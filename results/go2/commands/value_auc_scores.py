@@ -1,8 +1,10 @@
-"""Value AUC of logged proxy-real episodes under two episode scores, for one adaptation run.
+"""Value AUC of logged proxy-real episodes under several episode scores, for one adaptation run and model.
 
-The loop's score (``episode_value_score``) is the mean predicted value over the last quarter of an episode;
-the whole-episode mean is the other score. (Logs made before episodes ended at the course end walk on past
-it, so there the last quarter scores what happened after the success.)
+``final`` is the loop's score (``episode_value_score``): the bootstrap value (horizon end) of the episode's
+last window, i.e. the value the model predicts for the state the episode ends in. The others read the
+value at the first horizon step of every window (the loop's score before 2026-11-30) or the horizon end,
+averaged over the episode's last quarter or the whole episode; first-step values never see an episode's
+last ``horizon`` steps.
 Usage: python results/go2/commands/value_auc_scores.py RUN_DIR MODEL [--out JSON]
 """
 
@@ -18,6 +20,13 @@ from simdist.adaptation import last_quarter_mean, roc_auc, value_trace
 from simdist.data import iter_episodes
 from simdist.world_model import WorldModel
 
+SCORES = {
+    "final": lambda first, end: float(end[-1]),
+    "end_last_quarter": lambda first, end: last_quarter_mean(end),
+    "first_last_quarter": lambda first, end: last_quarter_mean(first),
+    "first_whole_episode": lambda first, end: float(first.mean()),
+}
+
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -29,21 +38,29 @@ def main() -> None:
     state = json.loads((run / "state.json").read_text())
     model = WorldModel.from_pretrained(args.model)
     pad = model.config.history
-    last_quarter, whole, labels = [], [], []
+    scores: dict[str, list[float]] = {name: [] for name in SCORES}
+    labels, splits = [], []
     for split, folder in (("heldout", run / "heldout-data"), ("real", run / "real-data")):
         split_labels = state["labels"].get(split, {})
         for ep in iter_episodes(str(folder), shuffle_shards=False, split_by_node=False, split_by_worker=False):
             if str(ep.episode_id) not in split_labels:
                 continue
-            trace = value_trace(model, ep, pad)
-            if not len(trace):
+            first = value_trace(model, ep, pad, horizon_step=0)
+            if not len(first):
                 continue
-            last_quarter.append(last_quarter_mean(trace))
-            whole.append(float(trace.mean()))
+            end = value_trace(model, ep, pad, horizon_step=-1)
+            for name, score in SCORES.items():
+                scores[name].append(score(first, end))
             labels.append(bool(split_labels[str(ep.episode_id)]))
-    out = {"run": str(run), "model": args.model, "episodes": len(labels), "successes": int(sum(labels)),
-           "auc_last_quarter": roc_auc(np.array(last_quarter), np.array(labels)),
-           "auc_whole_episode": roc_auc(np.array(whole), np.array(labels))}
+            splits.append(split)
+    y = np.array(labels)
+    out = {"run": str(run), "model": args.model, "episodes": len(labels), "successes": int(y.sum()),
+           "auc": {name: roc_auc(np.array(s), y) for name, s in scores.items()},
+           "mean_final_value": {"success": float(np.mean(np.array(scores["final"])[y])) if y.any() else None,
+                                "failure": float(np.mean(np.array(scores["final"])[~y])) if (~y).any() else None}}
+    held = np.array(splits) == "heldout"
+    out["heldout_episodes"] = int(held.sum())
+    out["auc_final_heldout_only"] = roc_auc(np.array(scores["final"])[held], y[held]) if held.any() else None
     print(json.dumps(out, indent=1))
     if args.out:
         Path(args.out).write_text(json.dumps(out, indent=1))
