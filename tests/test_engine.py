@@ -159,3 +159,53 @@ def test_round_trip_resume_and_budget(tmp_path: Path) -> None:
         np.testing.assert_array_equal(a.actions, b.actions)
     with pytest.raises(ValueError):
         generate(ToyReachEnv(2), expert_policy(), [], out_dir=str(tmp_path / "x"), seed=0)
+
+
+class _ConstantStudent:
+    """A stateful stand-in student: constant actions; remembers what the engine told it."""
+
+    name = "constant-student"
+
+    def __init__(self, value: float) -> None:
+        self.value, self.calls, self.recorded, self.resets = value, 0, [], []
+
+    def __call__(self, obs: dict[str, np.ndarray]) -> np.ndarray:
+        self.calls += 1
+        return np.full((len(obs["state"]), 2), self.value, np.float32)
+
+    def record(self, applied: np.ndarray) -> None:
+        self.recorded.append(np.array(applied))
+
+    def reset(self, ids: np.ndarray) -> None:
+        self.resets.append(np.array(ids))
+
+
+def test_student_takeover_windows(tmp_path: Path) -> None:
+    from simdist.data.engine import TakeoverConfig
+
+    env = ToyReachEnv(16, seed=0, episode_length=30)
+    expert, student = expert_policy(), _ConstantStudent(0.37)
+    takeover = TakeoverConfig(student_window=(3, 8), expert_window=(4, 12))
+    s = generate(env, expert, suboptimal_policies(), out_dir=str(tmp_path), steps_per_env=300, expert_prob=0.6,
+                 perturbation=SMALL, seed=4, progress=False, student=student, takeover=takeover)
+    eps = episodes(tmp_path)
+    assert student.calls == len(student.recorded) == 300  # called and told the applied actions every step
+    assert sum(len(r) for r in student.resets) >= 16 + len(eps)  # every episode start (and the first)
+    took_steps = 0
+    for e in eps:
+        by_student = np.all(e.actions == np.float32(0.37), axis=1)
+        noised = np.zeros(len(e), bool)
+        for a, b in e.meta["noised_windows"]:
+            noised[a:b] = True
+        if not e.meta["expert_policy"]:
+            assert not by_student.any()  # the student only takes over expert-driven envs
+            continue
+        took_steps += int(by_student.sum())
+        assert not (e.expert & by_student).any() and not (noised & by_student).any()
+        clean = expert({"state": e.obs["state"]})
+        assert np.all(e.actions[e.expert] == clean[e.expert])  # labels stay the expert's clean actions
+        np.testing.assert_array_equal(e.expert, ~noised & ~by_student)
+    assert took_steps > 0
+    expected = 0.6 * takeover.expected_student_fraction()
+    assert abs(s["student_fraction"] - expected) < 0.08
+    assert read_dataset_info(tmp_path)["metadata"]["generator"]["student"]["name"] == "constant-student"

@@ -341,3 +341,36 @@ def test_policy_warm_start_centres_samples_on_the_policy_chunk(wm):
     torch.testing.assert_close(res.plan, chunk, atol=1e-4, rtol=1e-4)
     with pytest.raises(ValueError, match="policy head"):
         MPPIPlanner(tiny_model(policy=False), warm_start="policy")
+
+
+def test_planner_policy_keeps_the_history_a_rollout_would(wm):
+    """``PlannerPolicy`` behind the expert interface acts as the planner on a hand-kept history."""
+    from simdist.planning import ObservationHistory, PlannerPolicy
+
+    planner = simdist.create("planner", "policy", world_model=wm)
+    actor = PlannerPolicy(planner, num_envs=3)
+    manual = ObservationHistory.for_model(wm, num_envs=3)
+    rng = np.random.default_rng(0)
+
+    def observe() -> dict:
+        return {"state": rng.normal(size=(3, 6)).astype(np.float32),
+                "command": rng.normal(size=(3, 1)).astype(np.float32), "extra": np.zeros((3, 7))}
+
+    obs = observe()
+    manual.reset(obs, command=obs["command"])
+    for t in range(12):
+        actions = actor(obs)
+        np.testing.assert_allclose(actions, planner.act(manual).numpy(), rtol=1e-5, atol=1e-6)
+        applied = actions + rng.normal(size=actions.shape).astype(np.float32)  # e.g. noise on top
+        actor.record(applied)
+        obs = observe()
+        manual.push(obs, applied, command=obs["command"])
+        if t in (4, 8):  # an episode ends for env 1 (and for every env once)
+            ids = [1] if t == 4 else [0, 1, 2]
+            actor.reset(ids)
+            manual.reset({"state": obs["state"][ids]}, ids=ids, command=obs["command"][ids])
+    actor(obs)
+    with pytest.raises(RuntimeError, match="record"):
+        actor(obs)
+    with pytest.raises(KeyError, match="command"):
+        PlannerPolicy(planner, num_envs=3)({"state": obs["state"]})

@@ -15,6 +15,9 @@ Follows SIMDIST.md 4.4 and 3.5:
 - **Held steps.** An env with an ``action_hold`` attribute ((B,) bool) may ask for zero actions on some
   steps (Go2 walk starts: the evaluation's standing reset phase). Those rows apply and record a zero
   action, are neither noised nor expert, and are counted in ``held_fraction``.
+- **Student takeover** (optional, a project extension): a ``student`` policy drives expert-assigned envs
+  in windows (:class:`TakeoverConfig`); its rows are neither noised nor expert, so the expert's labelled
+  steps after each window show it recovering from the states the student reached.
 - **Labels.** The *applied* action is recorded (noise included, clipped to the action spec's bounds
   when it has them, since that is what the env applies); ``expert = expert policy AND not noised``;
   rewards as the env returns them (dt-scaled); ``values[i] = V(s_{i+1})``: ``value_fn(post-step obs,
@@ -77,6 +80,30 @@ class PerturbationConfig:
         return (1 - self.never_noise_prob) * mean_noise / (mean_noise + mean_clean)
 
 
+class WindowSchedule:
+    """Per env, "on" windows of ``randint(*on_window)`` steps alternating with "off" windows of
+    ``randint(*off_window)`` steps (upper bounds exclusive); a fraction ``start_on_prob`` of envs starts on,
+    envs in ``never`` stay off. It runs on its own, independent of episode resets."""
+
+    def __init__(self, num_envs: int, on_window: tuple[int, int], off_window: tuple[int, int],
+                 start_on_prob: float, never: np.ndarray, rng: np.random.Generator) -> None:
+        self.on_window, self.off_window, self.never, self.rng = on_window, off_window, never, rng
+        self.on = (rng.random(num_envs) < start_on_prob) & ~never
+        self.remaining = np.where(self.on, self._draw(on_window, num_envs), self._draw(off_window, num_envs))
+
+    def _draw(self, window: tuple[int, int], n: int) -> np.ndarray:
+        return self.rng.integers(window[0], window[1], n)
+
+    def advance(self) -> None:
+        self.remaining -= 1
+        flip = self.remaining <= 0
+        if flip.any():
+            self.on[flip] = ~self.on[flip] & ~self.never[flip]
+            n = int(flip.sum())
+            self.remaining[flip] = np.where(self.on[flip], self._draw(self.on_window, n),
+                                            self._draw(self.off_window, n))
+
+
 class ActionPerturber:
     """Per-env noise schedule: call :meth:`__call__` once per control step with the clean actions."""
 
@@ -87,29 +114,41 @@ class ActionPerturber:
         self.never = rng.random(num_envs) < config.never_noise_prob
         if not config.enabled:
             self.never[:] = True
-        self.noised = (rng.random(num_envs) < config.start_noised_prob) & ~self.never
-        self.remaining = np.where(self.noised, self._draw(config.noise_window, num_envs),
-                                  self._draw(config.clean_window, num_envs))
+        self.schedule = WindowSchedule(num_envs, config.noise_window, config.clean_window,
+                                       config.start_noised_prob, self.never, rng)
 
-    def _draw(self, window: tuple[int, int], n: int) -> np.ndarray:
-        return self.rng.integers(window[0], window[1], n)
+    @property
+    def noised(self) -> np.ndarray:
+        """(B,) bool: which envs the next call noises."""
+        return self.schedule.on
 
     def __call__(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(perturbed actions, noised mask)`` for this step; then advances the schedule."""
         noised = self.noised.copy()
         noise = self.rng.normal(size=actions.shape) * self.sigma
         out = np.where(noised[:, None], actions + noise, actions).astype(np.float32)
-        self.advance()
+        self.schedule.advance()
         return out, noised
 
-    def advance(self) -> None:
-        self.remaining -= 1
-        flip = self.remaining <= 0
-        if flip.any():
-            self.noised[flip] = ~self.noised[flip] & ~self.never[flip]
-            n = int(flip.sum())
-            self.remaining[flip] = np.where(self.noised[flip], self._draw(self.config.noise_window, n),
-                                            self._draw(self.config.clean_window, n))
+
+@dataclass
+class TakeoverConfig:
+    """Student takeover windows (a project extension, not in the official data; off unless a student is
+    given): on envs the expert drives, a student policy (e.g. a world model's policy head) acts for
+    ``randint(*student_window)`` steps, then the expert takes over for ``randint(*expert_window)`` steps.
+    Student steps are recorded as non-expert; the expert's steps after a takeover are labelled, so the
+    behaviour-cloning loss sees the expert recover from the states the student drives into (the
+    covariate shift DAgger corrects, within the official schema)."""
+
+    student_window: tuple[int, int] = (25, 100)
+    expert_window: tuple[int, int] = (50, 200)
+    start_student_prob: float = 0.5
+
+    def expected_student_fraction(self) -> float:
+        """Long-run fraction of student steps on expert-driven envs."""
+        mean_s = (self.student_window[0] + self.student_window[1] - 1) / 2
+        mean_e = (self.expert_window[0] + self.expert_window[1] - 1) / 2
+        return mean_s / (mean_s + mean_e)
 
 
 def mc_values(rewards: np.ndarray, gamma: float = 0.99) -> np.ndarray:
@@ -161,15 +200,23 @@ def generate(
     clip_actions: bool = True,
     writer_kwargs: dict[str, Any] | None = None,
     metadata: dict[str, Any] | None = None,
+    student: Any = None,
+    takeover: TakeoverConfig | None = None,
 ) -> dict[str, Any]:
     """Generate a dataset in ``out_dir``; returns a summary dict.
+
+    ``student`` (optional) takes over expert-driven envs in the windows of ``takeover`` (see
+    :class:`TakeoverConfig`). It is called on the whole batch every step, told every episode start by
+    ``reset(ids)`` and, when it has ``record``, the actions applied after each step (a stateful policy
+    such as :class:`simdist.planning.PlannerPolicy` keeps its history with them).
 
     Budget: ``steps_per_env`` control steps of the whole batch, or ``total_transitions`` transitions
     in finished episodes (written, or already present on resume). Exactly one must be given.
     Summary keys: ``episodes`` (written now), ``transitions`` (written now), ``skipped_existing``,
     ``dropped``, ``discarded_unfinished`` (transitions), ``expert_fraction`` (of written
     transitions with the expert flag), ``expert_episode_fraction``, ``noised_fraction``,
-    ``held_fraction`` (of simulated steps), ``steps`` (env steps), ``seconds``, ``transitions_per_s``
+    ``held_fraction`` and ``student_fraction`` (of simulated steps), ``steps`` (env steps), ``seconds``,
+    ``transitions_per_s``
     (simulated transitions per second).
     """
     if (steps_per_env is None) == (total_transitions is None):
@@ -190,6 +237,12 @@ def generate(
     ss = np.random.SeedSequence(seed)
     mix_rng, noise_rng = (np.random.default_rng(s) for s in ss.spawn(2))
     perturber = ActionPerturber(perturbation, B, A, noise_rng)
+    takeover = takeover or TakeoverConfig()
+    takeover_windows = None
+    if student is not None:
+        takeover_rng = np.random.default_rng(ss.spawn(1)[0])
+        takeover_windows = WindowSchedule(B, takeover.student_window, takeover.expert_window,
+                                          takeover.start_student_prob, np.zeros(B, bool), takeover_rng)
 
     def draw_policies(n: int) -> np.ndarray:
         use_expert = mix_rng.random(n) < expert_prob
@@ -197,7 +250,7 @@ def generate(
         return np.where(use_expert, 0, sub)
 
     def reset_policies(ids: np.ndarray) -> None:
-        for p in policies:
+        for p in (*policies, student):
             if hasattr(p, "reset"):
                 p.reset(ids)
 
@@ -206,13 +259,15 @@ def generate(
         "perturbation": asdict(perturbation), "value_label": "value_fn" if value_fn else "mc_return",
         "env": type(env).__name__, "num_envs": B,
     }
+    if student is not None:
+        run_meta["student"] = {"name": _policy_name(student, "student"), **asdict(takeover)}
     writer = EpisodeWriter(out_dir, spec, drop_invalid=True,
                            metadata={"generator": {**run_meta, **(metadata or {})}}, **(writer_kwargs or {}))
     done_ids = writer.completed_episode_ids
     recorder = EpisodeRecorder(B, spec)
     counts = {"episodes": 0, "transitions": 0, "skipped_existing": 0, "dropped": 0, "expert_steps": 0,
               "expert_episodes": 0, "noised_steps": 0, "collected": 0,
-              "held_steps": 0}
+              "held_steps": 0, "student_steps": 0}
     noised_hist: list[np.ndarray] = []  # per-step noised masks since each env's episode start
     ep_start = np.zeros(B, np.int64)
     bad = np.zeros(B, bool)
@@ -230,19 +285,31 @@ def generate(
                 for k in np.unique(assign):
                     rows = assign == k
                     clean[rows] = np.asarray(policies[k](obs), np.float32).reshape(B, A)[rows]
+                took = np.zeros(B, bool)
+                if takeover_windows is not None:
+                    student_actions = np.asarray(student(obs), np.float32).reshape(B, A)
+                    took = takeover_windows.on & (assign == 0)
+                    clean[took] = student_actions[took]
+                    takeover_windows.advance()
                 applied, noised = perturber(clean)
+                applied[took] = clean[took]  # the student's own actions: neither noised nor expert
+                noised = noised & ~took
                 if clip_actions and low is not None and high is not None:
                     applied = np.clip(applied, low, high)
                 held = action_hold(env, B)
                 if held.any():
                     applied[held] = 0.0
                     noised = noised & ~held
+                    took = took & ~held
                     counts["held_steps"] += int(held.sum())
+                counts["student_steps"] += int(took.sum())
                 commands = _commands(env, obs, command_key, B, spec.command_dim)
                 res = env.step(applied)
+                if hasattr(student, "record"):
+                    student.record(applied)
                 values = (np.asarray(value_fn(res.obs, commands), np.float32).reshape(B)
                           if value_fn is not None else None)
-                recorder.record(obs, applied, commands, res.reward, values, (assign == 0) & ~noised & ~held)
+                recorder.record(obs, applied, commands, res.reward, values, (assign == 0) & ~noised & ~held & ~took)
                 noised_hist.append(noised)
                 t += 1
                 finite = np.isfinite(np.asarray(res.reward, np.float64))
@@ -284,6 +351,7 @@ def generate(
         "expert_episode_fraction": counts["expert_episodes"] / max(counts["episodes"], 1),
         "noised_fraction": counts["noised_steps"] / written,
         "held_fraction": counts["held_steps"] / max(t * B, 1),
+        "student_fraction": counts["student_steps"] / max(t * B, 1),
         "steps": t,
         "seconds": seconds,
         "transitions_per_s": t * B / max(seconds, 1e-9),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from simdist.planning.actor import PlannerPolicy
 from simdist.planning.history import ObservationHistory
 
 _LAZY = {
@@ -16,7 +17,7 @@ _LAZY = {
     "PolicyPlanner": "simdist.components.planners.policy",
 }
 
-__all__ = ["ObservationHistory", *_LAZY]
+__all__ = ["ObservationHistory", "PlannerPolicy", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -35,12 +35,14 @@ import json
 import math
 import os
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from simdist.cli import tool_parser
+from simdist.data.engine import TakeoverConfig
 from simdist.data.schema import SCHEMA_VERSION, DatasetSpec, json_default
 from simdist.fsutil import atomic_write_json
 
@@ -98,8 +100,13 @@ def part_seed(seed: int, part: int) -> int:
 
 def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, transitions: int, seed: int = 0,
                  part_size: int | None = None, env_kwargs: dict[str, Any] | None = None,
-                 preset: str = "custom", progress: bool = True, log: Any = print) -> dict[str, Any]:
+                 preset: str = "custom", progress: bool = True, log: Any = print, student: str | None = None,
+                 takeover: Any = None) -> dict[str, Any]:
     """Generate (or resume) the Go2 dataset in ``out_dir``; returns the summary.
+
+    ``student`` (a world model's hub id or folder) takes over expert-driven envs with its policy head in
+    the windows of ``takeover`` (a :class:`~simdist.data.engine.TakeoverConfig`), so the expert's
+    labelled recoveries start from the states that policy drives into (a project extension).
 
     ``experts`` is an expert-set folder or a loaded :class:`~simdist.experts.ExpertSet`. ``part_size``
     (transitions) defaults to ``num_envs × PART_STEPS``; 0 means one part. ``env_kwargs`` override the
@@ -124,6 +131,9 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
     config = {"task": "go2", "num_envs": num_envs, "transitions": transitions, "seed": seed, "parts": n_parts,
               "part_budgets": budgets, "env_kwargs": kwargs, "expert_iteration": es.expert.iteration,
               "suboptimal_iterations": experts_meta["suboptimal_iterations"]}
+    takeover = takeover or TakeoverConfig()
+    if student is not None:
+        config["student"] = {"model": student, **asdict(takeover)}
     state_path = out / STATE_FILE
     state = json.loads(state_path.read_text()) if state_path.exists() else {"config": config, "parts": {}}
     if state["config"] != config:
@@ -134,6 +144,7 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
     atomic_write_json(state_path, state, default=json_default)
 
     env = EpisodeMetaEnv(Go2Env(num_envs, seed=seed, **kwargs))
+    student_policy = _student_policy(student, num_envs) if student is not None else None
     spec = go2_dataset_spec()
     t0, c0 = time.perf_counter(), time.process_time()
     done_now = 0
@@ -146,7 +157,8 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
         pt, pc = time.perf_counter(), time.process_time()
         summary = generate(
             env, es.expert, es.suboptimal, out_dir=str(out / name), spec=spec, total_transitions=budget,
-            expert_prob=0.5, value_fn=es.critic, seed=s, progress=progress,
+            expert_prob=0.5, value_fn=es.critic, seed=s, progress=progress, student=student_policy,
+            takeover=takeover,
             metadata={"task": "go2", "env": "Go2Env", "preset": preset, "part": k, "parts": n_parts, "part_seed": s,
                       "base_seed": seed, "env_kwargs": kwargs, "experts": experts_meta},
         )
@@ -214,6 +226,23 @@ def summarize(state: dict[str, Any], wall: float, cpu: float, simulated: int) ->
     }
 
 
+def _student_policy(model: str, num_envs: int) -> Any:
+    """The policy head of world model ``model`` as a data-engine policy over ``num_envs`` envs."""
+    import simdist
+    from simdist.planning import PlannerPolicy
+    from simdist.world_model import WorldModel
+
+    wm = WorldModel.from_pretrained(model)
+    return PlannerPolicy(simdist.create("planner", "policy", world_model=wm), num_envs, name=f"student:{model}")
+
+
+def _window(text: str) -> tuple[int, int]:
+    lo, hi = (int(v) for v in text.split(","))
+    if not 1 <= lo < hi:
+        raise ValueError(f"a window is LOW,HIGH with 1 <= LOW < HIGH (steps, HIGH exclusive), got {text!r}")
+    return lo, hi
+
+
 def main(argv: list[str]) -> int:
     parser = tool_parser("generate", "generate a pretraining dataset from an exported expert set")
     parser.add_argument("--task", default="go2", choices=["go2"])
@@ -229,6 +258,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--walk-start-prob", type=float, default=WALK_START_PROB,
                         help="fraction of episodes that stand still 10-40 steps first, then walk straight, as "
                              "the evaluation does (0: the official data)")
+    parser.add_argument("--student", default=None,
+                        help="world model (hub id or folder) whose policy head takes over expert-driven envs in "
+                             "windows; the expert's labelled recoveries then start where it drives (an extension)")
+    parser.add_argument("--student-window", default="25,100", help="student steps per takeover, LOW,HIGH")
+    parser.add_argument("--expert-window", default="50,200", help="expert steps between takeovers, LOW,HIGH")
     parser.add_argument("--torch-threads", type=int, default=1, help="torch threads for the policies")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -244,7 +278,8 @@ def main(argv: list[str]) -> int:
     summary = generate_go2(
         args.experts, args.out, num_envs=args.envs or preset["num_envs"],
         transitions=args.transitions or preset["transitions"], seed=args.seed, part_size=args.part_size,
-        env_kwargs=env_kwargs, preset=args.preset, progress=not args.no_progress,
+        env_kwargs=env_kwargs, preset=args.preset, progress=not args.no_progress, student=args.student,
+        takeover=TakeoverConfig(_window(args.student_window), _window(args.expert_window)),
     )
     if args.json:
         print(json.dumps(summary, indent=1))

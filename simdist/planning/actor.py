@@ -1,0 +1,58 @@
+"""``PlannerPolicy``: a planner (policy head, MPPI) as a batched ``policy(obs) -> actions`` callable.
+
+The data engine and other loops that speak the expert's interface (observation dict in, (B, A) actions
+out, ``reset(ids)`` at episode starts) can drive a world model with it: it keeps each env's
+:class:`ObservationHistory`, filled from the observations it is called with and the actions it is told
+were applied (``record``), and reads the command from the observation group ``command_key``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from simdist.planning.history import ObservationHistory
+
+
+class PlannerPolicy:
+    """``policy(obs)`` for ``num_envs`` envs from a planner; call ``record(applied)`` after every step."""
+
+    def __init__(self, planner: Any, num_envs: int, command_key: str = "command", name: str | None = None) -> None:
+        self.planner = planner
+        self.history = ObservationHistory.for_model(planner.world_model, num_envs=num_envs)
+        self.command_key = command_key
+        self.name = name or f"world_model:{type(planner).__name__}"
+        self._fresh = np.ones(num_envs, bool)
+        self._applied: np.ndarray | None = None
+
+    def reset(self, ids: Any = None) -> None:
+        """Envs ``ids`` (all if None) start a new episode: their next call refills their history."""
+        self._fresh[slice(None) if ids is None else np.asarray(ids, np.int64)] = True
+        if hasattr(self.planner, "reset"):
+            self.planner.reset(ids=None if ids is None else np.asarray(ids, np.int64).tolist())
+
+    def record(self, applied: np.ndarray) -> None:
+        """The actions (B, A) the env applied after the last call (noise, holds and overrides included)."""
+        self._applied = np.asarray(applied, np.float32)
+
+    def _command(self, obs: Mapping[str, np.ndarray], rows: Any = slice(None)) -> np.ndarray | None:
+        if not self.history.command_dim:
+            return None
+        if self.command_key not in obs:
+            raise KeyError(f"the model is command-conditioned but obs lacks {self.command_key!r}")
+        return np.asarray(obs[self.command_key], np.float32)[rows]
+
+    def __call__(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
+        fresh = np.flatnonzero(self._fresh)
+        if len(fresh) < self.history.num_envs:
+            if self._applied is None:
+                raise RuntimeError("record(applied) was not called after the previous step")
+            self.history.push(obs, self._applied, command=self._command(obs))
+        if len(fresh):
+            rows = {k: np.asarray(v)[fresh] for k, v in obs.items() if k in self.history.obs_spec}
+            self.history.reset(rows, ids=fresh, command=self._command(obs, fresh))
+            self._fresh[:] = False
+        self._applied = None
+        return self.planner.act(self.history).detach().cpu().numpy().astype(np.float32)
