@@ -1,7 +1,7 @@
 #!/bin/bash
 # The measurements of a pretrained Go2 checkpoint: held-out losses, export, MPPI (real-time preset) and the
 # policy head in nominal simulation (10 m at 0.5 m/s, 10 randomised trials, flat and 5.7 deg slope), and the
-# policy head's error along the expert's walks (walk_start_error.py).
+# policy head's error along the expert's walks (walk_start_error.py) and along its own (on_policy_error.py).
 # Usage: bash results/go2/commands/measure_model.sh RECIPE CKPT MODEL_OUT RESULTS_DIR
 set -euo pipefail
 [ -n "${VIRTUAL_ENV:-}" ] || source .venv/bin/activate  # the README's install, unless a venv is active
@@ -17,5 +17,6 @@ for T in flat slope; do
   $E $PLAN > "$R/mppi_$T.json" 2> "runs/eval_${TAG}_mppi_$T.err"
   $E --planner policy > "$R/policy_$T.json" 2> "runs/eval_${TAG}_policy_$T.err"
   python results/go2/commands/walk_start_error.py "$M" $T --randomize --out "$R/walk_start_error_$T.json"
+  python results/go2/commands/on_policy_error.py "$M" $T --out "$R/on_policy_error_$T.json"
 done
 echo "$(date +%T) measured $CK -> $R"
