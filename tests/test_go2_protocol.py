@@ -219,3 +219,32 @@ def test_tiled_course_extends_past_its_end(length: float) -> None:
     x_end = terrain.origin[0] + (terrain.heights.shape[1] - 1) * terrain.resolution
     cell = terrain.resolution  # the grid's last sample lies one cell short of the nominal size
     assert x_end >= length + TILE_MARGIN - cell - 1e-6
+
+
+def test_generate_with_student_takeovers(expert_dir: Path, tmp_path: Path) -> None:
+    """``--student MODEL``: a Go2 world model's policy head drives expert envs in windows, recorded unlabelled."""
+    from simdist.world_model import WorldModel
+
+    torch.manual_seed(0)
+    student = WorldModel.from_preset("go2").save_pretrained(tmp_path / "student")
+    out = tmp_path / "data"
+    argv = ["--experts", str(expert_dir), "--out", str(out), "--envs", "4", "--transitions", "200",
+            "--part-size", "0", "--episode-length-s", "1", "--no-progress", "--json", "--seed", "5",
+            "--student", str(student), "--student-window", "3,8", "--expert-window", "3,8"]
+    assert generate_tool.main(argv) == 0
+    state = json.loads((out / "generate.json").read_text())
+    part = state["parts"]["part-0000"]
+    assert state["config"]["student"]["student_window"] == [3, 8]
+    assert part["student_fraction"] > 0.05
+    meta = read_dataset_info(out / "part-0000")["metadata"]["generator"]
+    assert meta["student"]["name"] == f"student:{student}"
+    expert_eps = [ep for ep in iter_episodes(out, shuffle_shards=False) if ep.meta["expert_policy"]]
+    unlabelled = 0  # steps of expert episodes neither labelled nor noised: the student's
+    for ep in expert_eps:
+        noised = np.zeros(len(ep), bool)
+        for a, b in ep.meta["noised_windows"]:
+            noised[a:b] = True
+        unlabelled += int((~ep.expert & ~noised).sum())
+    assert unlabelled > 0
+    with pytest.raises(ValueError, match="LOW,HIGH"):
+        generate_tool.main([*argv[:-4], "--student-window", "8"])

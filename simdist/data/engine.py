@@ -216,8 +216,7 @@ def generate(
     ``dropped``, ``discarded_unfinished`` (transitions), ``expert_fraction`` (of written
     transitions with the expert flag), ``expert_episode_fraction``, ``noised_fraction``,
     ``held_fraction`` and ``student_fraction`` (of simulated steps), ``steps`` (env steps), ``seconds``,
-    ``transitions_per_s``
-    (simulated transitions per second).
+    ``transitions_per_s`` (simulated transitions per second).
     """
     if (steps_per_env is None) == (total_transitions is None):
         raise ValueError("give exactly one of steps_per_env and total_transitions")

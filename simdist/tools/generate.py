@@ -101,7 +101,7 @@ def part_seed(seed: int, part: int) -> int:
 def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, transitions: int, seed: int = 0,
                  part_size: int | None = None, env_kwargs: dict[str, Any] | None = None,
                  preset: str = "custom", progress: bool = True, log: Any = print, student: str | None = None,
-                 takeover: Any = None) -> dict[str, Any]:
+                 takeover: TakeoverConfig | None = None) -> dict[str, Any]:
     """Generate (or resume) the Go2 dataset in ``out_dir``; returns the summary.
 
     ``student`` (a world model's hub id or folder) takes over expert-driven envs with its policy head in
@@ -237,10 +237,11 @@ def _student_policy(model: str, num_envs: int) -> Any:
 
 
 def _window(text: str) -> tuple[int, int]:
-    lo, hi = (int(v) for v in text.split(","))
-    if not 1 <= lo < hi:
+    """``"LOW,HIGH"`` → (LOW, HIGH): a window length drawn from randint(LOW, HIGH), steps."""
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or not 1 <= int(parts[0]) < int(parts[1]):
         raise ValueError(f"a window is LOW,HIGH with 1 <= LOW < HIGH (steps, HIGH exclusive), got {text!r}")
-    return lo, hi
+    return int(parts[0]), int(parts[1])
 
 
 def main(argv: list[str]) -> int:
