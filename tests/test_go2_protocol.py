@@ -246,5 +246,7 @@ def test_generate_with_student_takeovers(expert_dir: Path, tmp_path: Path) -> No
             noised[a:b] = True
         unlabelled += int((~ep.expert & ~noised).sum())
     assert unlabelled > 0
+    assert generate_tool.main(argv) == 0  # the same command resumes the finished run
+    assert json.loads((out / "generate.json").read_text())["summary"]["session"]["simulated_transitions"] == 0
     with pytest.raises(ValueError, match="LOW,HIGH"):
         generate_tool.main([*argv[:-4], "--student-window", "8"])

@@ -134,6 +134,7 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
     takeover = takeover or TakeoverConfig()
     if student is not None:
         config["student"] = {"model": student, **asdict(takeover)}
+    config = json.loads(json.dumps(config, default=json_default))  # as stored: tuples become lists
     state_path = out / STATE_FILE
     state = json.loads(state_path.read_text()) if state_path.exists() else {"config": config, "parts": {}}
     if state["config"] != config:
