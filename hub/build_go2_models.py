@@ -1,6 +1,7 @@
 """Build the zoo's Go2 model folders from the training and adaptation runs (the command that made them).
 
     python hub/build_go2_models.py base      # hub/models/go2-slope and go2-foam from the pretraining run
+                                             # (--candidate: which run; default ZOO_CANDIDATE)
     python hub/build_go2_models.py adapted   # hub/models/go2-slope-ptfe and go2-foam-adapted from `simdist adapt`
 
 Metrics come from the files the runs wrote: Lightning's validation printout (held-out loss terms),
@@ -18,15 +19,42 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "go2"
-CKPT = ROOT / "outputs" / "go2" / "pretrain-ws" / "checkpoints" / "last.ckpt"
-VALIDATION_LOG = ROOT / "runs" / "validate_ws.log"
-PROTOCOL_RESULTS = RESULTS / "walk-start"
 RECIPE = "recipes/go2-slope/pretrain.yaml"
 RECIPE_CONTINUE = "recipes/go2-slope/pretrain-continue.yaml"
 RECIPE_WALK_STARTS = "recipes/go2-slope/pretrain-walk-starts.yaml"
+RECIPE_STAGE4 = "recipes/go2-slope/pretrain-stage4.yaml"
+RECIPE_STUDENT = "recipes/go2-slope/pretrain-student.yaml"
 DATA_CMD = ("mkdir old && git archive 872dbda hub/experts/go2 | tar -x -C old && simdist generate --task go2 "
             "--experts old/hub/experts/go2 --out data/go2/sim-cpu --preset cpu --seed 0 --walk-start-prob 0")
 DATA_WS_CMD = "simdist generate --task go2 --experts hub/experts/go2 --out data/go2/sim-cpu-ws --preset cpu"
+DATA_STUDENT_CMD = ("simdist generate --task go2 --experts hub/experts/go2 --out data/go2/sim-cpu-student --envs 256 "
+                    "--transitions 1500000 --seed 7 --student outputs/go2/pretrain-ws/model")
+#: The training stages, in order: (recipe, the checkpoint it resumes, what it adds).
+STAGES = [
+    (RECIPE, None, "10,500 steps, about 70 minutes"),
+    (RECIPE_CONTINUE, "outputs/go2/pretrain/checkpoints/last.ckpt", "to 20,000 steps, about 60 minutes"),
+    (RECIPE_WALK_STARTS, "outputs/go2/pretrain-cont/checkpoints/last.ckpt",
+     "to 27,000 steps on the walk-start data, about 40 minutes"),
+]
+#: Zoo candidates: the checkpoint, its `simdist validate` log, its protocol results, its stages, its data note.
+CANDIDATES: dict[str, dict[str, Any]] = {
+    "ws-27k": dict(ckpt="outputs/go2/pretrain-ws/checkpoints/last.ckpt", log="runs/validate_ws.log",
+                   results="results/go2/walk-start", stages=STAGES, recipe=RECIPE_WALK_STARTS, extra_data=""),
+    "s4-32k": dict(ckpt="outputs/go2/pretrain-s4/step32000.ckpt", log="runs/validate_stage4-32k.log",
+                   results="results/go2/stage4-32k", recipe=RECIPE_STAGE4, extra_data="",
+                   stages=[*STAGES, (f"{RECIPE_STAGE4} --trainer.max_steps 32000",
+                                     "outputs/go2/pretrain-ws/checkpoints/last.ckpt",
+                                     "to 32,000 steps on the walk-start data, about 30 minutes")]),
+    "student-32k": dict(ckpt="outputs/go2/pretrain-student/checkpoints/last.ckpt",
+                        log="runs/validate_student-32k.log", results="results/go2/student-32k", recipe=RECIPE_STUDENT,
+                        extra_data=(" Stage 4 added 1.5 M transitions in which the stage-3 model's policy head takes "
+                                    "over expert-driven envs for 25-99 steps at a time and the expert then recovers "
+                                    f"(a project extension: student takeovers): `{DATA_STUDENT_CMD}`."),
+                        stages=[*STAGES, (RECIPE_STUDENT, "outputs/go2/pretrain-ws/checkpoints/last.ckpt",
+                                          "to 32,000 steps on the walk-start and student-takeover data, "
+                                          "about 35 minutes")]),
+}
+ZOO_CANDIDATE = "ws-27k"  # what hub/models/go2-slope and go2-foam hold
 ADAPT_FLAGS = ("--envs 16 --samples 16 --iterations 1 --init-std 0.1 --warm-start policy --episodes-per-eval 5 "
                "--heldout-episodes 4 --epochs 3 --windows-per-epoch 12000")
 SCHEDULE = "0,8,16,27,36"
@@ -49,20 +77,22 @@ def validation_metrics(log: Path) -> dict[str, float]:
     return {names.get(key := name.split("/", 1)[1], f"held-out {key} loss"): float(value) for name, value in found}
 
 
-def protocol_metrics() -> dict[str, Any]:
+def protocol_metrics(results: Path) -> dict[str, Any]:
     """Forward progress of MPPI and of the base policy head in nominal simulation (10 m, 0.5 m/s)."""
     out: dict[str, Any] = {}
     labels = {"mppi": "MPPI 16+2x1, randomised", "policy": "policy head, randomised"}
     for key, label in labels.items():
         for terrain in ("flat", "slope"):
-            path = PROTOCOL_RESULTS / f"{key}_{terrain}.json"
+            path = results / f"{key}_{terrain}.json"
             if path.is_file():
                 res = json.loads(path.read_text())
                 out[f"{label}, {terrain}: progress of 10 m at 0.5 m/s"] = round(res["mean_progress"], 2)
     return out
 
 
-def description(name: str, task: str) -> str:
+def description(name: str, task: str, candidate: dict[str, Any]) -> str:
+    steps = ", then ".join(f"`simdist fit --config {recipe}" + (f" --ckpt_path {ck}`" if ck else "`") + f" ({what})"
+                           for recipe, ck, what in candidate["stages"])
     return (
         f"Simulation-pretrained SimDist world model for the Unitree Go2 ({task}), the official 667,758-parameter "
         "architecture (`WorldModel.from_preset(\"go2\")`).\n\n"
@@ -72,13 +102,9 @@ def description(name: str, task: str) -> str:
         f"872dbda (expert iteration 1950): `{DATA_CMD}`. Stage 3 trained on data from the shipped set "
         "`hub/experts/go2` (expert iteration 2549, the same sub-optimal checkpoints) in which 30 % of episodes "
         "start standing still for 10-40 steps under zero actions and then walk straight, as the evaluation "
-        f"does: `{DATA_WS_CMD}`.\n\n"
-        f"**Training** (2 CPU cores, 128 windows a step): `simdist fit --config {RECIPE}` (10,500 steps, about "
-        f"70 minutes), `simdist fit --config {RECIPE_CONTINUE} --ckpt_path "
-        "outputs/go2/pretrain/checkpoints/last.ckpt` (to 20,000 steps, about 60 minutes), then "
-        f"`simdist fit --config {RECIPE_WALK_STARTS} --ckpt_path outputs/go2/pretrain-cont/checkpoints/last.ckpt` "
-        "(to 27,000 steps on the walk-start data, about 42 minutes); validation held out by episode (the "
-        "metrics: stage 3's held-out episodes); the first 7,500 steps ran without the recipe's front padding, "
+        f"does: `{DATA_WS_CMD}`.{candidate['extra_data']}\n\n"
+        f"**Training** (2 CPU cores, 128 windows a step): {steps}; validation held out by episode (the metrics: "
+        "the walk-start data's held-out episodes); the first 7,500 steps ran without the recipe's front padding, "
         "which was added for the rest. Both go2-slope and go2-foam carry these weights: the two tasks share the "
         "simulator, the expert and the data; they differ only in the proxy-real course they are adapted to.\n\n"
         f"**Adapt it**: `simdist adapt --model simdist/{name} --real <profile> --schedule 0,8,16 --out run/ "
@@ -86,21 +112,23 @@ def description(name: str, task: str) -> str:
     )
 
 
-def build_base() -> None:
+def build_base(which: str = ZOO_CANDIDATE) -> None:
+    from simdist.components.planners.mppi import REALTIME
+
     from simdist.hub import save_pretrained
     from simdist.training.module import world_model_from_checkpoint
 
-    model, _ = world_model_from_checkpoint(str(CKPT))
-    metrics = {**validation_metrics(VALIDATION_LOG), **protocol_metrics()}
-    from simdist.components.planners.mppi import REALTIME
-
+    candidate = CANDIDATES[which]
+    model, _ = world_model_from_checkpoint(str(ROOT / candidate["ckpt"]))
+    metrics = {**validation_metrics(ROOT / candidate["log"]), **protocol_metrics(ROOT / candidate["results"])}
     planner = {"planner": "mppi", **REALTIME}
     for name, task in (("go2-slope", "PTFE slippery slope"), ("go2-foam", "memory foam")):
         out = save_pretrained(model, ROOT / "hub" / "models" / name, metrics=metrics,
-                              train_config=ROOT / RECIPE_WALK_STARTS, planner_config=planner,
+                              train_config=ROOT / candidate["recipe"], planner_config=planner,
                               tags=["go2", "quadruped", "sim-pretrained"],
-                              model_card_kwargs={"repo_id": f"simdist/{name}", "description": description(name, task)})
-        print(f"built {out}")
+                              model_card_kwargs={"repo_id": f"simdist/{name}",
+                                                 "description": description(name, task, candidate)})
+        print(f"built {out} from {candidate['ckpt']}")
 
 
 def build_adapted() -> None:
@@ -134,8 +162,10 @@ def build_adapted() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("which", choices=["base", "adapted"])
+    parser.add_argument("--candidate", default=ZOO_CANDIDATE, choices=sorted(CANDIDATES),
+                        help="base: which training run's checkpoint the zoo's Go2 models carry")
     args = parser.parse_args()
-    build_base() if args.which == "base" else build_adapted()
+    build_base(args.candidate) if args.which == "base" else build_adapted()
 
 
 if __name__ == "__main__":
