@@ -45,6 +45,10 @@ CANDIDATES: dict[str, dict[str, Any]] = {
                    stages=[*STAGES, (f"{RECIPE_STAGE4} --trainer.max_steps 32000",
                                      "outputs/go2/pretrain-ws/checkpoints/last.ckpt",
                                      "to 32,000 steps on the walk-start data, about 30 minutes")]),
+    "s4-37k": dict(ckpt="outputs/go2/pretrain-s4/checkpoints/last.ckpt", log="runs/validate_stage4-37k.log",
+                   results="results/go2/stage4-37k", recipe=RECIPE_STAGE4, extra_data="",
+                   stages=[*STAGES, (RECIPE_STAGE4, "outputs/go2/pretrain-ws/checkpoints/last.ckpt",
+                                     "to 37,000 steps on the walk-start data, about 60 minutes")]),
     "student-32k": dict(ckpt="outputs/go2/pretrain-student/checkpoints/last.ckpt",
                         log="runs/validate_student-32k.log", results="results/go2/student-32k", recipe=RECIPE_STUDENT,
                         extra_data=(" Stage 4 added 1.5 M transitions in which the stage-3 model's policy head takes "
