@@ -58,17 +58,17 @@ CANDIDATES: dict[str, dict[str, Any]] = {
                                           "to 32,000 steps on the walk-start and student-takeover data, "
                                           "about 35 minutes")]),
 }
-ZOO_CANDIDATE = "s4-37k"  # what hub/models/go2-slope and go2-foam hold
+ZOO_CANDIDATE = "s4-32k"  # what hub/models/go2-slope and go2-foam hold (the best in nominal simulation)
 ADAPT_FLAGS = ("--envs 16 --samples 16 --iterations 1 --init-std 0.1 --warm-start policy --episodes-per-eval 5 "
                "--heldout-episodes 4 --epochs 3 --windows-per-epoch 12000")
 SCHEDULE = "0,8,16"
 ADAPT_RUNS = {  # name: (base model, run folder, profile, the command that made it)
-    "go2-slope-ptfe": ("go2-slope", ROOT / "outputs" / "adapt" / "ptfe57-37k", "ptfe-slope-5.7deg",
+    "go2-slope-ptfe": ("go2-slope", ROOT / "outputs" / "adapt" / "ptfe57-32k", "ptfe-slope-5.7deg",
                        f"simdist adapt --model simdist/go2-slope --real ptfe-slope-5.7deg --schedule {SCHEDULE} "
-                       f"--out outputs/adapt/ptfe57-37k {ADAPT_FLAGS}"),
-    "go2-foam-adapted": ("go2-foam", ROOT / "outputs" / "adapt" / "foam-37k", "foam",
+                       f"--out outputs/adapt/ptfe57-32k {ADAPT_FLAGS}"),
+    "go2-foam-adapted": ("go2-foam", ROOT / "outputs" / "adapt" / "foam-32k", "foam",
                          f"simdist adapt --model simdist/go2-foam --real foam --schedule {SCHEDULE} "
-                         f"--out outputs/adapt/foam-37k {ADAPT_FLAGS}"),
+                         f"--out outputs/adapt/foam-32k {ADAPT_FLAGS}"),
 }
 
 
