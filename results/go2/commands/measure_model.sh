@@ -15,6 +15,7 @@ simdist export --ckpt "$CK" --out "$M" > /dev/null
 for T in flat slope; do
   E="simdist evaluate --controller model:$M --terrain $T --course-length 10 --speeds 0.5 --trials 10 --randomize --json"
   $E $PLAN > "$R/mppi_$T.json" 2> "runs/eval_${TAG}_mppi_$T.err"
+  $E $PLAN --seed 1 > "$R/mppi_${T}_seed1.json" 2> "runs/eval_${TAG}_mppi_${T}_seed1.err"  # 10 more trials
   $E --planner policy > "$R/policy_$T.json" 2> "runs/eval_${TAG}_policy_$T.err"
   python results/go2/commands/walk_start_error.py "$M" $T --randomize --out "$R/walk_start_error_$T.json"
   python results/go2/commands/on_policy_error.py "$M" $T --out "$R/on_policy_error_$T.json"
