@@ -38,19 +38,20 @@ STAGES = [
 ]
 #: Zoo candidates: the checkpoint, its `simdist validate` log, its protocol results, its stages, its data note.
 CANDIDATES: dict[str, dict[str, Any]] = {
-    "ws-27k": dict(ckpt="outputs/go2/pretrain-ws/checkpoints/last.ckpt", log="runs/validate_ws.log",
+    "ws-27k": dict(ckpt="outputs/go2/pretrain-ws/checkpoints/last.ckpt", log="results/go2/walk-start/validate.log",
                    results="results/go2/walk-start", stages=STAGES, recipe=RECIPE_WALK_STARTS, extra_data=""),
-    "s4-32k": dict(ckpt="outputs/go2/pretrain-s4/step32000.ckpt", log="runs/validate_stage4-32k.log",
+    "s4-32k": dict(ckpt="outputs/go2/pretrain-s4/step32000.ckpt", log="results/go2/stage4-32k/validate.log",
                    results="results/go2/stage4-32k", recipe=RECIPE_STAGE4, extra_data="",
                    stages=[*STAGES, (f"{RECIPE_STAGE4} --trainer.max_steps 32000",
                                      "outputs/go2/pretrain-ws/checkpoints/last.ckpt",
                                      "to 32,000 steps on the walk-start data, about 30 minutes")]),
-    "s4-37k": dict(ckpt="outputs/go2/pretrain-s4/checkpoints/last.ckpt", log="runs/validate_stage4-37k.log",
+    "s4-37k": dict(ckpt="outputs/go2/pretrain-s4/checkpoints/last.ckpt", log="results/go2/stage4-37k/validate.log",
                    results="results/go2/stage4-37k", recipe=RECIPE_STAGE4, extra_data="",
                    stages=[*STAGES, (RECIPE_STAGE4, "outputs/go2/pretrain-ws/checkpoints/last.ckpt",
                                      "to 37,000 steps on the walk-start data, about 60 minutes")]),
     "student-32k": dict(ckpt="outputs/go2/pretrain-student/checkpoints/last.ckpt",
-                        log="runs/validate_student-32k.log", results="results/go2/student-32k", recipe=RECIPE_STUDENT,
+                        log="results/go2/student-32k/validate.log", results="results/go2/student-32k",
+                        recipe=RECIPE_STUDENT,
                         extra_data=(" Stage 4 added 1.5 M transitions in which the stage-3 model's policy head takes "
                                     "over expert-driven envs for 25-99 steps at a time and the expert then recovers "
                                     f"(a project extension: student takeovers): `{DATA_STUDENT_CMD}`."),

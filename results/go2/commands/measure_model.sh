@@ -10,7 +10,7 @@ RECIPE=$1 CK=$2 M=$3 R=$4
 TAG=$(basename "$R")
 PLAN="--samples 16 --iterations 1 --init-std 0.1 --warm-start policy"
 mkdir -p "$R" runs
-simdist validate --config "$RECIPE" --ckpt_path "$CK" --trainer.limit_val_batches 40 > "runs/validate_$TAG.log" 2>&1
+simdist validate --config "$RECIPE" --ckpt_path "$CK" --trainer.limit_val_batches 40 > "$R/validate.log" 2>&1
 simdist export --ckpt "$CK" --out "$M" > /dev/null
 for T in flat slope; do
   E="simdist evaluate --controller model:$M --terrain $T --course-length 10 --speeds 0.5 --trials 10 --randomize --json"
