@@ -10,18 +10,10 @@ Usage: python results/go2/commands/on_policy_error.py MODEL TERRAIN [--trials N]
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import numpy as np
-import torch
-
-import simdist
-from simdist.envs.go2.commands import CommandGenerator
-from simdist.envs.go2.protocol import RESET_STEPS, _with_command, _yaw, make_course, protocol_env
-from simdist.experts import load_policy
-from simdist.planning import PlannerPolicy
-from simdist.world_model import WorldModel
+from protocol_walk import compare_walk, parser
 
 WALK_STEPS = 1000  # 20 s: twice the 10 m course at 0.5 m/s, the protocol's time limit
 
@@ -32,47 +24,11 @@ def _mean(e: np.ndarray, lo: int, hi: int) -> float | None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("model")
-    ap.add_argument("terrain", choices=["flat", "slope"])
-    ap.add_argument("--trials", type=int, default=10)
-    ap.add_argument("--expert", default="hub/experts/go2")
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args()
-    torch.set_num_threads(1)
-    wm = WorldModel.from_pretrained(args.model).eval()
-    expert = load_policy(args.expert)
-    b, steps = args.trials, RESET_STEPS + WALK_STEPS
-    env = protocol_env(make_course(terrain=args.terrain, course_length=10.0), b, steps, randomize=True)
-    student = PlannerPolicy(simdist.create("planner", "policy", world_model=wm), b)
-    obs = env.reset(seed=0)
-    gen, rng = CommandGenerator(b, env.dt, "straight", speed=0.5), np.random.default_rng(0)
-    cmd = np.zeros((b, 3), np.float32)
-    errors = np.full((WALK_STEPS, b), np.nan)
-    active, fell_at, reasons = np.ones(b, bool), np.full(b, -1), [""] * b
-    for t in range(steps):
-        if t == RESET_STEPS:
-            gen.reset(np.arange(b), rng, np.array(env.base_pos[:, :2]), _yaw(env))
-            cmd = gen.command.astype(np.float32)
-        actions = student(_with_command(obs, cmd))
-        if t < RESET_STEPS:
-            actions = np.zeros((b, 12), np.float32)
-        else:
-            wanted = np.asarray(expert(_with_command(obs, cmd)), np.float32)
-            errors[t - RESET_STEPS] = np.where(active, ((actions - wanted) ** 2).mean(1), np.nan)
-        res = env.step(actions)
-        student.record(actions)
-        if t >= RESET_STEPS:
-            gen.step(rng, np.array(env.base_pos[:, :2]), _yaw(env))
-            cmd = gen.command.astype(np.float32)
-        obs = res.obs
-        for i in np.flatnonzero(np.asarray(res.terminated, bool) & active):
-            fell_at[i] = t - RESET_STEPS
-            reasons[i] = ",".join(k for k, v in res.info["termination"].items() if v[i])
-        active &= ~np.asarray(res.terminated, bool)
-        if t >= RESET_STEPS and not active.any():
-            break
-    env.close()
+    args = parser(__doc__.splitlines()[0]).parse_args()
+    walk = compare_walk(args.model, args.terrain, trials=args.trials, walk_steps=WALK_STEPS, driver="head",
+                        randomize=True, expert_path=args.expert)
+    b, fell_at, reasons = args.trials, walk.fell_at, walk.reasons
+    errors = np.where(walk.active, walk.errors.astype(np.float64), np.nan)
     trials = []
     for i in range(b):
         e = errors[:, i][~np.isnan(errors[:, i])]
