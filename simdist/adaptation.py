@@ -65,13 +65,14 @@ def weights_fingerprint(model: torch.nn.Module) -> str:
 
 
 @torch.no_grad()
-def value_trace(model: WorldModel, episode: Episode, front_padding: int = 0, horizon_step: int = 0) -> np.ndarray:
-    """The value head's prediction (environment units) at every window of ``episode``, read at horizon step
-    ``horizon_step`` of each window's imagined trajectory (0: the first step; -1: the bootstrap value MPPI
-    scores a plan with, the horizon's end)."""
+def value_trace(model: WorldModel, episode: Episode, front_padding: int = 0, horizon_step: int = 0,
+                last_only: bool = False) -> np.ndarray:
+    """The value head's prediction (environment units) at every window of ``episode`` (only the last with
+    ``last_only``), read at horizon step ``horizon_step`` of each window's imagined trajectory (0: the first
+    step; -1: the bootstrap value MPPI scores a plan with, the horizon's end)."""
     from simdist.training.evaluate import episode_batch
 
-    batch = episode_batch(model, episode, front_padding)
+    batch = episode_batch(model, episode, front_padding, last_only=last_only)
     if batch is None:
         return np.zeros(0)
     was_training = model.training
@@ -95,7 +96,7 @@ def episode_value_score(model: WorldModel, episode: Episode, front_padding: int 
     That is the bootstrap value at the horizon's end of the episode's last window (which ends the official
     5 steps before the episode does), imagined from the logged actions: the only window value that sees the
     episode's final steps. A fall is usually in the last half second, which every first-step value misses."""
-    trace = value_trace(model, episode, front_padding, horizon_step=-1)
+    trace = value_trace(model, episode, front_padding, horizon_step=-1, last_only=True)
     return float(trace[-1]) if len(trace) else float("nan")
 
 

@@ -13,12 +13,16 @@ from simdist.data.windows import gather_windows, window_starts
 from simdist.world_model import WorldModel
 
 
-def episode_batch(model: WorldModel, ep: Episode, front_padding: int = 0) -> dict[str, Any] | None:
-    """Every training window of ``ep`` as one tensor batch on the model's device (None if too short)."""
+def episode_batch(model: WorldModel, ep: Episode, front_padding: int = 0, last_only: bool = False
+                  ) -> dict[str, Any] | None:
+    """Every training window of ``ep`` (only the last with ``last_only``) as one tensor batch on the model's
+    device (None if too short)."""
     cfg = model.config
     if front_padding:
         ep = front_pad(ep, front_padding)
     starts = window_starts(len(ep), cfg.history, cfg.horizon)
+    if last_only:
+        starts = starts[-1:]
     if len(starts) == 0:
         return None
     windows = gather_windows(ep, starts, cfg.history, cfg.horizon, value_offset=cfg.value_offset)
