@@ -346,7 +346,9 @@ def save_pretrained(
         (tmp / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         state = {k: v.detach().cpu().clone(memory_format=torch.contiguous_format)
                  for k, v in model.state_dict().items()}
-        save_file(state, str(tmp / WEIGHTS_NAME), metadata={"format": "pt", "simdist_version": __version__})
+        # One metadata key: safetensors writes the metadata map in hash order, so more than one key would make
+        # rebuilt weights differ byte-wise (the version is in config.json).
+        save_file(state, str(tmp / WEIGHTS_NAME), metadata={"format": "pt"})
         (tmp / CARD_NAME).write_text(card, encoding="utf-8")
         if train_text is not None:
             (tmp / TRAIN_CONFIG_NAME).write_text(train_text, encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,9 @@ def test_local_round_trip(tiny_world_model: WorldModel, saved: Path) -> None:
     assert data["simdist_version"] == simdist.__version__
     assert data["schema_version"] == 1 and data["encoder"] == {"name": "mlp", "kwargs": {"hidden": [32]}}
     assert "normalizer.obs__state_mean" in load_file(str(saved / "model.safetensors"))
+    again = tiny_world_model.save_pretrained(saved.parent / "again")  # rebuilding gives the same bytes
+    assert (again / "model.safetensors").read_bytes() == (saved / "model.safetensors").read_bytes()
+    shutil.rmtree(again)
 
     for name in (saved, str(saved), f"local-dir:{saved}"):
         loaded = WorldModel.from_pretrained(name)

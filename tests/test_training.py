@@ -112,6 +112,30 @@ def test_resume_from_checkpoint_and_export(dataset, tmp_path) -> None:
     assert json.loads((tmp_path / "zoo" / "planner.json").read_text())["num_samples"] == 16
 
 
+def test_weight_averaging_checkpoint_exports_the_average(dataset, tmp_path) -> None:
+    from lightning.pytorch.callbacks import EMAWeightAveraging, ModelCheckpoint
+
+    from simdist.cli import main
+
+    L.seed_everything(0)
+    ckpt_cb = ModelCheckpoint(dirpath=tmp_path / "ckpt", save_last=True, every_n_train_steps=8)
+    module = PretrainModule(model=tiny_config().to_dict(), lr=3e-3, warmup_steps=2)
+    t = trainer(tmp_path, max_steps=8, callbacks=[ckpt_cb, EMAWeightAveraging(decay=0.9)], limit_val_batches=0)
+    t.fit(module, datamodule(dataset))
+    ckpt = torch.load(tmp_path / "ckpt" / "last.ckpt", weights_only=False)
+    key = "world_model.dynamics." + next(k for k, _ in module.world_model.dynamics.named_parameters())
+    assert not torch.equal(ckpt["state_dict"][key], ckpt["current_model_state"][key])
+    for flag, source in (([], "state_dict"), (["--current-weights"], "current_model_state")):
+        out = tmp_path / f"export{len(flag)}"
+        assert main(["export", "--ckpt", str(tmp_path / "ckpt" / "last.ckpt"), "--out", str(out), *flag]) == 0
+        loaded = WorldModel.from_pretrained(out).state_dict()
+        assert all(torch.equal(v, ckpt[source]["world_model." + k]) for k, v in loaded.items())
+    plain = tmp_path / "plain.ckpt"
+    torch.save({k: v for k, v in ckpt.items() if k != "current_model_state"}, plain)
+    with pytest.raises(KeyError, match="current_model_state"):
+        main(["export", "--ckpt", str(plain), "--out", str(tmp_path / "bad"), "--current-weights"])
+
+
 def test_cli_fit_with_recipe(dataset, tmp_path) -> None:
     from simdist.cli import main
 

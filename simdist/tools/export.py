@@ -20,12 +20,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--description", default=None,
                         help="model-card description (Markdown): text, or @FILE to read it from a file")
     parser.add_argument("--planner", default=None, help="JSON file of recommended planner settings (planner.json)")
+    parser.add_argument("--current-weights", action="store_true",
+                        help="a run with weight averaging (EMA): export the raw training weights, not the average")
     args = parser.parse_args(argv)
 
     from simdist.hub import save_pretrained
     from simdist.training.module import world_model_from_checkpoint
 
-    model, base = world_model_from_checkpoint(args.ckpt)
+    model, base = world_model_from_checkpoint(args.ckpt, current_weights=args.current_weights)
     metrics = json.loads(Path(args.metrics).read_text()) if args.metrics else None
     train_config = Path(args.train_config).read_text() if args.train_config else None
     description = args.description

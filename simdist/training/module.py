@@ -175,17 +175,27 @@ class FinetuneModule(WorldModelModule):
         )
 
 
-def world_model_from_checkpoint(path: str, map_location: str = "cpu") -> tuple[WorldModel, str | None]:
-    """Rebuild the world model stored in a Lightning checkpoint; returns it and its base model id."""
+def world_model_from_checkpoint(
+    path: str, map_location: str = "cpu", current_weights: bool = False
+) -> tuple[WorldModel, str | None]:
+    """Rebuild the world model stored in a Lightning checkpoint; returns it and its base model id.
+
+    A run with weight averaging (Lightning's ``EMAWeightAveraging`` in the recipe's callbacks) stores the
+    averaged weights as the checkpoint's ``state_dict``, which is what this loads; ``current_weights``
+    loads the raw training weights (``current_model_state``) instead.
+    """
     try:
         ckpt = torch.load(path, map_location=map_location, weights_only=False)
     except Exception as err:  # torch raises many types for a corrupt file
         raise ValueError(f"cannot read checkpoint {path}: {err}") from err
     if CKPT_CONFIG_KEY not in ckpt:
         raise KeyError(f"{path} is not a simdist checkpoint (no {CKPT_CONFIG_KEY!r} entry)")
+    key = "current_model_state" if current_weights else "state_dict"
+    if key not in ckpt:
+        raise KeyError(f"{path} has no {key!r}: it was not written by a run with weight averaging")
     model = WorldModel(ckpt[CKPT_CONFIG_KEY])
     prefix = "world_model."
-    state = {k[len(prefix):]: v for k, v in ckpt["state_dict"].items() if k.startswith(prefix)}
+    state = {k[len(prefix):]: v for k, v in ckpt[key].items() if k.startswith(prefix)}
     model.load_state_dict(state, strict=True)
     return model.eval(), ckpt.get(CKPT_BASE_KEY)
 
