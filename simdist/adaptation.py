@@ -274,6 +274,7 @@ class AdaptConfig:
     iterations: int = 4
     init_std: float | None = None  # MPPI initial sampling std (None: the paper's 2.0)
     warm_start: str | None = None  # MPPI initial mean (None: "shift"; "policy": the base policy's chunk)
+    temporal_ensemble: float | None = None  # decay of simdist.planning.ensemble.TemporalEnsemble (None: off)
     epochs: int = 3
     windows_per_epoch: int = 6_000
     batch_size: int = 32
@@ -366,7 +367,10 @@ class AdaptationLoop:
 
         settings = scaled_settings(self.cfg.samples, self.cfg.iterations, init_std=self.cfg.init_std,
                                    warm_start=self.cfg.warm_start, **self.task.planner_options())
-        return create("planner", "mppi", world_model=model, **{**settings, "seed": seed})
+        from simdist.planning.ensemble import with_temporal_ensemble
+
+        planner = create("planner", "mppi", world_model=model, **{**settings, "seed": seed})
+        return with_temporal_ensemble(planner, self.cfg.temporal_ensemble)
 
     def minutes(self, steps: int) -> float:
         return steps * self.task.dt / 60.0

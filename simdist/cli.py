@@ -58,9 +58,11 @@ def tool_parser(name: str, description: str) -> argparse.ArgumentParser:
 
 
 def add_mppi_arguments(parser: argparse.ArgumentParser, *, samples: int | None, iterations: int | None,
-                       init_std: float | None = None, warm_start: str | None = None) -> None:
+                       init_std: float | None = None, warm_start: str | None = None,
+                       temporal_ensemble: float | None = None) -> None:
     """``--samples``, ``--iterations``, ``--init-std``, ``--warm-start`` with a tool's defaults (None: the
-    official value, see ``simdist.components.planners.mppi.scaled_settings``)."""
+    official value, see ``simdist.components.planners.mppi.scaled_settings``) and ``--temporal-ensemble``
+    (None: off, the official loop)."""
     from simdist.components.planners.mppi import WARM_STARTS
 
     parser.add_argument("--samples", type=int, default=samples, help="MPPI samples per iteration")
@@ -69,6 +71,9 @@ def add_mppi_arguments(parser: argparse.ArgumentParser, *, samples: int | None, 
                         help="MPPI initial sampling std (paper: 2.0, meant for 8 iterations)")
     parser.add_argument("--warm-start", default=warm_start, choices=WARM_STARTS,
                         help="MPPI initial mean (paper: shift; policy: the base policy's action chunk)")
+    parser.add_argument("--temporal-ensemble", type=float, default=temporal_ensemble, metavar="DECAY",
+                        help="execute the decay^k-weighted mean of what the plans of the last ticks say for now "
+                             "(k ticks old; ACT's temporal ensembling, newest first; 0 or unset: off, as the paper)")
 
 
 if __name__ == "__main__":

@@ -182,3 +182,16 @@ def test_episode_value_score_reads_the_value_of_the_episodes_end(toy_model: str,
     short = Episode(obs={k: v[:n] for k, v in ep.obs.items()}, actions=ep.actions[:n], commands=ep.commands[:n],
                     rewards=ep.rewards[:n], values=ep.values[:n], expert=ep.expert[:n])
     assert np.isnan(episode_value_score(model, short))
+
+
+def test_temporal_ensemble_planner_collects_and_evaluates(toy_model: str, tmp_path: Path) -> None:
+    from simdist.planning.ensemble import TemporalEnsemble
+
+    loop = AdaptationLoop(toy_model, ToyTask(), tmp_path, _config(temporal_ensemble=0.5), log=lambda m: None)
+    planner = loop.planner(loop.base, seed=0)
+    assert isinstance(planner, TemporalEnsemble) and planner.decay == 0.5
+    assert not isinstance(AdaptationLoop(toy_model, ToyTask(), tmp_path / "off", _config(), log=lambda m: None)
+                          .planner(loop.base, seed=0), TemporalEnsemble)
+    loop.collect_until(SCHEDULE[1], loop.base, stage=1)  # rollouts reset finished envs one by one
+    assert loop.minutes(sum(e.length for e in loop._episodes(loop.data_dir))) >= SCHEDULE[1]
+    assert json.loads((tmp_path / "state.json").read_text())["config"]["temporal_ensemble"] == 0.5

@@ -374,3 +374,24 @@ def test_planner_policy_keeps_the_history_a_rollout_would(wm):
         actor(obs)
     with pytest.raises(KeyError, match="command"):
         PlannerPolicy(planner, num_envs=3)({"state": obs["state"]})
+
+
+def test_temporal_ensemble_blends_what_recent_plans_say_for_now(wm):
+    from simdist.planning.ensemble import TemporalEnsemble
+
+    policy = simdist.create("planner", "policy", world_model=wm)
+    ens = TemporalEnsemble(simdist.create("planner", "policy", world_model=wm), decay=0.5)
+    hists = [history_for(wm, 2, seed=s) for s in (1, 2, 3)]
+    plans = [policy.plan(h).plan for h in hists]
+    torch.testing.assert_close(ens.act(hists[0]), plans[0][:, 0])  # one plan: its first action
+    ens.act(hists[1])
+    expected = (plans[2][:, 0] + 0.5 * plans[1][:, 1] + 0.25 * plans[0][:, 2]) / 1.75
+    torch.testing.assert_close(ens.act(hists[2]), expected)
+    ens.reset(ids=[1])  # env 1 starts over: only its newest plan counts; env 0 keeps its three
+    out = ens.act(hists[0])
+    again = policy.plan(hists[0]).plan
+    torch.testing.assert_close(out[1], again[1, 0])
+    torch.testing.assert_close(out[0], (again[0, 0] + 0.5 * plans[2][0, 1] + 0.25 * plans[1][0, 2]
+                                        + 0.125 * plans[0][0, 3]) / 1.875)
+    with pytest.raises(ValueError, match="decay"):
+        TemporalEnsemble(policy, decay=1.0)

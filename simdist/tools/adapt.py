@@ -45,8 +45,8 @@ def main(argv: list[str]) -> int:
     config = AdaptConfig(
         schedule=schedule, freeze=args.freeze, init=args.init, episodes_per_eval=args.episodes_per_eval,
         num_envs=args.envs, heldout_episodes=args.heldout_episodes, samples=args.samples,
-        iterations=args.iterations, init_std=args.init_std, warm_start=args.warm_start, epochs=args.epochs,
-        windows_per_epoch=args.windows_per_epoch,
+        iterations=args.iterations, init_std=args.init_std, warm_start=args.warm_start,
+        temporal_ensemble=args.temporal_ensemble, epochs=args.epochs, windows_per_epoch=args.windows_per_epoch,
         batch_size=args.batch_size, lr=args.lr, warmup_steps=args.warmup_steps, seed=args.seed,
     )
     task = make_task(args.real) if args.real in ("toy", "toy-real") else make_task(args.real, max_steps=args.max_steps)

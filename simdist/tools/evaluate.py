@@ -17,8 +17,10 @@ from simdist.cli import add_mppi_arguments, tool_parser
 
 def build_controller(spec: str, planner: str = "mppi", samples: int | None = None,
                      iterations: int | None = None, device: str = "cpu", seed: int = 0,
-                     init_std: float | None = None, warm_start: str | None = None) -> Any:
-    """A controller from ``expert:PATH`` or ``model:HUB_ID_OR_FOLDER``."""
+                     init_std: float | None = None, warm_start: str | None = None,
+                     temporal_ensemble: float | None = None) -> Any:
+    """A controller from ``expert:PATH`` or ``model:HUB_ID_OR_FOLDER`` (a planner, temporally ensembled
+    with decay ``temporal_ensemble`` if given; see :mod:`simdist.planning.ensemble`)."""
     kind, _, target = spec.partition(":")
     if not target or kind not in ("expert", "model"):
         raise ValueError(f"--controller must be expert:PATH or model:HUB_ID_OR_FOLDER, got {spec!r}")
@@ -36,7 +38,9 @@ def build_controller(spec: str, planner: str = "mppi", samples: int | None = Non
 
         kwargs = scaled_settings(samples or PAPER["num_samples"], iterations or PAPER["iterations"],
                                  init_std=init_std, warm_start=warm_start, seed=seed)
-    return simdist.create("planner", planner, world_model=wm, **kwargs)
+    from simdist.planning.ensemble import with_temporal_ensemble
+
+    return with_temporal_ensemble(simdist.create("planner", planner, world_model=wm, **kwargs), temporal_ensemble)
 
 
 def main(argv: list[str]) -> int:
@@ -71,7 +75,7 @@ def main(argv: list[str]) -> int:
     from simdist.envs.go2.protocol import RESET_STEPS, make_course, run_protocol
 
     controller = build_controller(args.controller, args.planner, args.samples, args.iterations, args.device,
-                                  args.seed, args.init_std, args.warm_start)
+                                  args.seed, args.init_std, args.warm_start, args.temporal_ensemble)
     course = make_course(profile=args.profile, terrain=args.terrain, course_length=args.course_length,
                          difficulty=args.difficulty, seed=args.seed)
     speeds = [float(s) for s in args.speeds.split(",") if s.strip()] if args.speeds else list(course.speeds)
@@ -81,7 +85,8 @@ def main(argv: list[str]) -> int:
                           walk_start_history=args.walk_start_history,
                           log=None if args.json else print)
     result.settings.update(controller=args.controller,
-                           planner=args.planner if args.controller.startswith("model:") else None)
+                           planner=args.planner if args.controller.startswith("model:") else None,
+                           temporal_ensemble=args.temporal_ensemble)
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:

@@ -263,7 +263,7 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
                             phases=progress)
     cfg = AdaptConfig(schedule=[0.0, float(args.minutes)], freeze="dynamics_only", episodes_per_eval=args.trials,
                       num_envs=args.envs, samples=args.samples, iterations=args.iterations, init_std=args.init_std,
-                      warm_start=args.warm_start, epochs=args.epochs,
+                      warm_start=args.warm_start, temporal_ensemble=args.temporal_ensemble, epochs=args.epochs,
                       windows_per_epoch=args.windows_per_epoch, batch_size=args.batch_size, lr=args.lr,
                       seed=args.seed)
     loop = _demo_loop_cls()(args.model, task, out, cfg, progress=args.progress, log=progress.log, base=base)
