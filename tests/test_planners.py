@@ -395,3 +395,18 @@ def test_temporal_ensemble_blends_what_recent_plans_say_for_now(wm):
                                         + 0.125 * plans[0][0, 3]) / 1.875)
     with pytest.raises(ValueError, match="decay"):
         TemporalEnsemble(policy, decay=1.0)
+
+
+def test_build_planner_from_a_planner_json_mapping(wm):
+    from simdist.components.planners.mppi import REALTIME
+    from simdist.planning import MPPIPlanner, PolicyPlanner, TemporalEnsemble, build_planner
+
+    settings = {"planner": "mppi", **REALTIME, "temporal_ensemble": 0.8}
+    planner = build_planner(wm, settings)
+    assert isinstance(planner, TemporalEnsemble) and isinstance(planner.planner, MPPIPlanner)
+    assert planner.decay == 0.8 and planner.num_samples == REALTIME["num_samples"]  # settings reach the planner
+    assert settings["temporal_ensemble"] == 0.8  # the caller's mapping is left as it was
+    assert isinstance(build_planner(wm, {"planner": "policy"}), PolicyPlanner)
+    assert build_planner(wm, {"planner": "policy"}).act(history_for(wm, 2)).shape == (2, wm.config.action_dim)
+    with pytest.raises(TypeError, match="num_sample"):
+        build_planner(wm, {"num_sample": 16})

@@ -15,6 +15,8 @@ _LAZY = {
     "MPPIPlanner": "simdist.components.planners.mppi",
     "NaiveMPPIPlanner": "simdist.components.planners.mppi",
     "PolicyPlanner": "simdist.components.planners.policy",
+    "TemporalEnsemble": "simdist.planning.ensemble",
+    "build_planner": "simdist.planning.ensemble",
 }
 
 __all__ = ["ObservationHistory", "PlannerPolicy", *_LAZY]

@@ -28,19 +28,17 @@ def build_controller(spec: str, planner: str = "mppi", samples: int | None = Non
         from simdist.experts import load_policy
 
         return load_policy(target)
-    import simdist
+    from simdist.planning.ensemble import build_planner
     from simdist.world_model import WorldModel
 
     wm = WorldModel.from_pretrained(target, map_location=device)
-    kwargs: dict[str, Any] = {}
+    settings: dict[str, Any] = {"planner": planner, "temporal_ensemble": temporal_ensemble}
     if planner.startswith("mppi"):
         from simdist.components.planners.mppi import PAPER, scaled_settings
 
-        kwargs = scaled_settings(samples or PAPER["num_samples"], iterations or PAPER["iterations"],
-                                 init_std=init_std, warm_start=warm_start, seed=seed)
-    from simdist.planning.ensemble import with_temporal_ensemble
-
-    return with_temporal_ensemble(simdist.create("planner", planner, world_model=wm, **kwargs), temporal_ensemble)
+        settings |= scaled_settings(samples or PAPER["num_samples"], iterations or PAPER["iterations"],
+                                    init_std=init_std, warm_start=warm_start, seed=seed)
+    return build_planner(wm, settings)
 
 
 def main(argv: list[str]) -> int:
