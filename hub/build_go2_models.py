@@ -24,6 +24,7 @@ RECIPE_CONTINUE = "recipes/go2-slope/pretrain-continue.yaml"
 RECIPE_WALK_STARTS = "recipes/go2-slope/pretrain-walk-starts.yaml"
 RECIPE_STAGE4 = "recipes/go2-slope/pretrain-stage4.yaml"
 RECIPE_STUDENT = "recipes/go2-slope/pretrain-student.yaml"
+RECIPE_STAGE4_EMA = "recipes/go2-slope/pretrain-stage4-ema.yaml"
 DATA_CMD = ("mkdir old && git archive 872dbda hub/experts/go2 | tar -x -C old && simdist generate --task go2 "
             "--experts old/hub/experts/go2 --out data/go2/sim-cpu --preset cpu --seed 0 --walk-start-prob 0")
 DATA_WS_CMD = "simdist generate --task go2 --experts hub/experts/go2 --out data/go2/sim-cpu-ws --preset cpu"
@@ -36,6 +37,16 @@ STAGES = [
     (RECIPE_WALK_STARTS, "outputs/go2/pretrain-cont/checkpoints/last.ckpt",
      "to 27,000 steps on the walk-start data, about 40 minutes"),
 ]
+#: Protocol result files (globs in the candidate's results folder, {terrain} filled in) per card metric label;
+#: the trials of all files matching a glob are pooled.
+PROTOCOL_FILES = {"MPPI 16+2x1, randomised": "mppi_{terrain}.json",
+                  "policy head, randomised": "policy_{terrain}.json"}
+PROTOCOL_FILES_SEEDS = {
+    "MPPI 16+2x1 + temporal ensembling 0.8 (planner.json), randomised": "mppi_te0.8_{terrain}_seed*.json",
+    "MPPI 16+2x1, randomised": "mppi_{terrain}_seed*.json",
+    "policy head + temporal ensembling 0.8, randomised": "policy_te0.8_{terrain}_seed*.json",
+    "policy head, randomised": "policy_{terrain}_seed*.json",
+}
 #: Zoo candidates: the checkpoint, its `simdist validate` log, its protocol results, its stages, its data note.
 CANDIDATES: dict[str, dict[str, Any]] = {
     "ws-27k": dict(ckpt="outputs/go2/pretrain-ws/checkpoints/last.ckpt", log="results/go2/walk-start/validate.log",
@@ -58,18 +69,27 @@ CANDIDATES: dict[str, dict[str, Any]] = {
                         stages=[*STAGES, (RECIPE_STUDENT, "outputs/go2/pretrain-ws/checkpoints/last.ckpt",
                                           "to 32,000 steps on the walk-start and student-takeover data, "
                                           "about 35 minutes")]),
+    "s4-ema-37k": dict(ckpt="outputs/go2/pretrain-s4-ema/checkpoints/step37000.ckpt",
+                       log="results/go2/stage4-ema/37000/validate.log", results="results/go2/stage4-ema/37000",
+                       protocol_files=PROTOCOL_FILES_SEEDS, recipe=RECIPE_STAGE4_EMA, extra_data="",
+                       stages=[*STAGES, (f"{RECIPE_STAGE4} --trainer.max_steps 32000",
+                                         "outputs/go2/pretrain-ws/checkpoints/last.ckpt",
+                                         "to 32,000 steps on the walk-start data, about 30 minutes"),
+                               (RECIPE_STAGE4_EMA, "outputs/go2/pretrain-s4/step32000.ckpt",
+                                "to 37,000 steps with an exponential moving average of the weights (decay 0.999; "
+                                "these are the averaged weights), about 30 minutes")]),
 }
-ZOO_CANDIDATE = "s4-32k"  # what hub/models/go2-slope and go2-foam hold (the best in nominal simulation)
-ADAPT_FLAGS = ("--envs 16 --samples 16 --iterations 1 --init-std 0.1 --warm-start policy --episodes-per-eval 5 "
-               "--heldout-episodes 4 --epochs 3 --windows-per-epoch 12000")
+ZOO_CANDIDATE = "s4-ema-37k"  # what hub/models/go2-slope and go2-foam hold (the best in nominal simulation)
+ADAPT_FLAGS = ("--envs 16 --samples 16 --iterations 1 --init-std 0.1 --warm-start policy --temporal-ensemble 0.8 "
+               "--episodes-per-eval 5 --heldout-episodes 4 --epochs 3 --windows-per-epoch 12000")
 SCHEDULE = "0,8,16"
 ADAPT_RUNS = {  # name: (base model, run folder, profile, the command that made it)
-    "go2-slope-ptfe": ("go2-slope", ROOT / "outputs" / "adapt" / "ptfe57-32k", "ptfe-slope-5.7deg",
+    "go2-slope-ptfe": ("go2-slope", ROOT / "outputs" / "adapt" / "ptfe57-ema-speeds", "ptfe-slope-5.7deg",
                        f"simdist adapt --model simdist/go2-slope --real ptfe-slope-5.7deg --schedule {SCHEDULE} "
-                       f"--out outputs/adapt/ptfe57-32k {ADAPT_FLAGS}"),
-    "go2-foam-adapted": ("go2-foam", ROOT / "outputs" / "adapt" / "foam-32k", "foam",
+                       f"--out outputs/adapt/ptfe57-ema-speeds {ADAPT_FLAGS}"),
+    "go2-foam-adapted": ("go2-foam", ROOT / "outputs" / "adapt" / "foam-ema-speeds", "foam",
                          f"simdist adapt --model simdist/go2-foam --real foam --schedule {SCHEDULE} "
-                         f"--out outputs/adapt/foam-32k {ADAPT_FLAGS}"),
+                         f"--out outputs/adapt/foam-ema-speeds {ADAPT_FLAGS}"),
 }
 
 
@@ -82,16 +102,17 @@ def validation_metrics(log: Path) -> dict[str, float]:
     return {names.get(key := name.split("/", 1)[1], f"held-out {key} loss"): float(value) for name, value in found}
 
 
-def protocol_metrics(results: Path) -> dict[str, Any]:
-    """Forward progress of MPPI and of the base policy head in nominal simulation (10 m, 0.5 m/s)."""
+def protocol_metrics(results: Path, files: dict[str, str] = PROTOCOL_FILES) -> dict[str, Any]:
+    """Forward progress in nominal simulation (10 m, 0.5 m/s) per controller and terrain, pooled over the
+    trials of the result files matching ``files``' globs."""
     out: dict[str, Any] = {}
-    labels = {"mppi": "MPPI 16+2x1, randomised", "policy": "policy head, randomised"}
-    for key, label in labels.items():
+    for label, pattern in files.items():
         for terrain in ("flat", "slope"):
-            path = results / f"{key}_{terrain}.json"
-            if path.is_file():
-                res = json.loads(path.read_text())
-                out[f"{label}, {terrain}: progress of 10 m at 0.5 m/s"] = round(res["mean_progress"], 2)
+            progress = [p for path in sorted(results.glob(pattern.format(terrain=terrain)))
+                        for speed in json.loads(path.read_text())["speeds"] for p in speed["progress"]]
+            if progress:
+                key = f"{label}, {terrain}: progress of 10 m at 0.5 m/s ({len(progress)} trials)"
+                out[key] = round(sum(progress) / len(progress), 2)
     return out
 
 
@@ -121,12 +142,14 @@ def build_base(which: str = ZOO_CANDIDATE) -> None:
     from simdist.components.planners.mppi import REALTIME
 
     from simdist.hub import save_pretrained
+    from simdist.planning.ensemble import REALTIME_DECAY
     from simdist.training.module import world_model_from_checkpoint
 
     candidate = CANDIDATES[which]
     model, _ = world_model_from_checkpoint(str(ROOT / candidate["ckpt"]))
-    metrics = {**validation_metrics(ROOT / candidate["log"]), **protocol_metrics(ROOT / candidate["results"])}
-    planner = {"planner": "mppi", **REALTIME}
+    protocol = protocol_metrics(ROOT / candidate["results"], candidate.get("protocol_files", PROTOCOL_FILES))
+    metrics = {**validation_metrics(ROOT / candidate["log"]), **protocol}
+    planner = {"planner": "mppi", **REALTIME, "temporal_ensemble": REALTIME_DECAY}
     for name, task in (("go2-slope", "PTFE slippery slope"), ("go2-foam", "memory foam")):
         out = save_pretrained(model, ROOT / "hub" / "models" / name, metrics=metrics,
                               train_config=ROOT / candidate["recipe"], planner_config=planner,

@@ -190,7 +190,8 @@ class Go2Task(Task):
     """A Go2 reality profile (name or YAML); metric: the protocol's mean forward progress (m).
 
     Speeds default to the profile's ``eval_speeds``; data collection walks the course straight at
-    ``collect_speed`` (default: the middle protocol speed) after the protocol's 25 standing steps (so the
+    ``collect_speed``, a speed or a (low, high) range drawn per episode (default: the protocol's range, so the
+    real data covers every speed the planner is judged at), after the protocol's 25 standing steps (so the
     logged data holds the walk start it is judged on) until the course end, a fall or the time limit; a
     logged episode succeeds if the robot reached the course end (as a protocol trial does) or did not fall.
     ``max_steps`` caps protocol trials (smoke tests).
@@ -198,7 +199,7 @@ class Go2Task(Task):
 
     profile: str = "ptfe-slope-3deg"
     speeds: tuple[float, ...] | None = None
-    collect_speed: float | None = None
+    collect_speed: float | tuple[float, float] | None = None
     max_steps: int | None = None
     episode_length_s: float = 20.0
     name = "go2"
@@ -213,13 +214,19 @@ class Go2Task(Task):
         self.name = f"go2:{profile.name}"
         self.speeds = tuple(float(v) for v in (self.speeds or profile.eval_speeds))
         if self.collect_speed is None:
-            self.collect_speed = self.speeds[len(self.speeds) // 2]
+            low, high = min(self.speeds), max(self.speeds)
+            self.collect_speed = low if low == high else (low, high)
+        elif not isinstance(self.collect_speed, (int, float)):
+            low, high = (float(v) for v in self.collect_speed)
+            if not 0.0 <= low <= high:
+                raise ValueError(f"collect_speed range must be 0 <= low <= high, got {self.collect_speed!r}")
+            self.collect_speed = (low, high)
 
     def make_env(self, num_envs: int, seed: int) -> Any:
         from simdist.envs.go2.env import Go2Env
         from simdist.envs.go2.protocol import RESET_STEPS
 
-        speed = float(self.collect_speed or 0.3)
+        speed = self.collect_speed if isinstance(self.collect_speed, tuple) else float(self.collect_speed or 0.3)
         # every logged episode starts and ends as the protocol's trials do: 25 steps standing, then the walk
         # until the course end (success), a fall or the time limit
         return Go2Env(num_envs, profile=self.profile, command_mode="straight", straight_speed=speed, randomize=False,

@@ -123,12 +123,16 @@ def test_task_factory_and_go2_construction() -> None:
     task = make_task("ptfe-slope-3deg", max_steps=30)
     assert isinstance(task, Go2Task) and task.metric == "forward_progress" and task.dt == 0.02
     assert task.describe()["profile"] == "ptfe-slope-3deg" and task.name.startswith("go2:")
-    assert task.collect_speed in task.speeds
-    env = task.make_env(1, seed=0)
+    assert task.collect_speed == (min(task.speeds), max(task.speeds))  # logged data covers every protocol speed
+    env = task.make_env(2, seed=0)
     try:
-        assert env.num_envs == 1 and "command" in env.observation_spec
+        assert env.num_envs == 2 and "command" in env.observation_spec
+        assert env.commands.speed_range == task.collect_speed
     finally:
         env.close()
+    assert make_task("foam", collect_speed=0.7).collect_speed == 0.7
+    with pytest.raises(ValueError, match="collect_speed"):
+        make_task("foam", collect_speed=(1.0, 0.5))
     task = Go2Task(profile="foam", speeds=(0.3,), max_steps=30, episode_length_s=0.3)
     zero = lambda obs: np.zeros((len(obs["proprio"]), 12), np.float32)  # noqa: E731
     result = task.evaluate(zero, episodes=1, num_envs=1, seed=0)

@@ -2,7 +2,8 @@
 
 Loads a pretrained Go2 world model (``--model``: a Hub id such as the zoo's ``simdist/go2-slope``, or a
 folder) and runs :class:`~simdist.adaptation.AdaptationLoop` on a reality profile (``--real``) with the
-schedule ``[0, --minutes]``: evaluate the zero-shot planner with the straight-walk protocol, collect
+schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI preset with temporal
+ensembling, :data:`simdist.planning.ensemble.REALTIME_DECAY`) with the straight-walk protocol, collect
 ``--minutes`` of on-policy proxy-real data with it, finetune only the dynamics, evaluate again. Prints a
 before/after table and writes ``results.json``, ``results.md``, ``curve.png`` and (``--video``)
 ``rollout_zero_shot.gif`` / ``rollout_adapted.gif`` into ``--out``. Rerunning the same command resumes
@@ -49,6 +50,7 @@ def demo_main(argv: list[str]) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from simdist.components.planners.mppi import REALTIME
+    from simdist.planning.ensemble import REALTIME_DECAY
 
     parser = tool_parser("demo", "Go2 demo: zero-shot vs adapted planning on a proxy-real course, with videos")
     parser.epilog = "`simdist demo --task toy [--quick]` runs the toy-task demo instead (see --task toy --help)."
@@ -59,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--trials", type=int, default=3, help="protocol trials per speed")
     parser.add_argument("--envs", type=int, default=16, help="parallel envs for data collection")
     add_mppi_arguments(parser, samples=REALTIME["num_samples"], iterations=REALTIME["iterations"],
-                       init_std=REALTIME["init_std"], warm_start=REALTIME["warm_start"])  # the real-time preset
+                       init_std=REALTIME["init_std"], warm_start=REALTIME["warm_start"],
+                       temporal_ensemble=REALTIME_DECAY)  # the real-time preset
     parser.add_argument("--epochs", type=int, default=3, help="finetuning epochs")
     parser.add_argument("--windows-per-epoch", type=int, default=6_000)
     parser.add_argument("--batch-size", type=int, default=32)
@@ -367,7 +370,9 @@ def results_markdown(r: dict[str, Any]) -> str:
     s = r["settings"]
     parts = [f"# SimDist Go2 demo: {r['model']} on {r['real']}", "",
              f"Straight-walk protocol at {', '.join(f'{v:g}' for v in r['speeds'])} m/s, {s['trials']} trials each; "
-             f"MPPI {s['samples']} samples x {s['iterations']} iterations; adapted on "
+             f"MPPI {s['samples']} samples x {s['iterations']} iterations"
+             + (f", temporal ensembling {s['temporal_ensemble']:g}" if s.get("temporal_ensemble") else "")
+             + "; adapted on "
              f"{r['rows']['adapted']['minutes']:.1f} min of proxy-real data (dynamics only).", "",
              results_table(r), "![adaptation curve](curve.png)", ""]
     for key, title in ROWS:

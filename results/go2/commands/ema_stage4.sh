@@ -24,8 +24,8 @@ measure() {  # NAME CKPT [EXPORT_FLAGS]
   [ -f $M/config.json ] || simdist export --ckpt $CK --out $M "$@" > /dev/null
   for T in flat slope; do for S in 0 1; do
     F=$R/$N/mppi_te0.8_${T}_seed$S.json
-    [ -s $F ] || simdist evaluate --controller model:$M --terrain $T --course-length 10 --speeds 0.5 --trials 10 \
-      --randomize --json $PLAN --seed $S > $F 2> runs/ema_${N}_${T}_$S.err
+    [ -s $F ] || { simdist evaluate --controller model:$M --terrain $T --course-length 10 --speeds 0.5 --trials 10 \
+      --randomize --json $PLAN --seed $S > $F.tmp 2> runs/ema_${N}_${T}_$S.err && mv $F.tmp $F; }
   done; done
   echo "$(date +%T) measured $N"
 }
