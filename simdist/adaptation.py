@@ -369,15 +369,13 @@ class AdaptationLoop:
 
     # -- helpers ----------------------------------------------------------------------------------
     def planner(self, model: WorldModel, seed: int) -> Any:
-        from simdist import create
         from simdist.components.planners.mppi import scaled_settings
+        from simdist.planning.ensemble import build_planner
 
         settings = scaled_settings(self.cfg.samples, self.cfg.iterations, init_std=self.cfg.init_std,
                                    warm_start=self.cfg.warm_start, **self.task.planner_options())
-        from simdist.planning.ensemble import with_temporal_ensemble
-
-        planner = create("planner", "mppi", world_model=model, **{**settings, "seed": seed})
-        return with_temporal_ensemble(planner, self.cfg.temporal_ensemble)
+        return build_planner(model, {"planner": "mppi", **settings, "seed": seed,
+                                     "temporal_ensemble": self.cfg.temporal_ensemble})
 
     def minutes(self, steps: int) -> float:
         return steps * self.task.dt / 60.0

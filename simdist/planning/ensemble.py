@@ -73,18 +73,14 @@ class TemporalEnsemble:
         return f"TemporalEnsemble({self.planner!r}, decay={self.decay})"
 
 
-def with_temporal_ensemble(planner: Any, decay: float | None) -> Any:
-    """``planner`` wrapped in a :class:`TemporalEnsemble` when ``decay`` is given (and > 0)."""
-    return TemporalEnsemble(planner, decay) if decay else planner
-
-
 def build_planner(world_model: Any, settings: Mapping[str, Any]) -> Any:
     """A planner from a settings mapping such as a zoo model's ``planner.json``: ``planner`` names the
-    registered planner (default ``mppi``), ``temporal_ensemble`` (optional) wraps it in a
+    registered planner (default ``mppi``), ``temporal_ensemble`` (optional; None or 0: off) wraps it in a
     :class:`TemporalEnsemble`, everything else goes to the planner's constructor."""
     from simdist.registry import create
 
     kwargs = dict(settings)
     name = kwargs.pop("planner", "mppi")
     decay = kwargs.pop("temporal_ensemble", None)
-    return with_temporal_ensemble(create("planner", name, world_model=world_model, **kwargs), decay)
+    planner = create("planner", name, world_model=world_model, **kwargs)
+    return TemporalEnsemble(planner, decay) if decay else planner

@@ -192,7 +192,8 @@ def world_model_from_checkpoint(
         raise KeyError(f"{path} is not a simdist checkpoint (no {CKPT_CONFIG_KEY!r} entry)")
     key = "current_model_state" if current_weights else "state_dict"
     if key not in ckpt:
-        raise KeyError(f"{path} has no {key!r}: it was not written by a run with weight averaging")
+        why = ": it was not written by a run with weight averaging" if current_weights else ""
+        raise KeyError(f"{path} has no {key!r}{why}")
     model = WorldModel(ckpt[CKPT_CONFIG_KEY])
     prefix = "world_model."
     state = {k[len(prefix):]: v for k, v in ckpt[key].items() if k.startswith(prefix)}

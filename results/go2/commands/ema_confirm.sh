@@ -10,11 +10,10 @@ export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
 N=${1:-37000}
 M=outputs/go2/pretrain-s4-ema/model-$N R=results/go2/stage4-ema/$N
 PLAN="--samples 16 --iterations 1 --init-std 0.1 --warm-start policy"
+source results/go2/commands/walk_eval.sh
 ev() {  # FILE_STEM ARGS...
   local F=$R/$1.json; shift
-  [ -s $F ] && return
-  simdist evaluate --controller model:$M --course-length 10 --speeds 0.5 --trials 10 --randomize --json "$@" \
-    > $F.tmp 2> $F.err && mv $F.tmp $F && rm -f $F.err
+  walk_eval $F $M "$@"
 }
 jobs=()
 for T in slope flat; do

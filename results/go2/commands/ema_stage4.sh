@@ -11,6 +11,7 @@ RECIPE=recipes/go2-slope/pretrain-stage4-ema.yaml
 RUN=outputs/go2/pretrain-s4-ema
 R=results/go2/stage4-ema
 PLAN="--samples 16 --iterations 1 --init-std 0.1 --warm-start policy --temporal-ensemble 0.8"
+source results/go2/commands/walk_eval.sh
 if [ ! -f $RUN/checkpoints/step37000.ckpt ]; then
   if [ -f $RUN/checkpoints/last.ckpt ]; then RESUME=$RUN/checkpoints/last.ckpt; else RESUME=outputs/go2/pretrain-s4/step32000.ckpt; fi
   simdist fit --config $RECIPE --ckpt_path $RESUME >> runs/stage4-ema.log 2>&1
@@ -23,9 +24,7 @@ measure() {  # NAME CKPT [EXPORT_FLAGS]
   [ $# -gt 0 ] || [ -s $R/$N/validate.log ] || simdist validate --config $RECIPE --ckpt_path $CK --trainer.limit_val_batches 40 > $R/$N/validate.log 2>&1
   [ -f $M/config.json ] || simdist export --ckpt $CK --out $M "$@" > /dev/null
   for T in flat slope; do for S in 0 1; do
-    F=$R/$N/mppi_te0.8_${T}_seed$S.json
-    [ -s $F ] || { simdist evaluate --controller model:$M --terrain $T --course-length 10 --speeds 0.5 --trials 10 \
-      --randomize --json $PLAN --seed $S > $F.tmp 2> runs/ema_${N}_${T}_$S.err && mv $F.tmp $F; }
+    walk_eval $R/$N/mppi_te0.8_${T}_seed$S.json $M --terrain $T $PLAN --seed $S
   done; done
   echo "$(date +%T) measured $N"
 }

@@ -10,11 +10,10 @@ export OMP_WAIT_POLICY=PASSIVE
 M=${1:-outputs/go2/pretrain-s4/model-32k} R=${2:-results/go2/temporal-ensemble}
 PLAN="--samples 16 --iterations 1 --init-std 0.1 --warm-start policy"
 mkdir -p "$R"
-ev() {  # NAME ARGS...: one evaluation, skipped when its JSON exists (the script resumes)
+source results/go2/commands/walk_eval.sh
+ev() {  # NAME ARGS...: one evaluation into $R/NAME.json (skipped when done)
   local N=$1; shift
-  [ -s "$R/$N.json" ] && return
-  simdist evaluate --controller model:$M --course-length 10 --speeds 0.5 --trials 10 --randomize --json "$@" \
-    > "$R/$N.json.tmp" 2> "$R/$N.err" && mv "$R/$N.json.tmp" "$R/$N.json" && rm -f "$R/$N.err"
+  walk_eval "$R/$N.json" "$M" "$@"
   echo "$(date +%T) $N"
 }
 for T in slope flat; do
