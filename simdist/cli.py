@@ -57,6 +57,21 @@ def tool_parser(name: str, description: str) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(prog=f"simdist {name}", description=description)
 
 
+def add_collect_speed_argument(parser: argparse.ArgumentParser) -> None:
+    """``--collect-speed SPEED|LOW,HIGH`` (Go2): the straight-walk speed of logged proxy-real episodes, a float
+    or a (low, high) range drawn per episode; None: the protocol's speed range (``Go2Task``'s default)."""
+
+    def speed(text: str) -> float | tuple[float, float]:
+        values = [float(v) for v in text.split(",")]
+        if len(values) not in (1, 2):
+            raise argparse.ArgumentTypeError(f"expected SPEED or LOW,HIGH, got {text!r}")
+        return values[0] if len(values) == 1 else (values[0], values[1])
+
+    parser.add_argument("--collect-speed", type=speed, default=None, metavar="SPEED|LOW,HIGH",
+                        help="Go2: straight-walk speed of the logged episodes, or a range drawn per episode "
+                             "(default: the protocol's speed range)")
+
+
 def add_mppi_arguments(parser: argparse.ArgumentParser, *, samples: int | None, iterations: int | None,
                        init_std: float | None = None, warm_start: str | None = None,
                        temporal_ensemble: float | None = None) -> None:

@@ -131,6 +131,17 @@ def test_task_factory_and_go2_construction() -> None:
     finally:
         env.close()
     assert make_task("foam", collect_speed=0.7).collect_speed == 0.7
+    import argparse
+
+    from simdist.cli import add_collect_speed_argument
+
+    parser = argparse.ArgumentParser()
+    add_collect_speed_argument(parser)
+    assert parser.parse_args([]).collect_speed is None
+    assert parser.parse_args(["--collect-speed", "0.7"]).collect_speed == 0.7
+    assert parser.parse_args(["--collect-speed", "0.2,1.2"]).collect_speed == (0.2, 1.2)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--collect-speed", "0.2,0.7,1.2"])
     with pytest.raises(ValueError, match="collect_speed"):
         make_task("foam", collect_speed=(1.0, 0.5))
     task = Go2Task(profile="foam", speeds=(0.3,), max_steps=30, episode_length_s=0.3)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 
-from simdist.cli import add_mppi_arguments, tool_parser
+from simdist.cli import add_collect_speed_argument, add_mppi_arguments, tool_parser
 
 
 def main(argv: list[str]) -> int:
@@ -33,9 +33,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--warmup-steps", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-steps", type=int, default=None, help="Go2: cap on protocol trial steps")
-    parser.add_argument("--collect-speed", default=None, metavar="SPEED|LOW,HIGH",
-                        help="Go2: straight-walk speed of the logged episodes, or a range drawn per episode "
-                             "(default: the protocol's speed range)")
+    add_collect_speed_argument(parser)
     parser.add_argument("--data-from", default=None, metavar="RUN_DIR",
                         help="start from another adapt run's logged real data (ablations on the same data)")
     parser.add_argument("--progress", action="store_true", help="Lightning progress bars")
@@ -55,9 +53,7 @@ def main(argv: list[str]) -> int:
     if args.real in ("toy", "toy-real"):
         task = make_task(args.real)
     else:
-        speeds = [float(v) for v in args.collect_speed.split(",")] if args.collect_speed else None
-        collect = None if speeds is None else speeds[0] if len(speeds) == 1 else tuple(speeds)
-        task = make_task(args.real, max_steps=args.max_steps, collect_speed=collect)
+        task = make_task(args.real, max_steps=args.max_steps, collect_speed=args.collect_speed)
     curve = AdaptationLoop(args.model, task, args.out, config, progress=args.progress, data_from=args.data_from).run()
     print(f"{curve['metric']} by minutes: " + ", ".join(f"{m:.1f}: {v:.3f}" for m, v in
                                                         zip(curve["minutes"], curve["value"])))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simdist.cli import add_mppi_arguments, tool_parser
+from simdist.cli import add_collect_speed_argument, add_mppi_arguments, tool_parser
 
 PREFIX = "[go2-demo]"
 #: video length: the protocol's reset phase plus this much walking (or less: the trial ends on success or a fall)
@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_mppi_arguments(parser, samples=REALTIME["num_samples"], iterations=REALTIME["iterations"],
                        init_std=REALTIME["init_std"], warm_start=REALTIME["warm_start"],
                        temporal_ensemble=REALTIME_DECAY)  # the real-time preset
+    add_collect_speed_argument(parser)
     parser.add_argument("--epochs", type=int, default=3, help="finetuning epochs")
     parser.add_argument("--windows-per-epoch", type=int, default=6_000)
     parser.add_argument("--batch-size", type=int, default=32)
@@ -263,7 +264,7 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
     out = Path(args.out)
     episode_s = 20.0 if args.max_steps is None else min(20.0, args.max_steps * 0.02)
     task = _demo_task_cls()(profile=args.real, max_steps=args.max_steps, episode_length_s=episode_s,
-                            phases=progress)
+                            collect_speed=args.collect_speed, phases=progress)
     cfg = AdaptConfig(schedule=[0.0, float(args.minutes)], freeze="dynamics_only", episodes_per_eval=args.trials,
                       num_envs=args.envs, samples=args.samples, iterations=args.iterations, init_std=args.init_std,
                       warm_start=args.warm_start, temporal_ensemble=args.temporal_ensemble, epochs=args.epochs,
