@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from simdist.envs.go2.protocol import pooled_trials
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "go2"
 RECIPE = "recipes/go2-slope/pretrain.yaml"
@@ -108,8 +110,7 @@ def protocol_metrics(results: Path, files: dict[str, str] = PROTOCOL_FILES) -> d
     out: dict[str, Any] = {}
     for label, pattern in files.items():
         for terrain in ("flat", "slope"):
-            progress = [p for path in sorted(results.glob(pattern.format(terrain=terrain)))
-                        for speed in json.loads(path.read_text())["speeds"] for p in speed["progress"]]
+            progress = pooled_trials(sorted(results.glob(pattern.format(terrain=terrain))))["progress"]
             if progress:
                 key = f"{label}, {terrain}: progress of 10 m at 0.5 m/s ({len(progress)} trials)"
                 out[key] = round(sum(progress) / len(progress), 2)

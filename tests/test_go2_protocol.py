@@ -13,7 +13,13 @@ import torch
 pytest.importorskip("mujoco.batch")
 
 from simdist.data.shards import iter_episodes, load_spec, load_stats, read_dataset_info  # noqa: E402
-from simdist.envs.go2.protocol import PLAIN_TERRAINS, make_course, run_protocol  # noqa: E402
+from simdist.envs.go2.protocol import (  # noqa: E402
+    PLAIN_TERRAINS,
+    ProtocolResult,
+    make_course,
+    pooled_trials,
+    run_protocol,
+)
 from simdist.experts import ExpertSet, export_expert_set, load_expert_set  # noqa: E402
 from simdist.tools import evaluate as evaluate_tool  # noqa: E402
 from simdist.tools import generate as generate_tool  # noqa: E402
@@ -161,6 +167,23 @@ def test_evaluate_cli_model(tmp_path: Path, capsys: pytest.CaptureFixture[str], 
     assert all(0.0 <= p <= 3.0 for p in out["speeds"][0]["progress"])
     with pytest.raises(ValueError, match="expert:PATH"):
         evaluate_tool.build_controller("foo")
+
+
+def test_saved_results_load_and_pool(tmp_path: Path) -> None:
+    course = make_course(terrain="flat", course_length=0.5)
+    res = run_protocol(lambda obs: np.zeros((len(obs["proprio"]), 12), np.float32), course, speeds=(0.2, 0.4),
+                       trials=2, max_steps=30)
+    paths = [tmp_path / "a.json", tmp_path / "b.json"]
+    for path in paths:
+        path.write_text(json.dumps(res.to_dict()))
+    loaded = ProtocolResult.load(paths[0])
+    assert loaded.to_dict() == res.to_dict()
+    pooled = pooled_trials(paths)
+    assert pooled["progress"] == [p for s in res.speeds for p in s.progress] * 2
+    assert len(pooled["terminated"]) == 8
+    paths[1].write_text(json.dumps({"course": "flat", "course_length": 0.5, "speeds": [{"speed": 0.2}]}))
+    with pytest.raises(ValueError, match="b.json: not a protocol result"):
+        pooled_trials(paths)
 
 
 def _tiny_go2_world_model() -> Any:

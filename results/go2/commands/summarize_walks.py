@@ -7,34 +7,30 @@ Usage: python results/go2/commands/summarize_walks.py RESULTS_DIR [--out table.m
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from collections import defaultdict
 from pathlib import Path
 
+from simdist.envs.go2.protocol import pooled_trials
 
-def pooled(folder: Path) -> dict[str, dict[str, list]]:
-    """{name: {"progress": [...], "fell": [...], "seeds": [...]}} over every NAME_seedS.json in ``folder``."""
-    runs: dict[str, dict[str, list]] = defaultdict(lambda: {"progress": [], "fell": [], "seeds": []})
+
+def runs_by_name(folder: Path) -> dict[str, dict[int, Path]]:
+    """{name: {seed: path}} over every NAME_seedS.json in ``folder``."""
+    runs: dict[str, dict[int, Path]] = defaultdict(dict)
     for path in sorted(folder.glob("*.json")):
         match = re.fullmatch(r"(.+)_seed(\d+)", path.stem)
-        if not match:
-            continue
-        result = json.loads(path.read_text())
-        run = runs[match.group(1)]
-        run["seeds"].append(int(match.group(2)))
-        for speed in result["speeds"]:
-            run["progress"] += speed["progress"]
-            run["fell"] += speed["terminated"]
+        if match:
+            runs[match.group(1)][int(match.group(2))] = path
     return dict(runs)
 
 
-def table(runs: dict[str, dict[str, list]]) -> str:
+def table(runs: dict[str, dict[int, Path]]) -> str:
     lines = ["| run | seeds | trials | mean progress (m) | falls |", "|---|---|---|---|---|"]
-    for name, run in sorted(runs.items()):
-        n = len(run["progress"])
-        lines.append(f"| {name} | {','.join(map(str, sorted(run['seeds'])))} | {n} | "
-                     f"{sum(run['progress']) / n:.2f} | {sum(run['fell'])} |")
+    for name, seeds in sorted(runs.items()):
+        trials = pooled_trials(seeds.values())
+        n = len(trials["progress"])
+        lines.append(f"| {name} | {','.join(map(str, sorted(seeds)))} | {n} | "
+                     f"{sum(trials['progress']) / n:.2f} | {sum(trials['terminated'])} |")
     return "\n".join(lines)
 
 
@@ -43,7 +39,7 @@ def main() -> None:
     parser.add_argument("folder")
     parser.add_argument("--out", default=None, help="also write the table here (Markdown)")
     args = parser.parse_args()
-    text = table(pooled(Path(args.folder)))
+    text = table(runs_by_name(Path(args.folder)))
     print(text)
     if args.out:
         Path(args.out).write_text(text + "\n")

@@ -27,8 +27,10 @@ profile, its friction still applies).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -140,6 +142,16 @@ class ProtocolResult:
     def termination_rate(self) -> float:
         return float(np.mean([x for s in self.speeds for x in s.terminated]))
 
+    @classmethod
+    def load(cls, path: str | Path) -> ProtocolResult:
+        """Read a result that ``simdist evaluate --json`` (``to_dict``) wrote."""
+        data = json.loads(Path(path).read_text())
+        try:
+            speeds = [SpeedResult(**{k: s[k] for k in SPEED_FIELDS}) for s in data["speeds"]]
+            return cls(data["course"], data["course_length"], speeds, data.get("settings", {}))
+        except (KeyError, TypeError) as err:
+            raise ValueError(f"{path}: not a protocol result (missing key {err})") from err
+
     def to_dict(self) -> dict[str, Any]:
         return {"course": self.course, "course_length": self.course_length,
                 "mean_progress": self.mean_progress, "success_rate": self.success_rate,
@@ -157,6 +169,19 @@ class ProtocolResult:
         lines.append(f"{'all':>6} {self.mean_progress:8.3f} {'':7} {self.success_rate:>9.0%} "
                      f"{self.termination_rate:>8.0%}")
         return "\n".join(lines)
+
+
+SPEED_FIELDS = tuple(f.name for f in fields(SpeedResult))
+
+
+def pooled_trials(paths: Iterable[str | Path]) -> dict[str, list]:
+    """Every trial of several saved protocol results, pooled: ``{"progress": [...], "terminated": [...]}``."""
+    pooled: dict[str, list] = {"progress": [], "terminated": []}
+    for path in paths:
+        for speed in ProtocolResult.load(path).speeds:
+            pooled["progress"] += speed.progress
+            pooled["terminated"] += speed.terminated
+    return pooled
 
 
 def _with_command(obs: dict[str, np.ndarray], cmd: np.ndarray) -> dict[str, np.ndarray]:
