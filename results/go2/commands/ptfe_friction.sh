@@ -3,7 +3,7 @@
 # profile's 0.12: the shipped expert and the zoo model zero-shot (the demo's planner: real-time MPPI + temporal
 # ensembling 0.8; 5 trials per protocol speed) at 0.14-0.20, then the 0/8/16-minute adaptation schedule of
 # pipeline8.sh at 0.14 and 0.18 (0.18: the expert reaches 63 % of the course, the paper's expert 65 %) and the
-# value AUC of the logged episodes. Resumable (each result is skipped when present). Results in
+# value AUC of the logged episodes, and the paper's planner on the same models. Resumable (each result is skipped when present). Results in
 # results/go2/ptfe-friction/.
 set -euo pipefail
 [ -n "${VIRTUAL_ENV:-}" ] || source .venv/bin/activate  # the README's install, unless a venv is active
@@ -29,5 +29,11 @@ for MU in 0.14 0.18; do
 done
 for M in hub/models/go2-slope outputs/adapt/calib-mu0.18/stages/stage-2; do
   python results/go2/commands/value_auc_scores.py outputs/adapt/calib-mu0.18 $M --out $R/adapt-mu0.18/value_auc_$(basename $M).json
+done
+# The paper's planner (450 + 22 samples x 8 iterations, std 2.0, shift warm start; no real-time limit in
+# simulation, ~3 s a tick for 3 envs here) at 0.18 and 0.3 m/s, zero-shot and after 16 minutes (~10 min each).
+for M in hub/models/go2-slope outputs/adapt/calib-mu0.18/stages/stage-2; do
+  evaluate $R/paper_planner_mu0.18_$(basename $M).json --controller model:$M --profile $R/profiles/ptfe-mu0.18.yaml \
+    --speeds 0.3 --trials 3
 done
 python results/go2/commands/ptfe_friction_table.py $R

@@ -44,11 +44,18 @@ def curve_table(folder: Path) -> list[str]:
     return lines
 
 
+def paper_planner_table(folder: Path) -> list[str]:
+    lines = ["| model | paper's planner (450 + 22 x 8, std 2.0), friction 0.18, 0.3 m/s |", "|---|---|"]
+    for path in sorted(folder.glob("paper_planner_*.json")):
+        lines.append(f"| {path.stem.split('_')[-1]} | {walk(path)} |")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder")
     folder = Path(parser.parse_args().folder)
-    text = "\n".join([*friction_table(folder), "", *curve_table(folder)])
+    text = "\n".join([*friction_table(folder), "", *curve_table(folder), "", *paper_planner_table(folder)])
     print(text)
     (folder / "table.md").write_text(text + "\n")
 
