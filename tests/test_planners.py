@@ -411,3 +411,32 @@ def test_build_planner_from_a_planner_json_mapping(wm):
     assert build_planner(wm, {"planner": "policy"}).act(history_for(wm, 2)).shape == (2, wm.config.action_dim)
     with pytest.raises(TypeError, match="num_sample"):
         build_planner(wm, {"num_sample": 16})
+
+
+def test_shadow_planners_measure_how_far_a_change_moves_the_executed_action(wm):
+    from simdist.planning import ShadowPlanners
+
+    def mppi(model: WorldModel, seed: int = 0) -> MPPIPlanner:
+        return simdist.create("planner", "mppi", world_model=model, seed=seed, **SMALL)
+
+    other = tiny_model(seed=5)  # same spec, other weights: a stand-in for adapted dynamics
+    driver = mppi(wm)
+    shadow = ShadowPlanners(driver, {"twin": mppi(wm), "other_model": mppi(other), "reseeded": mppi(wm, seed=9)})
+    shadow.reset()
+    hists = [history_for(wm, 3, seed=s) for s in (1, 2, 3)]
+    lone = mppi(wm)
+    for hist in hists:  # the driver acts as it would alone; the shadows never change that
+        torch.testing.assert_close(shadow.act(hist), lone.act(hist))
+    gaps = shadow.gaps()
+    assert gaps["twin"] == 0.0  # same model, same seed: the same action
+    assert gaps["other_model"] > 0.0 and gaps["reseeded"] > 0.0 and gaps["executed_rms"] > 0.0
+    first_tick = shadow.gaps(active_ticks=[1, 1, 1])
+    assert first_tick["other_model"] != gaps["other_model"]
+    shadow.reset()  # a new run
+    with pytest.raises(ValueError, match="no tick"):
+        shadow.gaps()
+    assert len(shadow.runs) == 2 and shadow.gaps(0) == gaps
+    with pytest.raises(ValueError, match="active_ticks has shape"):
+        shadow.gaps(0, active_ticks=[1, 1])
+    with pytest.raises(ValueError, match="input spec"):
+        ShadowPlanners(driver, {"x": mppi(tiny_model(history=3))})

@@ -17,6 +17,7 @@ _LAZY = {
     "PolicyPlanner": "simdist.components.planners.policy",
     "TemporalEnsemble": "simdist.planning.ensemble",
     "build_planner": "simdist.planning.ensemble",
+    "ShadowPlanners": "simdist.planning.shadow",
 }
 
 __all__ = ["ObservationHistory", "PlannerPolicy", *_LAZY]
