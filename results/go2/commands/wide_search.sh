@@ -3,7 +3,9 @@
 # the 16-minute dynamics of pipeline8.sh (its data came from the real-time planner); temporal ensembling 0.8,
 # the policy head's chunk as the initial mean. First probes at 0.3 m/s (3 trials; 128 x 3 at std 0.5, 256 x 4
 # at std 1.0), then 256 x 4 at std 1.0 at every protocol speed (3 trials each). No real-time limit in
-# simulation. Resumable. Results in results/go2/wide-search/.
+# simulation. Last, the real-time budget (16 x 1) with the shift warm start (the previous plan carried over
+# ticks, so the search can drift from the policy head without more compute per tick) at std 0.1 and 0.3.
+# Resumable. Results in results/go2/wide-search/.
 set -euo pipefail
 [ -n "${VIRTUAL_ENV:-}" ] || source .venv/bin/activate  # the README's install, unless a venv is active
 export OMP_WAIT_POLICY=PASSIVE
@@ -12,7 +14,8 @@ mkdir -p $R
 evaluate() {  # evaluate FILE MODEL SAMPLES ITERATIONS STD ARGS...: atomic, skipped when present
   local F=$1 M=$2 N=$3 I=$4 S=$5; shift 5
   [ -s "$F" ] || { simdist evaluate --controller model:$M --profile ptfe-slope-5.7deg --trials 3 --samples $N \
-    --iterations $I --init-std $S --warm-start policy --temporal-ensemble 0.8 --json "$@" > "$F.tmp" && mv "$F.tmp" "$F"; }
+    --iterations $I --init-std $S --warm-start policy --temporal-ensemble 0.8 --json "$@" > "$F.tmp" \
+    && mv "$F.tmp" "$F"; }
 }
 for M in hub/models/go2-slope outputs/adapt/ptfe57-ema-speeds/stages/stage-2; do
   for CFG in "128 3 0.5" "256 4 1.0"; do
@@ -22,4 +25,9 @@ for M in hub/models/go2-slope outputs/adapt/ptfe57-ema-speeds/stages/stage-2; do
 done
 for M in hub/models/go2-slope outputs/adapt/ptfe57-ema-speeds/stages/stage-2; do
   evaluate $R/ptfe57_256x4_std1_$(basename $M).json $M 256 4 1.0
+done
+for S in 0.1 0.3; do
+  for M in hub/models/go2-slope outputs/adapt/ptfe57-ema-speeds/stages/stage-2; do
+    evaluate $R/shift16x1_std${S}_$(basename $M).json $M 16 1 $S --warm-start shift
+  done
 done
