@@ -180,11 +180,27 @@ class _ConstantStudent:
         self.resets.append(np.array(ids))
 
 
-def test_student_takeover_windows(tmp_path: Path) -> None:
+class _RowStudent(_ConstantStudent):
+    """The same, planning only for the envs the engine asks for (as ``PlannerPolicy`` with a policy head)."""
+
+    plans_rows = True
+
+    def __init__(self, value: float) -> None:
+        super().__init__(value)
+        self.rows_planned = 0
+
+    def __call__(self, obs: dict[str, np.ndarray], rows: np.ndarray | None = None) -> np.ndarray:
+        actions = super().__call__(obs)
+        self.rows_planned += int(np.sum(rows))
+        return actions[rows]
+
+
+@pytest.mark.parametrize("student_type", [_ConstantStudent, _RowStudent])
+def test_student_takeover_windows(tmp_path: Path, student_type: type) -> None:
     from simdist.data.engine import TakeoverConfig
 
     env = ToyReachEnv(16, seed=0, episode_length=30)
-    expert, student = expert_policy(), _ConstantStudent(0.37)
+    expert, student = expert_policy(), student_type(0.37)
     takeover = TakeoverConfig(student_window=(3, 8), expert_window=(4, 12))
     s = generate(env, expert, suboptimal_policies(), out_dir=str(tmp_path), steps_per_env=300, expert_prob=0.6,
                  perturbation=SMALL, seed=4, progress=False, student=student, takeover=takeover)
@@ -209,3 +225,5 @@ def test_student_takeover_windows(tmp_path: Path) -> None:
     expected = 0.6 * takeover.expected_student_fraction()
     assert abs(s["student_fraction"] - expected) < 0.08
     assert read_dataset_info(tmp_path)["metadata"]["generator"]["student"]["name"] == "constant-student"
+    if student_type is _RowStudent:  # asked only for the envs it drove
+        assert student.rows_planned == round(s["student_fraction"] * 16 * 300)

@@ -376,6 +376,32 @@ def test_planner_policy_keeps_the_history_a_rollout_would(wm):
         PlannerPolicy(planner, num_envs=3)({"state": obs["state"]})
 
 
+def test_planner_policy_plans_for_rows_only_with_a_stateless_planner(wm):
+    from simdist.planning import PlannerPolicy
+
+    rng = np.random.default_rng(0)
+    whole = PlannerPolicy(simdist.create("planner", "policy", world_model=wm), num_envs=4)
+    some = PlannerPolicy(simdist.create("planner", "policy", world_model=wm), num_envs=4)
+    assert some.plans_rows
+    for t in range(5):
+        obs = {"state": rng.normal(size=(4, 6)).astype(np.float32),
+               "command": rng.normal(size=(4, 1)).astype(np.float32)}
+        mask = np.array([True, False, t % 2 == 0, True])
+        full = whole(obs)
+        np.testing.assert_allclose(some(obs, rows=mask), full[mask], rtol=1e-5, atol=1e-6)
+        whole.record(full)
+        some.record(full)  # the same applied actions: the same histories
+    assert some(obs, rows=np.zeros(4, bool)).shape == (0, wm.config.action_dim)  # the history still steps
+    full = whole(obs)
+    whole.record(full)
+    some.record(full)
+    np.testing.assert_allclose(some(obs, rows=[3, 0]), whole(obs)[[3, 0]], rtol=1e-5, atol=1e-6)
+    mppi = PlannerPolicy(simdist.create("planner", "mppi", world_model=wm, **SMALL), num_envs=4)
+    assert not mppi.plans_rows
+    with pytest.raises(ValueError, match="per-env state"):
+        mppi(obs, rows=mask)
+
+
 def test_temporal_ensemble_blends_what_recent_plans_say_for_now(wm):
     from simdist.planning.ensemble import TemporalEnsemble
 

@@ -57,6 +57,10 @@ class Planner(abc.ABC):
     (scalars or (A,)) override the model config's bounds; with neither, actions are not clipped.
     """
 
+    #: Whether the planner keeps state per env between ticks (a warm start, past plans). Planners without
+    #: it may plan for any subset of envs (``PlannerPolicy(..)(obs, rows=...)``).
+    per_env_state: bool = False
+
     def __init__(self, world_model: nn.Module, action_low: Bound = None, action_high: Bound = None) -> None:
         self.world_model = world_model
         cfg = world_model.config

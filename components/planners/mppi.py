@@ -108,6 +108,8 @@ class MPPIPlanner(Planner):
     by ``reset(seed=...)``, so a tick is deterministic given the seed and the call sequence.
     """
 
+    per_env_state = True  # the warm start
+
     def __init__(
         self, world_model: nn.Module, num_samples: int = 450, mixture_coef: float = 0.05,
         num_policy_samples: int | None = None, iterations: int = 8, num_elites: int = 64,

@@ -286,9 +286,11 @@ def generate(
                     clean[rows] = np.asarray(policies[k](obs), np.float32).reshape(B, A)[rows]
                 took = np.zeros(B, bool)
                 if takeover_windows is not None:
-                    student_actions = np.asarray(student(obs), np.float32).reshape(B, A)
                     took = takeover_windows.on & (assign == 0)
-                    clean[took] = student_actions[took]
+                    if getattr(student, "plans_rows", False):  # plan only for the envs it drives now
+                        clean[took] = np.asarray(student(obs, rows=took), np.float32).reshape(-1, A)
+                    else:
+                        clean[took] = np.asarray(student(obs), np.float32).reshape(B, A)[took]
                     takeover_windows.advance()
                 applied, noised = perturber(clean)
                 applied[took] = clean[took]  # the student's own actions: neither noised nor expert

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import torch
 
 from simdist.planning.history import ObservationHistory
 
@@ -44,15 +45,34 @@ class PlannerPolicy:
             raise KeyError(f"the model is command-conditioned but obs lacks {self.command_key!r}")
         return np.asarray(obs[self.command_key], np.float32)[rows]
 
-    def __call__(self, obs: Mapping[str, np.ndarray]) -> np.ndarray:
+    @property
+    def plans_rows(self) -> bool:
+        """Whether ``policy(obs, rows=...)`` may plan for a subset of the envs (the planner keeps no per-env
+        state, e.g. the policy head), so a caller that needs few envs' actions does not pay for all."""
+        return not getattr(self.planner, "per_env_state", True)
+
+    def __call__(self, obs: Mapping[str, np.ndarray], rows: Any = None) -> np.ndarray:
+        """Actions (B, A) for all envs, or (len(rows), A) for the envs ``rows`` (indices or a (B,) mask; needs
+        :attr:`plans_rows`). Every env's history takes in ``obs`` either way."""
+        if rows is not None and not self.plans_rows:
+            raise ValueError(f"{type(self.planner).__name__} keeps per-env state; it plans for all envs, not rows")
         fresh = np.flatnonzero(self._fresh)
         if len(fresh) < self.history.num_envs:
             if self._applied is None:
                 raise RuntimeError("record(applied) was not called after the previous step")
             self.history.push(obs, self._applied, command=self._command(obs))
         if len(fresh):
-            rows = {k: np.asarray(v)[fresh] for k, v in obs.items() if k in self.history.obs_spec}
-            self.history.reset(rows, ids=fresh, command=self._command(obs, fresh))
+            first = {k: np.asarray(v)[fresh] for k, v in obs.items() if k in self.history.obs_spec}
+            self.history.reset(first, ids=fresh, command=self._command(obs, fresh))
             self._fresh[:] = False
         self._applied = None
-        return self.planner.act(self.history).detach().cpu().numpy().astype(np.float32)
+        if rows is None:
+            return self.planner.act(self.history).detach().cpu().numpy().astype(np.float32)
+        ids = np.flatnonzero(rows) if np.asarray(rows).dtype == bool else np.asarray(rows, np.int64).ravel()
+        if not len(ids):
+            return np.zeros((0, self.history.action_dim), np.float32)
+        index = torch.as_tensor(ids, device=self.history.device)
+        obs_hist, act_hist, command = self.history.as_inputs()
+        subset = {"obs_hist": {k: v[index] for k, v in obs_hist.items()}, "act_hist": act_hist[index],
+                  "command": command[index]}
+        return self.planner.act(subset).detach().cpu().numpy().astype(np.float32)

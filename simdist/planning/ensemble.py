@@ -24,6 +24,8 @@ REALTIME_DECAY = 0.8
 class TemporalEnsemble:
     """Wraps ``planner``; ``act``/``plan`` return the ensembled action, ``plan().plan`` the newest plan."""
 
+    per_env_state = True  # the recent plans
+
     def __init__(self, planner: Any, decay: float) -> None:
         if not 0.0 <= decay < 1.0:
             raise ValueError(f"temporal-ensemble decay must be in [0, 1), got {decay}")
