@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import torch
 
 from simdist.planning.history import ObservationHistory
 
@@ -68,11 +67,7 @@ class PlannerPolicy:
         self._applied = None
         if rows is None:
             return self.planner.act(self.history).detach().cpu().numpy().astype(np.float32)
-        ids = np.flatnonzero(rows) if np.asarray(rows).dtype == bool else np.asarray(rows, np.int64).ravel()
-        if not len(ids):
+        subset = self.history.as_dict(ids=rows)
+        if not len(subset["act_hist"]):
             return np.zeros((0, self.history.action_dim), np.float32)
-        index = torch.as_tensor(ids, device=self.history.device)
-        obs_hist, act_hist, command = self.history.as_inputs()
-        subset = {"obs_hist": {k: v[index] for k, v in obs_hist.items()}, "act_hist": act_hist[index],
-                  "command": command[index]}
         return self.planner.act(subset).detach().cpu().numpy().astype(np.float32)

@@ -109,15 +109,19 @@ class ObservationHistory:
         self.command[idx] = self._tensor(command, "command", (self.command_dim,), idx.numel())
 
     # ------------------------------------------------------------------ output
-    def as_inputs(self) -> tuple[dict[str, Tensor], Tensor, Tensor]:
-        """``(obs_hist {g: (B, H+1, *shape)}, act_hist (B, H, A), command (B, C))``, float copies."""
+    def as_inputs(self, ids: ArrayLike | None = None) -> tuple[dict[str, Tensor], Tensor, Tensor]:
+        """``(obs_hist {g: (B, H+1, *shape)}, act_hist (B, H, A), command (B, C))``, float copies; of envs
+        ``ids`` only (indices or a (B,) mask; rows in that order) if given."""
         if not bool(self.initialized.all()):
             raise RuntimeError(f"envs {(~self.initialized).nonzero().flatten().tolist()} were never reset")
-        return {k: v.clone() for k, v in self.obs.items()}, self.actions.clone(), self.command.clone()
+        if ids is None:
+            return {k: v.clone() for k, v in self.obs.items()}, self.actions.clone(), self.command.clone()
+        idx = self._ids(ids)  # indexing with a tensor copies
+        return {k: v[idx] for k, v in self.obs.items()}, self.actions[idx], self.command[idx]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, ids: ArrayLike | None = None) -> dict[str, Any]:
         """The same as :meth:`as_inputs`, keyed ``obs_hist``, ``act_hist``, ``command``."""
-        obs_hist, act_hist, command = self.as_inputs()
+        obs_hist, act_hist, command = self.as_inputs(ids)
         return {"obs_hist": obs_hist, "act_hist": act_hist, "command": command}
 
     def __repr__(self) -> str:

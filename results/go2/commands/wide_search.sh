@@ -11,11 +11,11 @@ set -euo pipefail
 export OMP_WAIT_POLICY=PASSIVE
 R=results/go2/wide-search
 mkdir -p $R
-evaluate() {  # evaluate FILE MODEL SAMPLES ITERATIONS STD ARGS...: atomic, skipped when present
+source results/go2/commands/walk_eval.sh  # eval_once
+evaluate() {  # evaluate FILE MODEL SAMPLES ITERATIONS STD ARGS...: eval_once on the PTFE slope, 3 trials a speed
   local F=$1 M=$2 N=$3 I=$4 S=$5; shift 5
-  [ -s "$F" ] || { simdist evaluate --controller model:$M --profile ptfe-slope-5.7deg --trials 3 --samples $N \
-    --iterations $I --init-std $S --warm-start policy --temporal-ensemble 0.8 --json "$@" > "$F.tmp" \
-    && mv "$F.tmp" "$F"; }
+  eval_once "$F" --controller model:$M --profile ptfe-slope-5.7deg --trials 3 --samples $N --iterations $I \
+    --init-std $S --warm-start policy --temporal-ensemble 0.8 "$@"
 }
 for M in hub/models/go2-slope outputs/adapt/ptfe57-ema-speeds/stages/stage-2; do
   for CFG in "128 3 0.5" "256 4 1.0"; do

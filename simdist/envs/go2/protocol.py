@@ -121,6 +121,9 @@ class SpeedResult:
                 "termination_rate": self.termination_rate, "mean_speed": self.mean_speed}
 
 
+SPEED_FIELDS = tuple(f.name for f in fields(SpeedResult))
+
+
 @dataclass
 class ProtocolResult:
     """All speeds; ``mean_progress`` over every trial is the website's quadruped metric."""
@@ -169,9 +172,6 @@ class ProtocolResult:
         lines.append(f"{'all':>6} {self.mean_progress:8.3f} {'':7} {self.success_rate:>9.0%} "
                      f"{self.termination_rate:>8.0%}")
         return "\n".join(lines)
-
-
-SPEED_FIELDS = tuple(f.name for f in fields(SpeedResult))
 
 
 def pooled_trials(paths: Iterable[str | Path]) -> dict[str, list]:
