@@ -25,8 +25,8 @@ import time
 import mujoco
 import numpy as np
 
-from simdist.envs.go2 import Go2Env
-from simdist.envs.go2.robot import ACTION_SCALE, DEFAULT_JOINT_POS, N_SUBSTEPS
+from simdist.components.tasks.go2 import Go2Env
+from simdist.components.tasks.go2.robot import ACTION_SCALE, DEFAULT_JOINT_POS, N_SUBSTEPS
 
 
 def closed_loop(env: Go2Env, steps: int, rng: np.random.Generator) -> tuple[float, float]:

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from simdist.envs.go2.protocol import pooled_trials
+from simdist.components.tasks.go2.protocol import pooled_trials
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "go2"
@@ -141,7 +141,6 @@ def description(name: str, task: str, candidate: dict[str, Any]) -> str:
 
 def build_base(which: str = ZOO_CANDIDATE) -> None:
     from simdist.components.planners.mppi import REALTIME
-
     from simdist.hub import save_pretrained
     from simdist.planning.ensemble import REALTIME_DECAY
     from simdist.training.module import world_model_from_checkpoint

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 import time
 import warnings
@@ -25,15 +26,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from simdist.agents import Agent, load_agent
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.freeze import FreezePolicy
 from simdist.fsutil import atomic_write_json
-from simdist.rollout import RolloutResult, rollout
+from simdist.tasks import Task
 from simdist.world_model import WorldModel
 
-#: toy success: the puck ends within this distance (m) of the goal
-TOY_SUCCESS_RADIUS = 0.15
-
+logger = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------------------------------------- metrics
 def roc_auc(scores: Sequence[float] | np.ndarray, labels: Sequence[bool] | np.ndarray) -> float | None:
@@ -52,6 +52,17 @@ def roc_auc(scores: Sequence[float] | np.ndarray, labels: Sequence[bool] | np.nd
     ends = np.cumsum(counts)
     ranks = ((ends - counts + 1 + ends) / 2.0)[inverse]
     return float((ranks[y].sum() - pos * (pos + 1) / 2.0) / (pos * neg))
+
+
+def world_model_of(agent: Any) -> WorldModel | None:
+    """The world model an agent plans with (None for agents without one)."""
+    model = getattr(agent, "world_model", None)
+    return model if isinstance(model, WorldModel) else None
+
+
+def chunk_seed(seed: int, stage: int, first_episode_id: int) -> int:
+    """The seed of the collection chunk whose first logged episode gets id ``first_episode_id``."""
+    return int(np.random.SeedSequence([int(seed), int(stage), int(first_episode_id)]).generate_state(1)[0])
 
 
 def weights_fingerprint(model: torch.nn.Module) -> str:
@@ -108,180 +119,42 @@ def value_auc(model: WorldModel, episodes: Sequence[Episode], success: Sequence[
     return roc_auc(scores[ok], np.asarray(success, bool)[ok])
 
 
-# ---------------------------------------------------------------------------------------------- tasks
-class Task:
-    """A real environment for adaptation: builds it, evaluates a planner, labels episode success."""
-
-    name = "task"
-    metric = "metric"
-    dt = 0.02
-
-    #: training-input noise for finetuning (the official Go2 finetuning keeps the pretraining noise on)
-    obs_noise: str | None = None
-
-    def planner_options(self) -> dict[str, Any]:
-        """Extra MPPI keyword arguments for this task."""
-        return {}
-
-    def make_env(self, num_envs: int, seed: int) -> Any:
-        raise NotImplementedError
-
-    def evaluate(self, planner: Any, episodes: int, num_envs: int, seed: int) -> dict[str, Any]:
-        """Metrics of the planner on the real env; ``result[self.metric]`` is the curve's value."""
-        raise NotImplementedError
-
-    def success(self, result: RolloutResult) -> np.ndarray:
-        """Per finished episode of ``result``: did it succeed?"""
-        raise NotImplementedError
-
-    def record_spec(self, env: Any) -> DatasetSpec:
-        """The trajectory schema of logged episodes."""
-        return DatasetSpec.from_env(env)
-
-    def collect(self, planner: Any, episodes: int, num_envs: int, seed: int, first_episode_id: int = 0
-                ) -> tuple[list[Episode], np.ndarray]:
-        """Roll the planner for ``episodes`` logged episodes; returns them and their success flags."""
-        env = self.make_env(num_envs, seed)
-        try:
-            result = rollout(env, planner, episodes=episodes, seed=seed, record_spec=self.record_spec(env),
-                             first_episode_id=first_episode_id, meta={"source": "real", "task": self.name})
-        finally:
-            env.close()
-        return result.episodes, self.success(result)[: len(result.episodes)]
-
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "metric": self.metric, "dt": self.dt}
-
-
-class ToyTask(Task):
-    """``toy-reach`` on its "real" variant (heavier puck on a slippery slope); metric: mean return."""
-
-    name = "toy-real"
-    metric = "return"
-    dt = 0.1
-
-    def planner_options(self) -> dict[str, Any]:
-        return {"num_elites": 16}
-
-    def make_env(self, num_envs: int, seed: int) -> Any:
-        from simdist.envs.toy import ToyReachEnv
-
-        return ToyReachEnv(num_envs, variant="real", seed=seed)
-
-    def evaluate(self, planner: Any, episodes: int, num_envs: int, seed: int) -> dict[str, Any]:
-        env = self.make_env(num_envs, seed)
-        try:
-            result = rollout(env, planner, episodes=episodes, seed=seed)
-        finally:
-            env.close()
-        return {"return": result.mean_return, "final_distance": float(np.mean(_toy_distances(result))),
-                "success_rate": float(np.mean(self.success(result)))}
-
-    def success(self, result: RolloutResult) -> np.ndarray:
-        return _toy_distances(result) < TOY_SUCCESS_RADIUS
-
-
-def _toy_distances(result: RolloutResult) -> np.ndarray:
-    return np.array([np.linalg.norm(info["final_obs"]["state"][:2]) for info in result.final_info])
-
-
-@dataclass
-class Go2Task(Task):
-    """A Go2 reality profile (name or YAML); metric: the protocol's mean forward progress (m).
-
-    Speeds default to the profile's ``eval_speeds``; data collection walks the course straight at
-    ``collect_speed``, a speed or a (low, high) range drawn per episode (default: the protocol's range, so the
-    real data covers every speed the planner is judged at), after the protocol's 25 standing steps (so the
-    logged data holds the walk start it is judged on) until the course end, a fall or the time limit; a
-    logged episode succeeds if the robot reached the course end (as a protocol trial does) or did not fall.
-    ``max_steps`` caps protocol trials (smoke tests).
-    """
-
-    profile: str = "ptfe-slope-3deg"
-    speeds: tuple[float, ...] | None = None
-    collect_speed: float | tuple[float, float] | None = None
-    max_steps: int | None = None
-    episode_length_s: float = 20.0
-    name = "go2"
-    metric = "forward_progress"
-    dt = 0.02
-    obs_noise = "go2"
-
-    def __post_init__(self) -> None:
-        from simdist.envs.go2.profiles import load_profile
-
-        profile = load_profile(self.profile)
-        self.name = f"go2:{profile.name}"
-        self.speeds = tuple(float(v) for v in (self.speeds or profile.eval_speeds))
-        if self.collect_speed is None:
-            low, high = min(self.speeds), max(self.speeds)
-            self.collect_speed = low if low == high else (low, high)
-        elif not isinstance(self.collect_speed, (int, float)):
-            low, high = (float(v) for v in self.collect_speed)
-            if not 0.0 <= low <= high:
-                raise ValueError(f"collect_speed range must be 0 <= low <= high, got {self.collect_speed!r}")
-            self.collect_speed = (low, high)
-
-    def make_env(self, num_envs: int, seed: int) -> Any:
-        from simdist.envs.go2.env import Go2Env
-        from simdist.envs.go2.protocol import RESET_STEPS
-
-        speed = self.collect_speed if isinstance(self.collect_speed, tuple) else float(self.collect_speed or 0.3)
-        # every logged episode starts and ends as the protocol's trials do: 25 steps standing, then the walk
-        # until the course end (success), a fall or the time limit
-        return Go2Env(num_envs, profile=self.profile, command_mode="straight", straight_speed=speed, randomize=False,
-                      episode_length_s=self.episode_length_s, seed=seed, walk_start_prob=1.0,
-                      walk_start_hold=(RESET_STEPS, RESET_STEPS + 1), end_at_course_end=True)
-
-    def record_spec(self, env: Any) -> DatasetSpec:
-        from simdist.tools.generate import go2_dataset_spec
-
-        return go2_dataset_spec()  # the pretraining schema: proprio + extero, the command as commands
-
-    def evaluate(self, planner: Any, episodes: int, num_envs: int, seed: int) -> dict[str, Any]:
-        from simdist.envs.go2.protocol import make_course, run_protocol
-
-        result = run_protocol(planner, make_course(profile=self.profile), speeds=self.speeds or (0.3,), trials=episodes,
-                              seed=seed, max_steps=self.max_steps)
-        return {"forward_progress": result.mean_progress, "success_rate": result.success_rate,
-                "termination_rate": result.termination_rate, "protocol": result.to_dict()}
-
-    def success(self, result: RolloutResult) -> np.ndarray:
-        """Reached the course end (the protocol's success), or walked the whole episode without falling."""
-        from simdist.envs.go2.profiles import load_profile
-
-        end = load_profile(self.profile).course_length - 1e-6
-        reached = np.array([float(info.get("best_progress", 0.0)) >= end for info in result.final_info], bool)
-        return reached | ~np.asarray(result.terminated, bool)
-
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "profile": self.profile, "speeds": list(self.speeds or ()),
-                "collect_speed": self.collect_speed, "max_steps": self.max_steps}
-
-
-def make_task(real: str, **kwargs: Any) -> Task:
-    """``toy-real`` → :class:`ToyTask`; anything else is a Go2 reality profile name or YAML path."""
-    if real in ("toy-real", "toy"):
-        return ToyTask()
-    return Go2Task(profile=real, **kwargs)
-
-
 # ---------------------------------------------------------------------------------------------- loop
 @dataclass
 class AdaptConfig:
-    """Schedule (cumulative minutes of real data) and the per-stage budgets."""
+    """Schedule and per-stage budgets of an adaptation run (``simdist adapt`` builds its options from this).
+
+    Args:
+        schedule: cumulative minutes of real data per stage, starting at 0 (the zero-shot stage)
+        freeze: trainable components: dynamics_only, all, heads_only, or a set such as dynamics,encoder
+        init: finetune every stage from the "base" model (on all data) or from the "previous" stage's model
+        episodes_per_eval: evaluation trials (per condition of the task's protocol)
+        num_envs: parallel envs for collection and evaluation
+        heldout_episodes: held-out real episodes for the consistency loss (collected once, never trained on)
+        samples: MPPI samples per iteration (planning agents)
+        iterations: MPPI iterations per tick
+        init_std: MPPI initial sampling std (None: the paper's 2.0)
+        warm_start: MPPI initial mean (None: shift; policy: the base policy's chunk)
+        temporal_ensemble: decay of the temporal ensemble over past plans (None: off, as the paper)
+        epochs: finetuning epochs per stage
+        windows_per_epoch: training windows per epoch
+        batch_size: finetuning batch size
+        lr: peak learning rate (decays to lr / 2)
+        warmup_steps: learning-rate warm-up steps
+        seed: base seed of collection, finetuning and evaluation
+    """
 
     schedule: list[float] = field(default_factory=lambda: [0.0, 8.0, 16.0, 27.0, 36.0])
     freeze: str = "dynamics_only"
-    init: str = "base"  # finetune each stage from "base" (on all data) or from the "previous" stage's model
+    init: str = "base"
     episodes_per_eval: int = 8
     num_envs: int = 8
     heldout_episodes: int = 4
     samples: int = 128
     iterations: int = 4
-    init_std: float | None = None  # MPPI initial sampling std (None: the paper's 2.0)
-    warm_start: str | None = None  # MPPI initial mean (None: "shift"; "policy": the base policy's chunk)
-    temporal_ensemble: float | None = None  # decay of simdist.planning.ensemble.TemporalEnsemble (None: off)
+    init_std: float | None = None
+    warm_start: str | None = None
+    temporal_ensemble: float | None = None
     epochs: int = 3
     windows_per_epoch: int = 6_000
     batch_size: int = 32
@@ -290,11 +163,28 @@ class AdaptConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        s = [float(x) for x in self.schedule]
-        if not s or s[0] != 0.0 or any(b <= a for a, b in zip(s, s[1:])):
+        try:
+            s = [float(x) for x in self.schedule]
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"schedule must be a list of minutes, got {self.schedule!r}") from err
+        if not s or s[0] != 0.0 or any(b <= a for a, b in zip(s, s[1:])) or not all(np.isfinite(s)):
             raise ValueError(f"schedule must start at 0 and increase strictly, got {self.schedule}")
         if self.init not in ("base", "previous"):
             raise ValueError(f"init must be 'base' or 'previous', got {self.init!r}")
+        for name in ("episodes_per_eval", "num_envs", "heldout_episodes", "samples", "iterations", "epochs",
+                     "windows_per_epoch", "batch_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(self.warmup_steps, bool) or not isinstance(self.warmup_steps, int) or self.warmup_steps < 0:
+            raise ValueError(f"warmup_steps must be an integer >= 0, got {self.warmup_steps!r}")
+        if not (isinstance(self.lr, (int, float)) and np.isfinite(self.lr) and self.lr > 0):
+            raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
+        if self.init_std is not None and not (np.isfinite(self.init_std) and self.init_std > 0):
+            raise ValueError(f"init_std must be positive, got {self.init_std!r}")
+        te = self.temporal_ensemble
+        if te is not None and not (np.isfinite(te) and 0 <= te < 1):
+            raise ValueError(f"temporal_ensemble must be a decay in [0, 1), got {te!r}")
         self.schedule = s
 
 
@@ -305,16 +195,17 @@ class AdaptationLoop:
     """
 
     def __init__(self, model: str, task: Task, out: str | Path, config: AdaptConfig | None = None,
-                 progress: bool = False, log: Callable[[str], None] = print, data_from: str | Path | None = None,
-                 base: WorldModel | None = None) -> None:
+                 progress: bool = False, log: Callable[[str], None] = logger.info, data_from: str | Path | None = None,
+                 base: Agent | None = None) -> None:
         self.model_id = str(model)
         self.task = task
         self.cfg = config or AdaptConfig()
         self.out = Path(out)
         self.progress = progress
         self.log = log
-        self.base = (base if base is not None else WorldModel.from_pretrained(self.model_id)).eval()
-        self.pad = self.base.config.history
+        self.base = base if base is not None else load_agent(self.model_id)
+        wm = world_model_of(self.base)
+        self.pad = wm.config.history if wm is not None else 0
         self.out.mkdir(parents=True, exist_ok=True)
         self.state = self._load_state()
         if data_from is not None:
@@ -350,7 +241,8 @@ class AdaptationLoop:
         return self.out / "real-data"
 
     def _load_state(self) -> dict[str, Any]:
-        fresh = {"model": self.model_id, "model_weights": weights_fingerprint(self.base), "task": self.task.describe(),
+        fresh = {"model": self.model_id, "model_weights": weights_fingerprint(world_model_of(self.base) or self.base),
+                 "task": self.task.describe(),
                  "freeze": self.cfg.freeze, "config": asdict(self.cfg), "stages": [], "labels": {}}
         if not self.state_path.exists():
             return fresh
@@ -368,20 +260,22 @@ class AdaptationLoop:
         atomic_write_json(self.state_path, self.state)
 
     # -- helpers ----------------------------------------------------------------------------------
-    def planner(self, model: WorldModel, seed: int) -> Any:
+    def planner(self, agent: Agent, seed: int) -> Agent:
+        """``agent`` acting with this run's planner budget (planning agents) and ``seed``."""
+        if not getattr(agent, "plans", False):
+            return agent.with_settings(seed=seed)
         from simdist.components.planners.mppi import scaled_settings
-        from simdist.planning.ensemble import build_planner
 
         settings = scaled_settings(self.cfg.samples, self.cfg.iterations, init_std=self.cfg.init_std,
-                                   warm_start=self.cfg.warm_start, **self.task.planner_options())
-        return build_planner(model, {"planner": "mppi", **settings, "seed": seed,
-                                     "temporal_ensemble": self.cfg.temporal_ensemble})
+                                   warm_start=self.cfg.warm_start, **self.task.planner_defaults)
+        return agent.with_settings(**{**settings, "planner": "mppi", "seed": seed,
+                                      "temporal_ensemble": self.cfg.temporal_ensemble or None})
 
     def minutes(self, steps: int) -> float:
         return steps * self.task.dt / 60.0
 
-    def _load_model(self, path: str) -> WorldModel:
-        return WorldModel.from_pretrained(path).eval()
+    def _load_model(self, path: str) -> Agent:
+        return load_agent(path)
 
     def _write(self, folder: Path, episodes: Sequence[Episode], success: np.ndarray, split: str) -> None:
         from simdist.data import EpisodeWriter
@@ -417,10 +311,14 @@ class AdaptationLoop:
             self._heldout = self._episodes(folder)
         return self._heldout
 
-    def consistency(self, model: WorldModel) -> float:
-        """Held-out latent-consistency loss; NaN (with a warning) if no held-out episode fills a window."""
+    def consistency(self, agent: Agent) -> float:
+        """Held-out latent-consistency loss; NaN (with a warning) if no held-out episode fills a window or the
+        agent has no world model."""
         from simdist.training.evaluate import consistency_loss
 
+        model = world_model_of(agent)
+        if model is None:
+            return float("nan")
         try:
             return float(consistency_loss(model, self.heldout(), front_padding=self.pad))
         except ValueError as err:
@@ -430,8 +328,12 @@ class AdaptationLoop:
                           stacklevel=2)
             return float("nan")
 
-    def auc(self, model: WorldModel) -> float | None:
-        """Value AUC over every logged real episode (held-out and collected) with a success label."""
+    def auc(self, agent: Agent) -> float | None:
+        """Value AUC over every logged real episode (held-out and collected) with a success label (None
+        without a world model)."""
+        model = world_model_of(agent)
+        if model is None:
+            return None
         eps, ok = [], []
         for split, folder in (("heldout", self.out / "heldout-data"), ("real", self.data_dir)):
             labels = self.state["labels"].get(split, {})
@@ -442,16 +344,18 @@ class AdaptationLoop:
         return value_auc(model, eps, ok, self.pad) if eps else None
 
     # -- stage steps ------------------------------------------------------------------------------
-    def collect_until(self, minutes: float, model: WorldModel, stage: int) -> None:
-        """Append on-policy episodes of ``model`` to the real-data folder until it holds ``minutes``."""
+    def collect_until(self, minutes: float, model: Agent, stage: int) -> None:
+        """Append on-policy episodes of ``model`` to the real-data folder until it holds ``minutes``.
+
+        Each chunk's seed derives from the stage and the id of its first episode (not from a call count),
+        so a rerun after an interruption collects exactly what an uninterrupted run would have."""
         target = int(np.ceil(minutes * 60.0 / self.task.dt - 1e-6))
-        chunk = 0
         while (have := int(self._info(self.data_dir)["num_steps"])) < target:
             info = self._info(self.data_dir)
             done = {int(i) for i in self.state["labels"].get("real", {})}
             done |= {int(i) for sh in info["shards"] for i in sh["episode_ids"]}
             first = max(done | set(info.get("dropped_episode_ids", [])), default=-1) + 1
-            seed = self.cfg.seed + 1_000 * stage + chunk
+            seed = chunk_seed(self.cfg.seed, stage, first)
             eps, ok = self.task.collect(self.planner(model, seed), self.cfg.num_envs, self.cfg.num_envs, seed,
                                         first_episode_id=first)
             keep, steps = 0, have
@@ -460,30 +364,21 @@ class AdaptationLoop:
                 keep += 1
             self._write(self.data_dir, eps[:keep], ok[:keep], "real")
             self._save()
-            chunk += 1
 
-    def finetune(self, init_from: str, stage: int) -> WorldModel:
-        """Finetune ``init_from`` on every real episode so far under the freeze policy; returns it (eval)."""
-        from simdist.data import TrajectoryDataModule
-        from simdist.training import FinetuneModule
-        from simdist.training.module import epoch_trainer
-
+    def finetune(self, init_from: str, stage: int) -> Agent:
+        """Finetune ``init_from`` on every real episode so far under the freeze policy; returns it."""
         cfg = self.cfg
-        torch.manual_seed(cfg.seed + stage)
-        module = FinetuneModule(init_from=init_from, freeze=cfg.freeze, lr=cfg.lr, end_lr=cfg.lr / 2,
-                                warmup_steps=cfg.warmup_steps, decay_steps=max(10 * cfg.warmup_steps, 2_000),
-                                obs_noise=self.task.obs_noise, loss_weights=self.loss_weights())
-        mcfg = module.world_model.config
-        dm = TrajectoryDataModule(str(self.data_dir), history=mcfg.history, horizon=mcfg.horizon,
-                                  batch_size=cfg.batch_size, windows_per_epoch=cfg.windows_per_epoch,
-                                  heldout_fraction=0.0, front_pad=self.pad, seed=cfg.seed + stage)
-        epoch_trainer(self.out / "lightning" / f"stage-{stage}", cfg.epochs, self.progress).fit(module, dm)
-        return module.world_model.eval()
+        start = self.base if init_from == self.model_id else self._load_model(init_from)
+        return start.finetune(self.data_dir, freeze=cfg.freeze, out=self.out / "lightning" / f"stage-{stage}",
+                              seed=cfg.seed + stage, epochs=cfg.epochs, windows_per_epoch=cfg.windows_per_epoch,
+                              batch_size=cfg.batch_size, lr=cfg.lr, warmup_steps=cfg.warmup_steps,
+                              obs_noise=self.task.obs_noise, loss_weights=self.loss_weights(),
+                              progress=self.progress)
 
     def loss_weights(self) -> dict[str, float]:
         """Latent consistency for the dynamics; an ablation that unfreezes the reward or value head also
         trains it on what real data offers: the logged rewards, and TD targets built from them."""
-        trainable = FreezePolicy.parse(self.cfg.freeze).trainable_names(self.base)
+        trainable = FreezePolicy.parse(self.cfg.freeze).trainable_names(world_model_of(self.base))
         return {"dynamics": 1.0, "reward": float("reward" in trainable), "value": float("value" in trainable),
                 "action": 0.0}
 
@@ -513,9 +408,11 @@ class AdaptationLoop:
                 model.save_pretrained(path, base_model=self.model_id,
                                       metrics={"real_minutes": entry["minutes"], "stage": k,
                                                "heldout_consistency": entry["consistency"]["after"]})
-        entry["eval"] = self.task.evaluate(self.planner(model, cfg.seed + 1), cfg.episodes_per_eval,
-                                           cfg.num_envs, cfg.seed + 1)
-        entry["value"] = float(entry["eval"][self.task.metric])
+        result = self.task.evaluate(self.planner(model, cfg.seed + 1), cfg.episodes_per_eval, cfg.seed + 1,
+                                    num_envs=cfg.num_envs)
+        entry["eval"] = result.to_dict()
+        estimate = result.estimate()
+        entry["value"], entry["ci95"], entry["trials"] = estimate.mean, [estimate.low, estimate.high], estimate.n
         entry["seconds"] = time.perf_counter() - started
         return entry
 
@@ -536,8 +433,10 @@ class AdaptationLoop:
             times.append(entry["seconds"])
             eta = np.mean(times) * (n - k - 1)
             auc = "n/a" if entry["value_auc"] is None else f"{entry['value_auc']:.2f}"
+            low, high = entry["ci95"]
             self.log(f"[stage {k + 1}/{n}] {entry['minutes']:.2f} min real data: {self.task.metric} "
-                     f"{entry['value']:.3f}, held-out consistency {entry['consistency']['before']:.4f} -> "
+                     f"{entry['value']:.3f} [{low:.3f}, {high:.3f}] (n={entry['trials']}), "
+                     f"held-out consistency {entry['consistency']['before']:.4f} -> "
                      f"{entry['consistency']['after']:.4f}, value AUC {auc}; "
                      f"elapsed {time.perf_counter() - started:.0f}s, ETA {eta:.0f}s")
         return self.write_curve()
@@ -548,7 +447,8 @@ class AdaptationLoop:
         curve = {"model": self.model_id, "task": self.task.describe(), "metric": self.task.metric,
                  "freeze": self.cfg.freeze, "init": self.cfg.init,
                  "minutes": [s["minutes"] for s in stages], "target_minutes": [s["target_minutes"] for s in stages],
-                 "value": [s["value"] for s in stages],
+                 "value": [s["value"] for s in stages], "ci95": [s.get("ci95") for s in stages],
+                 "trials": [s.get("trials") for s in stages],
                  "consistency_before": [s["consistency"]["before"] for s in stages],
                  "consistency_after": [s["consistency"]["after"] for s in stages],
                  "value_auc": [s["value_auc"] for s in stages], "models": [s["model"] for s in stages]}
@@ -566,6 +466,10 @@ def plot_curve(curve: dict[str, Any], path: str | Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     axes[0].plot(curve["minutes"], curve["value"], "o-", color="#48c")
+    bands = [(m, ci) for m, ci in zip(curve["minutes"], curve.get("ci95") or []) if ci]
+    if bands:
+        axes[0].fill_between([m for m, _ in bands], [ci[0] for _, ci in bands], [ci[1] for _, ci in bands],
+                             color="#48c", alpha=0.2, label="95 % CI")
     axes[0].set_xlabel("real data (min)")
     axes[0].set_ylabel(curve["metric"])
     axes[1].plot(curve["minutes"], curve["consistency_after"], "o-", color="#c44")

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
+import math
 import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 LIGHTNING_COMMANDS = ("fit", "validate", "test", "predict")
 
@@ -16,11 +20,12 @@ LIGHTNING_COMMANDS = ("fit", "validate", "test", "predict")
 TOOLS: dict[str, tuple[str, str, str]] = {
     "export": ("simdist.tools.export", "main", "turn a Lightning checkpoint into a Hub-ready model folder"),
     "components": ("simdist.tools.components", "main", "list registered components"),
-    "demo": ("simdist.tools.go2_demo", "demo_main", "Go2: zero-shot vs adapted planning, videos (--task toy: toy)"),
+    "demo": ("simdist.tools.demo", "main", "a task's end-to-end demo: zero-shot vs adapted (--task NAME)"),
     "bench": ("simdist.tools.bench", "main", "MPPI tick latency, batched planning and training throughput"),
-    "train-expert": ("simdist.tools.train_expert", "main", "train/resume the Go2 PPO expert; export its set"),
-    "generate": ("simdist.tools.generate", "main", "generate a pretraining dataset from an expert set"),
-    "evaluate": ("simdist.tools.evaluate", "main", "Go2 straight-walk forward-progress protocol"),
+    "train-expert": ("simdist.tools.demo", "train_expert_main", "train a task's privileged expert (--task NAME)"),
+    "generate": ("simdist.tools.generate", "main", "generate a pretraining dataset with a task's data engine"),
+    "evaluate": ("simdist.tools.evaluate", "main", "evaluate an agent with a task's protocol (mean, 95 % CI)"),
+    "tasks": ("simdist.tools.components", "tasks_main", "list the registered tasks, their profiles and metrics"),
     "adapt": ("simdist.tools.adapt", "main", "real-data adaptation curve: collect, finetune, evaluate per stage"),
     "zoo": ("simdist.tools.zoo", "main", "list, show and publish the model zoo"),
 }
@@ -57,19 +62,62 @@ def tool_parser(name: str, description: str) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(prog=f"simdist {name}", description=description)
 
 
-def add_collect_speed_argument(parser: argparse.ArgumentParser) -> None:
-    """``--collect-speed SPEED|LOW,HIGH`` (Go2): the straight-walk speed of logged proxy-real episodes, a float
-    or a (low, high) range drawn per episode; None: the protocol's speed range (``Go2Task``'s default)."""
+def _number(kind: type, text: str, low: float | None, strict: bool) -> float | int:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, got {text!r}") \
+            from None
+    if kind is float and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    if low is not None and (value <= low if strict else value < low):
+        raise argparse.ArgumentTypeError(f"must be {'>' if strict else '>='} {low:g}, got {text!r}")
+    return value
 
-    def speed(text: str) -> float | tuple[float, float]:
-        values = [float(v) for v in text.split(",")]
-        if len(values) not in (1, 2):
-            raise argparse.ArgumentTypeError(f"expected SPEED or LOW,HIGH, got {text!r}")
-        return values[0] if len(values) == 1 else (values[0], values[1])
 
-    parser.add_argument("--collect-speed", type=speed, default=None, metavar="SPEED|LOW,HIGH",
-                        help="Go2: straight-walk speed of the logged episodes, or a range drawn per episode "
-                             "(default: the protocol's speed range)")
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (0 never means "use the default")."""
+    return int(_number(int, text, 0, True))
+
+
+def nonnegative_int(text: str) -> int:
+    return int(_number(int, text, 0, False))
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0."""
+    return float(_number(float, text, 0.0, True))
+
+
+def nonnegative_float(text: str) -> float:
+    return float(_number(float, text, 0.0, False))
+
+
+def jsonargparse_parser(name: str, description: str) -> Any:
+    """A jsonargparse parser named ``simdist <name>`` with ``--config FILE`` (YAML of its options)."""
+    from jsonargparse import ActionConfigFile, ArgumentParser
+
+    parser = ArgumentParser(prog=f"simdist {name}", description=description, exit_on_error=True)
+    parser.add_argument("--config", action=ActionConfigFile, help="YAML file of these options")
+    return parser
+
+
+def dashes_to_underscores(argv: Sequence[str], names: Iterable[str]) -> list[str]:
+    """``--episodes-per-eval 4`` → ``--episodes_per_eval 4`` for the dataclass fields ``names`` (jsonargparse
+    names options after the fields; both spellings are accepted)."""
+    dashed = {f"--{n.replace('_', '-')}": f"--{n}" for n in names if "_" in n}
+    out = []
+    for arg in argv:
+        flag, eq, value = arg.partition("=")
+        out.append(dashed.get(flag, flag) + eq + value if flag in dashed else arg)
+    return out
+
+
+def setup_logging(level: int = logging.INFO) -> None:
+    """Show simdist's progress messages (library code logs; commands print them like this)."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=level, format="%(message)s")
+    logging.getLogger("simdist").setLevel(level)
 
 
 def add_mppi_arguments(parser: argparse.ArgumentParser, *, samples: int | None, iterations: int | None,

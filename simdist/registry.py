@@ -25,6 +25,8 @@ KINDS: tuple[str, ...] = (
     "planner",
     "freeze_policy",
     "env",
+    "task",
+    "agent",
 )
 
 ENTRY_POINT_GROUP = "simdist.components"
@@ -72,8 +74,11 @@ def _qualname(obj: Any) -> str:
 
 
 #: The modules whose imports register each kind's built-ins; only what a lookup needs is imported, so
-#: building a world model or a planner does not import MuJoCo (``simdist.envs``).
-_BUILTIN_MODULES: dict[str, tuple[str, ...]] = {"env": ("simdist.envs",), "freeze_policy": ("simdist.freeze",)}
+#: building a world model or a planner does not import MuJoCo (the tasks).
+_BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
+    "env": ("simdist.components.tasks.envs",), "task": ("simdist.components.tasks",),
+    "agent": ("simdist.components.agents",), "freeze_policy": ("simdist.freeze",),
+}
 _DEFAULT_MODULES = ("simdist.components",)
 
 

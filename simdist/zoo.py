@@ -133,3 +133,15 @@ def bundled_folder(repo_id: str, root: Path | None = None) -> Path | None:
     """The bundled folder of the zoo model ``repo_id`` (holding config.json and model.safetensors), or None."""
     entry = next((e for e in load_index(root) if e.repo_id == repo_id), None)
     return entry.bundled() if entry else None
+
+
+def expert_set(name_or_path: str) -> Path:
+    """An expert-set folder: an existing path, or a name under the zoo's ``experts/`` folder."""
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return path
+    root = zoo_root()
+    candidate = None if root is None else root / "experts" / str(name_or_path)
+    if candidate is not None and candidate.is_dir():
+        return candidate
+    raise FileNotFoundError(f"--experts {name_or_path!r}: neither a folder nor an expert set of the zoo")

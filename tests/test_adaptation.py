@@ -11,8 +11,11 @@ import pytest
 import torch
 
 from simdist import WorldModel
-from simdist.adaptation import AdaptationLoop, AdaptConfig, Go2Task, ToyTask, make_task, roc_auc
+from simdist.adaptation import AdaptationLoop, AdaptConfig, roc_auc
+from simdist.components.tasks.go2 import Go2Task
+from simdist.components.tasks.toy_reach import ToyReachTask as ToyTask
 from simdist.rollout import RolloutResult
+from simdist.tasks import make_task
 
 SCHEDULE = [0.0, 0.15]  # minutes at 10 Hz: 90 steps, two 60-step episodes
 
@@ -26,8 +29,8 @@ def _config(**overrides: object) -> AdaptConfig:
 @pytest.fixture(scope="module")
 def toy_model(tmp_path_factory: pytest.TempPathFactory, single_thread: None) -> str:
     """A toy world model pretrained for one short epoch on a few thousand simulated transitions."""
+    from simdist.components.tasks.toy_reach import generate_toy_dataset
     from simdist.data import TrajectoryDataModule
-    from simdist.envs.toy import generate_toy_dataset
     from simdist.training import PretrainModule
     from simdist.training.module import epoch_trainer
 
@@ -92,7 +95,7 @@ def test_freeze_policy_switch(toy_model: str, tmp_path: Path, freeze: str) -> No
     base = WorldModel.from_pretrained(toy_model)
 
     def unchanged(prefix: str) -> bool:
-        return all(torch.equal(v, tuned.state_dict()[k]) for k, v in base.state_dict().items()
+        return all(torch.equal(v, tuned.world_model.state_dict()[k]) for k, v in base.state_dict().items()
                    if k.startswith(prefix))
 
     assert unchanged("encoder.") == (freeze != "dynamics,encoder")
@@ -119,10 +122,10 @@ def test_ablation_reuses_another_runs_data(toy_model: str, tmp_path: Path, monke
 
 
 def test_task_factory_and_go2_construction() -> None:
-    assert isinstance(make_task("toy-real"), ToyTask)
-    task = make_task("ptfe-slope-3deg", max_steps=30)
+    assert isinstance(make_task("toy-reach", profile="real"), ToyTask)
+    task = make_task("go2", profile="ptfe-slope-3deg", max_steps=30)
     assert isinstance(task, Go2Task) and task.metric == "forward_progress" and task.dt == 0.02
-    assert task.describe()["profile"] == "ptfe-slope-3deg" and task.name.startswith("go2:")
+    assert task.describe()["profile"] == "ptfe-slope-3deg" and task.name == "go2:ptfe-slope-3deg"
     assert task.collect_speed == (min(task.speeds), max(task.speeds))  # logged data covers every protocol speed
     env = task.make_env(2, seed=0)
     try:
@@ -130,24 +133,24 @@ def test_task_factory_and_go2_construction() -> None:
         assert env.commands.speed_range == task.collect_speed
     finally:
         env.close()
-    assert make_task("foam", collect_speed=0.7).collect_speed == 0.7
+    assert make_task("go2", profile="foam", collect_speed=0.7).collect_speed == 0.7
     import argparse
 
-    from simdist.cli import add_collect_speed_argument
-
     parser = argparse.ArgumentParser()
-    add_collect_speed_argument(parser)
+    Go2Task.add_arguments(parser, "adapt")
     assert parser.parse_args([]).collect_speed is None
     assert parser.parse_args(["--collect-speed", "0.7"]).collect_speed == 0.7
     assert parser.parse_args(["--collect-speed", "0.2,1.2"]).collect_speed == (0.2, 1.2)
     with pytest.raises(SystemExit):
         parser.parse_args(["--collect-speed", "0.2,0.7,1.2"])
     with pytest.raises(ValueError, match="collect_speed"):
-        make_task("foam", collect_speed=(1.0, 0.5))
+        make_task("go2", profile="foam", collect_speed=(1.0, 0.5))
+    with pytest.raises(ValueError, match="unknown task"):
+        make_task("no-such-task")
     task = Go2Task(profile="foam", speeds=(0.3,), max_steps=30, episode_length_s=0.3)
     zero = lambda obs: np.zeros((len(obs["proprio"]), 12), np.float32)  # noqa: E731
-    result = task.evaluate(zero, episodes=1, num_envs=1, seed=0)
-    assert np.isfinite(result["forward_progress"]) and len(result["protocol"]["speeds"]) == 1
+    result = task.evaluate(zero, trials=1, seed=0)
+    assert np.isfinite(result.mean) and result.trials == 1 and len(result.details["protocol"]["speeds"]) == 1
     episodes, ok = task.collect(zero, episodes=1, num_envs=1, seed=0)
     assert len(episodes) == 1 and len(ok) == 1 and episodes[0].meta["task"] == task.name
     fell = Go2Task().success(RolloutResult(returns=np.zeros(2), lengths=np.ones(2, int),
@@ -155,6 +158,8 @@ def test_task_factory_and_go2_construction() -> None:
     assert fell.tolist() == [False, True]
     with pytest.raises(ValueError):
         AdaptConfig(schedule=[1.0, 2.0])
+    with pytest.raises(ValueError, match="num_envs"):
+        AdaptConfig(num_envs=0)
 
 
 def test_resume_refuses_other_weights_behind_the_same_model_id(toy_model: str, tmp_path: Path) -> None:
@@ -174,9 +179,9 @@ def test_resume_refuses_other_weights_behind_the_same_model_id(toy_model: str, t
 def test_episode_value_score_reads_the_value_of_the_episodes_end(toy_model: str, tmp_path: Path) -> None:
     """The loop's score is the horizon-end (bootstrap) value of the last window, the one reaching the end."""
     from simdist.adaptation import episode_value_score, value_trace
+    from simdist.components.tasks.toy_reach import generate_toy_dataset
     from simdist.data import Episode, iter_episodes
     from simdist.data.windows import gather_windows, window_starts
-    from simdist.envs.toy import generate_toy_dataset
     from simdist.training.evaluate import _to_device
 
     generate_toy_dataset(str(tmp_path / "d"), transitions=300, seed=3, num_envs=2, critic_epochs=1)
@@ -203,10 +208,10 @@ def test_temporal_ensemble_planner_collects_and_evaluates(toy_model: str, tmp_pa
     from simdist.planning.ensemble import TemporalEnsemble
 
     loop = AdaptationLoop(toy_model, ToyTask(), tmp_path, _config(temporal_ensemble=0.5), log=lambda m: None)
-    planner = loop.planner(loop.base, seed=0)
+    planner = loop.planner(loop.base, seed=0).planner
     assert isinstance(planner, TemporalEnsemble) and planner.decay == 0.5
     assert not isinstance(AdaptationLoop(toy_model, ToyTask(), tmp_path / "off", _config(), log=lambda m: None)
-                          .planner(loop.base, seed=0), TemporalEnsemble)
+                          .planner(loop.base, seed=0).planner, TemporalEnsemble)
     loop.collect_until(SCHEDULE[1], loop.base, stage=1)  # rollouts reset finished envs one by one
     assert loop.minutes(sum(e.length for e in loop._episodes(loop.data_dir))) >= SCHEDULE[1]
     assert json.loads((tmp_path / "state.json").read_text())["config"]["temporal_ensemble"] == 0.5

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from simdist.components.tasks.toy_reach import ToyReachEnv, expert_policy, generate_toy_dataset, suboptimal_policies
 from simdist.data import iter_episodes, read_dataset_info
 from simdist.data.engine import ActionPerturber, PerturbationConfig, _windows, generate, mc_values
 from simdist.envs.base import StepResult
-from simdist.envs.toy import ToyReachEnv, expert_policy, generate_toy_dataset, suboptimal_policies
 
 SMALL = PerturbationConfig(min_noise=0.2, max_noise=0.8, noise_window=(2, 6), clean_window=(3, 9))
 

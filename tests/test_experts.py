@@ -31,7 +31,7 @@ from simdist.experts import (  # noqa: E402
 @pytest.fixture(scope="module")
 def ppo_run(tmp_path_factory: pytest.TempPathFactory, single_thread: None) -> tuple[Path, Any]:
     """One PPO iteration with 8 envs (a real rsl-rl checkpoint, ~3 s)."""
-    from simdist.envs.go2.ppo import ppo_config, train
+    from simdist.components.tasks.go2.ppo import ppo_config, train
 
     log_dir = tmp_path_factory.mktemp("ppo")
     runner = train(log_dir, 1, num_envs=8, cfg=ppo_config(save_interval=1, num_steps_per_env=8))
@@ -39,7 +39,7 @@ def ppo_run(tmp_path_factory: pytest.TempPathFactory, single_thread: None) -> tu
 
 
 def _obs(n: int = 16) -> np.ndarray:
-    from simdist.envs.go2 import Go2Env
+    from simdist.components.tasks.go2 import Go2Env
 
     env = Go2Env(n, seed=3)
     env.reset()

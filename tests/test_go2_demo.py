@@ -14,8 +14,8 @@ import simdist.envs  # noqa: F401 - first, so that MUJOCO_GL defaults to egl bef
 
 pytest.importorskip("mujoco.batch")
 
-from simdist.adaptation import Go2Task  # noqa: E402
-from simdist.tools import go2_demo  # noqa: E402
+from simdist.components.tasks.go2 import Go2Task  # noqa: E402
+from simdist.components.tasks.go2 import demo as go2_demo  # noqa: E402
 
 SMOKE = ["--minutes", "0.05", "--trials", "1", "--envs", "2", "--samples", "4", "--iterations", "1", "--epochs", "1",
          "--windows-per-epoch", "64", "--batch-size", "8", "--max-steps", "60", "--no-video"]
@@ -82,12 +82,12 @@ def test_missing_model_says_how_to_get_one(tmp_path: Path) -> None:
 
 def test_demo_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
     from simdist import cli
-    from simdist.tools import toy_demo
+    from simdist.components.tasks.toy_reach import demo as toy_demo
 
     calls: list[tuple[str, list[str]]] = []
     monkeypatch.setattr(toy_demo, "main", lambda argv: calls.append(("toy", argv)) or 0)
     monkeypatch.setattr(go2_demo, "main", lambda argv: calls.append(("go2", argv)) or 0)
-    assert cli.main(["demo", "--task", "toy", "--quick"]) == 0
+    assert cli.main(["demo", "--task", "toy-reach", "--quick"]) == 0
     assert cli.main(["demo", "--minutes", "1"]) == 0
     assert cli.main(["demo", "--task=go2", "--trials", "2"]) == 0
     assert calls == [("toy", ["--quick"]), ("go2", ["--minutes", "1"]), ("go2", ["--trials", "2"])]
@@ -96,7 +96,7 @@ def test_demo_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_render_frames() -> None:
     if not _renderer_available():
         pytest.skip("MuJoCo offscreen rendering (EGL) is unavailable here")
-    from simdist.envs.go2.render import render_frames
+    from simdist.components.tasks.go2.render import render_frames
 
     def wiggle(obs: dict[str, np.ndarray]) -> np.ndarray:
         return np.full((len(obs["proprio"]), 12), 0.5, np.float32)
@@ -109,7 +109,7 @@ def test_render_frames() -> None:
 def test_write_gif_round_trip(tmp_path: Path) -> None:
     import imageio.v3 as iio
 
-    from simdist.envs.go2.render import label_frames, write_gif
+    from simdist.components.tasks.go2.render import label_frames, write_gif
 
     frames = np.zeros((4, 24, 32, 3), np.uint8)
     for i in range(4):

@@ -7,19 +7,19 @@ import pytest
 
 pytest.importorskip("mujoco.batch", reason="Go2Env needs mujoco >= 4")
 
-from simdist.envs.base import BatchedEnv
-from simdist.envs.go2 import Go2Env, make_slope_course
-from simdist.envs.go2 import randomization as DR
-from simdist.envs.go2 import robot as R
-from simdist.envs.go2.commands import CMD_HIGH, CMD_LOW, CommandGenerator
-from simdist.envs.go2.rewards import (
+from simdist.components.tasks.go2 import Go2Env, make_slope_course
+from simdist.components.tasks.go2 import randomization as DR
+from simdist.components.tasks.go2 import robot as R
+from simdist.components.tasks.go2.commands import CMD_HIGH, CMD_LOW, CommandGenerator
+from simdist.components.tasks.go2.rewards import (
     TERM_NAMES,
     RewardInputs,
     desired_stance,
     reward_terms,
     reward_weights,
 )
-from simdist.envs.go2.terrain import make_grid, sub_terrain
+from simdist.components.tasks.go2.terrain import make_grid, sub_terrain
+from simdist.envs.base import BatchedEnv
 from simdist.registry import _REGISTRY
 
 
@@ -234,7 +234,7 @@ def test_rsl_rl_vecenv_adapter() -> None:
     pytest.importorskip("rsl_rl")
     import torch
 
-    from simdist.envs.go2.ppo import Go2VecEnv, ppo_config
+    from simdist.components.tasks.go2.ppo import Go2VecEnv, ppo_config
 
     venv = Go2VecEnv(Go2Env(4, seed=0))
     assert venv.get_observations()["policy"].shape == (4, 433)
@@ -248,7 +248,7 @@ def test_rsl_rl_vecenv_adapter() -> None:
 
 def test_height_at_is_safe_at_and_beyond_the_terrain_edge() -> None:
     """A robot at (or past, or NaN beyond) the last grid row must not index outside the height field."""
-    from simdist.envs.go2.terrain import make_grid
+    from simdist.components.tasks.go2.terrain import make_grid
 
     terrain = make_grid(num_rows=2, num_cols=2, seed=0)
     x0, x1, y0, y1 = terrain.extent
@@ -271,8 +271,8 @@ def test_straight_commands_draw_a_speed_per_episode_from_a_range() -> None:
 
 
 def test_train_expert_terrain_mix_option() -> None:
-    from simdist.envs.go2.terrain import columns_for
-    from simdist.tools.train_expert import parse_proportions
+    from simdist.components.tasks.go2.terrain import columns_for
+    from simdist.components.tasks.go2.train_expert import parse_proportions
 
     mix = parse_proportions("boxes=0.5,random_rough=0.25, pyramid_slope=0.25")
     assert mix == {"boxes": 0.5, "random_rough": 0.25, "pyramid_slope": 0.25}
@@ -309,9 +309,9 @@ def test_walk_starts_stand_still_then_walk_straight_from_where_they_stand() -> N
 
 
 def test_walk_start_env_asks_for_zero_actions_and_the_engine_obeys(tmp_path) -> None:
+    from simdist.components.tasks.go2.data import EpisodeMetaEnv, go2_dataset_spec
     from simdist.data.engine import generate
     from simdist.data.shards import iter_episodes
-    from simdist.tools.generate import EpisodeMetaEnv, go2_dataset_spec
 
     env = EpisodeMetaEnv(Go2Env(4, terrain="flat", walk_start_prob=1.0, walk_start_hold=(5, 6),
                                 episode_length_s=0.4, seed=0))

@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from simdist.envs.go2 import robot as R
+from simdist.components.tasks.go2 import robot as R
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("mujoco.batch", reason="Go2Env needs mujoco >= 4")
 
-from simdist.envs.go2 import Go2Env, RealityProfile, builtin_profiles, forward_progress, load_profile
-from simdist.envs.go2 import robot as R
-from simdist.envs.go2.profiles import ProfileError
+from simdist.components.tasks.go2 import Go2Env, RealityProfile, builtin_profiles, forward_progress, load_profile
+from simdist.components.tasks.go2 import robot as R
+from simdist.components.tasks.go2.profiles import ProfileError
 
 
 def test_builtins_exist_and_load_by_name() -> None:

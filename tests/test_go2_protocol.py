@@ -12,14 +12,15 @@ import torch
 
 pytest.importorskip("mujoco.batch")
 
-from simdist.data.shards import iter_episodes, load_spec, load_stats, read_dataset_info  # noqa: E402
-from simdist.envs.go2.protocol import (  # noqa: E402
+from simdist.components.tasks.go2 import data as go2_data  # noqa: E402
+from simdist.components.tasks.go2.protocol import (  # noqa: E402
     PLAIN_TERRAINS,
     ProtocolResult,
     make_course,
     pooled_trials,
     run_protocol,
 )
+from simdist.data.shards import iter_episodes, load_spec, load_stats, read_dataset_info  # noqa: E402
 from simdist.experts import ExpertSet, export_expert_set, load_expert_set  # noqa: E402
 from simdist.tools import evaluate as evaluate_tool  # noqa: E402
 from simdist.tools import generate as generate_tool  # noqa: E402
@@ -72,7 +73,7 @@ def test_generate_tiny(expert_dir: Path, tmp_path: Path, capsys: pytest.CaptureF
     rec = RecordingCritic(es.critic)
     es = ExpertSet(expert=es.expert, critic=rec, suboptimal=es.suboptimal, manifest=es.manifest)  # type: ignore
     out = tmp_path / "data"
-    summary = generate_tool.generate_go2(es, out, num_envs=4, transitions=300, seed=3, part_size=150,
+    summary = go2_data.generate_go2(es, out, num_envs=4, transitions=300, seed=3, part_size=150,
                                          env_kwargs={"episode_length_s": 1.0}, progress=False,
                                          log=lambda s: None)
     assert summary["parts_done"] == 2 and summary["transitions"] >= 300
@@ -103,7 +104,7 @@ def test_generate_tiny(expert_dir: Path, tmp_path: Path, capsys: pytest.CaptureF
 
     # a part is deterministic given (seed, part): a fresh run of part 0 alone reproduces its episodes,
     # which is what resuming an interrupted part relies on
-    solo = generate_tool.generate_go2(es, tmp_path / "solo", num_envs=4, transitions=150, seed=3, part_size=0,
+    solo = go2_data.generate_go2(es, tmp_path / "solo", num_envs=4, transitions=150, seed=3, part_size=0,
                                       env_kwargs={"episode_length_s": 1.0}, progress=False, log=lambda s: None)
     assert solo["transitions"] >= 150
     first = {ep.episode_id: ep for ep in iter_episodes(out / "part-0000", shuffle_shards=False)}
@@ -160,13 +161,18 @@ def test_evaluate_cli_model(tmp_path: Path, capsys: pytest.CaptureFixture[str], 
              "--iterations", "1"]
     assert evaluate_tool.main([*model, *common]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["course_length"] == 3.0 and len(out["speeds"][0]["progress"]) == 2
-    assert out["settings"]["planner"] == "mppi"
-    assert evaluate_tool.main(["--controller", f"expert:{expert_dir}", *common]) == 0
+    protocol = out["details"]["protocol"]
+    assert protocol["course_length"] == 3.0 and len(protocol["speeds"][0]["progress"]) == 2
+    assert out["details"]["settings"]["planner"] == "mppi" and out["summary"]["trials"] == 2
+    low, high = out["summary"]["ci95"]
+    assert low <= out["summary"]["mean"] <= high
+    assert evaluate_tool.main(["--agent", f"expert:{expert_dir}", *common]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert all(0.0 <= p <= 3.0 for p in out["speeds"][0]["progress"])
+    assert all(0.0 <= p <= 3.0 for p in out["values"])
     with pytest.raises(ValueError, match="expert:PATH"):
-        evaluate_tool.build_controller("foo")
+        evaluate_tool.build_controller("expert:")
+    with pytest.raises(FileNotFoundError):
+        evaluate_tool.build_controller(str(tmp_path / "missing"))
 
 
 def test_saved_results_load_and_pool(tmp_path: Path) -> None:
@@ -202,7 +208,7 @@ def _tiny_go2_world_model() -> Any:
 def test_walk_start_history(mode: str) -> None:
     """``pad`` hands the controller a trained episode start (copies of one frame) when walking begins;
     ``keep`` (official) the frames of the robot settling during the reset phase."""
-    from simdist.envs.go2.protocol import make_course, protocol_env, run_trials
+    from simdist.components.tasks.go2.protocol import make_course, protocol_env, run_trials
 
     class Spy:
         world_model = _tiny_go2_world_model()
@@ -226,7 +232,7 @@ def test_walk_start_history(mode: str) -> None:
 
 
 def test_profiles_carry_the_papers_protocol_speeds() -> None:
-    from simdist.envs.go2.protocol import make_course
+    from simdist.components.tasks.go2.protocol import make_course
 
     assert make_course(profile="foam").speeds == (0.2, 0.7, 1.2)
     assert make_course(profile="ptfe-slope-5.7deg").speeds == (0.1, 0.3, 0.5)
@@ -236,7 +242,7 @@ def test_profiles_carry_the_papers_protocol_speeds() -> None:
 def test_tiled_course_extends_past_its_end(length: float) -> None:
     """A rough/boxes course is one tile centred on the spawn point; its edge lies beyond the course end
     (an evaluation once walked the robot off a 15 m tile and counted the fall against the policy)."""
-    from simdist.envs.go2.protocol import TILE_MARGIN
+    from simdist.components.tasks.go2.protocol import TILE_MARGIN
 
     terrain = make_course(terrain="boxes", course_length=length).env_kwargs["terrain"]
     x_end = terrain.origin[0] + (terrain.heights.shape[1] - 1) * terrain.resolution

@@ -425,7 +425,6 @@ def test_temporal_ensemble_blends_what_recent_plans_say_for_now(wm):
 
 def test_build_planner_from_a_planner_json_mapping(wm):
     from simdist.components.planners.mppi import REALTIME
-
     from simdist.planning import MPPIPlanner, PolicyPlanner, TemporalEnsemble, build_planner
 
     settings = {"planner": "mppi", **REALTIME, "temporal_ensemble": 0.8}

@@ -27,7 +27,7 @@ def test_recipe_validates(recipe: Path, capsys) -> None:
 
 
 def test_toy_recipes_run(tmp_path) -> None:
-    from simdist.envs.toy import generate_toy_dataset
+    from simdist.components.tasks.toy_reach import generate_toy_dataset
 
     generate_toy_dataset(str(tmp_path / "sim"), transitions=2_000, num_envs=4, seed=0)
     toy = Path(__file__).resolve().parents[1] / "recipes" / "toy"

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from simdist import WorldModel, create
+from simdist.components.tasks.toy_reach import ToyReachEnv, expert_policy
 from simdist.data import DatasetSpec
 from simdist.data.engine import PerturbationConfig
-from simdist.envs.toy import ToyReachEnv, expert_policy
 from simdist.presets import preset_config
 from simdist.rollout import rollout
 
@@ -54,8 +54,8 @@ def test_planner_rollout_resets_history_between_episodes() -> None:
 
 
 def test_rollout_obeys_the_envs_standing_phase_and_restarts_the_plan_when_walking_starts() -> None:
-    from simdist.adaptation import Go2Task
-    from simdist.tools.generate import go2_dataset_spec
+    from simdist.components.tasks.go2 import Go2Task
+    from simdist.components.tasks.go2.data import go2_dataset_spec
 
     env = Go2Task(profile="ptfe-slope-5.7deg", episode_length_s=0.8).make_env(2, seed=0)
 
@@ -79,7 +79,7 @@ def test_rollout_obeys_the_envs_standing_phase_and_restarts_the_plan_when_walkin
 
 
 def test_go2_logged_episode_succeeds_when_it_reaches_the_course_end_even_if_it_falls_later() -> None:
-    from simdist.adaptation import Go2Task
+    from simdist.components.tasks.go2 import Go2Task
     from simdist.rollout import RolloutResult
 
     task = Go2Task(profile="foam")  # a 3.00 m course
@@ -99,8 +99,7 @@ def test_go2_logged_episode_succeeds_when_it_reaches_the_course_end_even_if_it_f
 
 
 def test_go2_collection_env_ends_an_episode_at_the_course_end() -> None:
-    from simdist.adaptation import Go2Task
-    from simdist.envs.go2 import Go2Env
+    from simdist.components.tasks.go2 import Go2Env, Go2Task
 
     env = Go2Task(profile="foam").make_env(2, seed=0)
     env.reset(seed=0)

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from simdist import WorldModel
-from simdist.tools.toy_demo import TEST, run_toy_pipeline
+from simdist.components.tasks.toy_reach.demo import TEST, run_toy_pipeline
 
 
 @pytest.mark.usefixtures("single_thread")

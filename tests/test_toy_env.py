@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simdist.envs.base import BatchedEnv
-from simdist.envs.toy import (
+from simdist.components.tasks.toy_reach import (
     ToyReachEnv,
     expert_policy,
     reward_fn,
     suboptimal_policies,
 )
-from simdist.envs.toy import pointmass as pm
+from simdist.components.tasks.toy_reach import pointmass as pm
+from simdist.envs.base import BatchedEnv
 from simdist.registry import create
 
 

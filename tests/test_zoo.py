@@ -15,7 +15,7 @@ from huggingface_hub import constants
 import simdist
 from simdist import zoo
 from simdist.cli import main as cli
-from simdist.envs.go2.profiles import builtin_profiles
+from simdist.components.tasks.go2.profiles import builtin_profiles
 from simdist.world_model import WorldModel
 
 REPO = "simdist/tiny-test"

@@ -17,3 +17,18 @@ def main(argv: list[str]) -> int:
     for kind, names in table.items():
         print(f"{kind:<14} {', '.join(names) or '-'}")
     return 0
+
+
+def tasks_main(argv: list[str]) -> int:
+    """``simdist tasks``: every registered task with its metric, control period and reality profiles."""
+    parser = tool_parser("tasks", "list the registered tasks, their metrics and reality profiles")
+    parser.parse_args(argv)
+    from simdist.registry import get
+    from simdist.tasks import task_names
+
+    for name in task_names():
+        cls = get("task", name)
+        default = " (default)" if getattr(cls, "default", False) else ""
+        print(f"{name}{default}: metric {cls.metric}, dt {cls.dt:g} s, preset {cls.preset or '-'}; "
+              f"profiles: {', '.join(cls.profiles()) or '-'}")
+    return 0

@@ -1,298 +1,61 @@
-"""``simdist generate --task go2 --experts DIR --out DIR --preset cpu``: the Go2 pretraining dataset.
+"""``simdist generate --task NAME --out DIR [--experts NAME|DIR] [--preset P]``: a pretraining dataset.
 
-Drives :func:`simdist.data.engine.generate` with the SimDist recipe (SIMDIST 4.3-4.4): per episode the
-expert with p = 0.5, else a uniformly chosen sub-optimal checkpoint; the engine's default action
-perturbation (σ_j ~ U[0.05, 2.5] per env and joint, noised windows randint(1, 50), clean windows
-randint(25, 500), 2.5 % never noised); value labels V(s_{i+1}) from the expert's critic on the
-post-step privileged observation; :class:`~simdist.envs.go2.Go2Env` in data-collection mode (rough tile
-grid at random difficulty, six-mode random commands, domain randomisation). Shards record only the
-world-model groups ``proprio`` (35) and ``extero`` (315) plus the 3-d command; the 433-d privileged
-group is used for the policies and the critic but never written.
-
-The budget counts transitions of finished, written episodes. It is split into parts
-(``out/part-NNNN``, each one engine run with its own seed, which also redraws the startup
-randomisation: friction, restitution, mass); ``out/generate.json`` records the configuration and the
-finished parts. Rerunning the same command resumes: finished parts are skipped and the interrupted
-part is replayed deterministically, rewriting only what its shards lack. After every part
-``out/dataset.json`` is rewritten as an index of the finished parts' shards (``part-NNNN/...tar``) with
-their merged statistics, so ``out`` reads as one dataset folder (``data.train: out``). Episode ids
-restart in every part, so they are unique only within a part.
-
-Walk starts (our addition; ``--walk-start-prob 0`` is the official data): by default 30 % of episodes
-start with the evaluation's reset phase, 10-40 steps standing still under zero actions and a zero
-command, then a straight walk at U(0.1, 1.0) m/s from where the robot stands (see
-``simdist.envs.go2.commands``). Without them the planner meets its first walking step, after the
-protocol's 25 standing steps, in a state the data never holds: the world model's policy head errs there
-10x more than while walking (results/go2/walk-start/).
-
-Presets: ``cpu`` = 5,000,000 transitions with B = 256; ``paper`` = 4096 envs × 25,000 steps =
-102,400,000 transitions.
+The task's data generator (:meth:`simdist.tasks.Task.generate`) writes the dataset folder; rerunning the
+same command resumes. ``--envs`` and ``--transitions`` override the task's preset; the task adds its own
+options (``simdist generate --task NAME --help``).
 """
 
 from __future__ import annotations
 
 import json
-import math
-import os
-import time
-from dataclasses import asdict
-from pathlib import Path
-from typing import Any
+import logging
 
-import numpy as np
+from simdist.cli import positive_int, tool_parser
+from simdist.tasks import add_task_argument, preparse_task, task_class
 
-from simdist.cli import tool_parser
-from simdist.data.engine import TakeoverConfig
-from simdist.data.schema import SCHEMA_VERSION, DatasetSpec, json_default
-from simdist.fsutil import atomic_write_json
-
-PRESETS: dict[str, dict[str, int]] = {
-    "cpu": {"num_envs": 256, "transitions": 5_000_000},
-    "paper": {"num_envs": 4096, "transitions": 4096 * 25_000},
-}
-#: Control steps per env per part (default part size = B × this): the episodes still running when a
-#: part ends are discarded (<= one episode per env, ~5-10 %), and a resumed run replays <= one part.
-PART_STEPS = 8000
-STATE_FILE = "generate.json"
-#: fraction of episodes that start standing, as the evaluation does (0: the official data)
-WALK_START_PROB = 0.3
-DATA_ENV_KWARGS: dict[str, Any] = {"terrain": "rough", "terrain_mode": "random", "command_mode": "random",
-                                   "randomize": True, "walk_start_prob": WALK_START_PROB}
-
-
-def go2_dataset_spec() -> DatasetSpec:
-    """The world-model dataset spec: proprio 35, extero 315, 12 actions, 3-d command, 50 Hz."""
-    return DatasetSpec(obs={"proprio": (35,), "extero": (315,)}, action_dim=12, command_dim=3, dt=0.02)
-
-
-class EpisodeMetaEnv:
-    """A :class:`Go2Env` view adding ``episode_meta(ids)`` (the engine stores it in each episode's meta):
-    terrain level/column/type, spawn position and the episode's domain-randomisation draw."""
-
-    def __init__(self, env: Any) -> None:
-        self.env = env
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.env, name)
-
-    def episode_meta(self, ids: np.ndarray) -> list[dict[str, Any]]:
-        env, p = self.env, self.env.params
-        types = env.terrain.col_types
-        out = []
-        for e in np.asarray(ids, dtype=np.int64):
-            col = int(env.terrain_col[e])
-            out.append({
-                "terrain_level": int(env.terrain_level[e]), "terrain_col": col,
-                "terrain_type": types[col] if col < len(types) else "flat",
-                "spawn_pos": [float(v) for v in env.spawn_pos[e]],
-                "friction": float(p.friction[e]), "restitution": float(p.restitution[e]),
-                "mass_delta": float(p.mass_delta[e]),
-                "kp_scale": [float(v) for v in p.kp_scale[e]], "kd_scale": [float(v) for v in p.kd_scale[e]],
-                "joint_friction": [float(v) for v in p.joint_friction[e]],
-            })
-        return out
-
-
-def part_seed(seed: int, part: int) -> int:
-    """Independent 32-bit seed of part ``part`` of a run with base ``seed``."""
-    return int(np.random.SeedSequence([int(seed), int(part)]).generate_state(1)[0])
-
-
-def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, transitions: int, seed: int = 0,
-                 part_size: int | None = None, env_kwargs: dict[str, Any] | None = None,
-                 preset: str = "custom", progress: bool = True, log: Any = print, student: str | None = None,
-                 takeover: TakeoverConfig | None = None) -> dict[str, Any]:
-    """Generate (or resume) the Go2 dataset in ``out_dir``; returns the summary.
-
-    ``student`` (a world model's hub id or folder) takes over expert-driven envs with its policy head in
-    the windows of ``takeover`` (a :class:`~simdist.data.engine.TakeoverConfig`), so the expert's
-    labelled recoveries start from the states that policy drives into (a project extension).
-
-    ``experts`` is an expert-set folder or a loaded :class:`~simdist.experts.ExpertSet`. ``part_size``
-    (transitions) defaults to ``num_envs × PART_STEPS``; 0 means one part. ``env_kwargs`` override the
-    data-collection env settings (e.g. ``episode_length_s`` for tests).
-    """
-    from simdist.data.engine import generate
-    from simdist.envs.go2 import Go2Env
-    from simdist.experts import ExpertSet, load_expert_set
-
-    es: ExpertSet = experts if isinstance(experts, ExpertSet) else load_expert_set(experts)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    size = num_envs * PART_STEPS if part_size is None else (part_size or transitions)
-    n_parts = max(1, math.ceil(transitions / size))
-    budgets = [transitions // n_parts + (k < transitions % n_parts) for k in range(n_parts)]
-    kwargs = {**DATA_ENV_KWARGS, **(env_kwargs or {})}
-    manifest = es.manifest
-    experts_meta = {"expert_iteration": es.expert.iteration,
-                    "suboptimal_iterations": [p.iteration for p in es.suboptimal],
-                    "source": manifest.get("source"),
-                    "dir": None if isinstance(experts, ExpertSet) else os.path.abspath(experts)}
-    config = {"task": "go2", "num_envs": num_envs, "transitions": transitions, "seed": seed, "parts": n_parts,
-              "part_budgets": budgets, "env_kwargs": kwargs, "expert_iteration": es.expert.iteration,
-              "suboptimal_iterations": experts_meta["suboptimal_iterations"]}
-    takeover = takeover or TakeoverConfig()
-    if student is not None:
-        config["student"] = {"model": student, **asdict(takeover)}
-    config = json.loads(json.dumps(config, default=json_default))  # as stored: tuples become lists
-    state_path = out / STATE_FILE
-    state = json.loads(state_path.read_text()) if state_path.exists() else {"config": config, "parts": {}}
-    if state["config"] != config:
-        diff = {k: (state["config"].get(k), v) for k, v in config.items() if state["config"].get(k) != v}
-        raise ValueError(f"{out} holds a different generation run (stored, requested): {diff}; "
-                         "use another --out")
-    state.update(preset=preset, experts=experts_meta)
-    atomic_write_json(state_path, state, default=json_default)
-
-    env = EpisodeMetaEnv(Go2Env(num_envs, seed=seed, **kwargs))
-    student_policy = _student_policy(student, num_envs) if student is not None else None
-    spec = go2_dataset_spec()
-    t0, c0 = time.perf_counter(), time.process_time()
-    done_now = 0
-    for k, budget in enumerate(budgets):
-        name = f"part-{k:04d}"
-        if name in state["parts"]:
-            continue
-        s = part_seed(seed, k)
-        log(f"[{name}] {k + 1}/{n_parts}: {budget:,} transitions, seed {s}")
-        pt, pc = time.perf_counter(), time.process_time()
-        summary = generate(
-            env, es.expert, es.suboptimal, out_dir=str(out / name), spec=spec, total_transitions=budget,
-            expert_prob=0.5, value_fn=es.critic, seed=s, progress=progress, student=student_policy,
-            takeover=takeover,
-            metadata={"task": "go2", "env": "Go2Env", "preset": preset, "part": k, "parts": n_parts, "part_seed": s,
-                      "base_seed": seed, "env_kwargs": kwargs, "experts": experts_meta},
-        )
-        summary["cpu_seconds"] = time.process_time() - pc
-        summary["wall_seconds"] = time.perf_counter() - pt
-        state["parts"][name] = summary
-        atomic_write_json(state_path, state, default=json_default)
-        write_index(out, spec, sorted(state["parts"]), {"generator": state["config"], "preset": preset,
-                                                         "experts": experts_meta})
-        done_now += summary["steps"] * num_envs
-        elapsed = time.perf_counter() - t0
-        left = sum(budgets[j] for j in range(k + 1, n_parts) if f"part-{j:04d}" not in state["parts"])
-        rate = done_now / max(elapsed, 1e-9)
-        eta = f", ETA {left / rate / 60:.1f} min" if left and rate else ""
-        log(f"[{name}] {summary['transitions']:,} written, {summary['dropped']} dropped (diverged), "
-            f"{summary['transitions_per_s']:,.0f} simulated tr/s{eta}")
-    env.close()
-    if state["parts"]:
-        write_index(out, spec, sorted(state["parts"]), {"generator": state["config"], "preset": preset,
-                                                         "experts": experts_meta})
-    result = summarize(state, wall=time.perf_counter() - t0, cpu=time.process_time() - c0, simulated=done_now)
-    state["summary"] = result
-    atomic_write_json(state_path, state, default=json_default)
-    return result
-
-
-def write_index(out: Path, spec: DatasetSpec, parts: list[str], metadata: dict[str, Any]) -> None:
-    """Write ``out/dataset.json`` listing the shards of the finished ``parts`` (merged statistics)."""
-    from simdist.data.shards import DATASET_INFO, FORMAT_NAME, read_dataset_info
-    from simdist.data.stats import RunningStats
-
-    shards, dropped, acc = [], 0, RunningStats()
-    for part in parts:
-        info = read_dataset_info(out / part)
-        shards += [{**sh, "name": f"{part}/{sh['name']}"} for sh in info["shards"]]
-        dropped += int(info.get("dropped_episodes", 0))
-        acc.merge(RunningStats.from_state_dict(info.get("stats_state", {})))
-    index = {
-        "format": FORMAT_NAME, "schema_version": SCHEMA_VERSION, "spec": spec.to_dict(), "prefix": "episodes",
-        "shards": shards, "dropped_episode_ids": [], "metadata": {**metadata, "parts": parts},
-        "num_episodes": sum(sh["episodes"] for sh in shards), "num_steps": sum(sh["steps"] for sh in shards),
-        "dropped_episodes": dropped, "stats": acc.finalize().to_dict(), "stats_state": acc.state_dict(),
-        "updated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-    atomic_write_json(out / DATASET_INFO, index, default=json_default)
-
-
-def summarize(state: dict[str, Any], wall: float, cpu: float, simulated: int) -> dict[str, Any]:
-    """Totals over all parts plus this invocation's throughput."""
-    parts = state["parts"].values()
-    written = sum(p["transitions"] for p in parts)
-    w = max(written, 1)
-    return {
-        "parts_done": len(state["parts"]), "parts": state["config"]["parts"],
-        "transitions": written, "episodes": sum(p["episodes"] for p in parts),
-        "dropped_diverged": sum(p["dropped"] for p in parts),
-        "discarded_unfinished": sum(p["discarded_unfinished"] for p in parts),
-        "expert_fraction": sum(p["expert_fraction"] * p["transitions"] for p in parts) / w,
-        "noised_fraction": sum(p["noised_fraction"] * p["transitions"] for p in parts) / w,
-        "expert_episode_fraction": sum(p["expert_episode_fraction"] * p["episodes"] for p in parts)
-        / max(sum(p["episodes"] for p in parts), 1),
-        "session": {"wall_s": wall, "cpu_s": cpu, "simulated_transitions": simulated,
-                    "simulated_per_s": simulated / max(wall, 1e-9),
-                    "simulated_per_cpu_s": simulated / max(cpu, 1e-9)},
-    }
-
-
-def _student_policy(model: str, num_envs: int) -> Any:
-    """The policy head of world model ``model`` as a data-engine policy over ``num_envs`` envs."""
-    import simdist
-    from simdist.planning import PlannerPolicy
-    from simdist.world_model import WorldModel
-
-    wm = WorldModel.from_pretrained(model)
-    return PlannerPolicy(simdist.create("planner", "policy", world_model=wm), num_envs, name=f"student:{model}")
-
-
-def _window(text: str) -> tuple[int, int]:
-    """``"LOW,HIGH"`` → (LOW, HIGH): a window length drawn from randint(LOW, HIGH), steps."""
-    parts = text.split(",")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or not 1 <= int(parts[0]) < int(parts[1]):
-        raise ValueError(f"a window is LOW,HIGH with 1 <= LOW < HIGH (steps, HIGH exclusive), got {text!r}")
-    return int(parts[0]), int(parts[1])
+logger = logging.getLogger(__name__)
 
 
 def main(argv: list[str]) -> int:
-    parser = tool_parser("generate", "generate a pretraining dataset from an exported expert set")
-    parser.add_argument("--task", default="go2", choices=["go2"])
-    parser.add_argument("--experts", required=True, help="expert-set folder (simdist train-expert --export)")
-    parser.add_argument("--out", required=True, help="dataset folder (part-NNNN subfolders)")
-    parser.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
-    parser.add_argument("--envs", type=int, default=None, help="batch size B (overrides the preset)")
-    parser.add_argument("--transitions", type=int, default=None, help="budget (overrides the preset)")
+    name = preparse_task(argv)
+    cls = task_class(name)
+    presets: dict[str, dict[str, int]] = dict(cls.data_defaults.get("presets", {}))
+    parser = tool_parser("generate", "generate a pretraining dataset with a task's data engine")
+    add_task_argument(parser)
+    parser.add_argument("--experts", default=None, help="expert set: a zoo name (e.g. the task's) or a folder")
+    parser.add_argument("--out", required=True, help="dataset folder (rerun to resume)")
+    if presets:
+        parser.add_argument("--preset", default=next(iter(presets)), choices=sorted(presets))
+    parser.add_argument("--envs", type=positive_int, default=None, help="batch size B (overrides the preset)")
+    parser.add_argument("--transitions", type=positive_int, default=None, help="budget (overrides the preset)")
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--part-size", type=int, default=None,
-                        help=f"transitions per part (default B x {PART_STEPS}; 0: one part)")
-    parser.add_argument("--episode-length-s", type=float, default=None, help="episode limit (default 20 s)")
-    parser.add_argument("--walk-start-prob", type=float, default=WALK_START_PROB,
-                        help="fraction of episodes that stand still 10-40 steps first, then walk straight, as "
-                             "the evaluation does (0: the official data)")
-    parser.add_argument("--student", default=None,
-                        help="world model (hub id or folder) whose policy head takes over expert-driven envs in "
-                             "windows; the expert's labelled recoveries then start where it drives (an extension)")
-    parser.add_argument("--student-window", default="25,100", help="student steps per takeover, LOW,HIGH")
-    parser.add_argument("--expert-window", default="50,200", help="expert steps between takeovers, LOW,HIGH")
-    parser.add_argument("--torch-threads", type=int, default=1, help="torch threads for the policies")
+    parser.add_argument("--torch-threads", type=positive_int, default=1, help="torch threads for the policies")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    cls.add_arguments(parser, "generate")
     args = parser.parse_args(argv)
+
+    preset = presets.get(getattr(args, "preset", ""), {})
+    num_envs = args.envs or preset.get("num_envs")
+    transitions = args.transitions or preset.get("transitions")
+    if not num_envs or not transitions:
+        parser.error(f"task {name!r} has no data presets: pass --envs and --transitions")
+    task = cls.from_args(args, "generate")
 
     import torch
 
     torch.set_num_threads(args.torch_threads)
-    preset = PRESETS[args.preset]
-    env_kwargs: dict[str, Any] = {"walk_start_prob": args.walk_start_prob}
-    if args.episode_length_s:
-        env_kwargs["episode_length_s"] = args.episode_length_s
-    summary = generate_go2(
-        args.experts, args.out, num_envs=args.envs or preset["num_envs"],
-        transitions=args.transitions or preset["transitions"], seed=args.seed, part_size=args.part_size,
-        env_kwargs=env_kwargs, preset=args.preset, progress=not args.no_progress, student=args.student,
-        takeover=TakeoverConfig(_window(args.student_window), _window(args.expert_window)),
-    )
+    summary = task.generate(args.out, experts=args.experts, num_envs=num_envs, transitions=transitions,
+                            seed=args.seed, progress=not args.no_progress, preset=getattr(args, "preset", "custom"),
+                            args=args)
     if args.json:
         print(json.dumps(summary, indent=1))
-    else:
-        s = summary["session"]
-        print(f"{summary['transitions']:,} transitions in {summary['episodes']:,} episodes "
-              f"({summary['parts_done']}/{summary['parts']} parts); dropped (diverged): "
-              f"{summary['dropped_diverged']}; discarded unfinished: {summary['discarded_unfinished']:,}; "
-              f"expert-flag fraction {summary['expert_fraction']:.3f}, "
-              f"noised {summary['noised_fraction']:.3f}")
-        print(f"this run: {s['simulated_transitions']:,} simulated transitions in {s['wall_s']:.1f} s wall "
-              f"({s['simulated_per_s']:,.0f}/s), {s['cpu_s']:.1f} CPU-s "
-              f"({s['simulated_per_cpu_s']:,.0f}/CPU-s)")
+        return 0
+    s = summary["session"]
+    print(f"{summary['transitions']:,} transitions in {summary['episodes']:,} episodes "
+          f"({summary['parts_done']}/{summary['parts']} parts); dropped (diverged): "
+          f"{summary['dropped_diverged']}; discarded unfinished: {summary['discarded_unfinished']:,}; "
+          f"expert-flag fraction {summary['expert_fraction']:.3f}, noised {summary['noised_fraction']:.3f}")
+    print(f"this run: {s['simulated_transitions']:,} simulated transitions in {s['wall_s']:.1f} s wall "
+          f"({s['simulated_per_s']:,.0f}/s), {s['cpu_s']:.1f} CPU-s ({s['simulated_per_cpu_s']:,.0f}/CPU-s)")
     return 0

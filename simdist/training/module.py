@@ -16,12 +16,6 @@ from simdist.losses import WorldModelLoss
 from simdist.training.schedule import warmup_cosine
 from simdist.world_model import WorldModel
 
-#: Gaussian input noise of the official Go2 recipe (SIMDIST.md 3.6), in raw units, per dimension group.
-GO2_OBS_NOISE: dict[str, list[float]] = {
-    "proprio": [0.05] * 3 + [0.1] * 3 + [0.025] * 3 + [0.01] * 12 + [0.75] * 12 + [0.001] * 2,
-    "extero": [0.02],
-}
-
 CKPT_CONFIG_KEY = "simdist_world_model_config"
 CKPT_BASE_KEY = "simdist_base_model"
 
@@ -66,7 +60,7 @@ class WorldModelModule(L.LightningModule):
         if not eval_frozen:
             self.freeze_policy.eval_frozen = False
         self.loss_fn = WorldModelLoss(**(loss_weights or {}), value_target=value_target)
-        self.obs_noise = GO2_OBS_NOISE if obs_noise == "go2" else (obs_noise or {})
+        self.obs_noise = resolve_obs_noise(obs_noise)
         self.freeze_policy.apply(self.world_model)
 
     # ------------------------------------------------------------------ modes and setup
@@ -209,3 +203,15 @@ def epoch_trainer(root: str | Path, epochs: int, progress: bool = False) -> L.Tr
         enable_progress_bar=progress, enable_model_summary=False, num_sanity_val_steps=0,
         enable_checkpointing=False, limit_val_batches=0,
     )
+
+
+def resolve_obs_noise(obs_noise: dict[str, list[float]] | str | None) -> dict[str, list[float]]:
+    """Training-input noise: a mapping of per-group stds (raw units), or a registered task's name for that
+    task's recipe noise (e.g. ``obs_noise: <task>`` in a recipe), or None for none."""
+    if obs_noise is None:
+        return {}
+    if isinstance(obs_noise, str):
+        from simdist.tasks import task_class
+
+        return dict(task_class(obs_noise).obs_noise or {})
+    return dict(obs_noise)

@@ -1,6 +1,6 @@
 """Offscreen videos of one Go2 protocol trial: a camera following the base, rendered with ``mujoco.Renderer``.
 
-The trial is :func:`~simdist.envs.go2.protocol.run_trials` (the protocol's reset phase and straight-walk
+The trial is :func:`~simdist.components.tasks.go2.protocol.run_trials` (the protocol's reset phase and straight-walk
 command) on one env of a reality profile's course, with a controller ``run_protocol`` accepts (an expert
 policy or a planner); every ``every``-th control step is drawn. MuJoCo picks its OpenGL backend from
 ``MUJOCO_GL`` when ``mujoco`` is first imported; :mod:`simdist.envs` defaults it to ``egl`` on headless Linux
@@ -16,7 +16,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from simdist.envs.go2.protocol import Course, make_course, protocol_env, run_trials
+from simdist.components.tasks.go2.protocol import Course, make_course, protocol_env, run_trials
 
 #: camera: distance (m), azimuth and elevation (deg); azimuth 90 looks along +y, so the walk (+x) goes right
 CAMERA = (1.9, 105.0, -14.0)

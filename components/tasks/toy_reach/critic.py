@@ -13,8 +13,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from simdist.envs.toy.expert import expert_policy
-from simdist.envs.toy.pointmass import START_RADIUS, ToyReachEnv
+from simdist.components.tasks.toy_reach.expert import expert_policy
+from simdist.components.tasks.toy_reach.pointmass import START_RADIUS, ToyReachEnv
 
 
 class ExpertCritic:

@@ -1,8 +1,29 @@
-"""Toy point-mass reach task (``toy-reach``) with a scripted expert, for fast end-to-end tests."""
+"""The ``toy-reach`` task: a point-mass reach with a scripted expert, for fast end-to-end tests.
 
-from simdist.envs.toy.critic import ExpertCritic, fit_expert_critic
-from simdist.envs.toy.expert import LaggedPD, PDPolicy, RandomLinear, expert_policy, suboptimal_policies
-from simdist.envs.toy.pointmass import ToyReachEnv, build_model, reward_fn
+Importing this package registers :class:`ToyReachTask` (``task``) and the ``toy`` preset without importing
+MuJoCo; :class:`ToyReachEnv` (``env``) and the other names load on first use.
+"""
+
+import importlib
+from typing import Any
+
+from simdist.components.tasks.toy_reach import presets as _presets  # noqa: F401
+from simdist.components.tasks.toy_reach.task import ToyReachTask
+
+_LAZY = {
+    "ExpertCritic": "critic", "fit_expert_critic": "critic", "LaggedPD": "expert", "PDPolicy": "expert",
+    "RandomLinear": "expert", "expert_policy": "expert", "suboptimal_policies": "expert",
+    "ToyReachEnv": "pointmass", "build_model": "pointmass", "reward_fn": "pointmass",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ExpertCritic",
@@ -11,6 +32,7 @@ __all__ = [
     "PDPolicy",
     "RandomLinear",
     "ToyReachEnv",
+    "ToyReachTask",
     "build_model",
     "expert_policy",
     "generate_toy_dataset",
@@ -31,6 +53,9 @@ def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 
     them with the PPO expert's critic); ``"mc"`` uses the recorded episode's Monte-Carlo return instead.
     Returns the engine's summary (see :func:`simdist.data.engine.generate`).
     """
+    from simdist.components.tasks.toy_reach.critic import fit_expert_critic
+    from simdist.components.tasks.toy_reach.expert import expert_policy, suboptimal_policies
+    from simdist.components.tasks.toy_reach.pointmass import ToyReachEnv
     from simdist.data.engine import PerturbationConfig, generate
 
     if values not in ("critic", "mc"):

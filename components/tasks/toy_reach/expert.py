@@ -4,7 +4,7 @@ All policies are deterministic, batched numpy callables ``policy(obs) -> actions
 ``name``. Stateful ones (lag) also have ``reset(ids)``, called by the data engine at every episode
 start. The sub-optimal set mimics the official checkpoint ladder (untrained … almost expert).
 
-Value labels come from a critic fitted to the expert's returns (:mod:`simdist.envs.toy.critic`), or
+Value labels come from a critic fitted to the expert's returns (:mod:`simdist.components.tasks.toy_reach.critic`), or
 optionally from Monte-Carlo returns-to-go of the recorded episode.
 """
 

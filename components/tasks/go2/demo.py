@@ -8,7 +8,6 @@ ensembling, :data:`simdist.planning.ensemble.REALTIME_DECAY`) with the straight-
 before/after table and writes ``results.json``, ``results.md``, ``curve.png`` and (``--video``)
 ``rollout_zero_shot.gif`` / ``rollout_adapted.gif`` into ``--out``. Rerunning the same command resumes
 (``state.json``): finished stages are not collected, trained or evaluated again.
-``simdist demo --task toy [...]`` runs the toy-task demo (:mod:`simdist.tools.toy_demo`) instead.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simdist.cli import add_collect_speed_argument, add_mppi_arguments, tool_parser
+from simdist.cli import add_mppi_arguments, tool_parser
 
 PREFIX = "[go2-demo]"
 #: video length: the protocol's reset phase plus this much walking (or less: the trial ends on success or a fall)
@@ -36,24 +35,12 @@ VIDEO_LABELS = {"zero_shot": "zero-shot", "adapted": "adapted"}
 
 
 # ---------------------------------------------------------------------------------------------- entry points
-def demo_main(argv: list[str]) -> int:
-    """``simdist demo [--task go2|toy] ...``: the Go2 demo (default) or the toy demo with the remaining args."""
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--task", choices=("go2", "toy"), default="go2")
-    known, rest = pre.parse_known_args(argv)
-    if known.task == "toy":
-        from simdist.tools import toy_demo
-
-        return toy_demo.main(rest)
-    return main(rest)
-
-
 def build_parser() -> argparse.ArgumentParser:
     from simdist.components.planners.mppi import REALTIME
     from simdist.planning.ensemble import REALTIME_DECAY
 
     parser = tool_parser("demo", "Go2 demo: zero-shot vs adapted planning on a proxy-real course, with videos")
-    parser.epilog = "`simdist demo --task toy [--quick]` runs the toy-task demo instead (see --task toy --help)."
+    parser.epilog = "`simdist demo --task toy-reach [--quick]` runs the toy-task demo instead."
     parser.add_argument("--model", default="simdist/go2-slope", help="pretrained Go2 world model: Hub id or folder")
     parser.add_argument("--real", default="ptfe-slope-5.7deg", help="reality profile: name or YAML path")
     parser.add_argument("--minutes", type=float, default=4.0, help="proxy-real data to collect (minutes at 50 Hz)")
@@ -63,7 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_mppi_arguments(parser, samples=REALTIME["num_samples"], iterations=REALTIME["iterations"],
                        init_std=REALTIME["init_std"], warm_start=REALTIME["warm_start"],
                        temporal_ensemble=REALTIME_DECAY)  # the real-time preset
-    add_collect_speed_argument(parser)
+    from simdist.components.tasks.go2.task import Go2Task
+
+    Go2Task.add_arguments(parser, "demo")
     parser.add_argument("--epochs", type=int, default=3, help="finetuning epochs")
     parser.add_argument("--windows-per-epoch", type=int, default=6_000)
     parser.add_argument("--batch-size", type=int, default=32)
@@ -161,7 +150,7 @@ def _demo_loop_cls() -> type:
 
 
 def _demo_task_cls() -> type:
-    from simdist.adaptation import Go2Task
+    from simdist.components.tasks.go2.task import Go2Task
 
     @dataclass
     class DemoTask(Go2Task):
@@ -170,12 +159,12 @@ def _demo_task_cls() -> type:
         phases: Progress = field(default_factory=Progress, repr=False, compare=False)
         stage: int = 0  # the loop's current stage (set by DemoLoop.run_stage)
 
-        def evaluate(self, planner: Any, episodes: int, num_envs: int, seed: int) -> dict[str, Any]:
+        def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> Any:
             key, title = ("eval-zero-shot", "zero-shot") if self.stage == 0 else ("eval-adapted", "adapted")
             speeds = ", ".join(f"{v:g}" for v in self.speeds or ())
-            with self.phases.phase(key, f"protocol with the {title} planner on {self.profile}: {episodes} trials "
+            with self.phases.phase(key, f"protocol with the {title} planner on {self.profile}: {trials} trials "
                                         f"at each of {speeds} m/s"):
-                return super().evaluate(planner, episodes, num_envs, seed)
+                return super().evaluate(agent, trials, seed, num_envs=num_envs, log=log)
 
     return DemoTask
 
@@ -187,13 +176,14 @@ def measure_rates(loop: Any, batches: set[int]) -> dict[str, Any]:
 
     import torch
 
+    from simdist.adaptation import world_model_of
     from simdist.freeze import DynamicsOnly
     from simdist.losses import WorldModelLoss
     from simdist.tools.bench import random_batch, random_history, time_calls
 
-    model, tick = loop.base, {}
+    model, tick = world_model_of(loop.base), {}
     for b in sorted(batches):
-        planner, history = loop.planner(model, 0), random_history(model, b)
+        planner, history = loop.planner(loop.base, 0), random_history(model, b)
         tick[b] = time_calls(lambda p=planner, h=history: p.plan(h), 3, 1, model.device)["wall"]["median"]
     wm = copy.deepcopy(model).train()
     DynamicsOnly().apply(wm)
@@ -211,7 +201,7 @@ def measure_rates(loop: Any, batches: set[int]) -> dict[str, Any]:
 def estimate_phases(task: Any, cfg: Any, rates: dict[str, Any], *, stages_done: int, heldout_done: bool,
                     video_steps: int | None) -> dict[str, float]:
     """Seconds per phase still to run, in run order (upper-bound style: episodes run to their time limit)."""
-    from simdist.envs.go2.protocol import make_course, trial_steps
+    from simdist.components.tasks.go2.protocol import make_course, trial_steps
 
     tick = rates["tick_s"]
     course = make_course(profile=task.profile)
@@ -238,11 +228,11 @@ def estimate_phases(task: Any, cfg: Any, rates: dict[str, Any], *, stages_done: 
 
 # ---------------------------------------------------------------------------------------------- the demo
 def load_model(name: str) -> Any:
-    """The world model, or a SystemExit that says where to find one."""
-    from simdist.world_model import WorldModel
+    """The agent, or a SystemExit that says where to find one."""
+    from simdist.agents import load_agent
 
     try:
-        return WorldModel.from_pretrained(name).eval()
+        return load_agent(name)
     except (FileNotFoundError, ValueError) as err:
         raise SystemExit(
             f"simdist demo: cannot load the world model {name!r}: {err}\n"
@@ -297,16 +287,17 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _video_steps(task: Any, speed: float, max_steps: int | None) -> int:
-    from simdist.envs.go2.protocol import RESET_STEPS, make_course, trial_steps
+    from simdist.components.tasks.go2.protocol import RESET_STEPS, make_course, trial_steps
 
     cap = RESET_STEPS + int(round(VIDEO_WALK_S / task.dt))
     return trial_steps(make_course(profile=task.profile), speed, max_steps=min(cap, max_steps or cap))
 
 
 def _row(stage: dict[str, Any], value_auc: float | None, consistency: float) -> dict[str, Any]:
-    ev = stage["eval"]
-    return {"forward_progress": ev["forward_progress"], "success_rate": ev["success_rate"],
-            "fall_rate": ev["termination_rate"], "heldout_consistency": consistency, "value_auc": value_auc,
+    summary, protocol = stage["eval"]["summary"], stage["eval"]["details"]["protocol"]
+    return {"forward_progress": summary["mean"], "ci95": summary["ci95"], "trials": summary["trials"],
+            "success_rate": summary["success_rate"], "fall_rate": protocol["termination_rate"],
+            "heldout_consistency": consistency, "value_auc": value_auc,
             "minutes": stage["minutes"], "episodes": stage["episodes"], "model": stage["model"]}
 
 
@@ -314,13 +305,14 @@ def collect_results(args: argparse.Namespace, loop: Any, curve: dict[str, Any], 
                     ) -> dict[str, Any]:
     """The before/after rows (from the loop's stages) and the settings."""
     zero, adapted = loop.state["stages"][:2]
-    protocol = zero["eval"]["protocol"]
+    protocol = zero["eval"]["details"]["protocol"]
     return {
         "model": args.model, "real": loop.task.profile, "task": loop.task.describe(),
         "course_length": protocol["course_length"], "speeds": list(loop.task.speeds),
         "rows": {"zero_shot": _row(zero, zero_shot_auc, zero["consistency"]["after"]),
                  "adapted": _row(adapted, adapted["value_auc"], adapted["consistency"]["after"])},
-        "protocol": {"zero_shot": protocol, "adapted": adapted["eval"]["protocol"]},
+        "protocol": {"zero_shot": protocol, "adapted": adapted["eval"]["details"]["protocol"]},
+        "comparison": _comparison(zero, adapted),
         "settings": {k: v for k, v in vars(args).items() if k not in ("progress",)},
         "curve": {k: curve[k] for k in ("minutes", "value", "consistency_after", "value_auc")},
     }
@@ -329,11 +321,10 @@ def collect_results(args: argparse.Namespace, loop: Any, curve: dict[str, Any], 
 def render_videos(loop: Any, task: Any, speed: float, steps: int, out: Path, seed: int, progress: Progress
                   ) -> dict[str, str]:
     """``rollout_zero_shot.gif`` and ``rollout_adapted.gif`` (kept if they exist: delete them to redo)."""
-    from simdist.envs.go2.render import render_rollout
-    from simdist.world_model import WorldModel
+    from simdist.agents import load_agent
+    from simdist.components.tasks.go2.render import render_rollout
 
-    models = {"zero_shot": lambda: loop.base, "adapted": lambda: WorldModel.from_pretrained(
-        loop.state["stages"][1]["model"]).eval()}
+    models = {"zero_shot": lambda: loop.base, "adapted": lambda: load_agent(loop.state["stages"][1]["model"])}
     videos = {}
     for key, title in ROWS:
         path = out / f"rollout_{key}.gif"
@@ -353,18 +344,27 @@ def _num(x: float | None, fmt: str) -> str:
     return "n/a" if x is None or not math.isfinite(float(x)) else format(float(x), fmt)
 
 
+def _comparison(zero: dict[str, Any], adapted: dict[str, Any]) -> str:
+    from simdist.evaluation import EvaluationResult, compare
+
+    before, after = (EvaluationResult.from_dict(s["eval"]).estimate() for s in (zero, adapted))
+    return compare(before, after, "forward progress, adapted vs zero-shot")
+
+
 def results_table(r: dict[str, Any]) -> str:
-    """The before/after table (Markdown, readable as text)."""
+    """The before/after table (Markdown, readable as text) and whether the intervals overlap."""
     length = r["course_length"]
-    lines = [f"| model | real data (min) | forward progress (m of {length:.2f}) | success | fell | "
-             "held-out consistency loss | value AUC |", "|---|---|---|---|---|---|---|"]
+    lines = [f"| model | real data (min) | forward progress (m of {length:.2f}), mean [95 % CI] | trials | success "
+             "| fell | held-out consistency loss | value AUC |", "|---|---|---|---|---|---|---|---|"]
     for key, title in ROWS:
         row = r["rows"][key]
-        progress = f"{_num(row['forward_progress'], '.2f')} ({_num(100 * row['forward_progress'] / length, '.0f')}%)"
-        lines.append(f"| {title} | {row['minutes']:.2f} | {progress} | {_num(100 * row['success_rate'], '.0f')}% | "
-                     f"{_num(100 * row['fall_rate'], '.0f')}% | {_num(row['heldout_consistency'], '.4f')} | "
-                     f"{_num(row['value_auc'], '.2f')} |")
-    return "\n".join(lines) + "\n"
+        low, high = row["ci95"]
+        progress = (f"{_num(row['forward_progress'], '.2f')} [{_num(low, '.2f')}, {_num(high, '.2f')}] "
+                    f"({_num(100 * row['forward_progress'] / length, '.0f')}%)")
+        lines.append(f"| {title} | {row['minutes']:.2f} | {progress} | {row['trials']} | "
+                     f"{_num(100 * row['success_rate'], '.0f')}% | {_num(100 * row['fall_rate'], '.0f')}% | "
+                     f"{_num(row['heldout_consistency'], '.4f')} | {_num(row['value_auc'], '.2f')} |")
+    return "\n".join(lines) + "\n\n" + r.get("comparison", "") + "\n"
 
 
 def results_markdown(r: dict[str, Any]) -> str:

@@ -1,7 +1,7 @@
 """``simdist train-expert --log-dir runs/go2_ppo --iterations 3000 [--export experts/go2]``: Go2 PPO expert.
 
 Trains (or resumes: rerunning with the same ``--log-dir`` continues from the newest ``model_<it>.pt``)
-with rsl-rl's ``OnPolicyRunner`` (:func:`simdist.envs.go2.ppo.train`); rsl-rl prints progress and ETA
+with rsl-rl's ``OnPolicyRunner`` (:func:`simdist.components.tasks.go2.ppo.train`); rsl-rl prints progress and ETA
 every iteration. ``--export DIR`` then writes the expert set the data generator reads
 (:func:`simdist.experts.export_expert_set`); with ``--iterations 0`` only the export runs.
 """
@@ -13,7 +13,7 @@ from simdist.cli import tool_parser
 
 def parse_proportions(text: str) -> dict[str, float]:
     """``"boxes=0.4,random_rough=0.6"`` → ``{"boxes": 0.4, "random_rough": 0.6}`` (known terrain types only)."""
-    from simdist.envs.go2.terrain import TERRAIN_TYPES
+    from simdist.components.tasks.go2.terrain import TERRAIN_TYPES
 
     out: dict[str, float] = {}
     for item in text.split(","):
@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     if args.iterations > 0:
-        from simdist.envs.go2.ppo import ppo_config, train
+        from simdist.components.tasks.go2.ppo import ppo_config, train
 
         speeds = tuple(float(v) for v in args.straight_speed.split(","))
         env_kwargs = {"terrain": args.terrain, "terrain_mode": args.terrain_mode,

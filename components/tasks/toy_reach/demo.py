@@ -51,8 +51,8 @@ def _log(msg: str, started: float) -> None:
 
 def _evaluate(planner: Any, variant: str, episodes: int, num_envs: int, seed: int,
               record: bool = False) -> Any:
+    from simdist.components.tasks.toy_reach import ToyReachEnv
     from simdist.data.schema import DatasetSpec
-    from simdist.envs.toy import ToyReachEnv
     from simdist.rollout import rollout
 
     env = ToyReachEnv(num_envs, variant=variant, seed=seed)
@@ -71,8 +71,8 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     import torch
 
     from simdist import create
+    from simdist.components.tasks.toy_reach import generate_toy_dataset
     from simdist.data import DatasetSpec, EpisodeWriter, TrajectoryDataModule
-    from simdist.envs.toy import generate_toy_dataset
     from simdist.training import FinetuneModule, PretrainModule
     from simdist.training.evaluate import consistency_loss
     from simdist.training.module import epoch_trainer

@@ -24,7 +24,7 @@ Observations (float32, per env; see ``observation_spec``):
   restitution 3, Kp/Kd multipliers and joint friction mapped to [-1, 1] 36.
 * ``command`` (3): (v_x, v_y, w_z), the command the next action should follow.
 
-Rewards: :mod:`simdist.envs.go2.rewards`; ``info["reward_terms"]`` holds each term
+Rewards: :mod:`simdist.components.tasks.go2.rewards`; ``info["reward_terms"]`` holds each term
 already weighted and multiplied by dt, so they sum to ``reward``.
 Terminations: contact force > 1 N on base/head or a thigh, tilt > 60 deg, optional base
 height, diverged physics (``info["diverged"]``). Truncation: the 20 s time limit.
@@ -39,19 +39,19 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from simdist.envs.base import ArraySpec, StepResult
-from simdist.envs.go2 import robot as R
-from simdist.envs.go2.commands import WALK_HOLD_STEPS, CommandGenerator
-from simdist.envs.go2.kinematics import quat_to_rotmat, world_to_body, yaw_from_rotmat, yaw_quat
-from simdist.envs.go2.profiles import RealityProfile, forward_progress, load_profile
-from simdist.envs.go2.randomization import (
+from simdist.components.tasks.go2 import robot as R
+from simdist.components.tasks.go2.commands import WALK_HOLD_STEPS, CommandGenerator
+from simdist.components.tasks.go2.kinematics import quat_to_rotmat, world_to_body, yaw_from_rotmat, yaw_quat
+from simdist.components.tasks.go2.profiles import RealityProfile, forward_progress, load_profile
+from simdist.components.tasks.go2.randomization import (
     JOINT_INIT_SCALE,
     POSE_XY,
     DomainParams,
     restitution_to_dampratio,
 )
-from simdist.envs.go2.rewards import RewardInputs, reward_terms, reward_weights
-from simdist.envs.go2.terrain import Terrain, make_flat, make_grid
+from simdist.components.tasks.go2.rewards import RewardInputs, reward_terms, reward_weights
+from simdist.components.tasks.go2.terrain import Terrain, make_flat, make_grid
+from simdist.envs.base import ArraySpec, StepResult
 from simdist.registry import register
 
 SCAN_X = np.linspace(-0.5, 1.5, 21)

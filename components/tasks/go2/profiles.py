@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from simdist.envs.go2.terrain import Box, Terrain, make_flat, make_slope_course
+from simdist.components.tasks.go2.terrain import Box, Terrain, make_flat, make_slope_course
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
 COURSES = ("flat", "slope", "foam")

@@ -11,7 +11,7 @@ Metrics per trial:
 
 * **progress**: the largest displacement of the base along the initial heading since spawn,
   clipped to [0, course length] (for reality profiles this is
-  :func:`~simdist.envs.go2.profiles.forward_progress`: x displacement on the course);
+  :func:`~simdist.components.tasks.go2.profiles.forward_progress`: x displacement on the course);
 * **success**: progress reached the course length (the trial stops there);
 * **terminated**: the robot fell (contact, tilt, diverged physics) before success;
 * **speed**: progress / walking time (until success, fall or the time limit).
@@ -35,10 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from simdist.envs.go2.commands import CommandGenerator
-from simdist.envs.go2.kinematics import quat_to_rotmat, yaw_from_rotmat
-from simdist.envs.go2.profiles import RealityProfile, load_profile
-from simdist.envs.go2.terrain import Terrain, sub_terrain
+from simdist.components.tasks.go2.commands import CommandGenerator
+from simdist.components.tasks.go2.kinematics import quat_to_rotmat, yaw_from_rotmat
+from simdist.components.tasks.go2.profiles import RealityProfile, load_profile
+from simdist.components.tasks.go2.terrain import Terrain, sub_terrain
+from simdist.evaluation import EvaluationResult, bootstrap_ci
 
 DEFAULT_SPEEDS: tuple[float, ...] = (0.1, 0.3, 0.5)
 PLAIN_TERRAINS: tuple[str, ...] = ("flat", "slope", "rough", "boxes")
@@ -147,8 +148,11 @@ class ProtocolResult:
 
     @classmethod
     def load(cls, path: str | Path) -> ProtocolResult:
-        """Read a result that ``simdist evaluate --json`` (``to_dict``) wrote."""
+        """Read a protocol result saved by ``simdist evaluate --json`` (its ``details.protocol``) or by
+        ``to_dict``."""
         data = json.loads(Path(path).read_text())
+        if isinstance(data, dict) and "protocol" in data.get("details", {}):
+            data = data["details"]["protocol"]
         try:
             speeds = [SpeedResult(**{k: s[k] for k in SPEED_FIELDS}) for s in data["speeds"]]
             return cls(data["course"], data["course_length"], speeds, data.get("settings", {}))
@@ -161,15 +165,24 @@ class ProtocolResult:
                 "termination_rate": self.termination_rate, "speeds": [s.to_dict() for s in self.speeds],
                 "settings": self.settings}
 
+    def to_evaluation(self, task: str = "go2", profile: str | None = None) -> EvaluationResult:
+        """The task-generic result: forward progress per trial, grouped by speed."""
+        return EvaluationResult(
+            task=task, metric="forward_progress", profile=profile,
+            values=[p for s in self.speeds for p in s.progress], success=[x for s in self.speeds for x in s.success],
+            groups=[f"{s.speed:g} m/s" for s in self.speeds for _ in s.progress], details={"protocol": self.to_dict()})
+
     def table(self) -> str:
+        """Per speed and overall: progress mean [95 % bootstrap CI] (trials), successes, falls, speed."""
         n = sum(len(s.progress) for s in self.speeds)
         lines = [f"course {self.course} ({self.course_length:.2f} m), {n} trials",
-                 f"{'speed':>6} {'progress (m)':>16} {'success':>9} {'fell':>8} {'fwd m/s':>9}"]
+                 f"{'speed':>6} {'progress (m), mean [95 % CI] (n)':>34} {'success':>9} {'fell':>8} {'fwd m/s':>9}"]
         for s in self.speeds:
             k = len(s.progress)
-            lines.append(f"{s.speed:6.2f} {s.mean_progress:8.3f} ± {np.std(s.progress):5.3f} "
+            lines.append(f"{s.speed:6.2f} {bootstrap_ci(s.progress).format('.3f'):>34} "
                          f"{sum(s.success):>5}/{k:<3} {sum(s.terminated):>4}/{k:<3} {s.mean_speed:9.3f}")
-        lines.append(f"{'all':>6} {self.mean_progress:8.3f} {'':7} {self.success_rate:>9.0%} "
+        every = [p for s in self.speeds for p in s.progress]
+        lines.append(f"{'all':>6} {bootstrap_ci(every).format('.3f'):>34} {self.success_rate:>9.0%} "
                      f"{self.termination_rate:>8.0%}")
         return "\n".join(lines)
 
@@ -300,7 +313,7 @@ def protocol_env(course: Course, trials: int, steps: int, *, seed: int = 0, rand
                  env_kwargs: dict[str, Any] | None = None) -> Any:
     """The :class:`Go2Env` of ``trials`` trials of up to ``steps`` steps on ``course`` (the env runs a zero
     fixed command; :func:`run_trials` writes the protocol's command into the controller's observations)."""
-    from simdist.envs.go2.env import Go2Env
+    from simdist.components.tasks.go2.env import Go2Env
 
     return Go2Env(trials, randomize=randomize, command_mode="fixed", fixed_command=(0.0, 0.0, 0.0),
                   episode_length_s=(steps + 50) * 0.02, seed=seed, **course.env_kwargs, **(env_kwargs or {}))

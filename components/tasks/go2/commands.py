@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simdist.envs.go2.kinematics import wrap_angle
+from simdist.components.tasks.go2.kinematics import wrap_angle
 
 #: Official weights sum to 1.01; they are normalised.
 MODE_WEIGHTS = np.array([0.3, 0.3, 0.01, 0.1, 0.1, 0.2])

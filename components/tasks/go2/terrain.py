@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from simdist.envs.go2.robot import WORLD_CONAFFINITY, WORLD_CONTYPE
+from simdist.components.tasks.go2.robot import WORLD_CONAFFINITY, WORLD_CONTYPE
 
 TERRAIN_TYPES: tuple[str, ...] = (
     "flat",

@@ -14,7 +14,7 @@ normalisation (on by default; the raw privileged vector mixes scales). Checkpoin
 ``model_<it>.pt`` are written every ``save_interval`` iterations into ``log_dir``;
 calling :func:`train` again with the same ``log_dir`` resumes from the newest one.
 
-    PYTHONPATH=. python -m simdist.envs.go2.ppo --log-dir runs/go2_ppo --iterations 1500
+    PYTHONPATH=. python -m simdist.components.tasks.go2.ppo --log-dir runs/go2_ppo --iterations 1500
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from rsl_rl.env import VecEnv
 from rsl_rl.runners import OnPolicyRunner
 from tensordict import TensorDict
 
-from simdist.envs.go2.env import Go2Env
+from simdist.components.tasks.go2.env import Go2Env
 
 
 class Go2VecEnv(VecEnv):

@@ -1,0 +1,3 @@
+"""Built-in agents, each in one folder; importing this package registers them as kind ``agent``."""
+
+from simdist.components.agents import simdist as _simdist  # noqa: F401

@@ -1,0 +1,111 @@
+"""``SimDistAgent``: plans with MPPI (or any registered planner) over a SimDist world model's imagination.
+
+Finetuning is the paper's supervised system identification: a :class:`~simdist.training.FinetuneModule`
+on the logged real episodes, by default with only the dynamics trainable. Its Hub folder is the world
+model's (``config.json``, ``model.safetensors``, card) plus ``planner.json``.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from simdist.agents import Agent
+from simdist.components.agents.simdist.configuration import SimDistAgentConfig
+from simdist.registry import register
+from simdist.world_model import WorldModel
+
+
+@register("agent", "simdist")
+class SimDistAgent(Agent):
+    """A world model and its planner settings; ``act`` runs the planner, ``world_model`` is the model."""
+
+    agent_type = "simdist"
+    plans = True
+
+    def __init__(self, world_model: WorldModel, config: SimDistAgentConfig | None = None,
+                 source: str | None = None) -> None:
+        self.world_model = world_model
+        self.config = config or SimDistAgentConfig()
+        self.source = source  # the id or folder it was loaded from (the card's base model after finetuning)
+        self._planner: Any = None
+
+    # -- acting ------------------------------------------------------------------------------
+    @property
+    def planner(self) -> Any:
+        """The planner, built on first use from :attr:`config`."""
+        if self._planner is None:
+            from simdist.planning.ensemble import build_planner
+
+            self._planner = build_planner(self.world_model, self.config.to_planner_dict())
+        return self._planner
+
+    def act(self, history: Any) -> Tensor:
+        return self.planner.act(history)
+
+    def plan(self, history: Any) -> Any:
+        return self.planner.plan(history)
+
+    def reset(self, ids: Any = None, seed: int | None = None) -> None:
+        self.planner.reset(ids=ids, seed=seed)
+
+    @property
+    def per_env_state(self) -> bool:
+        return bool(getattr(self.planner, "per_env_state", True))
+
+    def new_history(self, num_envs: int) -> Any:
+        from simdist.planning.history import ObservationHistory
+
+        return ObservationHistory.for_model(self.world_model, num_envs=num_envs)
+
+    def with_settings(self, **settings: Any) -> SimDistAgent:
+        """The same model acting with other planner settings. With ``planner`` given, ``settings`` are the
+        whole planner spec (as ``planner.json``; unset keys take the planner's defaults); without it they
+        replace single keys of the current spec (``seed``, ``num_samples``, ...). None values are unset."""
+        settings = {k: v for k, v in settings.items() if v is not None}
+        flat = settings if "planner" in settings else {**self.config.to_planner_dict(), **settings}
+        return SimDistAgent(self.world_model, SimDistAgentConfig.from_planner_dict(flat), self.source)
+
+    # -- finetuning --------------------------------------------------------------------------
+    def finetune(self, data: str | Path, *, freeze: str = "dynamics_only", out: str | Path | None = None,
+                 seed: int = 0, epochs: int = 3, windows_per_epoch: int = 6_000, batch_size: int = 32,
+                 lr: float = 2e-4, warmup_steps: int = 50, obs_noise: Any = None,
+                 loss_weights: dict[str, float] | None = None, progress: bool = False) -> SimDistAgent:
+        """Finetune a copy on the dataset folder ``data`` (``front_pad`` = the model's history, no held-out
+        split); the schedule warms up for ``warmup_steps`` and decays to ``lr / 2``."""
+        from simdist.data import TrajectoryDataModule
+        from simdist.training import FinetuneModule
+        from simdist.training.module import epoch_trainer
+
+        torch.manual_seed(seed)
+        mcfg = self.world_model.config
+        module = FinetuneModule(model=mcfg.to_dict(), freeze=freeze, lr=lr, end_lr=lr / 2,
+                                warmup_steps=warmup_steps, decay_steps=max(10 * warmup_steps, 2_000),
+                                obs_noise=obs_noise, loss_weights=loss_weights)
+        module.world_model.load_state_dict(self.world_model.state_dict())
+        dm = TrajectoryDataModule(str(data), history=mcfg.history, horizon=mcfg.horizon, batch_size=batch_size,
+                                  windows_per_epoch=windows_per_epoch, heldout_fraction=0.0,
+                                  front_pad=mcfg.history, seed=seed)
+        root = Path(out) if out is not None else Path("lightning_logs")
+        epoch_trainer(root, epochs, progress).fit(module, dm)
+        return SimDistAgent(module.world_model.eval(), copy.deepcopy(self.config), self.source)
+
+    # -- Hub I/O -----------------------------------------------------------------------------
+    def save_pretrained(self, folder: str | Path, **kwargs: Any) -> Path:
+        """The world model's folder plus ``planner.json`` (``kwargs`` go to ``WorldModel.save_pretrained``)."""
+        kwargs.setdefault("planner_config", self.config.to_planner_dict())
+        return self.world_model.save_pretrained(folder, **kwargs)
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str | Path, **kwargs: Any) -> SimDistAgent:
+        """Load the world model and ``planner.json`` (default planner settings when the folder has none)."""
+        from simdist.hub import resolve_folder
+
+        hub = {k: kwargs.pop(k) for k in ("revision", "cache_dir", "local_files_only", "token") if k in kwargs}
+        folder, _ = resolve_folder(name_or_path, **hub)
+        wm = WorldModel.from_pretrained(folder, **kwargs)
+        return cls(wm, SimDistAgentConfig.from_folder(folder), source=str(name_or_path))

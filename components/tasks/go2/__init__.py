@@ -1,0 +1,32 @@
+"""The ``go2`` task: MuJoCo Unitree Go2 locomotion (robot model, terrains, batched env, reality profiles,
+PPO expert, data-engine recipe, straight-walk protocol, demo).
+
+Importing this package registers :class:`Go2Task` as ``("task", "go2")`` and the ``go2`` / ``go2-mlp``
+world-model presets without importing MuJoCo; :class:`Go2Env` (``("env", "go2")``) and the other names
+below load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from simdist.components.tasks.go2 import presets as _presets  # noqa: F401
+from simdist.components.tasks.go2.task import Go2Task
+
+_LAZY = {
+    "Go2Env": "env", "RealityProfile": "profiles", "builtin_profiles": "profiles", "forward_progress": "profiles",
+    "load_profile": "profiles", "ACTION_SCALE": "robot", "DEFAULT_JOINT_POS": "robot", "JOINT_NAMES": "robot",
+    "KD": "robot", "KP": "robot", "TORQUE_LIMIT": "robot", "build_go2_spec": "robot", "Terrain": "terrain",
+    "make_flat": "terrain", "make_grid": "terrain", "make_slope_course": "terrain",
+}
+
+__all__ = ["Go2Task", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

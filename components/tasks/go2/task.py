@@ -1,0 +1,256 @@
+"""The ``go2`` task: a Unitree Go2 walking straight on a proxy-real course (PTFE slope, foam), metric the
+protocol's forward progress (m).
+
+Evaluation runs the straight-walk protocol (:mod:`.protocol`) on the reality profile's course, or on a
+plain terrain of the training simulator (``terrain``) when there is no profile. Data collection for
+adaptation walks the course straight at ``collect_speed``, a speed or a (low, high) range drawn per
+episode (default: the protocol's speed range), after the protocol's 25 standing steps, until the course
+end, a fall or the time limit; a logged episode succeeds if it reached the course end or did not fall.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from simdist.data.schema import DatasetSpec
+from simdist.evaluation import EvaluationResult
+from simdist.registry import register
+from simdist.tasks import Task, TaskError
+
+#: Gaussian input noise of the official Go2 recipe (SIMDIST.md 3.6), in raw units, per dimension group.
+GO2_OBS_NOISE: dict[str, list[float]] = {
+    "proprio": [0.05] * 3 + [0.1] * 3 + [0.025] * 3 + [0.01] * 12 + [0.75] * 12 + [0.001] * 2,
+    "extero": [0.02],
+}
+
+
+def parse_speed(text: str) -> float | tuple[float, float]:
+    """``SPEED`` or ``LOW,HIGH`` (m/s)."""
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) not in (1, 2) or not all(np.isfinite(values)) or min(values) < 0:
+        raise argparse.ArgumentTypeError(f"expected SPEED or LOW,HIGH (m/s, >= 0), got {text!r}")
+    return values[0] if len(values) == 1 else (values[0], values[1])
+
+
+@register("task", "go2")
+@dataclass
+class Go2Task(Task):
+    """A Go2 reality profile (a built-in name or a YAML path; None: the training simulator on ``terrain``)."""
+
+    profile: Any = "ptfe-slope-3deg"
+    speeds: tuple[float, ...] | None = None
+    collect_speed: float | tuple[float, float] | None = None
+    max_steps: int | None = None
+    episode_length_s: float = 20.0
+    terrain: str | None = None
+    course_length: float | None = None
+    difficulty: float = 0.4
+    randomize: bool = False
+    time_factor: float = 2.0
+    reset_steps: int | None = None
+    walk_start_history: str = "keep"
+
+    metric: ClassVar[str] = "forward_progress"
+    dt: ClassVar[float] = 0.02
+    obs_noise: ClassVar[dict[str, list[float]] | None] = GO2_OBS_NOISE
+    default: ClassVar[bool] = True
+    preset: ClassVar[str | None] = "go2"
+    data_defaults: ClassVar[dict[str, Any]] = {
+        "presets": {"cpu": {"num_envs": 256, "transitions": 5_000_000},
+                    "paper": {"num_envs": 4096, "transitions": 4096 * 25_000}},
+        "experts": "go2",
+    }
+
+    def __post_init__(self) -> None:
+        from simdist.components.tasks.go2.profiles import load_profile
+
+        if self.terrain is not None:
+            self.profile = None
+        if self.profile is not None:
+            profile = load_profile(self.profile)
+            self.profile = profile.name if isinstance(self.profile, str) and not self.profile.endswith(
+                (".yaml", ".yml")) else self.profile
+            default_speeds: Sequence[float] = profile.eval_speeds
+        else:
+            default_speeds = (0.1, 0.3, 0.5)
+        self.speeds = tuple(float(v) for v in (self.speeds or default_speeds))
+        if not self.speeds or min(self.speeds) <= 0:
+            raise TaskError(f"go2 speeds must be positive, got {self.speeds!r}")
+        if self.collect_speed is None:
+            low, high = min(self.speeds), max(self.speeds)
+            self.collect_speed = low if low == high else (low, high)
+        elif not isinstance(self.collect_speed, (int, float)):
+            low, high = (float(v) for v in self.collect_speed)
+            if not 0.0 <= low <= high:
+                raise TaskError(f"collect_speed range must be 0 <= low <= high, got {self.collect_speed!r}")
+            self.collect_speed = (low, high)
+
+    @property
+    def profile_name(self) -> str | None:
+        if self.profile is None:
+            return None
+        from simdist.components.tasks.go2.profiles import load_profile
+
+        return load_profile(self.profile).name
+
+    @classmethod
+    def profiles(cls) -> list[str]:
+        from simdist.components.tasks.go2.profiles import builtin_profiles
+
+        return builtin_profiles()
+
+    # -- envs and data -------------------------------------------------------------------------
+    def dataset_spec(self) -> DatasetSpec:
+        from simdist.components.tasks.go2.data import go2_dataset_spec
+
+        return go2_dataset_spec()  # the pretraining schema: proprio + extero, the command as commands
+
+    def make_env(self, num_envs: int, seed: int, real: bool = True) -> Any:
+        from simdist.components.tasks.go2.env import Go2Env
+        from simdist.components.tasks.go2.protocol import RESET_STEPS
+
+        speed = self.collect_speed if isinstance(self.collect_speed, tuple) else float(self.collect_speed or 0.3)
+        # every logged episode starts and ends as the protocol's trials do: 25 steps standing, then the walk
+        # until the course end (success), a fall or the time limit
+        profile = self.profile if real else None
+        return Go2Env(num_envs, profile=profile, command_mode="straight", straight_speed=speed, randomize=False,
+                      episode_length_s=self.episode_length_s, seed=seed, walk_start_prob=1.0,
+                      walk_start_hold=(RESET_STEPS, RESET_STEPS + 1), end_at_course_end=True)
+
+    def course(self, seed: int = 0) -> Any:
+        from simdist.components.tasks.go2.protocol import make_course
+
+        return make_course(profile=self.profile, terrain=self.terrain, course_length=self.course_length,
+                           difficulty=self.difficulty, seed=seed)
+
+    # -- evaluation ----------------------------------------------------------------------------
+    def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> EvaluationResult:
+        """The straight-walk protocol: ``trials`` per speed, one batch per speed (``num_envs`` is unused)."""
+        from simdist.components.tasks.go2.protocol import RESET_STEPS, run_protocol
+
+        result = run_protocol(agent, self.course(seed), speeds=self.speeds or (0.3,), trials=trials, seed=seed,
+                              randomize=self.randomize, time_factor=self.time_factor, max_steps=self.max_steps,
+                              reset_steps=RESET_STEPS if self.reset_steps is None else self.reset_steps,
+                              walk_start_history=self.walk_start_history, log=log)
+        return result.to_evaluation(self.task_name, self.profile_name)
+
+    def success(self, result: Any) -> np.ndarray:
+        """Reached the course end (the protocol's success), or walked the whole episode without falling."""
+        from simdist.components.tasks.go2.profiles import load_profile
+
+        end = load_profile(self.profile).course_length - 1e-6 if self.profile is not None else np.inf
+        reached = np.array([float(info.get("best_progress", 0.0)) >= end for info in result.final_info], bool)
+        return reached | ~np.asarray(result.terminated, bool)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "speeds": list(self.speeds or ()), "collect_speed": self.collect_speed,
+                "max_steps": self.max_steps}
+
+    # -- tools ---------------------------------------------------------------------------------
+    def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,
+                 progress: bool = True, preset: str = "custom", args: argparse.Namespace | None = None,
+                 **options: Any) -> dict[str, Any]:
+        from simdist.components.tasks.go2.data import generate_go2, parse_window
+        from simdist.data.engine import TakeoverConfig
+        from simdist.zoo import expert_set
+
+        env_kwargs: dict[str, Any] = dict(options.pop("env_kwargs", {}))
+        student = options.pop("student", None)
+        takeover = options.pop("takeover", None)
+        if args is not None:
+            env_kwargs["walk_start_prob"] = args.walk_start_prob
+            if args.episode_length_s:
+                env_kwargs["episode_length_s"] = args.episode_length_s
+            student = args.student
+            takeover = TakeoverConfig(parse_window(args.student_window), parse_window(args.expert_window))
+            options.setdefault("part_size", args.part_size)
+        folder = expert_set(experts or self.data_defaults["experts"])
+        return generate_go2(folder, out, num_envs=num_envs, transitions=transitions, seed=seed, preset=preset,
+                            progress=progress, env_kwargs=env_kwargs, student=student, takeover=takeover, **options)
+
+    @classmethod
+    def demo(cls, argv: Sequence[str]) -> int:
+        from simdist.components.tasks.go2 import demo
+
+        return demo.main(list(argv))
+
+    @classmethod
+    def train_expert(cls, argv: Sequence[str]) -> int:
+        from simdist.components.tasks.go2 import train_expert
+
+        return train_expert.main(list(argv))
+
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser, command: str) -> None:
+        from simdist.cli import positive_float, positive_int
+
+        if command in ("adapt", "demo"):
+            parser.add_argument("--collect-speed", type=parse_speed, default=None, metavar="SPEED|LOW,HIGH",
+                                help="go2: straight-walk speed of the logged episodes, or a range drawn per episode "
+                                     "(default: the protocol's speed range)")
+        if command in ("evaluate", "adapt"):
+            parser.add_argument("--max-steps", type=positive_int, default=None,
+                                help="go2: cap on control steps per protocol trial (smoke tests)")
+        if command == "evaluate":
+            from simdist.components.tasks.go2.protocol import PLAIN_TERRAINS, WALK_START_HISTORY
+
+            parser.add_argument("--terrain", choices=PLAIN_TERRAINS, default=None,
+                                help="go2: a plain terrain of the training simulator instead of a profile")
+            parser.add_argument("--course-length", type=positive_float, default=None, help="go2: progress cap (m)")
+            parser.add_argument("--difficulty", type=float, default=0.4,
+                                help="go2: rough/boxes difficulty in [0, 1] (data collection draws it uniformly)")
+            parser.add_argument("--speeds", default=None,
+                                help="go2: comma-separated speeds (m/s); default: the profile's eval_speeds, "
+                                     "else 0.1,0.3,0.5")
+            parser.add_argument("--randomize", action="store_true", help="go2: domain randomisation per trial")
+            parser.add_argument("--time-factor", type=positive_float, default=2.0,
+                                help="go2: time limit = factor x length / speed")
+            parser.add_argument("--reset-steps", type=int, default=None,
+                                help="go2: steps of zero action and command before walking (default: the "
+                                     "official reset phase, 25)")
+            parser.add_argument("--walk-start-history", default="keep", choices=WALK_START_HISTORY,
+                                help="go2 world models: keep the history of the reset phase when walking starts "
+                                     "(official), or refill it with copies of the current observation")
+        if command == "generate":
+            from simdist.components.tasks.go2.data import PART_STEPS, WALK_START_PROB
+
+            parser.add_argument("--part-size", type=int, default=None,
+                                help=f"go2: transitions per part (default B x {PART_STEPS}; 0: one part)")
+            parser.add_argument("--episode-length-s", type=positive_float, default=None,
+                                help="go2: episode limit (default 20 s)")
+            parser.add_argument("--walk-start-prob", type=float, default=WALK_START_PROB,
+                                help="go2: fraction of episodes that stand still 10-40 steps first, then walk "
+                                     "straight, as the evaluation does (0: the official data)")
+            parser.add_argument("--student", default=None,
+                                help="go2: world model (hub id or folder) whose policy head takes over "
+                                     "expert-driven envs in windows (an extension)")
+            parser.add_argument("--student-window", default="25,100", help="go2: student steps per takeover")
+            parser.add_argument("--expert-window", default="50,200", help="go2: expert steps between takeovers")
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, command: str, profile: Any = None) -> Go2Task:
+        kwargs: dict[str, Any] = {}
+        if profile is not None:
+            kwargs["profile"] = profile
+        for key in ("collect_speed", "max_steps", "terrain", "course_length", "difficulty", "randomize",
+                    "time_factor", "reset_steps", "walk_start_history"):
+            value = getattr(args, key, None)
+            if value is not None:
+                kwargs[key] = value
+        speeds = getattr(args, "speeds", None)
+        if speeds:
+            try:
+                kwargs["speeds"] = tuple(float(s) for s in speeds.split(",") if s.strip())
+            except ValueError as err:
+                raise TaskError(f"--speeds must be comma-separated numbers, got {speeds!r}") from err
+        if command == "evaluate" and profile is None and kwargs.get("terrain") is None:
+            raise TaskError("go2 evaluate needs --profile P or --terrain T")
+        return cls(**kwargs)

@@ -1,0 +1,91 @@
+"""The ``toy-reach`` task: a MuJoCo point mass pushed to a goal; the ``real`` profile is a heavier puck on a
+slippery slope the simulator does not model. Metric: the mean episode return."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from simdist.data.schema import DatasetSpec
+from simdist.evaluation import EvaluationResult
+from simdist.registry import register
+from simdist.tasks import Task, TaskError
+
+#: success: the puck ends within this distance (m) of the goal
+TOY_SUCCESS_RADIUS = 0.15
+VARIANTS = ("sim", "real")
+
+
+@register("task", "toy-reach")
+@dataclass
+class ToyReachTask(Task):
+    """``profile``: ``real`` (the proxy-real variant), ``sim`` or None (both: the training simulator)."""
+
+    profile: Any = "real"
+
+    metric: ClassVar[str] = "return"
+    dt: ClassVar[float] = 0.1
+    planner_defaults: ClassVar[dict[str, Any]] = {"num_elites": 16}
+    preset: ClassVar[str | None] = "toy"
+
+    def __post_init__(self) -> None:
+        if self.profile not in (None, *VARIANTS):
+            raise TaskError(f"toy-reach profile must be one of {', '.join(VARIANTS)}, got {self.profile!r}")
+
+    @classmethod
+    def profiles(cls) -> list[str]:
+        return list(VARIANTS)
+
+    def variant(self, real: bool) -> str:
+        return (self.profile or "sim") if real else "sim"
+
+    def make_env(self, num_envs: int, seed: int, real: bool = True) -> Any:
+        from simdist.components.tasks.toy_reach.pointmass import ToyReachEnv
+
+        return ToyReachEnv(num_envs, variant=self.variant(real), seed=seed)
+
+    def dataset_spec(self) -> DatasetSpec:
+        env = self.make_env(1, 0)
+        try:
+            return DatasetSpec.from_env(env)
+        finally:
+            env.close()
+
+    def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> EvaluationResult:
+        from simdist.rollout import rollout
+
+        env = self.make_env(num_envs, seed)
+        try:
+            result = rollout(env, agent, episodes=trials, seed=seed)
+        finally:
+            env.close()
+        distances = _distances(result)
+        return EvaluationResult(task=self.task_name, metric=self.metric, profile=self.profile_name,
+                                values=result.returns.tolist(), success=(distances < TOY_SUCCESS_RADIUS).tolist(),
+                                details={"final_distance": distances.tolist()})
+
+    def success(self, result: Any) -> np.ndarray:
+        return _distances(result) < TOY_SUCCESS_RADIUS
+
+    def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,
+                 progress: bool = True, **options: Any) -> dict[str, Any]:
+        """The scripted PD expert / sub-optimal mixture on the training simulator (``experts`` unused)."""
+        from simdist.components.tasks.toy_reach import generate_toy_dataset
+
+        options.pop("args", None)
+        options.pop("preset", None)
+        return generate_toy_dataset(out, variant="sim", num_envs=num_envs, transitions=transitions, seed=seed,
+                                    progress=progress, **options)
+
+    @classmethod
+    def demo(cls, argv: Sequence[str]) -> int:
+        from simdist.components.tasks.toy_reach import demo
+
+        return demo.main(list(argv))
+
+
+def _distances(result: Any) -> np.ndarray:
+    return np.array([np.linalg.norm(info["final_obs"]["state"][:2]) for info in result.final_info])

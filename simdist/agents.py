@@ -1,0 +1,116 @@
+"""Agent plug-ins: one interface for everything that acts, adapts and is shared on the Hub.
+
+An agent (registered as kind ``agent``) acts on a batched observation history with a reset per env,
+finetunes on episodes in the trajectory schema under a freeze policy, and saves to / loads from a Hub
+folder whose ``config.json`` carries its ``agent_type``. SimDist (a world model plus its planner settings)
+is the first; :func:`load_agent` dispatches on the type, so ``simdist evaluate``, ``simdist adapt`` and the
+zoo work with any agent. Each agent lives in one folder under ``simdist.components.agents`` (configuration
+and modeling, as LeRobot keeps one folder per policy) or in a package registered through the entry-point
+group ``simdist.components``.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from torch import Tensor
+
+from simdist.registry import RegistryError, get, list_components
+
+#: ``config.json`` key naming the agent class that reads the folder
+AGENT_TYPE_KEY = "agent_type"
+#: the type of folders written before agents existed (SimDist world models)
+LEGACY_AGENT_TYPE = "simdist"
+
+
+class Agent(abc.ABC):
+    """Acts on :class:`~simdist.planning.ObservationHistory` batches; finetunes; saves and loads."""
+
+    agent_type: ClassVar[str] = ""
+    #: whether the agent plans with a world model (then the adaptation loop passes its planner budget)
+    plans: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def act(self, history: Any) -> Tensor:
+        """Actions (B, A) for the B envs of ``history``."""
+
+    def reset(self, ids: Sequence[int] | Tensor | None = None, seed: int | None = None) -> None:
+        """Forget per-env state of envs ``ids`` (all if None); reseed if ``seed`` is given."""
+        return None
+
+    @abc.abstractmethod
+    def new_history(self, num_envs: int) -> Any:
+        """An empty observation history of the shape this agent reads, for ``num_envs`` envs."""
+
+    @abc.abstractmethod
+    def finetune(self, data: str | Path, *, freeze: str = "dynamics_only", out: str | Path | None = None,
+                 seed: int = 0, **settings: Any) -> Agent:
+        """A copy finetuned on the episodes of the dataset folder ``data`` (trajectory schema) with the parts
+        the freeze policy ``freeze`` leaves trainable; ``out`` holds training logs and checkpoints."""
+
+    @abc.abstractmethod
+    def save_pretrained(self, folder: str | Path, **kwargs: Any) -> Path:
+        """Write a Hub folder (``config.json`` with ``agent_type``, weights, model card), atomically."""
+
+    @classmethod
+    @abc.abstractmethod
+    def from_pretrained(cls, name_or_path: str | Path, **kwargs: Any) -> Agent:
+        """Load from a folder or Hub id."""
+
+    def with_settings(self, **settings: Any) -> Agent:
+        """The same agent acting with other settings (``seed``, a planner budget, ...). The default takes only
+        ``seed`` (it reseeds the agent) and refuses anything else."""
+        seed = settings.pop("seed", None)
+        unknown = sorted(k for k, v in settings.items() if v is not None)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} takes no act-time settings {unknown}")
+        if seed is not None:
+            self.reset(seed=seed)
+        return self
+
+
+def agent_types() -> list[str]:
+    return list(list_components("agent"))  # type: ignore[arg-type]
+
+
+def agent_class(agent_type: str) -> type[Agent]:
+    try:
+        return get("agent", agent_type)
+    except RegistryError as err:
+        raise ValueError(f"unknown agent_type {agent_type!r}; registered agents: {', '.join(agent_types())}"
+                         ) from err
+
+
+def read_agent_type(config_path: str | Path) -> str:
+    """The ``agent_type`` of a ``config.json`` (folders from before agents existed are SimDist's)."""
+    path = Path(config_path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path}: cannot read the agent config: {err}") from err
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} must hold a JSON object")
+    value = data.get(AGENT_TYPE_KEY, LEGACY_AGENT_TYPE)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{path}: {AGENT_TYPE_KEY} must be a non-empty string, got {value!r}")
+    return value
+
+
+def load_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
+    """Load any agent from a folder or Hub id: the folder's ``config.json`` names the class.
+
+    ``kwargs`` go to the class's ``from_pretrained`` (``revision``, ``map_location``, ...).
+    """
+    from simdist.hub import CONFIG_NAME, resolve_folder
+
+    hub_keys = ("revision", "cache_dir", "local_files_only", "token")
+    folder, _ = resolve_folder(name_or_path, **{k: kwargs[k] for k in hub_keys if k in kwargs})
+    if not (folder / CONFIG_NAME).is_file():
+        raise FileNotFoundError(f"{name_or_path}: no {CONFIG_NAME} in {folder}")
+    cls = agent_class(read_agent_type(folder / CONFIG_NAME))
+    rest = {k: v for k, v in kwargs.items() if k not in hub_keys}
+    return cls.from_pretrained(folder, **rest)

@@ -1,0 +1,178 @@
+"""Evaluation results of any task: per-trial values, success flags and 95 % bootstrap intervals.
+
+Every table simdist prints for an evaluation gives the mean, a 95 % confidence interval (percentile
+bootstrap over trials, with a fixed seed so the same trials always give the same interval) and the trial
+count. Two results whose intervals overlap are reported as no difference (:func:`compare`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: bootstrap resamples behind every interval (the interval's third digit is stable at this count)
+RESAMPLES = 10_000
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean over ``n`` trials with its ``confidence`` bootstrap interval [low, high]."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+    confidence: float = CONFIDENCE
+
+    def format(self, fmt: str = ".3g") -> str:
+        if self.n == 0:
+            return "n/a (0 trials)"
+        return f"{self.mean:{fmt}} [{self.low:{fmt}}, {self.high:{fmt}}] (n={self.n})"
+
+    def __str__(self) -> str:
+        return self.format()
+
+    def overlaps(self, other: Estimate) -> bool:
+        """Whether the two intervals overlap (then the difference is reported as none)."""
+        return self.low <= other.high and other.low <= self.high
+
+
+def bootstrap_ci(values: Sequence[float] | np.ndarray, *, confidence: float = CONFIDENCE,
+                 resamples: int = RESAMPLES, seed: int = 0) -> Estimate:
+    """Mean of ``values`` with a percentile-bootstrap interval (deterministic for a given ``seed``).
+
+    Non-finite values are refused: a diverged trial must be scored by the task, not averaged as NaN.
+    """
+    x = np.asarray(values, np.float64).ravel()
+    if not np.isfinite(x).all():
+        raise ValueError(f"bootstrap_ci got {int((~np.isfinite(x)).sum())} non-finite value(s) of {x.size}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if x.size == 0:
+        return Estimate(float("nan"), float("nan"), float("nan"), 0, confidence)
+    if x.size == 1 or np.ptp(x) == 0.0:
+        return Estimate(float(x.mean()), float(x.min()), float(x.max()), int(x.size), confidence)
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, x.size, size=(resamples, x.size))].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return Estimate(float(x.mean()), float(low), float(high), int(x.size), confidence)
+
+
+def compare(before: Estimate, after: Estimate, what: str = "the metric") -> str:
+    """One sentence saying whether ``after`` differs from ``before`` beyond their intervals."""
+    if before.n == 0 or after.n == 0:
+        return f"{what}: no comparison (a side has no trials)"
+    if before.overlaps(after):
+        return (f"{what}: no difference ({after} vs {before}: the {before.confidence:.0%} intervals overlap)")
+    direction = "higher" if after.mean > before.mean else "lower"
+    return f"{what}: {direction} ({after} vs {before}: the {before.confidence:.0%} intervals do not overlap)"
+
+
+@dataclass
+class EvaluationResult:
+    """What a task's evaluation protocol returns.
+
+    ``values`` holds the metric of every trial, ``success`` and ``diverged`` flags per trial (a diverged
+    simulation never counts as progress or success: the task scores it as a failure with its worst value and
+    flags it), ``groups`` an optional condition label per trial (e.g. the commanded speed), ``details``
+    task-specific extras (the full protocol record).
+    """
+
+    task: str
+    metric: str
+    values: list[float]
+    success: list[bool]
+    diverged: list[bool] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    profile: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = len(self.values)
+        self.values = [float(v) for v in self.values]
+        self.success = [bool(s) for s in self.success]
+        self.diverged = [bool(d) for d in self.diverged] or [False] * n
+        for name in ("success", "diverged", "groups"):
+            got = len(getattr(self, name))
+            if got not in ((0, n) if name == "groups" else (n,)):
+                raise ValueError(f"EvaluationResult.{name} has {got} entries for {n} trials")
+        if not all(np.isfinite(self.values)):
+            raise ValueError(f"{self.task}: non-finite {self.metric} in a trial; tasks must score diverged "
+                             "trials explicitly (diverged=True)")
+
+    @property
+    def trials(self) -> int:
+        return len(self.values)
+
+    def estimate(self, group: str | None = None) -> Estimate:
+        """Mean metric with its bootstrap interval, over all trials or one group's."""
+        return bootstrap_ci(self._select(self.values, group))
+
+    def success_estimate(self, group: str | None = None) -> Estimate:
+        return bootstrap_ci([float(s) for s in self._select(self.success, group)])
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.values)) if self.values else float("nan")
+
+    @property
+    def success_rate(self) -> float:
+        return float(np.mean(self.success)) if self.success else float("nan")
+
+    @property
+    def diverged_count(self) -> int:
+        return int(sum(self.diverged))
+
+    def _select(self, items: Sequence[Any], group: str | None) -> list[Any]:
+        if group is None:
+            return list(items)
+        return [x for x, g in zip(items, self.groups) if g == group]
+
+    def group_names(self) -> list[str]:
+        return list(dict.fromkeys(self.groups))
+
+    def table(self) -> str:
+        """Markdown table: per group (if any) and overall, mean [95 % CI] (n) of the metric and success."""
+        rows = [(g, self.estimate(g), self.success_estimate(g)) for g in self.group_names()]
+        rows.append(("all", self.estimate(), self.success_estimate()))
+        lines = [f"| {self.task} | {self.metric}, mean [95 % CI] (n) | success rate [95 % CI] |", "|---|---|---|"]
+        lines += [f"| {name} | {m} | {s.format('.2f')} |" for name, m, s in rows]
+        if self.diverged_count:
+            lines.append(f"\n{self.diverged_count} of {self.trials} trials diverged (scored as failures).")
+        return "\n".join(lines)
+
+    def summary(self) -> dict[str, Any]:
+        """Mean, interval and trial count of the metric and the success rate, as plain numbers."""
+        m, s = self.estimate(), self.success_estimate()
+        return {"metric": self.metric, "mean": m.mean, "ci95": [m.low, m.high], "trials": m.n,
+                "success_rate": s.mean, "success_ci95": [s.low, s.high], "diverged": self.diverged_count}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "summary": self.summary()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvaluationResult:
+        keys = {"task", "metric", "values", "success", "diverged", "groups", "profile", "details"}
+        missing = sorted({"task", "metric", "values", "success"} - set(data))
+        if missing:
+            raise ValueError(f"not an evaluation result: missing {missing}")
+        return cls(**{k: v for k, v in data.items() if k in keys})
+
+    @classmethod
+    def load(cls, path: str | Path) -> EvaluationResult:
+        """Read a result saved by ``simdist evaluate --json`` (clear error for any other file)."""
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, json.JSONDecodeError) as err:
+            raise ValueError(f"{path}: cannot read an evaluation result: {err}") from err
+        try:
+            return cls.from_dict(data)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{path}: {err}") from err

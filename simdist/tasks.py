@@ -1,0 +1,195 @@
+"""Task plug-ins: what simdist needs to know about a robot task, in one registered class.
+
+A task (registered as kind ``task``) says how to build its simulated and proxy-real environments, its
+dataset spec, its training-time observation noise, its evaluation protocol (trials, metric, success),
+its reality profiles, and its data-engine and planner defaults. Commands take ``--task NAME``; a task may
+add its own command-line options (:meth:`Task.add_arguments`) and, optionally, a data generator, an expert
+trainer and a demo. Built-in tasks live each in one folder under ``simdist.components.tasks``; a separate
+package registers more through the entry-point group ``simdist.components``::
+
+    @register("task", "my-task")
+    class MyTask(Task):
+        metric, dt = "success", 0.1
+        def make_env(self, num_envs, seed, real=True): ...
+        def dataset_spec(self): ...
+        def evaluate(self, agent, trials, seed, num_envs=8): ...
+        def success(self, result): ...
+"""
+
+from __future__ import annotations
+
+import abc
+import argparse
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from simdist.data.schema import DatasetSpec, Episode
+from simdist.evaluation import EvaluationResult
+from simdist.registry import create, get, list_components, registered_name
+
+#: the commands that let a task add options (:meth:`Task.add_arguments`)
+COMMANDS = ("evaluate", "adapt", "generate", "demo", "train-expert")
+
+
+class TaskError(ValueError):
+    """A task name, profile or option is not valid; the message names it and what is accepted."""
+
+
+class Task(abc.ABC):
+    """A robot task on one reality profile (``profile``: None means the training simulator itself).
+
+    Subclasses set ``metric`` (the evaluation's per-trial value, higher is better), ``dt`` (control
+    period, s), ``obs_noise`` (Gaussian training-input noise per observation group, raw units),
+    ``planner_defaults`` (planner keyword overrides) and ``data_defaults`` (data-engine settings).
+    """
+
+    metric: ClassVar[str] = "return"
+    dt: ClassVar[float] = 0.02
+    obs_noise: ClassVar[dict[str, list[float]] | None] = None
+    planner_defaults: ClassVar[dict[str, Any]] = {}
+    data_defaults: ClassVar[dict[str, Any]] = {}
+    #: the task ``simdist demo`` and ``simdist bench`` use when ``--task`` is not given (one task sets it)
+    default: ClassVar[bool] = False
+    #: the world-model preset (``WorldModel.from_preset``) of this task's official architecture
+    preset: ClassVar[str | None] = None
+
+    profile: Any = None
+
+    # -- identity ------------------------------------------------------------------------------
+    @property
+    def task_name(self) -> str:
+        """The registered name (``go2``, ``toy-reach``, ...)."""
+        key = registered_name(self)
+        return key[1] if key else type(self).__name__
+
+    @property
+    def name(self) -> str:
+        """Task and profile, e.g. ``go2:ptfe-slope-5.7deg`` (adaptation runs check it on resume)."""
+        return f"{self.task_name}:{self.profile_name}" if self.profile is not None else self.task_name
+
+    @property
+    def profile_name(self) -> str | None:
+        p = self.profile
+        return None if p is None else str(getattr(p, "name", p))
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "task": self.task_name, "profile": self.profile_name, "metric": self.metric,
+                "dt": self.dt}
+
+    # -- environments and data -----------------------------------------------------------------
+    @abc.abstractmethod
+    def make_env(self, num_envs: int, seed: int, real: bool = True) -> Any:
+        """A batched env (:class:`simdist.envs.base.BatchedEnv`): the proxy-real one on ``profile`` when
+        ``real``, else the training simulator."""
+
+    @abc.abstractmethod
+    def dataset_spec(self) -> DatasetSpec:
+        """The trajectory schema of this task's datasets (pretraining and logged real episodes)."""
+
+    @classmethod
+    def profiles(cls) -> list[str]:
+        """Names of the built-in reality profiles."""
+        return []
+
+    # -- evaluation and adaptation -------------------------------------------------------------
+    @abc.abstractmethod
+    def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8) -> EvaluationResult:
+        """Run the task's protocol with ``agent`` (``trials``: the protocol's trial count per condition)."""
+
+    @abc.abstractmethod
+    def success(self, result: Any) -> np.ndarray:
+        """Per finished episode of a :class:`~simdist.rollout.RolloutResult`: did it succeed?"""
+
+    def collect(self, agent: Any, episodes: int, num_envs: int, seed: int, first_episode_id: int = 0
+                ) -> tuple[list[Episode], np.ndarray]:
+        """Roll ``agent`` on the real env for ``episodes`` logged episodes; returns them and success flags."""
+        from simdist.rollout import rollout
+
+        env = self.make_env(num_envs, seed, real=True)
+        try:
+            result = rollout(env, agent, episodes=episodes, seed=seed, record_spec=self.dataset_spec(),
+                             first_episode_id=first_episode_id, meta={"source": "real", "task": self.name})
+        finally:
+            env.close()
+        return result.episodes, self.success(result)[: len(result.episodes)]
+
+    # -- optional tools ------------------------------------------------------------------------
+    def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,
+                 progress: bool = True, **options: Any) -> dict[str, Any]:
+        """Generate (or resume) a pretraining dataset in ``out``; returns its summary."""
+        raise TaskError(f"task {self.task_name!r} has no data generator")
+
+    @classmethod
+    def demo(cls, argv: Sequence[str]) -> int:
+        """``simdist demo --task NAME ...``: this task's end-to-end demo."""
+        raise TaskError(f"task {get_task_name(cls)!r} has no demo")
+
+    @classmethod
+    def train_expert(cls, argv: Sequence[str]) -> int:
+        """``simdist train-expert --task NAME ...``: train this task's privileged expert."""
+        raise TaskError(f"task {get_task_name(cls)!r} has no expert trainer")
+
+    # -- command line --------------------------------------------------------------------------
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser, command: str) -> None:
+        """Add this task's own options to ``simdist <command>`` (see :data:`COMMANDS`)."""
+        return None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, command: str, profile: Any = None) -> Task:
+        """Build the task from the parsed options of ``simdist <command>``."""
+        return cls(profile=profile)  # type: ignore[call-arg]
+
+
+def get_task_name(cls: type) -> str:
+    key = registered_name(cls)
+    return key[1] if key else cls.__name__
+
+
+def task_names() -> list[str]:
+    return list(list_components("task"))  # type: ignore[arg-type]
+
+
+def task_class(name: str) -> type[Task]:
+    """The registered task class ``name`` (error naming the known tasks)."""
+    from simdist.registry import RegistryError
+
+    try:
+        return get("task", name)
+    except RegistryError as err:
+        raise TaskError(f"--task {name!r}: unknown task; registered tasks: {', '.join(task_names())}") from err
+
+
+def make_task(name: str, **kwargs: Any) -> Task:
+    """Instantiate the registered task ``name`` (e.g. ``make_task("go2", profile="foam")``)."""
+    task_class(name)
+    return create("task", name, **kwargs)
+
+
+def default_task() -> str:
+    """The registered task that declares itself the default (``Task.default``)."""
+    names = [n for n in task_names() if getattr(get("task", n), "default", False)]
+    if len(names) != 1:
+        raise TaskError(f"pass --task (registered tasks: {', '.join(task_names())}; "
+                        f"{len(names)} declare themselves the default)")
+    return names[0]
+
+
+def add_task_argument(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """``--task NAME`` listing the registered tasks in its help."""
+    names = ", ".join(task_names())
+    parser.add_argument("--task", required=required, default=None,
+                        help=f"registered task ({names}; `simdist tasks` describes them)")
+
+
+def preparse_task(argv: Sequence[str], *, default: bool = True) -> str | None:
+    """The ``--task`` value of ``argv`` (before the full parser exists: tasks add options to it)."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--task", default=None)
+    known, _ = pre.parse_known_args(list(argv))
+    if known.task is not None:
+        task_class(known.task)
+        return known.task
+    return default_task() if default else None

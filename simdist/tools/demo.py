@@ -1,0 +1,40 @@
+"""``simdist demo [--task NAME] ...`` and ``simdist train-expert [--task NAME] ...``: a task's own tools.
+
+The remaining arguments go to the task's demo (:meth:`simdist.tasks.Task.demo`) or expert trainer; without
+``--task`` the task that declares itself the default runs.
+"""
+
+from __future__ import annotations
+
+from simdist.tasks import TaskError, preparse_task, task_class
+
+
+def _strip_task(argv: list[str]) -> list[str]:
+    out, skip = [], False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if arg == "--task":
+            skip = i + 1 < len(argv)
+            continue
+        if arg.startswith("--task="):
+            continue
+        out.append(arg)
+    return out
+
+
+def _run(argv: list[str], tool: str) -> int:
+    try:
+        cls = task_class(preparse_task(argv) or "")
+        return int(getattr(cls, tool)(_strip_task(argv)) or 0)
+    except TaskError as err:
+        raise SystemExit(f"simdist {tool.replace('_', '-')}: {err}") from None
+
+
+def main(argv: list[str]) -> int:
+    return _run(argv, "demo")
+
+
+def train_expert_main(argv: list[str]) -> int:
+    return _run(argv, "train_expert")
