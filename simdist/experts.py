@@ -103,7 +103,7 @@ def export_expert(ckpt_path: PathLike, out_path: PathLike, *, with_critic: bool 
     """Convert an rsl-rl ``model_<it>.pt`` into ``out_path`` (.safetensors) + ``<stem>.json``.
 
     ``activation`` and ``normalizer_eps`` are those of the run (rsl-rl does not store them; the
-    defaults match :func:`simdist.components.tasks.go2.ppo.ppo_config` and ``EmpiricalNormalization``).
+    defaults match rsl-rl's PPO actor-critic and ``EmpiricalNormalization``).
     Returns the metadata.
     """
     if activation not in _ACTIVATIONS:

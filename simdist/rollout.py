@@ -20,7 +20,7 @@ from simdist.data.engine import ActionPerturber, PerturbationConfig, action_hold
 from simdist.data.recorder import EpisodeRecorder
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.envs.base import BatchedEnv
-from simdist.planning.history import ObservationHistory
+from simdist.planning.history import history_for
 
 
 @dataclass
@@ -72,8 +72,7 @@ def rollout(
     started = time.perf_counter()
     obs = env.reset(seed=seed)
     b = env.num_envs
-    model = getattr(controller, "world_model", None)
-    history = ObservationHistory.for_model(model, num_envs=b) if model is not None else None
+    history = history_for(controller, b)
     command_key = "command" if "command" in obs else None
     if history is not None:
         history.reset(obs, command=obs[command_key] if command_key and history.command_dim else None)
@@ -104,7 +103,7 @@ def rollout(
             actions = _to_numpy(controller(obs)).astype(np.float32)
         if perturber is not None:
             actions = _clip(perturber(actions)[0], env.action_spec)
-        actions[held] = 0.0  # the env's standing phase (Go2 walk starts)
+        actions[held] = 0.0  # the env's standing phase (walk starts)
         step = env.step(actions)
         if recorder is not None:
             cmds = obs.get(command_key) if command_key else None

@@ -60,13 +60,13 @@ class Task(abc.ABC):
     # -- identity ------------------------------------------------------------------------------
     @property
     def task_name(self) -> str:
-        """The registered name (``go2``, ``toy-reach``, ...)."""
+        """The registered name (as in ``@register("task", NAME)``)."""
         key = registered_name(self)
         return key[1] if key else type(self).__name__
 
     @property
     def name(self) -> str:
-        """Task and profile, e.g. ``go2:ptfe-slope-5.7deg`` (adaptation runs check it on resume)."""
+        """Task and profile, ``NAME:PROFILE`` (adaptation runs check it on resume)."""
         return f"{self.task_name}:{self.profile_name}" if self.profile is not None else self.task_name
 
     @property
@@ -163,7 +163,7 @@ def task_class(name: str) -> type[Task]:
 
 
 def make_task(name: str, **kwargs: Any) -> Task:
-    """Instantiate the registered task ``name`` (e.g. ``make_task("go2", profile="foam")``)."""
+    """Instantiate the registered task ``name`` (e.g. ``make_task(name, profile=...)``)."""
     task_class(name)
     return create("task", name, **kwargs)
 

@@ -94,7 +94,7 @@ class WorldModel(nn.Module):
 
     @classmethod
     def from_preset(cls, name: str, **overrides: Any) -> WorldModel:
-        """Build a named architecture, e.g. ``"go2"`` (the official 667,758-parameter model)."""
+        """Build a named architecture, registered by a task (``simdist tasks`` lists each task's preset)."""
         from simdist.presets import preset_config
 
         return cls(preset_config(name, **overrides))

@@ -34,7 +34,10 @@ class TimmImageEncoder(InterleavedHistoryEncoder):
         freeze_backbone: bool = False,
     ) -> None:
         super().__init__(latent_dim, action_dim, history)
-        import timm  # heavy import, only when this encoder is used
+        try:
+            import timm  # heavy import, only when this encoder is used
+        except ImportError as err:
+            raise ImportError("encoder 'timm_image' needs timm: pip install 'simdist[vision]'") from err
 
         kwargs = {"pretrained_cfg_overlay": {"file": pretrained_file}} if pretrained_file else {}
         self.backbone = timm.create_model(backbone, pretrained=bool(pretrained_file), num_classes=0, **kwargs)

@@ -13,7 +13,7 @@ Follows SIMDIST.md 4.4 and 3.5:
   ``start_noised_prob`` of envs starts noised; ``never_noise_prob`` of envs is never noised; the
   schedule runs on its own, independent of episode resets. Noise is ``a ← a + N(0, σ²)``.
 - **Held steps.** An env with an ``action_hold`` attribute ((B,) bool) may ask for zero actions on some
-  steps (Go2 walk starts: the evaluation's standing reset phase). Those rows apply and record a zero
+  steps (walk starts: an evaluation's standing reset phase). Those rows apply and record a zero
   action, are neither noised nor expert, and are counted in ``held_fraction``.
 - **Student takeover** (optional, a project extension): a ``student`` policy drives expert-assigned envs
   in windows (:class:`TakeoverConfig`); its rows are neither noised nor expert, so the expert's labelled
@@ -61,7 +61,7 @@ def action_hold(env: Any, num_envs: int) -> np.ndarray:
 
 @dataclass
 class PerturbationConfig:
-    """Action-perturbation schedule; defaults are the official Go2 values (SIMDIST.md 4.4)."""
+    """Action-perturbation schedule; defaults are the official SimDist values (SIMDIST.md 4.4)."""
 
     enabled: bool = True
     min_noise: float = 0.05

@@ -6,7 +6,7 @@ Observations are a dict of float32 arrays of shape ``(num_envs, *spec.shape)``.
 ``reset(ids=...)``, so what a finished episode saw is never overwritten.
 
 An environment may also expose ``action_hold``, a (num_envs,) bool mask of envs whose next action must
-be zero (a standing phase, e.g. Go2 walk starts); the data engine and ``rollout`` read it with
+be zero (a standing phase, e.g. a legged robot's walk start); the data engine and ``rollout`` read it with
 :func:`simdist.data.engine.action_hold`.
 """
 

@@ -127,3 +127,12 @@ class ObservationHistory:
     def __repr__(self) -> str:
         return (f"ObservationHistory(envs={self.num_envs}, history={self.history}, obs={self.obs_spec}, "
                 f"action_dim={self.action_dim}, command_dim={self.command_dim})")
+
+
+def history_for(controller: Any, num_envs: int) -> ObservationHistory | None:
+    """The observation history ``controller`` acts on: an agent's own (``new_history``), a planner's world
+    model's, or None for a plain ``policy(obs)`` callable."""
+    if hasattr(controller, "new_history"):
+        return controller.new_history(num_envs)
+    model = getattr(controller, "world_model", None)
+    return ObservationHistory.for_model(model, num_envs=num_envs) if model is not None else None

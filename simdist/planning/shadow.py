@@ -4,8 +4,8 @@ A driver planner acts; on every tick the same history also goes to shadow planne
 their actions are recorded beside the executed one. The RMS gap says how much a change (adapted dynamics,
 another seed, the bare policy head) could change the behaviour: if swapping in adapted dynamics moves the
 action less than reseeding the planner does, finetuning the dynamics cannot change what the robot does with
-this planner, however much better the model predicts. (The real-time Go2 preset, 16 samples at std 0.1
-around the policy head's chunk, is such a planner: ``results/go2/commands/planner_reach.py``.)
+this planner, however much better the model predicts. (A real-time preset of 16 samples at std 0.1
+around the policy head's chunk can be such a planner; measure it with this class.)
 """
 
 from __future__ import annotations

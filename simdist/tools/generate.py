@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 
-from simdist.cli import positive_int, tool_parser
+from simdist.cli import positive_int, setup_logging, tool_parser
 from simdist.tasks import add_task_argument, preparse_task, task_class
 
 logger = logging.getLogger(__name__)
@@ -41,6 +41,8 @@ def main(argv: list[str]) -> int:
     if not num_envs or not transitions:
         parser.error(f"task {name!r} has no data presets: pass --envs and --transitions")
     task = cls.from_args(args, "generate")
+    if not args.json:
+        setup_logging()
 
     import torch
 
@@ -48,8 +50,8 @@ def main(argv: list[str]) -> int:
     summary = task.generate(args.out, experts=args.experts, num_envs=num_envs, transitions=transitions,
                             seed=args.seed, progress=not args.no_progress, preset=getattr(args, "preset", "custom"),
                             args=args)
-    if args.json:
-        print(json.dumps(summary, indent=1))
+    if args.json or "session" not in summary:
+        print(json.dumps(summary, indent=1, default=str))
         return 0
     s = summary["session"]
     print(f"{summary['transitions']:,} transitions in {summary['episodes']:,} episodes "

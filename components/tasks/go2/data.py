@@ -32,6 +32,7 @@ Presets: ``cpu`` = 5,000,000 transitions with B = 256; ``paper`` = 4096 envs × 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import time
@@ -45,6 +46,8 @@ from simdist.data.engine import TakeoverConfig
 from simdist.data.parts import STATE_FILE, part_seed, summarize, write_index
 from simdist.data.schema import DatasetSpec, json_default
 from simdist.fsutil import atomic_write_json
+
+logger = logging.getLogger(__name__)
 
 #: Control steps per env per part (default part size = B × this): the episodes still running when a
 #: part ends are discarded (<= one episode per env, ~5-10 %), and a resumed run replays <= one part.
@@ -90,7 +93,7 @@ class EpisodeMetaEnv:
 
 def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, transitions: int, seed: int = 0,
                  part_size: int | None = None, env_kwargs: dict[str, Any] | None = None,
-                 preset: str = "custom", progress: bool = True, log: Any = print, student: str | None = None,
+                 preset: str = "custom", progress: bool = True, log: Any = None, student: str | None = None,
                  takeover: TakeoverConfig | None = None) -> dict[str, Any]:
     """Generate (or resume) the Go2 dataset in ``out_dir``; returns the summary.
 
@@ -104,6 +107,8 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
     """
     from simdist.components.tasks.go2 import Go2Env
     from simdist.data.engine import generate
+
+    log = log or logger.info
     from simdist.experts import ExpertSet, load_expert_set
 
     es: ExpertSet = experts if isinstance(experts, ExpertSet) else load_expert_set(experts)

@@ -235,12 +235,10 @@ def run_trials(env: Any, controller: Any, speed: float, course_length: float, *,
     gen = CommandGenerator(b, dt, "straight", speed=speed)
     rng = np.random.default_rng(seed)
     cmd = np.zeros((b, 3), np.float32)
-    model = getattr(controller, "world_model", None)
-    history = None
-    if model is not None:
-        from simdist.planning.history import ObservationHistory
+    from simdist.planning.history import history_for
 
-        history = ObservationHistory.for_model(model, num_envs=b)
+    history = history_for(controller, b)
+    if history is not None:
         history.reset(obs, command=cmd if history.command_dim else None)
         if hasattr(controller, "reset"):
             controller.reset()
