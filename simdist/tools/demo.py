@@ -6,7 +6,7 @@ The remaining arguments go to the task's demo (:meth:`simdist.tasks.Task.demo`) 
 
 from __future__ import annotations
 
-from simdist.tasks import TaskError, preparse_task, task_class
+from simdist.tasks import TaskError, default_task, preparse_task, task_class, task_names
 
 
 def _strip_task(argv: list[str]) -> list[str]:
@@ -25,6 +25,9 @@ def _strip_task(argv: list[str]) -> list[str]:
 
 
 def _run(argv: list[str], tool: str) -> int:
+    if {"-h", "--help"} & set(argv):
+        print(f"simdist {tool.replace('_', '-')} [--task NAME] ...: registered tasks: {', '.join(task_names())} "
+              f"(default: {default_task()}); the task's own options follow.\n")
     try:
         cls = task_class(preparse_task(argv) or "")
         return int(getattr(cls, tool)(_strip_task(argv)) or 0)
