@@ -105,7 +105,8 @@ def load_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
 
     ``kwargs`` go to the class's ``from_pretrained`` (``revision``, ``map_location``, ...).
     """
-    from simdist.hub import CONFIG_NAME, resolve_folder
+    from simdist.hub.files import CONFIG_NAME
+    from simdist.hub.resolve import resolve_folder
 
     hub_keys = ("revision", "cache_dir", "local_files_only", "token")
     folder, _ = resolve_folder(name_or_path, **{k: kwargs[k] for k in hub_keys if k in kwargs})

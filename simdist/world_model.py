@@ -222,7 +222,7 @@ class WorldModel(nn.Module):
     # ------------------------------------------------------------------ hub I/O
     def save_pretrained(self, save_directory: str | Path, **kwargs: Any) -> Path:
         """Write ``config.json``, ``model.safetensors`` and a ``README.md`` model card (atomically)."""
-        from simdist.hub import save_pretrained
+        from simdist.hub.card import save_pretrained
 
         return save_pretrained(self, save_directory, **kwargs)
 
@@ -233,7 +233,7 @@ class WorldModel(nn.Module):
         token: str | bool | None = None,
     ) -> WorldModel:
         """Load from a local folder or a Hub id (``org/name``, ``hf-hub:org/name@rev``, ``local-dir:path``)."""
-        from simdist.hub import load_pretrained
+        from simdist.hub.load import load_pretrained
 
         return load_pretrained(
             cls, name_or_path, revision=revision, cache_dir=cache_dir, local_files_only=local_files_only,
@@ -242,6 +242,6 @@ class WorldModel(nn.Module):
 
     def push_to_hub(self, repo_id: str, **kwargs: Any) -> str:
         """Save to a temporary folder and upload it as one commit; returns the commit URL."""
-        from simdist.hub import push_to_hub
+        from simdist.hub.push import push_to_hub
 
         return push_to_hub(self, repo_id, **kwargs)

@@ -1,14 +1,20 @@
-"""The model zoo: the index of official task models (``hub/models.yaml``) and the copies bundled with the repo.
+"""The model zoo: the index of official task models (``models.yaml``), the model copies bundled with simdist
+and the bundled PPO expert sets.
 
-The zoo root is the repository's ``hub/`` folder (found next to the package, as in the editable install),
-or the folder named by the environment variable ``SIMDIST_ZOO``. A bundled model lives in
-``<root>/<folder>`` as the Hub-ready files ``config.json``, ``model.safetensors`` and ``README.md``;
-:func:`simdist.hub.resolve_folder` falls back to it when the Hub cannot be reached.
+The zoo root is the folder named by the environment variable ``SIMDIST_ZOO`` if set, else the installed data
+package ``simdist.zoo_files`` (the repository's top-level ``hub/`` folder, mapped into the package for both
+editable and regular installs), else ``hub/`` next to the package in a source checkout. A bundled model lives
+in ``<root>/<folder>`` as the Hub-ready files ``config.json``, ``model.safetensors`` and ``README.md``;
+:func:`simdist.hub.resolve_folder` falls back to it when the Hub cannot be reached. An expert set lives in
+``<root>/experts/<name>`` (``manifest.json`` and its safetensors files); :func:`expert_set` finds it by name.
+
+This module depends only on :mod:`simdist.hub.files`; the Hub resolver depends on it, not the other way round.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib.resources
 import os
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -18,12 +24,20 @@ from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id
 
 import simdist
-from simdist.hub import CONFIG_NAME, WEIGHTS_NAME
+from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME
 
-__all__ = ["ZooEntry", "zoo_root", "load_index", "find", "bundled_folder", "INDEX_NAME", "ENV_VAR"]
+__all__ = [
+    "ZooEntry", "zoo_root", "load_index", "find", "bundled_folder", "expert_sets", "expert_set", "resolve_experts",
+    "INDEX_NAME", "ENV_VAR", "DATA_PACKAGE", "EXPERTS_DIR",
+]
 
 INDEX_NAME = "models.yaml"
 ENV_VAR = "SIMDIST_ZOO"
+#: The package the zoo's files are installed as (``hub/`` in the repository).
+DATA_PACKAGE = "simdist.zoo_files"
+#: Folder of the expert sets under the zoo root; each set holds :data:`EXPERT_MANIFEST`.
+EXPERTS_DIR = "experts"
+EXPERT_MANIFEST = "manifest.json"  # simdist.experts.MANIFEST (not imported: it pulls in torch)
 SCHEMA_VERSION = 1
 STATUSES = ("planned", "available")
 _REQUIRED = ("name", "repo_id", "task", "architecture", "recipe", "status")
@@ -59,14 +73,26 @@ class ZooEntry:
 
 
 def zoo_root() -> Path | None:
-    """``$SIMDIST_ZOO`` if set (None when it is not a folder), else the repository's ``hub/`` folder if it
-    holds ``models.yaml``, else None (an empty zoo)."""
+    """``$SIMDIST_ZOO`` if set (None when it is not a folder), else the installed zoo files (the data package
+    :data:`DATA_PACKAGE`) or a source checkout's ``hub/`` folder, whichever holds ``models.yaml`` first;
+    None (an empty zoo) when neither does."""
     override = os.environ.get(ENV_VAR)
     if override:
         path = Path(override).expanduser()
         return path if path.is_dir() else None
-    path = Path(simdist.__file__).resolve().parents[1] / "hub"
-    return path if (path / INDEX_NAME).is_file() else None
+    for path in (_installed_root(), Path(simdist.__file__).resolve().parents[1] / "hub"):
+        if path is not None and (path / INDEX_NAME).is_file():
+            return path
+    return None
+
+
+def _installed_root() -> Path | None:
+    """The folder of :data:`DATA_PACKAGE`, or None when it is not installed (or not a plain folder)."""
+    try:
+        files = importlib.resources.files(DATA_PACKAGE)
+    except ModuleNotFoundError:  # an editable install made before the package existed: use the checkout
+        return None
+    return files if isinstance(files, Path) else None
 
 
 def load_index(root: Path | None = None) -> list[ZooEntry]:
@@ -135,13 +161,38 @@ def bundled_folder(repo_id: str, root: Path | None = None) -> Path | None:
     return entry.bundled() if entry else None
 
 
-def expert_set(name_or_path: str) -> Path:
-    """An expert-set folder: an existing path, or a name under the zoo's ``experts/`` folder."""
+# ------------------------------------------------------------------------------------------ expert sets
+def expert_sets(root: Path | None = None) -> dict[str, Path]:
+    """The bundled expert sets by name: ``<root>/experts/<name>`` folders holding ``manifest.json``."""
+    root = zoo_root() if root is None else Path(root)
+    folder = None if root is None else root / EXPERTS_DIR
+    if folder is None or not folder.is_dir():
+        return {}
+    return {p.name: p for p in sorted(folder.iterdir()) if (p / EXPERT_MANIFEST).is_file()}
+
+
+def expert_set(name: str, root: Path | None = None) -> Path:
+    """The folder of the bundled expert set ``name`` (e.g. ``"go2"``); ``FileNotFoundError`` listing the
+    bundled sets when there is no such set."""
+    sets = expert_sets(root)
+    if name not in sets:
+        where = zoo_root() if root is None else root
+        known = ", ".join(sets) or "none"
+        raise FileNotFoundError(f"no expert set {name!r} in the zoo at {where} (bundled sets: {known})")
+    return sets[name]
+
+
+def resolve_experts(name_or_path: str | os.PathLike[str], root: Path | None = None) -> Path:
+    """An expert-set folder from a path (an existing folder) or a bundled set's name (see :func:`expert_set`).
+
+    A string without path separators that is not an existing folder is taken as a name; anything else that
+    does not exist raises ``FileNotFoundError``.
+    """
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         return path
-    root = zoo_root()
-    candidate = None if root is None else root / "experts" / str(name_or_path)
-    if candidate is not None and candidate.is_dir():
-        return candidate
-    raise FileNotFoundError(f"--experts {name_or_path!r}: neither a folder nor an expert set of the zoo")
+    text = os.fspath(name_or_path)
+    if isinstance(name_or_path, os.PathLike) or any(c in text for c in "/\\") or text.startswith((".", "~")):
+        known = ", ".join(expert_sets(root)) or "none"
+        raise FileNotFoundError(f"no expert set folder {text!r} (bundled sets, usable by name: {known})")
+    return expert_set(text, root)

@@ -216,9 +216,9 @@ class FakeHfApi:
 
 @pytest.fixture
 def fake_hub(hf_cache: Path, monkeypatch: pytest.MonkeyPatch) -> type[FakeHfApi]:
-    """Patch ``simdist.hub.HfApi`` with a fresh :class:`FakeHfApi` subclass writing into ``hf_cache``."""
-    import simdist.hub
+    """Patch ``simdist.hub.push.HfApi`` with a fresh :class:`FakeHfApi` subclass writing into ``hf_cache``."""
+    import simdist.hub.push
 
     fake = type("FakeHfApi", (FakeHfApi,), {"calls": []})
-    monkeypatch.setattr(simdist.hub, "HfApi", fake)
+    monkeypatch.setattr(simdist.hub.push, "HfApi", fake)
     return fake

@@ -10,13 +10,15 @@ from typing import Any
 
 import pytest
 import torch
-from conftest import fill_stats, populate_cache, read_snapshot, tiny_config
+from conftest import FakeHfApi, fill_stats, populate_cache, read_snapshot, tiny_config
 from huggingface_hub import ModelCard, constants, scan_cache_dir
 from huggingface_hub.hf_api import HfApi as RealHfApi
 from safetensors.torch import load_file, save_file
 
 import simdist
 import simdist.hub as hub
+import simdist.hub.card
+import simdist.hub.push
 from simdist.hub import CheckpointError, CheckpointWarning
 from simdist.world_model import WorldModel
 
@@ -45,6 +47,14 @@ def assert_same_model(a: WorldModel, b: WorldModel) -> None:
         ib = b.imagine(b.encode(obs, acts), plan, cmd)
     for field in ("latents", "rewards", "values"):
         assert torch.equal(getattr(ia, field), getattr(ib, field)), field
+
+
+@pytest.fixture
+def fake_hub(hf_cache: Path, monkeypatch: pytest.MonkeyPatch) -> type[FakeHfApi]:
+    """A fresh :class:`FakeHfApi` subclass writing into ``hf_cache``, patched in where uploads are made."""
+    fake = type("FakeHfApi", (FakeHfApi,), {"calls": []})
+    monkeypatch.setattr(simdist.hub.push, "HfApi", fake)
+    return fake
 
 
 @pytest.fixture
@@ -136,7 +146,7 @@ def test_save_replaces_atomically(tiny_world_model: WorldModel, tmp_path: Path,
     def boom(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(hub, "save_file", boom)
+    monkeypatch.setattr(simdist.hub.card, "save_file", boom)
     with pytest.raises(RuntimeError, match="disk full"):
         tiny_world_model.save_pretrained(target)
     assert_same_model(other, WorldModel.from_pretrained(target))  # untouched by the failed save
@@ -197,6 +207,44 @@ def test_truncated_file_raises(saved: Path, keep: int) -> None:
     path.write_bytes(path.read_bytes()[:keep])
     with pytest.raises(CheckpointError, match=r"model\.safetensors is corrupted or truncated"):
         WorldModel.from_pretrained(saved)
+
+
+def test_non_finite_weight_raises(saved: Path) -> None:
+    def poison(state: dict[str, torch.Tensor]) -> None:
+        state["dynamics.net.0.weight"][0, 0] = float("nan")
+
+    tamper(saved, poison)
+    message = (f"model.safetensors of folder '{saved}': tensor 'dynamics.net.0.weight' holds 1 NaN / 0 Inf "
+               "values")
+    for strict in (True, False):
+        with pytest.raises(CheckpointError) as err:
+            WorldModel.from_pretrained(saved, strict=strict)
+        assert str(err.value) == message
+
+
+def test_non_finite_normalizer_stats_raise(saved: Path) -> None:
+    def poison(state: dict[str, torch.Tensor]) -> None:
+        state["normalizer.obs__state_std"][:2] = float("inf")
+        state["normalizer.rewards_mean"].fill_(float("-inf"))
+        state["value.net.0.bias"][:3] = float("nan")
+
+    tamper(saved, poison)
+    with pytest.raises(CheckpointError) as err:
+        WorldModel.from_pretrained(saved)
+    text = str(err.value)
+    assert "tensor 'normalizer.obs__state_std' holds 0 NaN / 2 Inf values" in text
+    assert "tensor 'normalizer.rewards_mean' holds 0 NaN / 1 Inf values" in text
+    assert "tensor 'value.net.0.bias' holds 3 NaN / 0 Inf values" in text
+    with pytest.raises(CheckpointError, match="normalizer.obs__state_std"):
+        hub.push_folder(saved, REPO, dry_run=True)  # nothing non-finite is published
+
+
+def test_non_finite_check_skips_dropped_tensors(tiny_world_model: WorldModel, saved: Path) -> None:
+    """With strict=False an unexpected (skipped) tensor may hold anything; what is loaded must be finite."""
+    tamper(saved, lambda s: s.update({"reward.extra.bias": torch.full((3,), float("nan"))}))
+    with pytest.warns(CheckpointWarning, match="reward: extra.bias"):
+        model = WorldModel.from_pretrained(saved, strict=False)
+    assert_same_model(tiny_world_model, model)
 
 
 def test_non_strict_loads_matching_and_warns(tiny_world_model: WorldModel, saved: Path) -> None:
@@ -346,3 +394,16 @@ def test_model_card_without_base_model(saved: Path) -> None:
         folder = WorldModel(tiny_config()).save_pretrained(saved.parent / "x", base_model=str(saved))
     assert "base_model" not in ModelCard.load(folder / "README.md").data.to_dict()
     assert f"finetuned from the local model `{saved}`" in (folder / "README.md").read_text()
+
+
+# ------------------------------------------------------------------------------------------ package layout
+def test_public_names_resolve_to_their_modules() -> None:
+    """``from simdist.hub import X`` keeps working: each public name is the object its job module defines."""
+    import importlib
+
+    for name in hub.__all__:
+        module = importlib.import_module(f"simdist.hub.{hub._MODULE_OF[name]}")
+        assert getattr(hub, name) is getattr(module, name), name
+    assert set(hub.__all__) <= set(dir(hub))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        hub.nope  # noqa: B018

@@ -125,6 +125,54 @@ def test_real_index(monkeypatch: pytest.MonkeyPatch) -> None:
         assert entry.profile is None or entry.profile in builtin_profiles()
 
 
+def test_zoo_files_package_is_the_hub_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The installed data package ``simdist.zoo_files`` maps onto the top-level ``hub/`` folder."""
+    monkeypatch.delenv(zoo.ENV_VAR, raising=False)
+    repo = Path(simdist.__file__).resolve().parents[1]
+    installed = zoo._installed_root()
+    if installed is None:
+        pytest.skip("simdist.zoo_files is not installed (an editable install older than the package): "
+                    "reinstall with `pip install -e .`")
+    assert installed.resolve() == (repo / "hub").resolve()
+
+
+# ------------------------------------------------------------------------------------------ expert sets
+def test_shipped_expert_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    from simdist.experts import MANIFEST, load_expert_set
+
+    monkeypatch.delenv(zoo.ENV_VAR, raising=False)
+    assert zoo.EXPERT_MANIFEST == MANIFEST
+    folder = zoo.expert_set("go2")
+    assert folder == zoo.zoo_root() / "experts" / "go2" and "go2" in zoo.expert_sets()
+    assert zoo.resolve_experts("go2") == folder
+    experts = load_expert_set(zoo.resolve_experts("go2"))
+    assert experts.expert.iteration == experts.manifest["expert"]["iteration"] and experts.suboptimal
+
+
+def test_expert_sets_by_name_or_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "zoo"
+    (root / "experts" / "arm").mkdir(parents=True)
+    (root / "experts" / "arm" / "manifest.json").write_text("{}")
+    (root / "experts" / "half-written").mkdir()  # no manifest: not a set
+    monkeypatch.setenv(zoo.ENV_VAR, str(root))
+    assert zoo.expert_sets() == {"arm": root / "experts" / "arm"}
+    assert zoo.expert_set("arm") == zoo.resolve_experts("arm") == root / "experts" / "arm"
+    with pytest.raises(FileNotFoundError, match=r"no expert set 'go2' in the zoo at .*\(bundled sets: arm\)"):
+        zoo.expert_set("go2")
+    own = tmp_path / "mine"
+    own.mkdir()
+    assert zoo.resolve_experts(own) == own and zoo.resolve_experts(str(own)) == own
+    monkeypatch.chdir(tmp_path)
+    assert zoo.resolve_experts("mine") == Path("mine")  # an existing folder wins over a name
+    for missing in ("./nowhere", "runs/ppo/export", tmp_path / "nowhere"):
+        with pytest.raises(FileNotFoundError, match=r"no expert set folder .*usable by name: arm"):
+            zoo.resolve_experts(missing)
+    monkeypatch.setenv(zoo.ENV_VAR, str(tmp_path / "no-zoo"))
+    assert zoo.expert_sets() == {}
+    with pytest.raises(FileNotFoundError, match="bundled sets: none"):
+        zoo.resolve_experts("arm")
+
+
 # ------------------------------------------------------------------------------------------ offline loading
 def test_from_pretrained_falls_back_to_bundled(tiny: WorldModel, offline: Path,
                                                caplog: pytest.LogCaptureFixture) -> None:

@@ -24,7 +24,7 @@ def main(argv: list[str]) -> int:
                         help="a run with weight averaging (EMA): export the raw training weights, not the average")
     args = parser.parse_args(argv)
 
-    from simdist.hub import save_pretrained
+    from simdist.hub.card import save_pretrained
     from simdist.training.module import world_model_from_checkpoint
 
     model, base = world_model_from_checkpoint(args.ckpt, current_weights=args.current_weights)

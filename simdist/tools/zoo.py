@@ -55,7 +55,8 @@ def describe(entry: ZooEntry) -> dict[str, Any]:
 
 
 def _count_parameters(folder: Path) -> int:
-    from simdist.hub import CONFIG_NAME, read_config
+    from simdist.hub.files import CONFIG_NAME
+    from simdist.hub.load import read_config
     from simdist.world_model import WorldModel
 
     return WorldModel(read_config(folder / CONFIG_NAME)).count_parameters()["total"]
@@ -103,7 +104,7 @@ def metrics_section(card: str) -> str:
 
 
 def _publish(parser: argparse.ArgumentParser, entry: ZooEntry, *, repo_id: str, push: bool, private: bool) -> int:
-    from simdist.hub import push_folder
+    from simdist.hub.publish import push_folder
 
     folder = entry.bundled()
     if folder is None:

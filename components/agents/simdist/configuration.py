@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simdist.hub import PLANNER_NAME
+from simdist.hub.files import PLANNER_NAME
 
 
 @dataclass

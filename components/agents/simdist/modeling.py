@@ -103,7 +103,7 @@ class SimDistAgent(Agent):
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, **kwargs: Any) -> SimDistAgent:
         """Load the world model and ``planner.json`` (default planner settings when the folder has none)."""
-        from simdist.hub import resolve_folder
+        from simdist.hub.resolve import resolve_folder
 
         hub = {k: kwargs.pop(k) for k in ("revision", "cache_dir", "local_files_only", "token") if k in kwargs}
         folder, _ = resolve_folder(name_or_path, **hub)

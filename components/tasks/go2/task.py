@@ -160,7 +160,7 @@ class Go2Task(Task):
                  **options: Any) -> dict[str, Any]:
         from simdist.components.tasks.go2.data import generate_go2, parse_window
         from simdist.data.engine import TakeoverConfig
-        from simdist.zoo import expert_set
+        from simdist.zoo import resolve_experts
 
         env_kwargs: dict[str, Any] = dict(options.pop("env_kwargs", {}))
         student = options.pop("student", None)
@@ -172,7 +172,7 @@ class Go2Task(Task):
             student = args.student
             takeover = TakeoverConfig(parse_window(args.student_window), parse_window(args.expert_window))
             options.setdefault("part_size", args.part_size)
-        folder = expert_set(experts or self.data_defaults["experts"])
+        folder = resolve_experts(experts or self.data_defaults["experts"])
         return generate_go2(folder, out, num_envs=num_envs, transitions=transitions, seed=seed, preset=preset,
                             progress=progress, env_kwargs=env_kwargs, student=student, takeover=takeover, **options)
 

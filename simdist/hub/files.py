@@ -1,0 +1,31 @@
+"""What a saved world model folder (and Hub repo) holds: file names, Hub patterns and card metadata constants.
+
+This module imports nothing from simdist, so the zoo (and anything else) can name the files without pulling
+in the Hub loader.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = [
+    "CONFIG_NAME", "WEIGHTS_NAME", "CARD_NAME", "TRAIN_CONFIG_NAME", "PLANNER_NAME", "ALLOW_PATTERNS",
+    "BASE_TAGS", "LIBRARY_NAME", "PIPELINE_TAG", "DEFAULT_LICENSE", "HUB_PREFIX", "LOCAL_PREFIX", "StrPath",
+]
+
+CONFIG_NAME = "config.json"
+WEIGHTS_NAME = "model.safetensors"
+CARD_NAME = "README.md"
+TRAIN_CONFIG_NAME = "train_config.yaml"
+PLANNER_NAME = "planner.json"
+#: Files fetched from (and pushed to) a Hub repo.
+ALLOW_PATTERNS = [CONFIG_NAME, WEIGHTS_NAME, CARD_NAME, "*.yaml", "*.json"]
+BASE_TAGS = ("simdist", "world-model", "model-based-rl", "robotics")
+LIBRARY_NAME = "simdist"
+PIPELINE_TAG = "robotics"
+DEFAULT_LICENSE = "apache-2.0"
+#: Name prefixes: ``hf-hub:org/name[@rev]`` and ``local-dir:<path>``.
+HUB_PREFIX = "hf-hub:"
+LOCAL_PREFIX = "local-dir:"
+
+StrPath = str | os.PathLike  # a path given as str or Path

@@ -1,0 +1,137 @@
+"""Strict loading of a saved world model: parse ``config.json``, read ``model.safetensors``, refuse
+non-finite tensors and check keys and shapes against the architecture the config describes.
+
+The model class is passed in (``load_pretrained(WorldModel, ...)``), so this module does not depend on it.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TypeVar
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file
+
+from simdist.config import ConfigError, WorldModelConfig
+from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME, StrPath
+from simdist.hub.resolve import resolve_folder
+
+__all__ = ["CheckpointError", "CheckpointWarning", "load_pretrained", "read_config", "read_weights",
+           "check_finite", "load_state"]
+
+M = TypeVar("M", bound=torch.nn.Module)
+#: How many offending tensors an error message names before summarising the rest.
+_MAX_NAMED = 5
+
+
+class CheckpointError(ValueError):
+    """A checkpoint is corrupted, truncated, holds non-finite values or does not match the architecture in its
+    ``config.json``."""
+
+
+class CheckpointWarning(UserWarning):
+    """Raised as a warning when ``strict=False`` skips weights that do not match."""
+
+
+def load_pretrained(
+    cls: type[M], name_or_path: StrPath, *, revision: str | None = None,
+    cache_dir: StrPath | None = None, local_files_only: bool = False, strict: bool = True,
+    map_location: str | torch.device = "cpu", token: str | bool | None = None,
+) -> M:
+    """Rebuild ``cls`` from ``config.json`` and load ``model.safetensors``; returns the model in eval mode.
+
+    ``strict=True`` raises :class:`CheckpointError` on missing, unexpected or mis-shaped weights;
+    ``strict=False`` loads what matches and emits a :class:`CheckpointWarning` for the rest. NaN or Inf
+    values in a loaded tensor (weights or normaliser statistics) raise :class:`CheckpointError` either way.
+    """
+    folder, source = resolve_folder(
+        name_or_path, revision=revision, cache_dir=cache_dir, local_files_only=local_files_only, token=token,
+    )
+    for name in (CONFIG_NAME, WEIGHTS_NAME):
+        if not (folder / name).is_file():
+            raise FileNotFoundError(f"{source} has no {name} (looked in {folder})")
+    config = read_config(folder / CONFIG_NAME)
+    model = cls(config)
+    state = read_weights(folder / WEIGHTS_NAME)
+    load_state(model, state, strict=strict, where=f"{WEIGHTS_NAME} of {source}")
+    return model.to(map_location).eval()
+
+
+def read_config(path: Path) -> WorldModelConfig:
+    """Parse a ``config.json`` (any known schema version) into a :class:`WorldModelConfig`."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise CheckpointError(f"{path} is not valid JSON: {err}") from err
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path} must hold a JSON object, got {type(data).__name__}")
+    try:
+        return WorldModelConfig.from_dict(data)
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from err
+
+
+def read_weights(path: Path) -> dict[str, torch.Tensor]:
+    """Read a safetensors file onto the CPU; :class:`CheckpointError` when it is corrupted or truncated."""
+    try:
+        return load_file(str(path), device="cpu")
+    except (SafetensorError, OSError, ValueError) as err:
+        raise CheckpointError(f"{path} is corrupted or truncated and cannot be read: {err}") from err
+
+
+def check_finite(state: Mapping[str, torch.Tensor], *, where: str) -> None:
+    """Raise :class:`CheckpointError` naming each floating-point tensor of ``state`` that holds NaN or Inf."""
+    bad = []
+    for key, value in state.items():
+        if not (value.is_floating_point() or value.is_complex()):
+            continue
+        nan = int(torch.isnan(value).sum())
+        inf = int(torch.isinf(value).sum())
+        if nan or inf:
+            bad.append(f"tensor {key!r} holds {nan} NaN / {inf} Inf values")
+    if bad:
+        more = f"; and {len(bad) - _MAX_NAMED} more tensors" if len(bad) > _MAX_NAMED else ""
+        raise CheckpointError(f"{where}: " + "; ".join(bad[:_MAX_NAMED]) + more)
+
+
+def _group(keys: Iterable[str]) -> str:
+    groups: dict[str, list[str]] = {}
+    for key in sorted(keys):
+        prefix, _, rest = key.partition(".")
+        groups.setdefault(prefix, []).append(rest or key)
+    return "\n".join(f"    {prefix}: {', '.join(names)}" for prefix, names in groups.items())
+
+
+def load_state(model: torch.nn.Module, state: dict[str, torch.Tensor], *, strict: bool, where: str) -> None:
+    """Load ``state`` into ``model`` after checking keys, shapes and finiteness (see :func:`load_pretrained`)."""
+    expected = model.state_dict()
+    missing = [k for k in expected if k not in state]
+    unexpected = [k for k in state if k not in expected]
+    mismatched = [k for k, v in expected.items() if k in state and state[k].shape != v.shape]
+    problems = []
+    if missing:
+        problems.append(f"  missing keys (in the model, not the file), by component:\n{_group(missing)}")
+    if unexpected:
+        problems.append(f"  unexpected keys (in the file, not the model), by component:\n"
+                        f"{_group(unexpected)}")
+    if mismatched:
+        problems.append("  shape mismatches:\n" + "\n".join(
+            f"    {k}: file {tuple(state[k].shape)} vs model {tuple(expected[k].shape)}" for k in mismatched))
+    if problems and strict:
+        raise CheckpointError(
+            f"{where} does not match the architecture in {CONFIG_NAME}:\n" + "\n".join(problems)
+            + "\n(pass strict=False to load only the matching weights)"
+        )
+    if problems:
+        state = {k: v for k, v in state.items() if k in expected and k not in mismatched}
+    check_finite(state, where=where)
+    if problems:
+        warnings.warn(
+            f"{where}: loaded only the matching weights; the rest keep their initial values:\n"
+            + "\n".join(problems), CheckpointWarning, stacklevel=4,
+        )
+    model.load_state_dict(state, strict=not problems)

@@ -1,0 +1,60 @@
+"""Publishing an exported folder: ``push_folder`` checks that it loads strictly as a :class:`WorldModel`,
+then uploads it as one commit. (It sits above ``world_model``, which uses only card, load and push.)"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from pathlib import Path
+from typing import Literal, overload
+
+from huggingface_hub.utils import validate_repo_id
+
+from simdist.hub.files import CARD_NAME, StrPath
+from simdist.hub.load import load_pretrained
+from simdist.hub.push import default_message, upload_files, upload_folder
+from simdist.world_model import WorldModel
+
+__all__ = ["push_folder"]
+
+logger = logging.getLogger(__name__)
+
+
+@overload
+def push_folder(
+    folder: StrPath, repo_id: str, *, revision: str | None = ..., private: bool | None = ...,
+    commit_message: str | None = ..., create_pr: bool = ..., token: str | bool | None = ...,
+    dry_run: Literal[False] = ...,
+) -> str: ...
+
+
+@overload
+def push_folder(
+    folder: StrPath, repo_id: str, *, revision: str | None = ..., private: bool | None = ...,
+    commit_message: str | None = ..., create_pr: bool = ..., token: str | bool | None = ...,
+    dry_run: Literal[True],
+) -> list[str]: ...
+
+
+def push_folder(
+    folder: StrPath, repo_id: str, *, revision: str | None = None, private: bool | None = None,
+    commit_message: str | None = None, create_pr: bool = False, token: str | bool | None = None,
+    dry_run: bool = False,
+) -> str | list[str]:
+    """Upload an exported (``save_pretrained``) folder as one commit; returns the commit URL.
+
+    The folder is checked first: it must load strictly as a :class:`~simdist.WorldModel`. Only
+    ``config.json``, ``model.safetensors``, ``README.md``, ``*.yaml`` and ``*.json`` are uploaded.
+    ``dry_run=True`` returns the list of files that would be uploaded and contacts nothing.
+    """
+    path = Path(folder).expanduser()
+    validate_repo_id(repo_id)
+    model = load_pretrained(WorldModel, path)  # raises on a broken export
+    if not (path / CARD_NAME).is_file():
+        warnings.warn(f"{path} has no {CARD_NAME}; the Hub repo will have no model card", stacklevel=2)
+    if dry_run:
+        files = upload_files(path)
+        logger.info("dry run: would upload %s to %s", files, repo_id)
+        return files
+    return upload_folder(path, repo_id, revision=revision, private=private, create_pr=create_pr, token=token,
+                         commit_message=commit_message or default_message(model.config))

@@ -1,0 +1,253 @@
+"""No import cycles between simdist modules.
+
+Every module of the package (``simdist/`` and ``components/``, installed as ``simdist.components``) is parsed
+with ``ast``; each ``import``/``from`` statement adds an edge, whether it runs at import time or inside a
+function. Imports under ``if TYPE_CHECKING:`` never run and are left out; so are dynamic imports
+(``importlib.import_module``), which are how plug-ins and lazy attributes load.
+
+An import of ``a.b.c`` also runs the ``__init__`` of ``a`` and ``a.b``; those implicit edges count too, except
+into a package the importing module belongs to (it is already being imported by then).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+#: Package name -> source folder, as pyproject's package-dir maps them.
+TREES = {"simdist": REPO / "simdist", "simdist.components": REPO / "components"}
+#: The facade that only re-exports; code inside simdist imports from its job modules instead.
+FACADES = ("simdist.hub",)
+
+
+# ------------------------------------------------------------------------------------------ graph
+def discover(trees: Mapping[str, Path] = TREES) -> dict[str, Path]:
+    """Module name -> source file for every ``.py`` file under the trees."""
+    modules: dict[str, Path] = {}
+    for package, root in trees.items():
+        for path in sorted(root.rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            name = ".".join((package, *parts))
+            modules[name] = path
+    return modules
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _statements(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """All import statements of ``tree``, at any depth, except those under ``if TYPE_CHECKING:``."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[:len(base) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def imported_names(module: str, path: Path) -> list[tuple[str, str | None, int]]:
+    """``(module, attribute or None, line)`` for each name ``module``'s import statements bring in."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[tuple[str, str | None, int]] = []
+    for node in _statements(tree):
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, None, node.lineno) for alias in node.names)
+        else:
+            target = _absolute(node, module, path.name == "__init__.py")
+            found.extend((target, alias.name, node.lineno) for alias in node.names)
+    return found
+
+
+def _known(name: str, modules: Iterable[str]) -> str | None:
+    """The longest prefix of ``name`` that is a known module."""
+    known = set(modules)
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in known:
+            return candidate
+    return None
+
+
+def build_graph(modules: Mapping[str, Path]) -> dict[str, dict[str, int]]:
+    """Module -> {imported module: first line}, restricted to the known modules (see the module docstring)."""
+    graph: dict[str, dict[str, int]] = {name: {} for name in modules}
+    for module, path in modules.items():
+        for target, attr, line in imported_names(module, path):
+            named = f"{target}.{attr}" if f"{target}.{attr}" in modules else _known(target, modules)
+            if named is None:
+                continue
+            parents = [".".join(named.split(".")[:i]) for i in range(1, named.count(".") + 1)]
+            for dep in (named, *parents):
+                implicit = dep != named
+                if dep == module or (implicit and module.startswith(dep + ".")) or dep not in modules:
+                    continue
+                graph[module][dep] = min(line, graph[module].get(dep, line))
+    return graph
+
+
+def find_cycles(graph: Mapping[str, Mapping[str, int]]) -> list[list[str]]:
+    """The strongly connected components with a cycle (Tarjan), each as a sorted list of modules."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(root: str) -> None:
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph[node]:
+                    cycles.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return cycles
+
+
+def cycle_path(graph: Mapping[str, Mapping[str, int]], component: list[str]) -> list[str]:
+    """One concrete cycle through ``component``: modules from its first member back to it (breadth first)."""
+    start, members = component[0], set(component)
+    previous: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for dep in sorted(graph[node]):
+                if dep == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(previous[path[-1]])
+                    return [*reversed(path), start]
+                if dep in members and dep not in previous:
+                    previous[dep] = node
+                    following.append(dep)
+        frontier = following
+    return [start]
+
+
+def describe(graph: Mapping[str, Mapping[str, int]], modules: Mapping[str, Path], component: list[str]) -> str:
+    path = cycle_path(graph, component)
+    steps = [f"    {a} -> {b}  ({modules[a].relative_to(REPO) if modules[a].is_relative_to(REPO) else modules[a]}"
+             f":{graph[a][b]})" for a, b in zip(path, path[1:])]
+    return f"  cycle among {', '.join(component)}:\n" + "\n".join(steps)
+
+
+# ------------------------------------------------------------------------------------------ the checks
+def test_no_import_cycles() -> None:
+    modules = discover()
+    assert {"simdist.hub", "simdist.hub.load", "simdist.zoo", "simdist.world_model"} <= set(modules)
+    graph = build_graph(modules)
+    cycles = find_cycles(graph)
+    assert not cycles, ("import cycles between simdist modules (function-level imports count; break them by "
+                        "passing objects in or moving shared names to a module both can import):\n"
+                        + "\n".join(describe(graph, modules, c) for c in cycles))
+
+
+def test_hub_layering() -> None:
+    """The zoo needs only the file names; the loader gets the model class passed in."""
+    graph = build_graph(discover())
+    assert graph["simdist.hub.files"] == {} and graph["simdist.hub"] == {}  # the facade loads lazily
+    assert {dep for dep in graph["simdist.zoo"] if dep.startswith("simdist.hub")} <= {"simdist.hub",
+                                                                                       "simdist.hub.files"}
+    for module in ("simdist.hub.files", "simdist.hub.resolve", "simdist.hub.load", "simdist.hub.card",
+                   "simdist.hub.push"):
+        assert "simdist.world_model" not in graph[module], module
+
+
+def test_internal_code_avoids_the_facades() -> None:
+    """Inside simdist, ``from simdist.hub import X`` names the job module (``simdist.hub.load`` ...)."""
+    modules = discover()
+    offenders = []
+    for module, path in modules.items():
+        for target, attr, line in imported_names(module, path):
+            facade = target if target in FACADES else f"{target}.{attr}" if f"{target}.{attr}" in FACADES else None
+            if facade is None or (target == facade and attr is not None and f"{target}.{attr}" in modules):
+                continue  # not the facade, or one of its job modules
+            statement = f"import {target}" if attr is None else f"from {target} import {attr}"
+            offenders.append(f"{path.relative_to(REPO)}:{line}: {statement}")
+    assert not offenders, "import from the job modules of simdist.hub instead:\n" + "\n".join(offenders)
+
+
+# ------------------------------------------------------------------------------------------ the checker itself
+def _write(root: Path, files: Mapping[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+@pytest.mark.parametrize("files, cycle", [
+    ({"__init__.py": "", "a.py": "from pkg import b\n", "b.py": "def f():\n    from pkg.a import x\n"},
+     ["pkg.a", "pkg.b"]),  # a function-level import closes the loop
+    ({"__init__.py": "", "a.py": "from .b import y\n", "b.py": "import pkg.c\n", "c.py": "from . import a\n"},
+     ["pkg.a", "pkg.b", "pkg.c"]),  # relative imports
+    ({"__init__.py": "", "z.py": "from pkg.sub.files import N\n", "sub/__init__.py": "from pkg.sub.r import f\n",
+      "sub/files.py": "N = 1\n", "sub/r.py": "from pkg.z import g\n"},
+     ["pkg.sub", "pkg.sub.r", "pkg.z"]),  # importing pkg.sub.files runs pkg.sub's __init__ first
+])
+def test_checker_finds_cycles(tmp_path: Path, files: dict[str, str], cycle: list[str]) -> None:
+    _write(tmp_path / "pkg", files)
+    modules = discover({"pkg": tmp_path / "pkg"})
+    graph = build_graph(modules)
+    assert find_cycles(graph) == [cycle]
+    path = cycle_path(graph, cycle)
+    assert path[0] == path[-1] and set(path) == set(cycle)
+
+
+def test_checker_accepts_layered_code(tmp_path: Path) -> None:
+    _write(tmp_path / "pkg", {
+        "__init__.py": "from pkg.core import run\n",  # a package importing its own modules is fine
+        "core.py": "import os\nfrom pkg import util\nfrom pkg.util import helper\n",
+        "util.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.core import run\n"
+                   "def helper():\n    import json\n",
+    })
+    modules = discover({"pkg": tmp_path / "pkg"})
+    graph = build_graph(modules)
+    assert graph == {"pkg": {"pkg.core": 1}, "pkg.core": {"pkg.util": 2}, "pkg.util": {}}
+    assert find_cycles(graph) == []
