@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import abc
 import argparse
+import importlib
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -121,15 +122,25 @@ class Task(abc.ABC):
         """Generate (or resume) a pretraining dataset in ``out``; returns its summary."""
         raise TaskError(f"task {self.task_name!r} has no data generator")
 
+    #: modules whose ``main(argv)`` runs ``simdist demo --task NAME`` / ``simdist train-expert --task NAME``
+    demo_module: ClassVar[str | None] = None
+    train_expert_module: ClassVar[str | None] = None
+
     @classmethod
     def demo(cls, argv: Sequence[str]) -> int:
         """``simdist demo --task NAME ...``: this task's end-to-end demo."""
-        raise TaskError(f"task {get_task_name(cls)!r} has no demo")
+        return cls._tool(cls.demo_module, "demo", argv)
 
     @classmethod
     def train_expert(cls, argv: Sequence[str]) -> int:
         """``simdist train-expert --task NAME ...``: train this task's privileged expert."""
-        raise TaskError(f"task {get_task_name(cls)!r} has no expert trainer")
+        return cls._tool(cls.train_expert_module, "expert trainer", argv)
+
+    @classmethod
+    def _tool(cls, module: str | None, what: str, argv: Sequence[str]) -> int:
+        if module is None:
+            raise TaskError(f"task {get_task_name(cls)!r} has no {what}")
+        return int(importlib.import_module(module).main(list(argv)) or 0)
 
     # -- command line --------------------------------------------------------------------------
     @classmethod

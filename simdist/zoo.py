@@ -172,7 +172,7 @@ def expert_sets(root: Path | None = None) -> dict[str, Path]:
 
 
 def expert_set(name: str, root: Path | None = None) -> Path:
-    """The folder of the bundled expert set ``name`` (e.g. ``"go2"``); ``FileNotFoundError`` listing the
+    """The folder of the bundled expert set ``name`` (as under ``experts/<name>``); ``FileNotFoundError`` listing the
     bundled sets when there is no such set."""
     sets = expert_sets(root)
     if name not in sets:

@@ -105,7 +105,7 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
     (transitions) defaults to ``num_envs × PART_STEPS``; 0 means one part. ``env_kwargs`` override the
     data-collection env settings (e.g. ``episode_length_s`` for tests).
     """
-    from simdist.components.tasks.go2 import Go2Env
+    from simdist.components.tasks.go2.env import Go2Env
     from simdist.data.engine import generate
 
     log = log or logger.info

@@ -39,7 +39,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from simdist.components.tasks.go2 import robot as R
+import simdist.components.tasks.go2.robot as R
 from simdist.components.tasks.go2.commands import WALK_HOLD_STEPS, CommandGenerator
 from simdist.components.tasks.go2.kinematics import quat_to_rotmat, world_to_body, yaw_from_rotmat, yaw_quat
 from simdist.components.tasks.go2.profiles import RealityProfile, forward_progress, load_profile

@@ -62,6 +62,8 @@ class Go2Task(Task):
     dt: ClassVar[float] = 0.02
     obs_noise: ClassVar[dict[str, list[float]] | None] = GO2_OBS_NOISE
     default: ClassVar[bool] = True
+    demo_module: ClassVar[str | None] = "simdist.components.tasks.go2.demo"
+    train_expert_module: ClassVar[str | None] = "simdist.components.tasks.go2.train_expert"
     preset: ClassVar[str | None] = "go2"
     data_defaults: ClassVar[dict[str, Any]] = {
         "presets": {"cpu": {"num_envs": 256, "transitions": 5_000_000},
@@ -175,18 +177,6 @@ class Go2Task(Task):
         folder = resolve_experts(experts or self.data_defaults["experts"])
         return generate_go2(folder, out, num_envs=num_envs, transitions=transitions, seed=seed, preset=preset,
                             progress=progress, env_kwargs=env_kwargs, student=student, takeover=takeover, **options)
-
-    @classmethod
-    def demo(cls, argv: Sequence[str]) -> int:
-        from simdist.components.tasks.go2 import demo
-
-        return demo.main(list(argv))
-
-    @classmethod
-    def train_expert(cls, argv: Sequence[str]) -> int:
-        from simdist.components.tasks.go2 import train_expert
-
-        return train_expert.main(list(argv))
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser, command: str) -> None:

@@ -51,7 +51,7 @@ def _log(msg: str, started: float) -> None:
 
 def _evaluate(planner: Any, variant: str, episodes: int, num_envs: int, seed: int,
               record: bool = False) -> Any:
-    from simdist.components.tasks.toy_reach import ToyReachEnv
+    from simdist.components.tasks.toy_reach.pointmass import ToyReachEnv
     from simdist.data.schema import DatasetSpec
     from simdist.rollout import rollout
 
@@ -71,7 +71,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     import torch
 
     from simdist import create
-    from simdist.components.tasks.toy_reach import generate_toy_dataset
+    from simdist.components.tasks.toy_reach.data import generate_toy_dataset
     from simdist.data import DatasetSpec, EpisodeWriter, TrajectoryDataModule
     from simdist.training import FinetuneModule, PretrainModule
     from simdist.training.evaluate import consistency_loss

@@ -3,7 +3,6 @@ slippery slope the simulator does not model. Metric: the mean episode return."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -29,6 +28,7 @@ class ToyReachTask(Task):
     metric: ClassVar[str] = "return"
     dt: ClassVar[float] = 0.1
     planner_defaults: ClassVar[dict[str, Any]] = {"num_elites": 16}
+    demo_module: ClassVar[str | None] = "simdist.components.tasks.toy_reach.demo"
     preset: ClassVar[str | None] = "toy"
 
     def __post_init__(self) -> None:
@@ -73,18 +73,12 @@ class ToyReachTask(Task):
     def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,
                  progress: bool = True, **options: Any) -> dict[str, Any]:
         """The scripted PD expert / sub-optimal mixture on the training simulator (``experts`` unused)."""
-        from simdist.components.tasks.toy_reach import generate_toy_dataset
+        from simdist.components.tasks.toy_reach.data import generate_toy_dataset
 
         options.pop("args", None)
         options.pop("preset", None)
         return generate_toy_dataset(out, variant="sim", num_envs=num_envs, transitions=transitions, seed=seed,
                                     progress=progress, **options)
-
-    @classmethod
-    def demo(cls, argv: Sequence[str]) -> int:
-        from simdist.components.tasks.toy_reach import demo
-
-        return demo.main(list(argv))
 
 
 def _distances(result: Any) -> np.ndarray:
