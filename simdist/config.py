@@ -116,6 +116,7 @@ def migrate_config(data: dict[str, Any]) -> dict[str, Any]:
     """
     data = copy.deepcopy(data)
     data.pop("simdist_version", None)
+    data.pop("agent_type", None)  # the agent class that reads the folder (simdist.agents), not the model's
     version = int(data.get("schema_version", 0))
     if version > CONFIG_SCHEMA_VERSION:
         raise ConfigError(

@@ -41,7 +41,7 @@ EXPERT_MANIFEST = "manifest.json"  # simdist.experts.MANIFEST (not imported: it 
 SCHEMA_VERSION = 1
 STATUSES = ("planned", "available")
 _REQUIRED = ("name", "repo_id", "task", "architecture", "recipe", "status")
-_OPTIONAL = ("finetune_recipe", "folder", "base_model", "profile")
+_OPTIONAL = ("finetune_recipe", "folder", "base_model", "profile", "agent_type")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +58,7 @@ class ZooEntry:
     folder: str | None = None
     base_model: str | None = None
     profile: str | None = None
+    agent_type: str | None = None  # the agent class of the model (default: read from its config.json)
     root: Path | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def bundled(self) -> Path | None:

@@ -108,5 +108,5 @@ main(["zoo", "list"])
     out = result.stdout
     assert "experts simdist/zoo_files/experts/go2" in out and "params 667758" in out
     rows = {line.split()[0]: line.split() for line in out.splitlines()[3:]}
-    assert rows["go2-slope"][3] == "yes" and rows["go2-foam"][3] == "yes", out
+    assert rows["go2-slope"][4] == "yes" and rows["go2-foam"][4] == "yes" and rows["go2-slope"][1] == "simdist", out
     assert not (tmp_path / "hf-home" / "hub").exists() or not any((tmp_path / "hf-home" / "hub").iterdir())

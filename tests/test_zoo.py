@@ -216,8 +216,8 @@ def test_cli_list(tiny: WorldModel, capsys: pytest.CaptureFixture[str]) -> None:
 
     assert cli(["zoo", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split()[:3] == ["name", "repo", "id"]
-    assert lines[1].split()[:4] == ["tiny", REPO, "available", "yes"]
+    assert lines[0].split()[:4] == ["name", "type", "repo", "id"]
+    assert lines[1].split()[:5] == ["tiny", "simdist", REPO, "available", "yes"]
     assert f"{tiny.count_parameters()['total']:,}" in lines[1]
 
 

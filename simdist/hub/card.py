@@ -51,8 +51,10 @@ def save_pretrained(
     base_model: str | None = None, metrics: Mapping[str, Any] | None = None,
     train_config: Mapping[str, Any] | StrPath | None = None,
     planner_config: Mapping[str, Any] | Any | None = None, tags: Sequence[str] | None = None,
+    agent_type: str = "simdist",
 ) -> Path:
-    """Write ``config.json``, ``model.safetensors``, ``README.md`` (and ``train_config.yaml``,
+    """Write ``config.json`` (with ``agent_type``, the agent class that reads the folder), ``model.safetensors``,
+    ``README.md`` (and ``train_config.yaml``,
     ``planner.json`` when given) into ``save_directory``, atomically; returns the folder.
 
     The files are written into a temporary sibling folder that replaces the target only once complete.
@@ -77,7 +79,7 @@ def save_pretrained(
         has_planner=planner_text is not None, folder_name=target.name, **card_kwargs,
     )
     # Top-level keys sorted; nested order kept: obs_spec order is the encoders' concatenation order.
-    config = {**model.config.to_dict(), "simdist_version": __version__}
+    config = {**model.config.to_dict(), "simdist_version": __version__, "agent_type": agent_type}
     config = {key: config[key] for key in sorted(config)}
 
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,22 +45,35 @@ def main(argv: list[str]) -> int:
 
 
 def describe(entry: ZooEntry) -> dict[str, Any]:
-    """The entry's index fields plus ``bundled``, ``size_mb`` and ``parameters`` (the last two None when the
-    model is not bundled)."""
+    """The entry's index fields plus ``type`` (the agent type), ``bundled``, ``size_mb`` and ``parameters`` (the
+    last two None when the model is not bundled)."""
+    from simdist.agents import LEGACY_AGENT_TYPE, read_agent_type
+    from simdist.hub.files import CONFIG_NAME
+
     folder = entry.bundled()
     size_mb = parameters = None
+    agent_type = entry.agent_type or LEGACY_AGENT_TYPE
     if folder is not None:
         size_mb = round(sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20, 2)
-        parameters = _count_parameters(folder)
-    return {**entry.to_dict(), "bundled": folder is not None, "size_mb": size_mb, "parameters": parameters}
+        agent_type = read_agent_type(folder / CONFIG_NAME)
+        parameters = _count_parameters(folder, agent_type)
+    return {**entry.to_dict(), "type": agent_type, "bundled": folder is not None, "size_mb": size_mb,
+            "parameters": parameters}
 
 
-def _count_parameters(folder: Path) -> int:
-    from simdist.hub.files import CONFIG_NAME
+def _count_parameters(folder: Path, agent_type: str) -> int:
+    """Trainable parameters of a SimDist world model; for other agents every tensor of the weights file."""
+    from safetensors import safe_open
+
+    from simdist.agents import LEGACY_AGENT_TYPE
+    from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME
     from simdist.hub.load import read_config
     from simdist.world_model import WorldModel
 
-    return WorldModel(read_config(folder / CONFIG_NAME)).count_parameters()["total"]
+    if agent_type == LEGACY_AGENT_TYPE:
+        return WorldModel(read_config(folder / CONFIG_NAME)).count_parameters()["total"]
+    with safe_open(str(folder / WEIGHTS_NAME), framework="pt") as f:
+        return sum(int(math.prod(f.get_slice(k).get_shape())) for k in f.keys())
 
 
 def _list(entries: list[ZooEntry], *, as_json: bool) -> int:
@@ -67,9 +81,9 @@ def _list(entries: list[ZooEntry], *, as_json: bool) -> int:
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
-    header = ("name", "repo id", "status", "bundled", "MB", "parameters", "base model", "task")
+    header = ("name", "type", "repo id", "status", "bundled", "MB", "parameters", "base model", "task")
     table = [header] + [(
-        r["name"], r["repo_id"], r["status"], "yes" if r["bundled"] else "no",
+        r["name"], r["type"], r["repo_id"], r["status"], "yes" if r["bundled"] else "no",
         "-" if r["size_mb"] is None else f"{r['size_mb']:.2f}",
         "-" if r["parameters"] is None else f"{r['parameters']:,}", r["base_model"] or "-", r["task"],
     ) for r in rows]
