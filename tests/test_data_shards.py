@@ -201,3 +201,33 @@ def test_recorder_staggered_episodes(tmp_path) -> None:
         for e in eps:
             w.write(e)
     assert [e.meta["policy"] for e in iter_episodes(tmp_path, shuffle_shards=False)] == ["noisy"] * 2
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "noise"])
+def test_corrupt_shard_names_the_shard_and_the_last_good_episode(tmp_path, damage: str) -> None:
+    with EpisodeWriter(tmp_path, SPEC, max_episodes_per_shard=10) as w:
+        for i in range(4):
+            w.write(make_episode(i, length=200))
+    shard = tmp_path / "episodes-000000.tar"
+    data = shard.read_bytes()
+    if damage == "truncate":
+        shard.write_bytes(data[: len(data) * 3 // 5])
+    elif damage == "garbage":
+        shard.write_bytes(data[: len(data) // 2] + os.urandom(4096) + data[len(data) // 2 + 4096:])
+    else:
+        shard.write_bytes(os.urandom(len(data)))
+    with pytest.raises(DataError, match=r"shard .*episodes-000000\.tar(: unreadable| key 'ep\d+')"):
+        list(iter_episodes(str(tmp_path), shuffle_shards=False, split_by_node=False, split_by_worker=False))
+
+
+def test_folder_without_index_says_what_is_missing(tmp_path) -> None:
+    with pytest.raises(DataError, match="not a dataset"):
+        resolve_urls(str(tmp_path))
+    with EpisodeWriter(tmp_path / "part-0000", SPEC) as w:
+        w.write(make_episode(0))
+    with pytest.raises(DataError, match="part folders \\(part-0000\\).*rerun the same `simdist generate`"):
+        resolve_urls(str(tmp_path))
+    from simdist.data import TrajectoryDataModule
+
+    with pytest.raises(DataError, match="part folders"):
+        TrajectoryDataModule(str(tmp_path), history=2, horizon=2, batch_size=2).setup("fit")

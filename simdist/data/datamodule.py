@@ -27,7 +27,7 @@ import torch
 import webdataset as wds
 from torch.utils.data import DataLoader, IterableDataset
 
-from simdist.data.schema import DatasetSpec, Episode, front_pad
+from simdist.data.schema import DataError, DatasetSpec, Episode, front_pad
 from simdist.data.shards import iter_episodes, load_spec, load_stats, resolve_urls
 from simdist.data.stats import Stats, compute_stats
 from simdist.data.windows import window_at, window_starts
@@ -266,6 +266,13 @@ class TrajectoryDataModule(L.LightningDataModule):
         self.seed, self.split_by_node, self.validate = seed, split_by_node, validate
         self._spec: DatasetSpec | None = None
         self._stats: Stats | None = None
+
+    def setup(self, stage: str | None = None) -> None:
+        """Check that the data exist before any work: errors name the folder and what is missing."""
+        if not self.train_urls:
+            raise DataError(f"data.train {self.train_source!r}: no shards")
+        if self.val_source is not None and not self.val_urls:
+            raise DataError(f"data.val {self.val_source!r}: no shards")
 
     # -- metadata -----------------------------------------------------------------------------
 

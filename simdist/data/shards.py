@@ -300,10 +300,25 @@ def resolve_urls(source: Source) -> list[str]:
     if os.path.isdir(s):
         if os.path.exists(os.path.join(s, DATASET_INFO)):
             return [os.path.join(s, sh["name"]) for sh in read_dataset_info(s)["shards"]]
-        return sorted(glob.glob(os.path.join(s, "*.tar")))
+        shards = sorted(glob.glob(os.path.join(s, "*.tar")))
+        if not shards:
+            raise DataError(_no_dataset_message(s))
+        return shards
     if "{" in s or "::" in s:
         return list(wds.shardlists.expand_urls(s))
     return [s]
+
+
+def _no_dataset_message(folder: str) -> str:
+    """Why ``folder`` is not a dataset, and what to do about it."""
+    parts = sorted(p for p in glob.glob(os.path.join(folder, "*", DATASET_INFO)))
+    if parts:
+        names = ", ".join(os.path.basename(os.path.dirname(p)) for p in parts[:3])
+        return (f"{folder}: no {DATASET_INFO} index and no *.tar shards at the top level, but part folders "
+                f"({names}{', ...' if len(parts) > 3 else ''}) with their own index: an interrupted generation run "
+                f"writes the top-level index once a part finishes; rerun the same `simdist generate` command to "
+                f"finish it, or pass a part folder")
+    return f"{folder}: not a dataset (no {DATASET_INFO} and no *.tar shards)"
 
 
 def _info_dirs(source: Source) -> list[str]:
@@ -375,15 +390,28 @@ def iter_episodes(
         return
     if validate and spec is None:
         spec = load_spec(source)
+    last = {"key": None, "url": None}
+
+    def corrupt(exn: Exception) -> bool:
+        """webdataset's error handler: name the shard and the last episode read before the damage."""
+        url = next((a for a in reversed(getattr(exn, "args", ())) if isinstance(a, str) and a.endswith(".tar")),
+                   last["url"])
+        after = f" after episode key {last['key']!r}" if last["key"] and last["url"] == url else " at its start"
+        reason = exn.args[0] if getattr(exn, "args", None) else exn
+        raise DataError(f"shard {url}: unreadable{after} ({type(exn).__name__}: {reason}); the shard is "
+                        "truncated or corrupt: regenerate it or drop it from the dataset's index") from exn
+
     ds = wds.WebDataset(
         urls,
         shardshuffle=False,
         nodesplitter=wds.split_by_node if split_by_node else _all_nodes,
         workersplitter=wds.split_by_worker if split_by_worker else None,
         empty_check=False,
+        handler=corrupt,
     )
     for sample in ds:
         key = sample.get("__key__", "?")
+        last.update(key=key, url=sample.get("__url__"))
         if select_ids is not None:
             eid = episode_id_from_key(key)
             if eid is not None and not select_ids(eid):
