@@ -60,6 +60,10 @@ def test_zoo_model_loads_as_its_agent_type(tmp_path: Path) -> None:
     (folder / "config.json").write_text(json.dumps({**config, "agent_type": "no-such-agent"}))
     with pytest.raises(ValueError, match="unknown agent_type 'no-such-agent'; registered agents: .*simdist"):
         load_agent(folder)
+    from simdist import WorldModel
+
+    with pytest.raises(ValueError, match="holds a 'no-such-agent' agent, not a SimDist world model"):
+        WorldModel.from_pretrained(folder)
 
 
 PLUGIN = '''

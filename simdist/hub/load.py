@@ -69,6 +69,10 @@ def read_config(path: Path) -> WorldModelConfig:
         raise CheckpointError(f"{path} is not valid JSON: {err}") from err
     if not isinstance(data, dict):
         raise CheckpointError(f"{path} must hold a JSON object, got {type(data).__name__}")
+    agent_type = data.get("agent_type", "simdist")
+    if agent_type != "simdist":
+        raise ConfigError(f"{path}: the folder holds a {agent_type!r} agent, not a SimDist world model; load it "
+                          "with simdist.agents.load_agent")
     try:
         return WorldModelConfig.from_dict(data)
     except ConfigError as err:
