@@ -1,5 +1,5 @@
-"""Publishing an exported folder: ``push_folder`` checks that it loads strictly as a :class:`WorldModel`,
-then uploads it as one commit. (It sits above ``world_model``, which uses only card, load and push.)"""
+"""Publishing an exported folder: ``push_folder`` checks that it loads (strictly, as its agent type), then
+uploads it as one commit. (It sits above ``world_model`` and ``agents``, which use only card, load and push.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Literal, overload
 
 from huggingface_hub.utils import validate_repo_id
 
-from simdist.hub.files import CARD_NAME, StrPath
+from simdist.agents import LEGACY_AGENT_TYPE, load_agent, read_agent_type
+from simdist.hub.files import CARD_NAME, CONFIG_NAME, StrPath
 from simdist.hub.load import load_pretrained
 from simdist.hub.push import default_message, upload_files, upload_folder
 from simdist.world_model import WorldModel
@@ -43,13 +44,19 @@ def push_folder(
 ) -> str | list[str]:
     """Upload an exported (``save_pretrained``) folder as one commit; returns the commit URL.
 
-    The folder is checked first: it must load strictly as a :class:`~simdist.WorldModel`. Only
+    The folder is checked first: a SimDist folder must load strictly as a :class:`~simdist.WorldModel`, any
+    other agent type through its class (:func:`simdist.agents.load_agent`). Only
     ``config.json``, ``model.safetensors``, ``README.md``, ``*.yaml`` and ``*.json`` are uploaded.
     ``dry_run=True`` returns the list of files that would be uploaded and contacts nothing.
     """
     path = Path(folder).expanduser()
     validate_repo_id(repo_id)
-    model = load_pretrained(WorldModel, path)  # raises on a broken export
+    agent_type = read_agent_type(path / CONFIG_NAME) if (path / CONFIG_NAME).is_file() else LEGACY_AGENT_TYPE
+    if agent_type == LEGACY_AGENT_TYPE:
+        message = default_message(load_pretrained(WorldModel, path).config)  # raises on a broken export
+    else:
+        load_agent(path)
+        message = f"Upload simdist {agent_type} agent"
     if not (path / CARD_NAME).is_file():
         warnings.warn(f"{path} has no {CARD_NAME}; the Hub repo will have no model card", stacklevel=2)
     if dry_run:
@@ -57,4 +64,4 @@ def push_folder(
         logger.info("dry run: would upload %s to %s", files, repo_id)
         return files
     return upload_folder(path, repo_id, revision=revision, private=private, create_pr=create_pr, token=token,
-                         commit_message=commit_message or default_message(model.config))
+                         commit_message=commit_message or message)
