@@ -113,6 +113,7 @@ def test_toy_recipes_run(tmp_path: Path) -> None:
     ckpt = next((tmp_path / "pre").rglob("last.ckpt"))
     assert main(["validate", "--config", base, "--config", pretrain, "--data.train", str(tmp_path / "sim"),
                  "--ckpt_path", str(ckpt), "--trainer.logger", "false", "--trainer.limit_val_batches", "2",
+                 "--trainer.default_root_dir", str(tmp_path / "val"),
                  "--trainer.enable_progress_bar", "false", "--data.heldout_fraction", "0.3"]) == 0
     assert main(["export", "--ckpt", str(ckpt), "--out", str(tmp_path / "toy-sim")]) == 0
     assert main(["fit", "--config", base, "--config", finetune, "--data.train", str(tmp_path / "sim"),

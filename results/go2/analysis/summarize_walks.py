@@ -1,7 +1,7 @@
 """Table of `simdist evaluate --json` results in a folder: mean progress and falls per run name, seeds pooled.
 
 Files are named NAME_seedS.json; runs with the same NAME are pooled over their seeds.
-Usage: python results/go2/commands/summarize_walks.py RESULTS_DIR [--out table.md]
+Usage: python results/go2/analysis/summarize_walks.py RESULTS_DIR [--out table.md]
 """
 
 from __future__ import annotations

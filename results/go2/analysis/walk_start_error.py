@@ -3,7 +3,7 @@
 The privileged expert walks the evaluation protocol (25 standing steps of zero action, then the
 straight-walk command at 0.5 m/s); at every walking step the world model's policy head sees the same
 history and its first action is compared with the expert's (mean squared error, action units).
-Usage: python results/go2/commands/walk_start_error.py MODEL TERRAIN [--randomize] [--out JSON]
+Usage: python results/go2/analysis/walk_start_error.py MODEL TERRAIN [--randomize] [--out JSON]
 """
 
 from __future__ import annotations

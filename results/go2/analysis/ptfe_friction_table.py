@@ -1,6 +1,8 @@
-"""Table of ptfe_friction.sh's results: expert and zoo-model progress per friction, then the adaptation curves.
+"""Tables of the PTFE friction sweep: expert and zoo-model progress per friction, then the adaptation curves.
 
-Usage: python results/go2/commands/ptfe_friction_table.py RESULTS_DIR   (writes RESULTS_DIR/table.md too)
+Made by `python results/go2/run.py friction-sweep`, which runs this script last.
+
+Usage: python results/go2/analysis/ptfe_friction_table.py RESULTS_DIR   (writes RESULTS_DIR/table.md too)
 """
 
 from __future__ import annotations
