@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +23,14 @@ from simdist.components.tasks.go2.protocol import pooled_trials
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "go2"
-RECIPE = "recipes/go2-slope/pretrain.yaml"
-RECIPE_CONTINUE = "recipes/go2-slope/pretrain-continue.yaml"
-RECIPE_WALK_STARTS = "recipes/go2-slope/pretrain-walk-starts.yaml"
-RECIPE_STAGE4 = "recipes/go2-slope/pretrain-stage4.yaml"
-RECIPE_STUDENT = "recipes/go2-slope/pretrain-student.yaml"
-RECIPE_STAGE4_EMA = "recipes/go2-slope/pretrain-stage4-ema.yaml"
+#: Each stage's recipe: the Go2 base, then the stage file (``simdist fit --config <recipe>``).
+BASE_RECIPE = "recipes/go2/base.yaml"
+RECIPE = f"{BASE_RECIPE} --config recipes/go2-slope/stage1.yaml"
+RECIPE_CONTINUE = f"{BASE_RECIPE} --config recipes/go2-slope/stage2.yaml"
+RECIPE_WALK_STARTS = f"{BASE_RECIPE} --config recipes/go2-slope/stage3-walk-starts.yaml"
+RECIPE_STAGE4 = f"{BASE_RECIPE} --config recipes/go2-slope/stage4.yaml"
+RECIPE_STUDENT = f"{BASE_RECIPE} --config recipes/go2-slope/stage4-student.yaml"
+RECIPE_STAGE4_EMA = f"{BASE_RECIPE} --config recipes/go2-slope/stage4-ema.yaml"
 DATA_CMD = ("mkdir old && git archive 872dbda hub/experts/go2 | tar -x -C old && simdist generate --task go2 "
             "--experts old/hub/experts/go2 --out data/go2/sim-cpu --preset cpu --seed 0 --walk-start-prob 0")
 DATA_WS_CMD = "simdist generate --task go2 --experts hub/experts/go2 --out data/go2/sim-cpu-ws --preset cpu"
@@ -139,6 +143,13 @@ def description(name: str, task: str, candidate: dict[str, Any]) -> str:
     )
 
 
+def resolved_config(recipe: str) -> str:
+    """The effective training config of a composed recipe ("A --config B"), as `simdist fit --print_config`."""
+    files = [f for part in recipe.split(" --config ") for f in ("--config", part.strip())]
+    cmd = [sys.executable, "-m", "simdist.cli", "fit", *files, "--print_config"]
+    return subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
+
+
 def build_base(which: str = ZOO_CANDIDATE) -> None:
     from simdist.components.planners.mppi import REALTIME
     from simdist.hub import save_pretrained
@@ -150,9 +161,10 @@ def build_base(which: str = ZOO_CANDIDATE) -> None:
     protocol = protocol_metrics(ROOT / candidate["results"], candidate.get("protocol_files", PROTOCOL_FILES))
     metrics = {**validation_metrics(ROOT / candidate["log"]), **protocol}
     planner = {"planner": "mppi", **REALTIME, "temporal_ensemble": REALTIME_DECAY}
+    train_config = resolved_config(candidate["recipe"])
     for name, task in (("go2-slope", "PTFE slippery slope"), ("go2-foam", "memory foam")):
         out = save_pretrained(model, ROOT / "hub" / "models" / name, metrics=metrics,
-                              train_config=ROOT / candidate["recipe"], planner_config=planner,
+                              train_config=train_config, planner_config=planner,
                               tags=["go2", "quadruped", "sim-pretrained"],
                               model_card_kwargs={"repo_id": f"simdist/{name}",
                                                  "description": description(name, task, candidate)})

@@ -1,45 +1,121 @@
-"""Every recipe validates against the modules' signatures; the toy recipes run through `simdist fit`."""
+"""Every recipe composes (a task base, then a stage file) into a config the project's LightningCLI accepts;
+the toy recipes run through `simdist fit`.
+
+Each stage is parsed with ``--print_config`` (no model, data or trainer is built) and a few key values of the
+effective config are checked, so a base or stage edit that silently changes a stage fails here.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from simdist.cli import main
+from simdist.training.cli import SimDistCLI
 
-RECIPES = sorted((Path(__file__).resolve().parents[1] / "recipes").rglob("*.yaml"))
+ROOT = Path(__file__).resolve().parents[1]
+GO2, GO2_FT, TOY = "recipes/go2/base.yaml", "recipes/go2/finetune-base.yaml", "recipes/toy/base.yaml"
+PRETRAIN, FINETUNE = "simdist.training.PretrainModule", "simdist.training.FinetuneModule"
+
+#: (base, stage) -> dotted keys of the effective config and their expected values.
+STAGES: dict[tuple[str, str], dict[str, Any]] = {
+    (GO2, "recipes/go2-slope/stage1.yaml"): {
+        "model.class_path": PRETRAIN, "model.init_args.preset": "go2", "model.init_args.lr": 6.0e-4,
+        "trainer.max_steps": 10500, "model.init_args.decay_steps": 10500, "data.train": "data/go2/sim-cpu",
+        "data.batch_size": 128, "data.front_pad": 25, "trainer.gradient_clip_val": 1.0,
+        "trainer.callbacks[0].init_args.dirpath": "outputs/go2/pretrain/checkpoints"},
+    (GO2, "recipes/go2-slope/stage2.yaml"): {
+        "trainer.max_steps": 20000, "model.init_args.decay_steps": 20000, "data.train": "data/go2/sim-cpu",
+        "trainer.default_root_dir": "outputs/go2/pretrain-cont"},
+    (GO2, "recipes/go2-slope/stage3-walk-starts.yaml"): {
+        "trainer.max_steps": 27000, "model.init_args.decay_steps": 27000, "data.train": "data/go2/sim-cpu-ws",
+        "trainer.default_root_dir": "outputs/go2/pretrain-ws"},
+    (GO2, "recipes/go2-slope/stage4.yaml"): {
+        "trainer.max_steps": 37000, "model.init_args.decay_steps": 37000, "data.train": "data/go2/sim-cpu-ws",
+        "trainer.default_root_dir": "outputs/go2/pretrain-s4"},
+    (GO2, "recipes/go2-slope/stage4-ema.yaml"): {
+        "trainer.max_steps": 37000, "model.init_args.decay_steps": 37000, "data.train": "data/go2/sim-cpu-ws",
+        "trainer.callbacks[1].class_path": "lightning.pytorch.callbacks.EMAWeightAveraging",
+        "trainer.callbacks[1].init_args.decay": 0.999, "trainer.callbacks[0].init_args.save_top_k": -1,
+        "model.init_args.loss_weights.action": 4.0},
+    (GO2, "recipes/go2-slope/stage4-student.yaml"): {
+        "trainer.max_steps": 32000, "model.init_args.decay_steps": 37000,
+        "data.train": ["data/go2/sim-cpu-ws", "data/go2/sim-cpu-student"]},
+    (GO2, "recipes/go2-slope/paper.yaml"): {
+        "trainer.max_epochs": 2, "trainer.gradient_clip_val": None, "trainer.precision": "32-true",
+        "model.init_args.lr": 2.0e-4, "model.init_args.warmup_steps": 10000, "model.init_args.decay_steps": 400000,
+        "data.batch_size": 512, "data.windows_per_epoch": None, "data.train": "data/go2/sim-paper"},
+    (GO2_FT, "recipes/go2-slope/finetune.yaml"): {
+        "model.class_path": FINETUNE, "model.init_args.init_from": "simdist/go2-slope",
+        "model.init_args.freeze": "dynamics_only", "data.train": "data/go2/real-slope", "data.batch_size": 32,
+        "data.front_pad": 25, "trainer.max_epochs": 20},
+    (GO2_FT, "recipes/go2-foam/finetune.yaml"): {
+        "model.class_path": FINETUNE, "model.init_args.init_from": "simdist/go2-foam",
+        "data.train": "data/go2/real-foam", "trainer.default_root_dir": "outputs/go2-foam/finetune"},
+    (TOY, "recipes/toy/pretrain.yaml"): {
+        "model.class_path": PRETRAIN, "model.init_args.preset": "toy", "data.history": 8, "data.horizon": 8,
+        "seed_everything": 0, "trainer.max_epochs": 6},
+    (TOY, "recipes/toy/finetune.yaml"): {
+        "model.class_path": FINETUNE, "model.init_args.freeze": "dynamics_only", "data.history": 8,
+        "data.front_pad": 8, "trainer.max_epochs": 3},
+}
 
 
-def test_recipes_exist() -> None:
-    names = {f"{p.parent.name}/{p.name}" for p in RECIPES}
-    assert {"toy/pretrain.yaml", "toy/finetune.yaml", "go2-slope/pretrain.yaml", "go2-slope/finetune.yaml",
-            "go2-foam/pretrain.yaml", "go2-foam/finetune.yaml"} <= names
+def effective_config(*files: str) -> dict[str, Any]:
+    """``simdist fit --config F1 --config F2 ... --print_config``, in process, as a dict."""
+    args = ["fit", *(x for f in files for x in ("--config", str(ROOT / f))), "--print_config"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as stop:
+        SimDistCLI(args=args)
+    assert stop.value.code in (0, None)
+    return yaml.safe_load(out.getvalue())
 
 
-@pytest.mark.parametrize("recipe", RECIPES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_recipe_validates(recipe: Path, capsys) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["fit", "--config", str(recipe), "--print_config"])
-    assert exit_info.value.code in (0, None)
-    printed = capsys.readouterr().out
-    assert "class_path: simdist.training." in printed
+def lookup(config: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        name, _, index = part.partition("[")
+        config = config[name]
+        if index:
+            config = config[int(index.rstrip("]"))]
+    return config
 
 
-def test_toy_recipes_run(tmp_path) -> None:
+@pytest.mark.filterwarnings("ignore:LightningCLI's args parameter")
+@pytest.mark.parametrize(("files", "expected"), list(STAGES.items()), ids=[s for _, s in STAGES])
+def test_stage_composes(files: tuple[str, str], expected: dict[str, Any]) -> None:
+    config = effective_config(*files)
+    assert config["model"]["class_path"].startswith("simdist.training.")
+    for key, value in expected.items():
+        assert lookup(config, key) == value, key
+
+
+def test_every_recipe_file_is_covered() -> None:
+    """A new recipe file must be added to STAGES (or be a base)."""
+    known = {f for pair in STAGES for f in pair}
+    found = {str(p.relative_to(ROOT)) for p in (ROOT / "recipes").rglob("*.yaml")}
+    assert found == known
+
+
+def test_toy_recipes_run(tmp_path: Path) -> None:
     from simdist.components.tasks.toy_reach import generate_toy_dataset
 
     generate_toy_dataset(str(tmp_path / "sim"), transitions=2_000, num_envs=4, seed=0)
-    toy = Path(__file__).resolve().parents[1] / "recipes" / "toy"
+    base, pretrain, finetune = (str(ROOT / f) for f in (TOY, "recipes/toy/pretrain.yaml", "recipes/toy/finetune.yaml"))
     common = ["--trainer.max_epochs", "1", "--trainer.limit_train_batches", "3", "--trainer.logger", "false",
               "--trainer.enable_progress_bar", "false", "--data.windows_per_epoch", "64"]
-    assert main(["fit", "--config", str(toy / "pretrain.yaml"), "--data.train", str(tmp_path / "sim"),
+    assert main(["fit", "--config", base, "--config", pretrain, "--data.train", str(tmp_path / "sim"),
                  "--trainer.default_root_dir", str(tmp_path / "pre"), *common]) == 0
     ckpt = next((tmp_path / "pre").rglob("last.ckpt"))
-    assert main(["validate", "--config", str(toy / "pretrain.yaml"), "--data.train", str(tmp_path / "sim"),
+    assert main(["validate", "--config", base, "--config", pretrain, "--data.train", str(tmp_path / "sim"),
                  "--ckpt_path", str(ckpt), "--trainer.logger", "false", "--trainer.limit_val_batches", "2",
+                 "--trainer.default_root_dir", str(tmp_path / "val"),
                  "--trainer.enable_progress_bar", "false", "--data.heldout_fraction", "0.3"]) == 0
     assert main(["export", "--ckpt", str(ckpt), "--out", str(tmp_path / "toy-sim")]) == 0
-    assert main(["fit", "--config", str(toy / "finetune.yaml"), "--data.train", str(tmp_path / "sim"),
+    assert main(["fit", "--config", base, "--config", finetune, "--data.train", str(tmp_path / "sim"),
                  "--model.init_args.init_from", str(tmp_path / "toy-sim"),
                  "--trainer.default_root_dir", str(tmp_path / "ft"), *common]) == 0

@@ -19,6 +19,19 @@ from simdist.tasks import add_task_argument, preparse_task, task_class
 logger = logging.getLogger(__name__)
 
 
+def _plain_forms(argv: list[str]) -> list[str]:
+    """Accept ``--schedule 0,8,16`` (as well as YAML ``[0, 8, 16]``) and ``--envs N`` for ``--num_envs N``."""
+    out = []
+    for i, arg in enumerate(argv):
+        previous = argv[i - 1] if i else ""
+        if previous == "--schedule" and not arg.lstrip().startswith("["):
+            arg = f"[{arg}]"
+        elif arg.startswith("--schedule=") and not arg.split("=", 1)[1].lstrip().startswith("["):
+            arg = f"--schedule=[{arg.split('=', 1)[1]}]"
+        out.append({"--envs": "--num_envs"}.get(arg, arg) if arg.startswith("--envs") else arg)
+    return [a.replace("--envs=", "--num_envs=", 1) if a.startswith("--envs=") else a for a in out]
+
+
 def main(argv: list[str]) -> int:
     from simdist.adaptation import AdaptationLoop, AdaptConfig
 
@@ -36,7 +49,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--progress", action="store_true", help="Lightning progress bars")
     parser.add_class_arguments(AdaptConfig, nested_key=None)
     cls.add_arguments(parser, "adapt")
-    args = parser.parse_args(dashes_to_underscores(argv, [*fields, "data_from"]))
+    args = parser.parse_args(_plain_forms(dashes_to_underscores(argv, [*fields, "data_from"])))
     setup_logging()
     try:
         config = AdaptConfig(**{f: args[f] for f in fields})
@@ -44,7 +57,11 @@ def main(argv: list[str]) -> int:
     except ValueError as err:
         parser.error(str(err))
     warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__).*")
-    curve = AdaptationLoop(args.agent, task, args.out, config, progress=args.progress, data_from=args.data_from).run()
+    try:
+        loop = AdaptationLoop(args.agent, task, args.out, config, progress=args.progress, data_from=args.data_from)
+    except (FileNotFoundError, ValueError) as err:
+        parser.error(f"--agent {args.agent!r}: {err}")
+    curve = loop.run()
     rows = ", ".join(f"{m:.1f}: {v:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" for m, v, ci in
                      zip(curve["minutes"], curve["value"], curve["ci95"]))
     print(f"{curve['metric']} by minutes, mean [95 % CI] (n={curve['trials'][-1]}): {rows}")

@@ -29,11 +29,14 @@ GO2_OBS_NOISE: dict[str, list[float]] = {
 }
 
 
-def parse_speed(text: str) -> float | tuple[float, float]:
-    """``SPEED`` or ``LOW,HIGH`` (m/s)."""
+def parse_speed(text: str | float | Sequence[float]) -> float | tuple[float, float]:
+    """``SPEED`` or ``LOW,HIGH`` (m/s); an already parsed speed or pair passes through the same checks."""
     try:
-        values = [float(v) for v in text.split(",")]
-    except ValueError:
+        if isinstance(text, str):
+            values = [float(v) for v in text.split(",")]
+        else:
+            values = [float(text)] if isinstance(text, (int, float)) else [float(v) for v in text]
+    except (TypeError, ValueError):
         values = []
     if len(values) not in (1, 2) or not all(np.isfinite(values)) or min(values) < 0:
         raise argparse.ArgumentTypeError(f"expected SPEED or LOW,HIGH (m/s, >= 0), got {text!r}")
