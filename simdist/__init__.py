@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from simdist.envs.offscreen import default_offscreen_gl
+from simdist.offscreen import default_offscreen_gl
 from simdist.registry import KINDS, create, get, list_components, register
 
 default_offscreen_gl()  # before any task imports MuJoCo

@@ -91,7 +91,7 @@ def test_pyproject_lists_every_package() -> None:
     root = Path(__file__).resolve().parents[1]
     listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = set()
-    for base, name in (("simdist", "simdist"), ("components", "simdist.components")):
+    for base, name in (("simdist", "simdist"), ("components", "simdist.components"), ("hub", "simdist.zoo_files")):
         for init in (root / base).rglob("__init__.py"):
             rel = init.parent.relative_to(root / base).parts
             found.add(".".join((name, *rel)))
