@@ -2,7 +2,8 @@
 
 A task (registered as kind ``task``) says how to build its simulated and proxy-real environments, its
 dataset spec, its training-time observation noise, its evaluation protocol (trials, metric, success),
-its reality profiles, and its data-engine and planner defaults. Commands take ``--task NAME``; a task may
+its reality profiles (their keys, :meth:`Task.profile_schema`, checked by :mod:`simdist.profiles`), and its
+data-engine and planner defaults. Commands take ``--task NAME``; a task may
 add its own command-line options (:meth:`Task.add_arguments`) and, optionally, a data generator, an expert
 trainer and a demo. Built-in tasks live each in one folder under ``simdist.components.tasks``; a separate
 package registers more through the entry-point group ``simdist.components``::
@@ -21,13 +22,15 @@ from __future__ import annotations
 import abc
 import argparse
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.evaluation import EvaluationResult
+from simdist.profiles import ProfileSchema, builtin_names, load_profile_data
 from simdist.registry import create, get, list_components, registered_name
 
 #: the commands that let a task add options (:meth:`Task.add_arguments`)
@@ -89,10 +92,34 @@ class Task(abc.ABC):
     def dataset_spec(self) -> DatasetSpec:
         """The trajectory schema of this task's datasets (pretraining and logged real episodes)."""
 
+    # -- reality profiles ----------------------------------------------------------------------
+    @classmethod
+    def profile_schema(cls) -> ProfileSchema | None:
+        """The keys a reality profile of this task may set (type, accepted range, the simulator's default);
+        None: the task takes no profile files."""
+        return None
+
+    @classmethod
+    def profile_dir(cls) -> Path | None:
+        """The folder of the built-in profiles (``NAME.yaml``)."""
+        return None
+
     @classmethod
     def profiles(cls) -> list[str]:
         """Names of the built-in reality profiles."""
-        return []
+        return builtin_names(cls.profile_dir())
+
+    @classmethod
+    def load_profile(cls, source: str | Path | Mapping[str, Any]) -> Any:
+        """A profile from a built-in name, a YAML path or a mapping, checked against :meth:`profile_schema`
+        (:class:`simdist.profiles.ProfileError` names the file, key, value and accepted range) and built by
+        the schema's factory."""
+        schema = cls.profile_schema()
+        if schema is None:
+            raise TaskError(f"task {get_task_name(cls)!r} declares no reality-profile keys")
+        if isinstance(schema.factory, type) and isinstance(source, schema.factory):
+            return source
+        return schema.build(load_profile_data(source, schema, cls.profile_dir()))
 
     # -- evaluation and adaptation -------------------------------------------------------------
     @abc.abstractmethod

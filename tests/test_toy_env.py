@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -144,3 +146,35 @@ def test_lagged_policy_resets_per_env() -> None:
     out = lag(s2)
     np.testing.assert_allclose(out[1], 0.0)
     np.testing.assert_allclose(out[0], first[0])
+
+
+def test_variants_are_profiles(tmp_path: Path) -> None:
+    from simdist.components.tasks.toy_reach.profiles import ToyProfile, builtin_profiles, load_profile
+    from simdist.profiles import ProfileError
+    from simdist.tasks import make_task
+
+    assert builtin_profiles() == ["real", "sim"]
+    real, sim = load_profile("real"), load_profile("sim")
+    assert (real.tilt, real.mass_scale * pm.NOMINAL_MASS, real.friction) == (pm.REAL_TILT, pm.REAL_MASS,
+                                                                              pm.REAL_FRICTION)
+    assert (sim.tilt, sim.mass_scale, sim.friction) == (0.0, None, None)
+    a, b = ToyReachEnv(3, variant="real", seed=0), ToyReachEnv(3, profile=real, seed=0)
+    np.testing.assert_array_equal(a.reset(seed=2)["state"], b.reset(seed=2)["state"])
+    np.testing.assert_array_equal(a.step(np.ones((3, 2))).obs["state"], b.step(np.ones((3, 2))).obs["state"])
+    # a custom profile: heavier only; friction keeps the simulator's randomisation
+    path = tmp_path / "heavy.yaml"
+    path.write_text("mass_scale: 2.0\ntilt: -0.1\n")
+    env = ToyReachEnv(8, profile=path, seed=0)
+    env.reset(seed=0)
+    assert env.variant == "heavy" and np.all(env.mass == 2.0)
+    assert pm.SIM_FRICTION[0] <= env.friction.min() < env.friction.max() <= pm.SIM_FRICTION[1]
+    assert env.models[0].opt.gravity[0] == pytest.approx(9.81 * np.sin(-0.1))
+    assert env.episode_meta(np.array([0]))[0]["tilt"] == -0.1
+    assert make_task("toy-reach", profile=str(path)).profile_name == "heavy"
+    path.write_text("mass_scale: 0\n")
+    with pytest.raises(ProfileError, match=r"heavy.yaml: mass_scale = 0 is out of range \(0, 10\]"):
+        make_task("toy-reach", profile=str(path))
+    with pytest.raises(ProfileError, match="unknown reality profile 'mars'; built-ins: real, sim"):
+        make_task("toy-reach", profile="mars")
+    with pytest.raises(ProfileError, match="tilt = 1 is out of range"):
+        ToyProfile(tilt=1)

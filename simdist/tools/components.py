@@ -20,15 +20,31 @@ def main(argv: list[str]) -> int:
 
 
 def tasks_main(argv: list[str]) -> int:
-    """``simdist tasks``: every registered task with its metric, control period and reality profiles."""
+    """``simdist tasks [--profile-keys TASK]``: every registered task with its metric, control period, reality
+    profiles and profile keys; or one task's profile keys as a Markdown table (types, ranges, defaults)."""
     parser = tool_parser("tasks", "list the registered tasks, their metrics and reality profiles")
-    parser.parse_args(argv)
+    parser.add_argument("--profile-keys", metavar="TASK", default=None,
+                        help="print TASK's reality-profile keys (type, accepted range, default, unit) as a "
+                             "Markdown table")
+    args = parser.parse_args(argv)
+    from simdist.profiles import profile_table
     from simdist.registry import get
-    from simdist.tasks import task_names
+    from simdist.tasks import task_class, task_names
 
+    if args.profile_keys is not None:
+        if args.profile_keys not in task_names():
+            raise SystemExit(f"simdist tasks: --profile-keys {args.profile_keys!r}: unknown task; registered "
+                             f"tasks: {', '.join(task_names())}")
+        schema = task_class(args.profile_keys).profile_schema()
+        if schema is None:
+            raise SystemExit(f"simdist tasks: task {args.profile_keys!r} declares no reality-profile keys")
+        print(profile_table(schema))
+        return 0
     for name in task_names():
         cls = get("task", name)
         default = " (default)" if getattr(cls, "default", False) else ""
+        schema = cls.profile_schema()
+        keys = ", ".join(k for k in schema.names if k not in ("name", "description")) if schema else "-"
         print(f"{name}{default}: metric {cls.metric}, dt {cls.dt:g} s, preset {cls.preset or '-'}; "
-              f"profiles: {', '.join(cls.profiles()) or '-'}")
+              f"profiles: {', '.join(cls.profiles()) or '-'}; profile keys: {keys}")
     return 0

@@ -6,6 +6,7 @@ The remaining arguments go to the task's demo (:meth:`simdist.tasks.Task.demo`) 
 
 from __future__ import annotations
 
+from simdist.profiles import ProfileError
 from simdist.tasks import TaskError, default_task, preparse_task, task_class, task_names
 
 
@@ -31,7 +32,7 @@ def _run(argv: list[str], tool: str) -> int:
     try:
         cls = task_class(preparse_task(argv) or "")
         return int(getattr(cls, tool)(_strip_task(argv)) or 0)
-    except TaskError as err:
+    except (TaskError, ProfileError) as err:
         raise SystemExit(f"simdist {tool.replace('_', '-')}: {err}") from None
 
 

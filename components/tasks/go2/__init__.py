@@ -16,7 +16,8 @@ from simdist.components.tasks.go2.task import Go2Task
 
 _LAZY = {
     "Go2Env": "env", "RealityProfile": "profiles", "builtin_profiles": "profiles", "forward_progress": "profiles",
-    "load_profile": "profiles", "ACTION_SCALE": "robot", "DEFAULT_JOINT_POS": "robot", "JOINT_NAMES": "robot",
+    "load_profile": "profiles", "PROFILE_SCHEMA": "profiles", "SurfacePatch": "profiles",
+    "ACTION_SCALE": "robot", "DEFAULT_JOINT_POS": "robot", "JOINT_NAMES": "robot",
     "KD": "robot", "KP": "robot", "TORQUE_LIMIT": "robot", "build_go2_spec": "robot", "Terrain": "terrain",
     "make_flat": "terrain", "make_grid": "terrain", "make_slope_course": "terrain",
 }

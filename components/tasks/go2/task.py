@@ -13,12 +13,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from simdist.data.schema import DatasetSpec
 from simdist.evaluation import EvaluationResult
+from simdist.profiles import ProfileSchema
 from simdist.registry import register
 from simdist.tasks import Task, TaskError
 
@@ -107,10 +109,16 @@ class Go2Task(Task):
         return load_profile(self.profile).name
 
     @classmethod
-    def profiles(cls) -> list[str]:
-        from simdist.components.tasks.go2.profiles import builtin_profiles
+    def profile_schema(cls) -> ProfileSchema:
+        from simdist.components.tasks.go2.profiles import PROFILE_SCHEMA
 
-        return builtin_profiles()
+        return PROFILE_SCHEMA
+
+    @classmethod
+    def profile_dir(cls) -> Path:
+        from simdist.components.tasks.go2.profiles import PROFILE_DIR
+
+        return PROFILE_DIR
 
     # -- envs and data -------------------------------------------------------------------------
     def dataset_spec(self) -> DatasetSpec:

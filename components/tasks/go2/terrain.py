@@ -5,7 +5,10 @@ spacing ``resolution`` whose sample ``[0, 0]`` sits at world ``origin``. MuJoCo 
 the same samples as an ``hfield`` geom, so :meth:`Terrain.height_at` (bilinear on the
 array, no ray casting) matches the physical ground up to MuJoCo's two-triangle cell split.
 Extra box geoms (e.g. foam blocks) are listed in ``boxes`` and included in
-``height_at``.
+``height_at``. Surface ``patches`` (a strip of ice, a carpet) are regions of an hfield ground
+with their own contact parameters: each is a small hfield of the same samples, so flush with
+the surface, filling a pocket ``PATCH_DEPTH`` deep cut into the ground under it; feet on a
+patch touch only the patch, and ``height_at`` (the surface) does not change.
 
 Tile grid: rows are difficulty levels (row ``i`` of ``R`` has difficulty in
 ``[i/R, (i+1)/R)``), columns are terrain types in the official proportions
@@ -61,6 +64,21 @@ class Box:
         return self.center[2] + self.half_size[2]
 
 
+#: depth (m) of the pocket cut into the ground under a surface patch (which the patch's hfield fills)
+PATCH_DEPTH = 0.1
+
+
+@dataclass
+class Patch:
+    """A region ``x`` by ``y`` (world metres) of the ground with its own contact; bounds snap to the grid."""
+
+    x: tuple[float, float]
+    y: tuple[float, float]
+    friction: float = 0.8
+    solref: tuple[float, float] | None = None
+    solimp: tuple[float, float, float] | None = None
+
+
 @dataclass
 class Terrain:
     """Height samples plus metadata; see the module docstring for conventions."""
@@ -73,6 +91,7 @@ class Terrain:
     num_cols: int = 0
     col_types: tuple[str, ...] = ()
     boxes: list[Box] = field(default_factory=list)
+    patches: list[Patch] = field(default_factory=list)
     plane: bool = False  # flat plane geom instead of an hfield
     friction: float = 1.0
     priority: int = 0
@@ -133,30 +152,58 @@ class Terrain:
         return 0.5 * ((xmax - xmin) - self.num_rows * self.tile_size)
 
     # -- MuJoCo ---------------------------------------------------------------------
+    def patch_cells(self, patch: Patch) -> tuple[int, int, int, int]:
+        """Grid indices (ix0, ix1, iy0, iy1) of a patch's corner samples (its bounds snapped to the grid)."""
+        ny, nx = self.heights.shape
+        ix0, ix1 = (int(round((v - self.origin[0]) / self.resolution)) for v in patch.x)
+        iy0, iy1 = (int(round((v - self.origin[1]) / self.resolution)) for v in patch.y)
+        if self.plane or not (0 <= ix0 and ix0 + 2 <= ix1 <= nx - 1 and 0 <= iy0 and iy0 + 2 <= iy1 <= ny - 1):
+            raise ValueError(f"surface patch x={list(patch.x)}, y={list(patch.y)} must lie on the height field "
+                             f"and span at least 2 cells ({2 * self.resolution:g} m) each way")
+        return ix0, ix1, iy0, iy1
+
     def add_to_spec(self, spec: mujoco.MjSpec) -> None:
-        """Add the ground (hfield or plane) and the boxes to ``spec``'s world body."""
+        """Add the ground (hfield or plane), the boxes and the surface patches to ``spec``'s world body."""
         wb = spec.worldbody
+        cells = [self.patch_cells(p) for p in self.patches]
         if self.plane:
             g = wb.add_geom(name="ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05])
         else:
-            ny, nx = self.heights.shape
-            lo, hi = float(self.heights.min()), float(self.heights.max())
-            span = max(hi - lo, 1e-3)
-            hf = spec.add_hfield()
-            hf.name = "terrain"
-            hf.nrow, hf.ncol = ny, nx
-            rx = 0.5 * (nx - 1) * self.resolution
-            ry = 0.5 * (ny - 1) * self.resolution
-            hf.size = [rx, ry, span, 0.5]
-            hf.userdata = ((self.heights - lo) / span).astype(np.float32).ravel()
-            g = wb.add_geom(name="ground", type=mujoco.mjtGeom.mjGEOM_HFIELD)
-            g.hfieldname = "terrain"
-            g.pos = [self.origin[0] + rx, self.origin[1] + ry, lo]
+            heights = self.heights
+            if cells:  # pockets under the patches' interior samples; the patches fill them flush
+                heights = heights.copy()
+                for ix0, ix1, iy0, iy1 in cells:
+                    heights[iy0 + 1:iy1, ix0 + 1:ix1] -= PATCH_DEPTH
+            g = self._add_hfield(spec, "ground", "terrain", heights, self.origin, base=0.5)
         self._contact(g, self.friction, self.priority, self.solref, self.solimp)
         for b in self.boxes:
             bg = wb.add_geom(name=b.name, type=mujoco.mjtGeom.mjGEOM_BOX, size=list(b.half_size),
                              pos=list(b.center))
             self._contact(bg, b.friction, 2, b.solref, b.solimp)
+        res = self.resolution
+        for i, (p, (ix0, ix1, iy0, iy1)) in enumerate(zip(self.patches, cells)):
+            origin = (self.origin[0] + ix0 * res, self.origin[1] + iy0 * res)
+            pg = self._add_hfield(spec, f"patch{i}", f"patch{i}", self.heights[iy0:iy1 + 1, ix0:ix1 + 1], origin,
+                                  base=PATCH_DEPTH + 0.05)
+            self._contact(pg, p.friction, 2, p.solref, p.solimp)
+
+    def _add_hfield(self, spec: mujoco.MjSpec, geom: str, asset: str, heights: np.ndarray,
+                    origin: tuple[float, float], base: float) -> mujoco.MjsGeom:
+        """An hfield geom of ``heights[iy, ix]`` whose sample [0, 0] sits at world ``origin``."""
+        ny, nx = heights.shape
+        lo, hi = float(heights.min()), float(heights.max())
+        span = max(hi - lo, 1e-3)
+        hf = spec.add_hfield()
+        hf.name = asset
+        hf.nrow, hf.ncol = ny, nx
+        rx = 0.5 * (nx - 1) * self.resolution
+        ry = 0.5 * (ny - 1) * self.resolution
+        hf.size = [rx, ry, span, base]
+        hf.userdata = ((heights - lo) / span).astype(np.float32).ravel()
+        g = spec.worldbody.add_geom(name=geom, type=mujoco.mjtGeom.mjGEOM_HFIELD)
+        g.hfieldname = asset
+        g.pos = [origin[0] + rx, origin[1] + ry, lo]
+        return g
 
     @staticmethod
     def _contact(g: mujoco.MjsGeom, friction: float, priority: int, solref, solimp) -> None:

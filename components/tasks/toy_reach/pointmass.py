@@ -7,10 +7,11 @@ runs at 200 Hz, twenty substeps per 10 Hz control step: at 10 Hz a horizon of 8 
 enough for the distance to the goal to separate good plans from bad ones (at 50 Hz the rewards of all
 candidate plans are nearly equal and the planner ranks them by noise).
 
-Variants:
+Variants are reality profiles (:mod:`.profiles`: ``tilt``, ``mass_scale``, ``friction``; built-ins in
+``profiles/*.yaml``, or any YAML path, dict or :class:`~.profiles.ToyProfile`):
 
 - ``"sim"``: per-episode domain randomisation of mass in ``SIM_MASS`` and friction coefficient in
-  ``SIM_FRICTION`` on a level floor.
+  ``SIM_FRICTION`` on a level floor (the profile's defaults; a key left at null keeps its randomisation).
 - ``"real"``: a heavier puck (``REAL_MASS`` = 2.5 × nominal) on a slippery *slope* tilted by
   ``REAL_TILT`` rad along +x (a constant drift force ``m g sin θ``), none of which the sim
   randomisation covers. A model pretrained in sim mispredicts both the response and the drift.
@@ -23,11 +24,13 @@ never pays. Episodes are truncated after ``episode_length`` steps (default 60 = 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import mujoco
 import numpy as np
 
+from simdist.components.tasks.toy_reach.profiles import ToyProfile, load_profile
 from simdist.envs.base import ArraySpec, StepResult
 from simdist.registry import register
 
@@ -38,6 +41,7 @@ NOMINAL_MASS = 1.0
 DAMPING = 2.0  # N·s/m: bounds the speed (~1 m/s at full force), so sampled plans stay in the data
 SIM_MASS = (0.8, 1.25)
 SIM_FRICTION = (0.02, 0.08)
+# the values of profiles/real.yaml
 REAL_MASS = 2.5
 REAL_FRICTION = 0.02  # PTFE-like: the drift (1.2 N) clearly exceeds dry friction (0.5 N)
 REAL_TILT = 0.05  # rad (≈ 2.9°): drift force 2.5·9.81·sin(0.05) ≈ 1.2 N, 61 % of the actuator's
@@ -76,24 +80,27 @@ def reward_fn(rel: np.ndarray, actions: np.ndarray, dt: float = DT) -> np.ndarra
 
 @register("env", "toy-reach")
 class ToyReachEnv:
-    """Batched point-mass reach task; one ``MjModel``/``MjData`` pair per env (no auto-reset)."""
+    """Batched point-mass reach task; one ``MjModel``/``MjData`` pair per env (no auto-reset).
+
+    ``variant`` (or ``profile``, which wins when given) is a reality profile: ``"sim"``, ``"real"``, a YAML
+    path, a dict or a :class:`ToyProfile`; an invalid one raises :class:`~simdist.profiles.ProfileError`.
+    """
 
     dt = DT
 
-    def __init__(self, num_envs: int = 16, variant: str = "sim", seed: int | None = 0,
-                 episode_length: int = 60, randomize: bool = True) -> None:
-        if variant not in ("sim", "real"):
-            raise ValueError(f"variant must be 'sim' or 'real', got {variant!r}")
+    def __init__(self, num_envs: int = 16, variant: str | Path | dict | ToyProfile = "sim", seed: int | None = 0,
+                 episode_length: int = 60, randomize: bool = True,
+                 profile: str | Path | dict | ToyProfile | None = None) -> None:
+        self.profile = load_profile(profile if profile is not None else variant)
         self.num_envs = int(num_envs)
-        self.variant = variant
+        self.variant = self.profile.name
         self.episode_length = int(episode_length)
         self.randomize = randomize
         self.observation_spec = {"state": ArraySpec((4,))}
         self.action_spec = ArraySpec((2,), low=-1.0, high=1.0)
         self.action_low = np.full(2, -1.0, np.float32)
         self.action_high = np.full(2, 1.0, np.float32)
-        tilt = REAL_TILT if variant == "real" else 0.0
-        self.models = [build_model(tilt) for _ in range(self.num_envs)]
+        self.models = [build_model(self.profile.tilt) for _ in range(self.num_envs)]
         self.datas = [mujoco.MjData(m) for m in self.models]
         self._nsub = round(DT / PHYSICS_DT)
         self._body = self.models[0].body("puck").id
@@ -112,12 +119,9 @@ class ToyReachEnv:
         n = len(ids)
         start = _uniform_disc(self.rng, n, START_RADIUS)
         self.goal[ids] = _uniform_disc(self.rng, n, GOAL_RADIUS)
-        if self.variant == "real":
-            mass, mu = np.full(n, REAL_MASS), np.full(n, REAL_FRICTION)
-        elif self.randomize:
-            mass, mu = self.rng.uniform(*SIM_MASS, n), self.rng.uniform(*SIM_FRICTION, n)
-        else:
-            mass, mu = np.full(n, NOMINAL_MASS), np.full(n, np.mean(SIM_FRICTION))
+        p = self.profile
+        mass = self._draw(None if p.mass_scale is None else NOMINAL_MASS * p.mass_scale, SIM_MASS, NOMINAL_MASS, n)
+        mu = self._draw(p.friction, SIM_FRICTION, float(np.mean(SIM_FRICTION)), n)
         for k, e in enumerate(ids):
             m, d = self.models[e], self.datas[e]
             self._set_physics(int(e), float(mass[k]), float(mu[k]))
@@ -170,9 +174,15 @@ class ToyReachEnv:
         """Randomisation parameters of the current episodes of ``ids`` (stored in episode meta)."""
         return [
             {"variant": self.variant, "mass": float(self.mass[e]), "friction": float(self.friction[e]),
-             "tilt": REAL_TILT if self.variant == "real" else 0.0, "goal": self.goal[e].tolist()}
+             "tilt": self.profile.tilt, "goal": self.goal[e].tolist()}
             for e in np.asarray(ids).reshape(-1)
         ]
+
+    def _draw(self, value: float | None, sim_range: tuple[float, float], nominal: float, n: int) -> np.ndarray:
+        """The profile's ``value``, else the simulator's randomisation (or its ``nominal`` value without)."""
+        if value is not None:
+            return np.full(n, value)
+        return self.rng.uniform(*sim_range, n) if self.randomize else np.full(n, nominal)
 
     def _set_physics(self, e: int, mass: float, mu: float) -> None:
         m = self.models[e]

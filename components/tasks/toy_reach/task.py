@@ -1,27 +1,29 @@
 """The ``toy-reach`` task: a MuJoCo point mass pushed to a goal; the ``real`` profile is a heavier puck on a
-slippery slope the simulator does not model. Metric: the mean episode return."""
+slippery slope the simulator does not model (profiles: :mod:`.profiles`). Metric: the mean episode return."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from simdist.data.schema import DatasetSpec
 from simdist.evaluation import EvaluationResult
+from simdist.profiles import ProfileSchema
 from simdist.registry import register
-from simdist.tasks import Task, TaskError
+from simdist.tasks import Task
 
 #: success: the puck ends within this distance (m) of the goal
 TOY_SUCCESS_RADIUS = 0.15
-VARIANTS = ("sim", "real")
 
 
 @register("task", "toy-reach")
 @dataclass
 class ToyReachTask(Task):
-    """``profile``: ``real`` (the proxy-real variant), ``sim`` or None (both: the training simulator)."""
+    """``profile``: ``real`` (the proxy-real variant), ``sim`` or None (both: the training simulator), or any
+    toy-reach profile (a YAML path or a dict; keys in :data:`.profiles.PROFILE_SCHEMA`)."""
 
     profile: Any = "real"
 
@@ -32,14 +34,27 @@ class ToyReachTask(Task):
     preset: ClassVar[str | None] = "toy"
 
     def __post_init__(self) -> None:
-        if self.profile not in (None, *VARIANTS):
-            raise TaskError(f"toy-reach profile must be one of {', '.join(VARIANTS)}, got {self.profile!r}")
+        if self.profile is not None:
+            self.load_profile(self.profile)  # refuse a bad profile before any env is built
+
+    @property
+    def profile_name(self) -> str | None:
+        return None if self.profile is None else str(self.load_profile(self.profile).name)
 
     @classmethod
-    def profiles(cls) -> list[str]:
-        return list(VARIANTS)
+    def profile_schema(cls) -> ProfileSchema:
+        from simdist.components.tasks.toy_reach.profiles import PROFILE_SCHEMA
 
-    def variant(self, real: bool) -> str:
+        return PROFILE_SCHEMA
+
+    @classmethod
+    def profile_dir(cls) -> Path:
+        from simdist.components.tasks.toy_reach.profiles import PROFILE_DIR
+
+        return PROFILE_DIR
+
+    def variant(self, real: bool) -> Any:
+        """The env's profile: this task's on the real env, ``sim`` on the training simulator."""
         return (self.profile or "sim") if real else "sim"
 
     def make_env(self, num_envs: int, seed: int, real: bool = True) -> Any:
