@@ -4,7 +4,7 @@ A task's :class:`ProfileSchema` lists its :class:`ProfileKey` s (type, accepted 
 default = the training simulator's value). :func:`load_profile_data` reads a profile from a built-in name
 (``<builtin_dir>/<name>.yaml``), a YAML path or a mapping, layers it over the defaults and type- and
 range-checks every key; an error names the file, the key, the value and what is accepted, e.g.
-``foam.yaml: friction = -0.2 is out of range (0, 5]``. Unknown keys are refused with the known keys listed.
+``slippery.yaml: friction = -0.2 is out of range (0, 5]``. Unknown keys are refused with the known keys listed.
 
 Every schema has the keys ``name`` (default: the file's stem) and ``description``. A profile may start
 from another one with ``base: OTHER`` (a built-in name or a path, relative to the file's folder): the base's
