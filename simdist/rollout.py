@@ -35,6 +35,11 @@ class RolloutResult:
     seconds: float = 0.0
 
     @property
+    def diverged(self) -> np.ndarray:
+        """Per finished episode: the env reported diverged physics (``info["diverged"]``)."""
+        return np.array([bool(info.get("diverged", False)) for info in self.final_info], bool)
+
+    @property
     def mean_return(self) -> float:
         return float(self.returns.mean()) if len(self.returns) else float("nan")
 

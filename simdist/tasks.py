@@ -22,6 +22,7 @@ from __future__ import annotations
 import abc
 import argparse
 import importlib
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,6 +33,8 @@ from simdist.data.schema import DatasetSpec, Episode
 from simdist.evaluation import EvaluationResult
 from simdist.profiles import ProfileSchema, builtin_names, load_profile_data
 from simdist.registry import create, get, list_components, registered_name
+
+logger = logging.getLogger(__name__)
 
 #: the commands that let a task add options (:meth:`Task.add_arguments`)
 COMMANDS = ("evaluate", "adapt", "generate", "demo", "train-expert")
@@ -141,7 +144,12 @@ class Task(abc.ABC):
                              first_episode_id=first_episode_id, meta={"source": "real", "task": self.name})
         finally:
             env.close()
-        return result.episodes, self.success(result)[: len(result.episodes)]
+        n = len(result.episodes)
+        ok, sound = self.success(result)[:n], ~result.diverged[:n]
+        if not sound.all():  # diverged physics is no data: never logged, never trained on
+            logger.warning("%s: dropped %d of %d logged episodes whose simulation diverged", self.name,
+                           int((~sound).sum()), n)
+        return [ep for ep, keep in zip(result.episodes, sound) if keep], ok[sound]
 
     # -- optional tools ------------------------------------------------------------------------
     def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,

@@ -156,6 +156,9 @@ def test_task_factory_and_go2_construction() -> None:
     fell = Go2Task().success(RolloutResult(returns=np.zeros(2), lengths=np.ones(2, int),
                                            terminated=np.array([True, False]), final_info=[{}, {}]))
     assert fell.tolist() == [False, True]
+    blown = RolloutResult(returns=np.zeros(2), lengths=np.ones(2, int), terminated=np.array([False, False]),
+                          final_info=[{"diverged": True, "best_progress": 1e4}, {}])
+    assert Go2Task(profile="foam").success(blown).tolist() == [False, True]  # diverged: never a success
     with pytest.raises(ValueError):
         AdaptConfig(schedule=[1.0, 2.0])
     with pytest.raises(ValueError, match="num_envs"):

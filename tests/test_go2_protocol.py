@@ -279,3 +279,38 @@ def test_generate_with_student_takeovers(expert_dir: Path, tmp_path: Path) -> No
     assert json.loads((out / "generate.json").read_text())["summary"]["session"]["simulated_transitions"] == 0
     with pytest.raises(ValueError, match="LOW,HIGH"):
         generate_tool.main([*argv[:-4], "--student-window", "8"])
+
+
+def test_a_diverged_trial_is_a_fall_not_progress() -> None:
+    """Physics that blows up (the base 13 km away) must not be scored as the course's end."""
+    from simdist.components.tasks.go2.protocol import protocol_env, run_trials
+
+    course = make_course(terrain="flat", course_length=1.0)
+    env = protocol_env(course, 2, 60)
+
+    class Blowup:
+        """The real env, whose physics diverges for env 0 at step 30 (as a negative friction did)."""
+
+        def __init__(self, inner: object) -> None:
+            self.inner, self.t = inner, 0
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.inner, name)
+
+        def step(self, actions: np.ndarray) -> object:
+            res = self.inner.step(actions)
+            self.t += 1
+            if self.t == 30:
+                self.inner.qpos[0, 0] += 13_000.0
+                res.info["diverged"] = np.array([True, False])
+            return res
+
+    zero = lambda obs: np.zeros((len(obs["proprio"]), 12), np.float32)  # noqa: E731
+    try:
+        r = run_trials(Blowup(env), zero, 0.3, course.length, max_steps=60, reset_steps=25)
+    finally:
+        env.close()
+    assert r.diverged == [True, False] and r.terminated[0] and not r.success[0]
+    assert r.progress[0] < 0.1 and r.progress[1] < 0.1
+    result = ProtocolResult("flat", 1.0, [r]).to_evaluation()
+    assert result.diverged_count == 1 and "1 of 2 trials diverged" in result.table()

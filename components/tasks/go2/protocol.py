@@ -28,6 +28,7 @@ profile, its friction still applies).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -40,6 +41,8 @@ from simdist.components.tasks.go2.kinematics import quat_to_rotmat, yaw_from_rot
 from simdist.components.tasks.go2.profiles import RealityProfile, load_profile
 from simdist.components.tasks.go2.terrain import Terrain, sub_terrain
 from simdist.evaluation import EvaluationResult, bootstrap_ci
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_SPEEDS: tuple[float, ...] = (0.1, 0.3, 0.5)
 PLAIN_TERRAINS: tuple[str, ...] = ("flat", "slope", "rough", "boxes")
@@ -100,6 +103,8 @@ class SpeedResult:
     terminated: list[bool]
     walk_time: list[float]
     forward_speed: list[float]
+    #: the simulation diverged (counted as a fall, progress frozen at its last sound step)
+    diverged: list[bool] = field(default_factory=list)
 
     @property
     def mean_progress(self) -> float:
@@ -154,7 +159,7 @@ class ProtocolResult:
         if isinstance(data, dict) and "protocol" in data.get("details", {}):
             data = data["details"]["protocol"]
         try:
-            speeds = [SpeedResult(**{k: s[k] for k in SPEED_FIELDS}) for s in data["speeds"]]
+            speeds = [SpeedResult(**{k: s[k] for k in SPEED_FIELDS if k in s}) for s in data["speeds"]]
             return cls(data["course"], data["course_length"], speeds, data.get("settings", {}))
         except (KeyError, TypeError) as err:
             raise ValueError(f"{path}: not a protocol result (missing key {err})") from err
@@ -170,6 +175,7 @@ class ProtocolResult:
         return EvaluationResult(
             task=task, metric="forward_progress", profile=profile,
             values=[p for s in self.speeds for p in s.progress], success=[x for s in self.speeds for x in s.success],
+            diverged=[d for s in self.speeds for d in (s.diverged or [False] * len(s.progress))],
             groups=[f"{s.speed:g} m/s" for s in self.speeds for _ in s.progress], details={"protocol": self.to_dict()})
 
     def table(self) -> str:
@@ -246,6 +252,7 @@ def run_trials(env: Any, controller: Any, speed: float, course_length: float, *,
     best = np.zeros(b)
     success = np.zeros(b, bool)
     fell = np.zeros(b, bool)
+    diverged = np.zeros(b, bool)
     walked = np.zeros(b, np.int64)
     for t in range(max_steps):
         walking = t >= reset_steps
@@ -272,9 +279,13 @@ def run_trials(env: Any, controller: Any, speed: float, course_length: float, *,
         obs = res.obs
         if history is not None:
             history.push(obs, actions, command=cmd if history.command_dim else None)
+        # a diverged simulation never counts as progress: its trial ends as a fall, at its last sound position
+        blown = active & np.asarray(res.info.get("diverged", np.zeros(b, bool)), bool).reshape(b)
+        diverged |= blown
         along = ((np.asarray(env.base_pos[:, :2]) - spawn) * heading).sum(1)
-        best = np.where(active, np.maximum(best, np.clip(along, 0.0, course_length)), best)
-        newly_fell = active & np.asarray(res.terminated, bool)
+        sound = active & ~blown & np.isfinite(along)
+        best = np.where(sound, np.maximum(best, np.clip(np.nan_to_num(along), 0.0, course_length)), best)
+        newly_fell = active & (np.asarray(res.terminated, bool) | blown)
         fell |= newly_fell
         active &= ~newly_fell
         reached = active & (best >= course_length - 1e-9)
@@ -284,8 +295,12 @@ def run_trials(env: Any, controller: Any, speed: float, course_length: float, *,
             break
     walk_time = walked * dt
     fwd = np.where(walk_time > 0, best / np.maximum(walk_time, 1e-9), 0.0)
+    if diverged.any():
+        logger.warning("%d of %d trials at %.2f m/s diverged (scored as falls at their last sound position)",
+                       int(diverged.sum()), b, speed)
     return SpeedResult(speed=float(speed), progress=best.tolist(), success=success.tolist(),
-                       terminated=fell.tolist(), walk_time=walk_time.tolist(), forward_speed=fwd.tolist())
+                       terminated=fell.tolist(), walk_time=walk_time.tolist(), forward_speed=fwd.tolist(),
+                       diverged=diverged.tolist())
 
 
 def _numpy(x: Any) -> np.ndarray:

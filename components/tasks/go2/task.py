@@ -161,7 +161,7 @@ class Go2Task(Task):
 
         end = load_profile(self.profile).course_length - 1e-6 if self.profile is not None else np.inf
         reached = np.array([float(info.get("best_progress", 0.0)) >= end for info in result.final_info], bool)
-        return reached | ~np.asarray(result.terminated, bool)
+        return (reached | ~np.asarray(result.terminated, bool)) & ~result.diverged
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "speeds": list(self.speeds or ()), "collect_speed": self.collect_speed,
