@@ -397,7 +397,11 @@ class AdaptationLoop:
             path = str(self.out / "stages" / f"stage-{k}")
             trained = True
         info = self._info(self.data_dir)
-        entry = {"stage": k, "target_minutes": minutes, "minutes": self.minutes(int(info["num_steps"])) if k else 0.0,
+        from simdist.provenance import provenance
+
+        entry = {"stage": k, "target_minutes": minutes, "settings": self.stage_settings(k),
+                 "provenance": provenance(model),
+                 "minutes": self.minutes(int(info["num_steps"])) if k else 0.0,
                  "episodes": int(info.get("num_episodes", 0)) if k else 0, "model": path, "finetuned": trained,
                  "freeze": cfg.freeze, "init": cfg.init, "metric": self.task.metric}
         entry["consistency"] = {"before": before, "after": self.consistency(model) if trained else before}
@@ -416,17 +420,33 @@ class AdaptationLoop:
         entry["seconds"] = time.perf_counter() - started
         return entry
 
+    def stage_settings(self, k: int) -> dict[str, Any]:
+        """Everything but the logged data that stage ``k``'s numbers depend on: the task, the schedule up to
+        ``k`` and every budget and seed of the config."""
+        config = {key: value for key, value in asdict(self.cfg).items() if key != "schedule"}
+        return {"task": self.task.describe(), "schedule": self.cfg.schedule[: k + 1], "config": config}
+
+    def stages_done(self) -> int:
+        """How many leading stages of ``state.json`` a resumed run keeps: those recorded with this run's
+        settings (:meth:`stage_settings`). A stage from another command (other trials, planner budget, seed,
+        ...) runs again on the data already logged, so a folder never reports numbers of another command."""
+        stages, done = self.state["stages"], 0
+        while done < min(len(stages), len(self.cfg.schedule)) and \
+                json.loads(json.dumps(stages[done].get("settings"))) == json.loads(
+                    json.dumps(self.stage_settings(done))):
+            done += 1
+        return done
+
     def run(self) -> dict[str, Any]:
         """Run every unfinished stage (resuming), then write ``curve.json`` and ``curve.png``."""
         started, times = time.perf_counter(), []
         stages = self.state["stages"]
-        del stages[len(self.cfg.schedule):]
+        del stages[self.stages_done():]
         self.heldout()
         n = len(self.cfg.schedule)
         for k in range(n):
-            if k < len(stages) and stages[k].get("target_minutes") == self.cfg.schedule[k]:
+            if k < len(stages):
                 continue
-            del stages[k:]
             entry = self.run_stage(k)
             stages.append(entry)
             self._save()

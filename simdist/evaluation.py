@@ -35,6 +35,12 @@ class Estimate:
             return "n/a (0 trials)"
         return f"{self.mean:{fmt}} [{self.low:{fmt}}, {self.high:{fmt}}] (n={self.n})"
 
+    def interval(self, fmt: str = ".3g") -> str:
+        """``mean [low, high]`` (without the trial count)."""
+        if self.n == 0:
+            return "n/a"
+        return f"{self.mean:{fmt}} [{self.low:{fmt}}, {self.high:{fmt}}]"
+
     def __str__(self) -> str:
         return self.format()
 
@@ -138,12 +144,15 @@ class EvaluationResult:
     def group_names(self) -> list[str]:
         return list(dict.fromkeys(self.groups))
 
-    def table(self) -> str:
-        """Markdown table: per group (if any) and overall, mean [95 % CI] (n) of the metric and success."""
+    def table(self, fmt: str = ".3f") -> str:
+        """Markdown table: per group (if any) and overall, the metric's mean [95 % CI], the trial count and the
+        success rate [95 % CI]."""
         rows = [(g, self.estimate(g), self.success_estimate(g)) for g in self.group_names()]
         rows.append(("all", self.estimate(), self.success_estimate()))
-        lines = [f"| {self.task} | {self.metric}, mean [95 % CI] (n) | success rate [95 % CI] |", "|---|---|---|"]
-        lines += [f"| {name} | {m} | {s.format('.2f')} |" for name, m, s in rows]
+        where = f"{self.task} on {self.profile}" if self.profile else self.task
+        lines = [f"| {where} | {self.metric}: mean [95 % CI] | trials | success rate [95 % CI] |",
+                 "|---|---|---|---|"]
+        lines += [f"| {name} | {m.interval(fmt)} | {m.n} | {s.interval('.2f')} |" for name, m, s in rows]
         if self.diverged_count:
             lines.append(f"\n{self.diverged_count} of {self.trials} trials diverged (scored as failures).")
         return "\n".join(lines)

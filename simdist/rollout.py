@@ -8,6 +8,7 @@ physical robots, and the logged episodes use the trajectory schema, so they are 
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +49,22 @@ class RolloutResult:
         return int(self.lengths.sum())
 
 
+def reseed(controller: Any, seed: int | None) -> bool:
+    """Restart ``controller``'s random stream at ``seed`` (``controller.reset(seed=seed)``, all envs), so that an
+    evaluation's numbers depend on its arguments only, not on what the controller ran before in this process.
+    Returns whether the controller takes a seed (deterministic policies need none); no-op for ``seed`` None."""
+    reset = getattr(controller, "reset", None)
+    if seed is None or reset is None:
+        return False
+    try:
+        takes_seed = "seed" in inspect.signature(reset).parameters
+    except (TypeError, ValueError):  # builtins without a signature
+        takes_seed = False
+    if takes_seed:
+        reset(seed=int(seed))
+    return takes_seed
+
+
 def _to_numpy(x: Any) -> np.ndarray:
     return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
 
@@ -73,8 +90,11 @@ def rollout(
     ``perturbation`` adds the data engine's noise windows to the executed actions (exploration for
     logged data: the recorded action is the applied one), seeded by ``seed``. An env with an
     ``action_hold`` mask gets zero actions on those rows (the evaluation's standing reset phase).
+    A ``seed`` also reseeds the controller (:func:`reseed`), so the same call gives the same episodes
+    however often the controller ran before.
     """
     started = time.perf_counter()
+    reseed(controller, seed)
     obs = env.reset(seed=seed)
     b = env.num_envs
     history = history_for(controller, b)

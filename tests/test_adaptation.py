@@ -83,7 +83,26 @@ def test_adaptation_curve_and_resume(toy_model: str, tmp_path: Path) -> None:
     again = AdaptationLoop(toy_model, ToyTask(), out, _config(), log=lines.append).run()
     assert len(lines) == 1 and lines[0].startswith("[stage 2/2]") and "ETA" in lines[0]
     assert json.loads((out / "real-data" / "dataset.json").read_text())["num_steps"] == steps
-    assert again["minutes"] == curve["minutes"] and again["value"][0] == curve["value"][0]
+    assert again["minutes"] == curve["minutes"] and again["value"] == curve["value"]  # the rerun stage: bit for bit
+    assert again["consistency_after"] == curve["consistency_after"]
+
+
+def test_resume_with_other_settings_reruns_the_stages_on_the_logged_data(toy_model: str, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder never reports numbers of another command: stages recorded with other settings (here more
+    evaluation trials) run again, on the data already logged; the same command keeps them."""
+    out = tmp_path / "run"
+    AdaptationLoop(toy_model, ToyTask(), out, _config(), log=lambda m: None).run()
+    task = ToyTask()
+    monkeypatch.setattr(task, "collect", lambda *a, **k: pytest.fail("the data is logged already"))
+    same = AdaptationLoop(toy_model, task, out, _config(), log=lambda m: None)
+    assert same.stages_done() == 2
+    lines: list[str] = []
+    curve = AdaptationLoop(toy_model, task, out, _config(episodes_per_eval=3), log=lines.append).run()
+    assert len(lines) == 2 and curve["trials"] == [3, 3]
+    state = json.loads((out / "state.json").read_text())
+    assert all(s["settings"]["config"]["episodes_per_eval"] == 3 for s in state["stages"])
+    assert state["stages"][1]["provenance"]["torch"] == torch.__version__
 
 
 @pytest.mark.parametrize("freeze", ["dynamics_only", "dynamics,encoder", "dynamics,value"])

@@ -74,6 +74,26 @@ def test_demo_smoke_and_resume(go2_model: str, tmp_path: Path, monkeypatch: pyte
     assert json.loads((out / "results.json").read_text())["rows"] == results["rows"]
 
 
+def test_demo_rerun_in_a_fresh_folder_writes_the_same_results_byte_for_byte(go2_model: str, tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]
+                                                                           ) -> None:
+    """Same command, same seed, same numbers: ``results.json`` and ``results.md`` hold no wall-clock time
+    (that goes to ``timing.json``), so a second run of the same command rewrites them byte for byte."""
+    out = tmp_path / "demo"
+    argv = ["--model", go2_model, *SMOKE, "--out", str(out)]
+    assert go2_demo.main(argv) == 0
+    first = {name: (out / name).read_bytes() for name in ("results.json", "results.md")}
+    timing = json.loads((out / "timing.json").read_text())
+    assert timing["seconds"] > 0 and "eval-zero-shot" in timing["phases"]
+    out.rename(tmp_path / "first")
+    assert go2_demo.main(argv) == 0
+    assert {name: (out / name).read_bytes() for name in first} == first
+    results = json.loads(first["results.json"])
+    assert "seconds" not in results and results["provenance"]["torch"] == torch.__version__
+    text = capsys.readouterr().out
+    assert ("No difference" in text) == results["intervals_overlap"]
+
+
 def test_missing_model_says_how_to_get_one(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="simdist zoo list"):
         go2_demo.main(["--model", str(tmp_path / "nowhere"), *SMOKE, "--out", str(tmp_path / "out")])

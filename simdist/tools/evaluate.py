@@ -74,9 +74,11 @@ def main(argv: list[str]) -> int:
         parser.error(str(err))
     result = task.evaluate(controller, args.trials, args.seed, num_envs=args.envs,
                            log=None if args.json else print)
+    from simdist.provenance import provenance
+
     result.details["settings"] = {"agent": args.agent, "planner": args.planner,
                                   "temporal_ensemble": args.temporal_ensemble, "trials": args.trials,
-                                  "seed": args.seed}
+                                  "seed": args.seed, "provenance": provenance(controller)}
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:

@@ -5,9 +5,12 @@ folder) and runs :class:`~simdist.adaptation.AdaptationLoop` on a reality profil
 schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI preset with temporal
 ensembling, :data:`simdist.planning.ensemble.REALTIME_DECAY`) with the straight-walk protocol, collect
 ``--minutes`` of on-policy proxy-real data with it, finetune only the dynamics, evaluate again. Prints a
-before/after table and writes ``results.json``, ``results.md``, ``curve.png`` and (``--video``)
+before/after table (mean, 95 % bootstrap interval and trial count per side, and plainly whether the intervals
+overlap) and writes ``results.json``, ``results.md``, ``curve.png``, ``timing.json`` (wall-clock seconds, kept
+out of ``results.json`` so that the same command and seed rewrite it byte for byte) and (``--video``)
 ``rollout_zero_shot.gif`` / ``rollout_adapted.gif`` into ``--out``. Rerunning the same command resumes
-(``state.json``): finished stages are not collected, trained or evaluated again.
+(``state.json``): finished stages are not collected, trained or evaluated again (stages recorded with other
+settings are, on the data already logged).
 """
 
 from __future__ import annotations
@@ -31,6 +34,12 @@ VIDEO_WALK_S = 10.0
 #: guess of the software-rendering cost per frame before the first video measured it
 RENDER_FRAME_S = 0.03
 ROWS = (("zero_shot", "zero-shot"), ("adapted", "adapted (dynamics only)"))
+#: Protocol trials per speed. Measured: the zero-shot zoo model's forward progress on ptfe-slope-5.7deg varies
+#: with sd 0.19 m from trial to trial (30 trials, 10 per speed, seed 1); with n trials per side the two 95 %
+#: intervals stop overlapping at a difference of about 2 x 1.96 x 0.19 / sqrt(n) m: 0.24 m at 3 x 3 trials (the
+#: old default), 0.19 m at 3 x 5, 0.14 m at 3 x 10 (0.16 m if the adapted trials spread by 0.3 m). 10 per speed
+#: keeps the whole demo within about 6 min on 2 cores (docs/reproducibility.md).
+DEMO_TRIALS = 10
 VIDEO_LABELS = {"zero_shot": "zero-shot", "adapted": "adapted"}
 
 
@@ -45,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--real", default="ptfe-slope-5.7deg", help="reality profile: name or YAML path")
     parser.add_argument("--minutes", type=float, default=4.0, help="proxy-real data to collect (minutes at 50 Hz)")
     parser.add_argument("--out", default="outputs/go2-demo", help="output folder (rerun to resume)")
-    parser.add_argument("--trials", type=int, default=3, help="protocol trials per speed")
+    parser.add_argument("--trials", type=int, default=DEMO_TRIALS,
+                        help="protocol trials per speed (the default resolves a ~0.15 m before/after difference)")
     parser.add_argument("--envs", type=int, default=16, help="parallel envs for data collection")
     add_mppi_arguments(parser, samples=REALTIME["num_samples"], iterations=REALTIME["iterations"],
                        init_std=REALTIME["init_std"], warm_start=REALTIME["warm_start"],
@@ -86,6 +96,7 @@ class Progress:
     log_fn: Callable[[str], None] = print
     started: float = field(default_factory=time.perf_counter)
     done: set[str] = field(default_factory=set)
+    seconds: dict[str, float] = field(default_factory=dict)  # phase -> measured seconds (timing.json)
 
     def log(self, msg: str) -> None:
         self.log_fn(f"{PREFIX} [{_fmt_s(time.perf_counter() - self.started)}] {msg}")
@@ -107,7 +118,8 @@ class Progress:
         t0 = time.perf_counter()
         yield
         self.done.add(key)
-        self.log(f"{where}done in {_fmt_s(time.perf_counter() - t0)}")
+        self.seconds[key] = time.perf_counter() - t0
+        self.log(f"{where}done in {_fmt_s(self.seconds[key])}")
 
 
 def _fmt_s(seconds: float) -> str:
@@ -264,7 +276,7 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
     loop.phases = progress
     speed = task.speeds[len(task.speeds) // 2]
     video_steps = _video_steps(task, speed, args.max_steps) if args.video else None
-    done = sum(1 for s, m in zip(loop.state["stages"], cfg.schedule) if s.get("target_minutes") == m)
+    done = loop.stages_done()
     rates = measure_rates(loop, {cfg.num_envs, args.trials, 1})
     progress.estimates = estimate_phases(task, cfg, rates, stages_done=done, video_steps=video_steps,
                                          heldout_done=(out / "heldout-data" / "dataset.json").exists())
@@ -279,9 +291,10 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
     results = collect_results(args, loop, curve, zero_shot_auc)
     if args.video:
         results["videos"] = render_videos(loop, task, speed, video_steps or 0, out, args.seed, progress)
-    results["seconds"] = time.perf_counter() - progress.started
-    write_results(results, out)
-    progress.log(f"done in {_fmt_s(results['seconds'])}; results in {out}/results.md")
+    timing = {"seconds": time.perf_counter() - progress.started, "phases": progress.seconds,
+              "tick_s": {str(k): v for k, v in tick.items()}, "train_step_s": rates["train_step_s"]}
+    write_results(results, out, timing)
+    progress.log(f"done in {_fmt_s(timing['seconds'])}; results in {out}/results.md")
     print(results_table(results))
     return results
 
@@ -304,16 +317,20 @@ def _row(stage: dict[str, Any], value_auc: float | None, consistency: float) -> 
 def collect_results(args: argparse.Namespace, loop: Any, curve: dict[str, Any], zero_shot_auc: float | None
                     ) -> dict[str, Any]:
     """The before/after rows (from the loop's stages) and the settings."""
+    from simdist.provenance import provenance
+
     zero, adapted = loop.state["stages"][:2]
     protocol = zero["eval"]["details"]["protocol"]
+    overlap, comparison = _comparison(zero, adapted)
     return {
         "model": args.model, "real": loop.task.profile, "task": loop.task.describe(),
         "course_length": protocol["course_length"], "speeds": list(loop.task.speeds),
         "rows": {"zero_shot": _row(zero, zero_shot_auc, zero["consistency"]["after"]),
                  "adapted": _row(adapted, adapted["value_auc"], adapted["consistency"]["after"])},
         "protocol": {"zero_shot": protocol, "adapted": adapted["eval"]["details"]["protocol"]},
-        "comparison": _comparison(zero, adapted),
+        "comparison": comparison, "intervals_overlap": overlap,
         "settings": {k: v for k, v in vars(args).items() if k not in ("progress",)},
+        "provenance": provenance(loop.base),
         "curve": {k: curve[k] for k in ("minutes", "value", "consistency_after", "value_auc")},
     }
 
@@ -344,11 +361,19 @@ def _num(x: float | None, fmt: str) -> str:
     return "n/a" if x is None or not math.isfinite(float(x)) else format(float(x), fmt)
 
 
-def _comparison(zero: dict[str, Any], adapted: dict[str, Any]) -> str:
+def _comparison(zero: dict[str, Any], adapted: dict[str, Any]) -> tuple[bool, str]:
+    """Whether the two 95 % intervals overlap, and the sentence that says so plainly."""
     from simdist.evaluation import EvaluationResult, compare
 
     before, after = (EvaluationResult.from_dict(s["eval"]).estimate() for s in (zero, adapted))
-    return compare(before, after, "forward progress, adapted vs zero-shot")
+    detail = compare(before, after, "forward progress, adapted vs zero-shot")
+    if before.overlaps(after):
+        return True, (f"**No difference**: the 95 % intervals of the zero-shot and the adapted planner overlap, so "
+                      f"with {before.n} and {after.n} trials this run does not show that adaptation changed the "
+                      f"forward progress.\n\n{detail}")
+    verb = "walks further" if after.mean > before.mean else "walks less far"
+    return False, (f"**The adapted planner {verb}** than the zero-shot one: the 95 % intervals do not overlap "
+                   f"({after.n} and {before.n} trials).\n\n{detail}")
 
 
 def results_table(r: dict[str, Any]) -> str:
@@ -382,8 +407,12 @@ def results_markdown(r: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def write_results(r: dict[str, Any], out: Path) -> None:
+def write_results(r: dict[str, Any], out: Path, timing: dict[str, Any] | None = None) -> None:
+    """``results.json`` and ``results.md`` (numbers and settings only: the same command and seed on the same
+    machine writes them byte for byte again) and ``timing.json`` (wall-clock seconds, which vary)."""
     from simdist.fsutil import atomic_write_json, atomic_write_text
 
     atomic_write_json(out / "results.json", r, default=str)
     atomic_write_text(out / "results.md", results_markdown(r))
+    if timing is not None:
+        atomic_write_json(out / "timing.json", timing)

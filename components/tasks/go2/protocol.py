@@ -340,13 +340,20 @@ def run_protocol(controller: Any, course: Course, *, speeds: Sequence[float] = D
     """Run ``trials`` episodes per speed (one batch per speed) and collect the metrics.
 
     ``max_steps`` caps every trial (control steps including the reset phase), e.g. for smoke tests.
+    A controller that takes a seed (``reset(seed=...)``, e.g. an MPPI agent) is reseeded with ``seed`` first,
+    so the result depends on the arguments only (``docs/reproducibility.md``). A trial's outcome also depends
+    on the batch it runs in: the planner draws its samples for all ``trials`` envs at once, and matrix products
+    round a row differently at another batch size, so changing ``trials`` changes every trial.
     """
 
     def steps_for(v: float) -> int:
         return trial_steps(course, v, time_factor=time_factor, reset_steps=reset_steps, max_steps=max_steps)
 
+    from simdist.rollout import reseed
+
     env = protocol_env(course, trials, max(steps_for(v) for v in speeds), seed=seed, randomize=randomize,
                        env_kwargs=env_kwargs)
+    reseed(controller, seed)  # the same call gives the same trials, whatever the controller ran before
     results = []
     try:
         for k, v in enumerate(speeds):

@@ -73,6 +73,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     from simdist import create
     from simdist.components.tasks.toy_reach.data import generate_toy_dataset
     from simdist.data import DatasetSpec, EpisodeWriter, TrajectoryDataModule
+    from simdist.evaluation import bootstrap_ci, compare
     from simdist.training import FinetuneModule, PretrainModule
     from simdist.training.evaluate import consistency_loss
     from simdist.training.module import epoch_trainer
@@ -132,39 +133,53 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     _log("6/6 planning on the 'real' variant with the adapted model", started)
     real_after = _evaluate(planner_for(adapted), "real", scale.eval_episodes, scale.num_envs, seed + 2)
 
+    evals = (("sim", sim_eval), ("real_zero_shot", real_before), ("real_adapted", real_after))
+    returns = {name: bootstrap_ci(r.returns) for name, r in evals}
+    distances = {name: bootstrap_ci(_distances(r)) for name, r in evals}
     results = {
         "scale": asdict(scale),
         "sim_data": {k: gen[k] for k in ("episodes", "transitions", "expert_fraction", "noised_fraction")},
         "real_minutes": minutes,
-        "return": {"sim": sim_eval.mean_return, "real_zero_shot": real_before.mean_return,
-                   "real_adapted": real_after.mean_return},
-        "final_distance": {name: _final_distance(r) for name, r in
-                           (("sim", sim_eval), ("real_zero_shot", real_before), ("real_adapted", real_after))},
+        "return": {name: e.mean for name, e in returns.items()},
+        "return_ci95": {name: [e.low, e.high] for name, e in returns.items()},
+        "final_distance": {name: e.mean for name, e in distances.items()},
+        "final_distance_ci95": {name: [e.low, e.high] for name, e in distances.items()},
+        "trials": {name: e.n for name, e in returns.items()},
+        "comparison": compare(returns["real_zero_shot"], returns["real_adapted"], "real return, adapted vs zero-shot"),
         "heldout_consistency": {"pretrained": before_loss, "adapted": after_loss},
-        "seconds": time.perf_counter() - started,
     }
-    (out / "results.json").write_text(json.dumps(results, indent=2))
+    seconds = time.perf_counter() - started
+    (out / "results.json").write_text(json.dumps(results, indent=2))  # numbers only: rewritten byte for byte
+    (out / "timing.json").write_text(json.dumps({"seconds": seconds}, indent=2))
     (out / "results.md").write_text(results_table(results))
     _plot(results, out / "progress.png")
-    _log(f"done in {results['seconds']:.0f}s; results in {out}", started)
+    _log(f"done in {seconds:.0f}s; results in {out}", started)
     print(results_table(results))
     return results
 
 
-def _final_distance(result: Any) -> float:
-    """Mean distance to the goal at the end of each episode (the state starts with p − g)."""
-    return float(np.mean([np.linalg.norm(info["final_obs"]["state"][:2]) for info in result.final_info]))
+def _distances(result: Any) -> np.ndarray:
+    """Distance to the goal at the end of each episode (the state starts with p − g)."""
+    return np.array([np.linalg.norm(info["final_obs"]["state"][:2]) for info in result.final_info])
 
 
 def results_table(r: dict[str, Any]) -> str:
+    """Mean [95 % bootstrap CI] and the trial count of each evaluation, the comparison, the consistency."""
     ret, dist, cons = r["return"], r["final_distance"], r["heldout_consistency"]
-    rows = [
-        "| setting | mean return | final distance to goal (m) |",
-        "|---|---|---|",
-        f"| sim (nominal physics) | {ret['sim']:.3f} | {dist['sim']:.3f} |",
-        f"| real, zero-shot (pretrained model) | {ret['real_zero_shot']:.3f} | {dist['real_zero_shot']:.3f} |",
-        f"| real, adapted ({r['real_minutes']:.1f} min of real data) | {ret['real_adapted']:.3f} | "
-        f"{dist['real_adapted']:.3f} |",
+    ret_ci, dist_ci, trials = r["return_ci95"], r["final_distance_ci95"], r["trials"]
+
+    def cell(means: dict[str, float], cis: dict[str, list[float]], key: str) -> str:
+        return f"{means[key]:.3f} [{cis[key][0]:.3f}, {cis[key][1]:.3f}]"
+
+    settings = (("sim", "sim (nominal physics)"), ("real_zero_shot", "real, zero-shot (pretrained model)"),
+                ("real_adapted", f"real, adapted ({r['real_minutes']:.1f} min of real data)"))
+    rows = ["| setting | return, mean [95 % CI] | final distance to goal (m), mean [95 % CI] | trials |",
+            "|---|---|---|---|"]
+    rows += [f"| {title} | {cell(ret, ret_ci, key)} | {cell(dist, dist_ci, key)} | {trials[key]} |"
+             for key, title in settings]
+    rows += [
+        "",
+        r["comparison"],
         "",
         "| held-out real consistency loss | value |",
         "|---|---|",
