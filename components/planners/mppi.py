@@ -8,8 +8,8 @@ encoder, context and policy head for every sample and iteration, as the official
 asks the value head for the last position only (the bootstrap is all that uses it) and scores the fixed
 base-policy samples once per tick instead of once per iteration.
 
-This module holds the algorithm (sampling, elites, weights, warm start, momentum). How the scoring runs
-(chunks, private single-threaded worker threads on CPU, ``torch.compile``) is
+This module holds the algorithm (sampling, elites, weights, warm start, momentum). How the tick and its
+scoring run (chunks, private single-threaded threads on CPU, ``torch.compile``) is
 :class:`~simdist.components.planners.execution.TickExecutor`'s business; it changes no process-wide torch
 setting. The presets (``PAPER``, ``REALTIME``, ``scaled_settings``) live in :mod:`simdist.planning.presets`:
 ``build_planner(world_model, planner_preset("realtime"))``.
@@ -23,19 +23,11 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from simdist.planning.presets import (  # noqa: F401  (re-exported for older imports; read them from presets)
-    PAPER,
-    REALTIME,
-    REALTIME_ELITES,
-    REALTIME_ITERATIONS,
-    REALTIME_POLICY,
-    REALTIME_SAMPLES,
-    scaled_settings,
-)
+from simdist.planning.presets import PAPER, REALTIME, scaled_settings  # noqa: F401  (re-exported: older imports)
 from simdist.registry import register
 
 from .base import Bound, Planner, PlanResult, discounted_return
-from .execution import DEFAULT_CPU_CHUNK, TickExecutor  # noqa: F401  (DEFAULT_CPU_CHUNK: re-exported)
+from .execution import TickExecutor
 
 WARM_STARTS = ("shift", "official", "none", "policy")
 
