@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import threading
+
 import numpy as np
 import pytest
 import torch
+from simdist.components.planners import execution
 
 import simdist
 from simdist import WorldModel, WorldModelConfig
@@ -304,20 +309,112 @@ def test_value_head_last_position_only_matches_full(num_layers):
         torch.testing.assert_close(last, full[..., -1:], atol=1e-5, rtol=1e-5)
 
 
-def test_parallel_chunk_scoring_matches_serial(wm):
-    """Scoring chunks on worker threads gives the serial plan and restores torch's thread count."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(2)
+@contextlib.contextmanager
+def torch_threads(n: int):
+    """The test's own thread count (a user's setting), restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
     try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def fresh_thread_torch_threads() -> int:
+    """What ``torch.get_num_threads()`` says on a thread started now (the process-wide default)."""
+    seen: list[int] = []
+    thread = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+    thread.start()
+    thread.join()
+    return seen[0]
+
+
+def test_parallel_chunk_scoring_matches_serial(wm):
+    """Scoring chunks on the planner's threads gives the serial plan and leaves torch's thread count alone."""
+    with torch_threads(2):
         hist = history_for(wm, 3)
         kw = dict(num_samples=40, iterations=3, num_elites=8, score_chunk=16, seed=5)
         serial = MPPIPlanner(wm, parallel_chunks=False, **kw).plan(hist)
         parallel = MPPIPlanner(wm, parallel_chunks=True, **kw).plan(hist)
         assert torch.get_num_threads() == 2
-    finally:
-        torch.set_num_threads(threads)
     torch.testing.assert_close(parallel.plan, serial.plan, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(parallel.returns, serial.returns, atol=1e-5, rtol=1e-5)
+
+
+def test_plans_do_not_depend_on_the_callers_thread_count(wm):
+    """On private single-threaded threads (T > 1) a tick computes what a single-threaded caller computes."""
+    hist = history_for(wm, 3)
+    kw = dict(num_samples=40, iterations=3, num_elites=8, score_chunk=16, seed=5)
+    plans = {}
+    for threads in (1, 2):
+        with torch_threads(threads):
+            planner = MPPIPlanner(wm, **kw)
+            plans[threads] = torch.stack([planner.plan(hist).plan for _ in range(2)])
+    assert torch.equal(plans[1], plans[2])
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_act_leaves_global_torch_settings_alone(wm, parallel, threads):
+    """From the user's view torch's settings stay as they are during and after ``act``: on the calling
+    thread (read in a forward hook), for threads started meanwhile (the process-wide default) and after."""
+    seen: list[tuple[str, int, int, bool]] = []
+
+    def hook(module, args, output):
+        seen.append((threading.current_thread().name, torch.get_num_threads(), fresh_thread_torch_threads(),
+                     torch.is_grad_enabled()))
+
+    handles = [wm.encoder.register_forward_hook(hook), wm.dynamics.register_forward_hook(hook)]
+    interop = torch.get_num_interop_threads()
+    try:
+        with torch_threads(threads):
+            planner = MPPIPlanner(wm, num_samples=40, iterations=2, num_elites=8, score_chunk=16,
+                                  parallel_chunks=parallel)
+            hist = history_for(wm, 3)
+            for _ in range(2):
+                planner.act(hist)
+            assert torch.get_num_threads() == threads and fresh_thread_torch_threads() == threads
+            assert torch.get_num_interop_threads() == interop and torch.is_grad_enabled()
+    finally:
+        for h in handles:
+            h.remove()
+    caller = threading.current_thread().name
+    assert all(fresh == threads for _, _, fresh, _ in seen)  # the default for new threads never changed
+    assert {name for name, *_ in seen} <= {caller, "simdist-tick_0", "simdist-score_0", "simdist-score_1"}
+    assert all(mine == threads for name, mine, _, _ in seen if name == caller)
+    assert all(mine == 1 for name, mine, _, _ in seen if name != caller)  # the planner's own threads
+    assert not any(grad for *_, grad in seen)  # planning runs without gradients wherever it runs
+    private = threads > 1 and parallel and execution.thread_limits_available()
+    assert any(name.startswith("simdist-score") for name, *_ in seen) == private
+    assert all(name != caller for name, *_ in seen) == private
+
+
+def test_executor_chunks_and_validation():
+    calls: list[int] = []
+
+    def score(actions, offset):
+        calls.append(actions.shape[1])
+        return actions.sum((-1, -2)) + offset
+
+    actions = torch.randn(2, 10, 3, 2)
+    ex = execution.TickExecutor(score, chunk=6)
+    torch.testing.assert_close(ex.score(actions, 1.0), actions.sum((-1, -2)) + 1.0)
+    assert calls == [3, 3, 2, 2]  # ceil(20 / 6) = 4 chunks along the samples
+    calls.clear()
+    with torch_threads(2):
+        out = ex.run(torch.device("cpu"), ex.score, actions, 0.0)
+    torch.testing.assert_close(out, actions.sum((-1, -2)))
+    assert sorted(calls) == [2, 2, 3, 3]
+    ex.close()
+    assert "chunk=6" in repr(ex)
+    planner = MPPIPlanner(tiny_model(), **SMALL)
+    with torch_threads(2):
+        planner.plan(history_for(planner.world_model, 2))  # starts the planner's threads
+    twin = copy.deepcopy(planner)  # settings and state copy; threads do not
+    assert twin.executor._tick_pool is None and torch.equal(twin.prev_mean, planner.prev_mean)
+    assert twin.executor.score_fn.__self__ is twin
+    with pytest.raises(ValueError, match="score_chunk"):
+        MPPIPlanner(tiny_model(), score_chunk=0)
 
 
 @pytest.mark.slow
@@ -424,8 +521,8 @@ def test_temporal_ensemble_blends_what_recent_plans_say_for_now(wm):
 
 
 def test_build_planner_from_a_planner_json_mapping(wm):
-    from simdist.components.planners.mppi import REALTIME
     from simdist.planning import MPPIPlanner, PolicyPlanner, TemporalEnsemble, build_planner
+    from simdist.planning.presets import REALTIME
 
     settings = {"planner": "mppi", **REALTIME, "temporal_ensemble": 0.8}
     planner = build_planner(wm, settings)

@@ -4,78 +4,32 @@ Per tick the history is encoded once, the dynamics' context is prepared once and
 chunk is computed once; every iteration then scores B × N action sequences with one ``imagine`` call
 that broadcasts the shared context. ``naive=True`` (or ``planner/mppi_naive``) instead recomputes the
 encoder, context and policy head for every sample and iteration, as the official code does (SIMDIST
-11.1f); it consumes the same random numbers and gives the same result, only slower.
+11.1f); it consumes the same random numbers and gives the same result, only slower. The fast path also
+asks the value head for the last position only (the bootstrap is all that uses it) and scores the fixed
+base-policy samples once per tick instead of once per iteration.
 
-On CPU the fast path scores the samples in chunks of about ``score_chunk`` sequences: the result is
-the same, but the activations stay small enough to be reused by the allocator instead of being
-mapped and zeroed afresh by the kernel for every layer (a measured 20 % of a paper-size tick).
-``compile=True`` scores through ``torch.compile`` (one graph per tick shape; the first tick compiles).
-With ``parallel_chunks`` (default) and T torch threads, T Python threads score whole chunks at once with
-one torch thread each for the duration of the scoring (the process-wide thread count is restored
-afterwards): at this size one matrix product splits poorly over threads, whole chunks split evenly.
-The fast path also asks the value head for the last position only (the bootstrap is all that uses it)
-and scores the fixed base-policy samples once per tick instead of once per iteration.
-
-``PAPER`` holds the official planner settings (SIMDIST 6.1: 450 + 22 samples × 8 iterations) and
-``REALTIME`` a smaller setting measured to keep the tick's p99 within a 50 Hz budget on a 2-core CPU
-(``simdist bench`` reports both): ``simdist.create("planner", "mppi", world_model=wm, **REALTIME)``.
+This module holds the algorithm (sampling, elites, weights, warm start, momentum). How the tick and its
+scoring run (chunks, private single-threaded threads on CPU, ``torch.compile``) is
+:class:`~simdist.components.planners.execution.TickExecutor`'s business; it changes no process-wide torch
+setting. The presets (``PAPER``, ``REALTIME``, ``scaled_settings``) live in :mod:`simdist.planning.presets`:
+``build_planner(world_model, planner_preset("realtime"))``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
+from simdist.planning.presets import PAPER, REALTIME, scaled_settings  # noqa: F401  (re-exported: older imports)
 from simdist.registry import register
 
 from .base import Bound, Planner, PlanResult, discounted_return
+from .execution import TickExecutor
 
 WARM_STARTS = ("shift", "official", "none", "policy")
-
-#: Sequences per ``imagine`` call on CPU when ``score_chunk`` is None (measured: 100-250 is flat).
-DEFAULT_CPU_CHUNK = 128
-# Measured on the 2-core dev machine (1 thread, shared with other jobs): 16 + 2 sequences in one
-# iteration cost ≈ 15 ms CPU per tick (encoder 1 ms, policy head 2.3 ms, one imagine ≈ 8 ms); each
-# further iteration or 16 samples adds ≈ 8 ms, which no longer fits a 20 ms p99 under load.
-REALTIME_SAMPLES, REALTIME_POLICY, REALTIME_ITERATIONS, REALTIME_ELITES = 16, 2, 1, 4
-
-#: The official MPPI settings (SIMDIST 6.1); these are also the constructor defaults.
-PAPER: dict[str, Any] = dict(
-    num_samples=450, mixture_coef=0.05, iterations=8, num_elites=64, temperature=0.25, init_std=2.0,
-    min_std=0.05, base_act_std=0.05, momentum=0.0, discount=0.99, seed=42,
-)
-#: A real-time setting for a 50 Hz loop on a 2-core CPU (its size chosen with ``simdist bench``; see above).
-#: One iteration cannot narrow a wide first draw, so it samples near the base policy's chunk: measured on
-#: the Go2 (a 3 m flat course, 0.5 m/s, 4 trials, a model 2,300 steps into pretraining) the paper's shift
-#: warm start with std 2.0 fell after 0.48 m, the policy prior with std 0.1 completed every trial.
-REALTIME: dict[str, Any] = dict(PAPER, num_samples=REALTIME_SAMPLES, num_policy_samples=REALTIME_POLICY,
-                                iterations=REALTIME_ITERATIONS, num_elites=REALTIME_ELITES, init_std=0.1,
-                                warm_start="policy")
-
-
-def scaled_settings(num_samples: int, iterations: int, *, init_std: float | None = None,
-                    warm_start: str | None = None, **overrides: Any) -> dict[str, Any]:
-    """The official settings at another budget: the policy mixture and elite count scale with the sample
-    count (5 % policy samples, at least 2; elites a quarter of the samples, 4 to 64), so small budgets
-    keep the base-policy samples that ``int(num_samples * mixture_coef)`` would round away.
-    ``init_std`` and ``warm_start`` replace the official values unless None (as command-line options pass
-    them); ``overrides`` replace any setting.
-    ``scaled_settings(16, 1, init_std=0.1, warm_start="policy") == REALTIME``; ``scaled_settings(450, 8)`` is
-    the paper's setting."""
-    policy = max(REALTIME_POLICY, int(num_samples * PAPER["mixture_coef"]))
-    elites = min(PAPER["num_elites"], max(REALTIME_ELITES, num_samples // 4))
-    settings = dict(PAPER, num_samples=int(num_samples), num_policy_samples=policy, iterations=int(iterations),
-                    num_elites=elites)
-    if init_std is not None:
-        settings["init_std"] = init_std
-    if warm_start is not None:
-        settings["warm_start"] = warm_start
-    settings.update(overrides)
-    return settings
 
 
 @register("planner", "mppi")
@@ -98,8 +52,11 @@ class MPPIPlanner(Planner):
     one iteration, where a wide first draw cannot be narrowed again; needs a policy head). After ``reset``
     (or a change of batch size) the mean starts at zero.
 
+    Execution (:class:`~simdist.components.planners.execution.TickExecutor`; the plan stays the same):
     ``score_chunk``: most sequences per ``imagine`` call (None: 128 on CPU, all at once elsewhere);
-    ``parallel_chunks``: on CPU, score chunks on as many Python threads as torch has threads;
+    ``parallel_chunks``: on CPU, when the calling thread runs torch on T > 1 threads, tick on the planner's
+    own single-threaded threads and score chunks on T of them (False: on the calling thread with its
+    settings; no process-wide setting changes either way);
     ``compile``: score through ``torch.compile`` (True, or a mode such as ``"reduce-overhead"``, which
     uses CUDA graphs on a GPU); the first tick of each shape compiles.
 
@@ -142,12 +99,9 @@ class MPPIPlanner(Planner):
         self.temperature, self.init_std, self.min_std, self.max_std = temperature, init_std, min_std, max_std
         self.base_act_std, self.momentum, self.discount = base_act_std, momentum, discount
         self.warm_start, self.naive, self.seed = warm_start, naive, int(seed)
-        if score_chunk is not None and score_chunk < 1:
-            raise ValueError(f"score_chunk must be >= 1 or None, got {score_chunk}")
         self.score_chunk, self.compile, self.parallel_chunks = score_chunk, compile, parallel_chunks
-        self._compiled: Any = None
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_size = 0
+        self.executor = TickExecutor(self._score_fast, chunk=score_chunk, parallel=parallel_chunks,
+                                     compile=compile)
         self.prev_mean: Tensor | None = None
         self._gen: torch.Generator | None = None
         self._generator()
@@ -185,49 +139,7 @@ class MPPIPlanner(Planner):
     # ------------------------------------------------------------------ scoring
     def _score(self, actions: Tensor, ctx: tuple) -> Tensor:
         """Returns (B, N) of action sequences (B, N, T, A)."""
-        if self.naive:
-            return self._score_naive(actions, *ctx)
-        b, n = actions.shape[:2]
-        chunk = self.score_chunk
-        if chunk is None:
-            chunk = DEFAULT_CPU_CHUNK if actions.device.type == "cpu" else n * b
-        pieces = -(-(b * n) // chunk)  # ceil
-        if pieces <= 1 or n == 1:
-            return self._score_chunk(actions, *ctx)
-        chunks = actions.tensor_split(min(pieces, n), dim=1)
-        workers = torch.get_num_threads() if self.parallel_chunks and actions.device.type == "cpu" else 1
-        if workers <= 1 or len(chunks) < 2:
-            return torch.cat([self._score_chunk(a, *ctx) for a in chunks], 1)
-        return torch.cat(self._score_parallel(chunks, ctx, min(workers, len(chunks))), 1)
-
-    def _score_parallel(self, chunks: Sequence[Tensor], ctx: tuple, workers: int) -> list[Tensor]:
-        """Score ``chunks`` on ``workers`` Python threads with one torch thread each, then restore the
-        thread count. Small matrices split poorly over threads inside one operation; whole chunks do."""
-        if self._pool is None or self._pool_size != workers:
-            if self._pool is not None:
-                self._pool.shutdown(wait=False)
-            self._pool, self._pool_size = ThreadPoolExecutor(workers, thread_name_prefix="mppi"), workers
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            grad = torch.is_grad_enabled()
-
-            def score(a: Tensor) -> Tensor:
-                with torch.set_grad_enabled(grad):
-                    return self._score_chunk(a, *ctx)
-
-            return list(self._pool.map(score, chunks))
-        finally:
-            torch.set_num_threads(threads)
-
-    def _score_chunk(self, actions: Tensor, *ctx: Any) -> Tensor:
-        """:meth:`_score_fast`, through ``torch.compile`` when ``compile`` is set (compiled on first use)."""
-        if not self.compile:
-            return self._score_fast(actions, *ctx)
-        if self._compiled is None:
-            mode = self.compile if isinstance(self.compile, str) else None
-            self._compiled = torch.compile(self._score_fast, dynamic=False, mode=mode)
-        return self._compiled(actions, *ctx)
+        return self._score_naive(actions, *ctx) if self.naive else self.executor.score(actions, *ctx)
 
     def _score_fast(self, actions: Tensor, encoding: Any, prepared: Any, command: Tensor | None) -> Tensor:
         wm = self.world_model
@@ -253,6 +165,12 @@ class MPPIPlanner(Planner):
 
     # ------------------------------------------------------------------ planning
     def _plan(self, obs_hist: dict[str, Tensor], act_hist: Tensor, command: Tensor | None) -> PlanResult:
+        if self.naive:  # the official structure, with the caller's settings
+            return self._tick(obs_hist, act_hist, command)
+        return self.executor.run(self.device, self._tick, obs_hist, act_hist, command)
+
+    def _tick(self, obs_hist: dict[str, Tensor], act_hist: Tensor, command: Tensor | None) -> PlanResult:
+        """One MPPI tick (wherever the executor runs it)."""
         wm = self.world_model
         b, t, a = act_hist.shape[0], self.horizon, self.action_dim
         dev, dt, gen = self.device, self.dtype, self._generator()

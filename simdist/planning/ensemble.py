@@ -4,7 +4,8 @@ Each tick a planner returns a whole plan (B, T, A) but only its first action is 
 the last ticks also said what to do now: the plan made k ticks ago at its step k. ``TemporalEnsemble``
 executes their weighted mean, a_t = Σ_k w_k p_{t-k}[k] / Σ_k w_k with w_k = decay^k over the plans made
 since the env's last reset (at most T). ``decay=0`` executes the newest plan's first action (the wrapped
-planner unchanged). Works with any planner (``act``/``plan``/``reset`` and a ``world_model``).
+planner unchanged). Works with any planner (``act``/``plan``/``reset`` and a ``world_model``). The decay the
+real-time preset uses is :data:`simdist.planning.presets.REALTIME_DECAY`.
 """
 
 from __future__ import annotations
@@ -15,10 +16,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-#: The decay the real-time Go2 preset uses (the demo's default and the zoo's ``planner.json``): chosen among
-#: 0.7-0.9 on 20 randomised 10 m walks per terrain in nominal simulation with the 32,000-step model
-#: (results/go2/commands/temporal_ensemble.sh): MPPI on the 5.7 deg slope 6.4 m → 8.7 m over 40 trials.
-REALTIME_DECAY = 0.8
+from simdist.planning.presets import REALTIME_DECAY, planner_preset  # noqa: F401  (REALTIME_DECAY: re-exported)
 
 
 class TemporalEnsemble:
@@ -75,13 +73,14 @@ class TemporalEnsemble:
         return f"TemporalEnsemble({self.planner!r}, decay={self.decay})"
 
 
-def build_planner(world_model: Any, settings: Mapping[str, Any]) -> Any:
-    """A planner from a settings mapping such as a zoo model's ``planner.json``: ``planner`` names the
+def build_planner(world_model: Any, settings: Mapping[str, Any] | str) -> Any:
+    """A planner from a settings mapping such as a zoo model's ``planner.json``, or from a preset name
+    (``"paper"``, ``"realtime"``: :func:`simdist.planning.presets.planner_preset`): ``planner`` names the
     registered planner (default ``mppi``), ``temporal_ensemble`` (optional; None or 0: off) wraps it in a
     :class:`TemporalEnsemble`, everything else goes to the planner's constructor."""
     from simdist.registry import create
 
-    kwargs = dict(settings)
+    kwargs = planner_preset(settings) if isinstance(settings, str) else dict(settings)
     name = kwargs.pop("planner", "mppi")
     decay = kwargs.pop("temporal_ensemble", None)
     planner = create("planner", name, world_model=world_model, **kwargs)

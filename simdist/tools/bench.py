@@ -6,14 +6,17 @@ Sections (``--sections``, all by default):
   wall and CPU time per tick (median, p99), the analytic FLOP count per tick and the GFLOP/s achieved;
 * ``naive``: the official structure (encoder, context and policy head recomputed per sample and
   iteration) on the same seed and history, its speed and its largest plan difference to ``mppi``;
-* ``realtime``: the ``REALTIME`` planner preset, median and p99 tick (target: p99 ≤ 20 ms);
+* ``realtime``: the ``realtime`` planner preset as deployed (``REALTIME`` MPPI with temporal ensembling),
+  median and p99 tick (target: p99 ≤ 20 ms);
 * ``envs``: batched planning for 1, 8 and 32 envs (ticks/s and env-ticks/s);
 * ``train``: pretraining (all components, batch 512) and finetuning (dynamics only, batch 32) steps:
   ``WorldModelLoss`` + backward + Adam on random batches, samples/s and peak extra memory.
 
-``--compile`` adds ``torch.compile`` variants (compile time reported separately). Every timing runs
-under each ``--threads`` setting. The machine may be shared: CPU time (all threads of this process) is
-reported beside wall time, and the load average before and after. ``--json`` prints one JSON object.
+Planner settings come from :mod:`simdist.planning.presets`. ``--compile`` adds ``torch.compile`` variants
+(compile time reported separately). Every timing runs under each ``--threads`` setting (the bench's own
+``torch.set_num_threads``, as a user would set it; the planners change no torch setting themselves). The
+machine may be shared: CPU time (all threads of this process) is reported beside wall time, and the load
+average before and after. ``--json`` prints one JSON object.
 
 FLOP per scored sequence (width D, horizon T, context L, MLP factor f, action A, command C):
 dynamics ``2TAD + Σ_layers [2TD²(6 + 2f) + 4T²D + 4TLD]``, each head ``2TFD + 2TD +
@@ -41,6 +44,8 @@ from typing import Any
 import torch
 
 from simdist.cli import tool_parser
+from simdist.components.planners.execution import thread_limits_available
+from simdist.planning.presets import planner_preset
 
 SECTIONS = ("mppi", "naive", "realtime", "envs", "train")
 
@@ -60,6 +65,7 @@ def machine_info(device: torch.device) -> dict[str, Any]:
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "mkldnn": torch.backends.mkldnn.is_available(), "device": str(device), "load_avg": _loadavg(),
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+        "planner_private_threads": device.type == "cpu" and thread_limits_available(),
     }
     if device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(device)
@@ -260,31 +266,33 @@ def flop_rates(flop: float, executed: float, timing: dict[str, Any]) -> dict[str
 
 def time_compiled(wm: Any, settings: dict[str, Any], mode: Any, history: dict[str, Any], repeats: int,
                   warmup: int, device: torch.device) -> tuple[dict[str, Any], float]:
-    """An MPPI planner with ``compile=mode``: the timings of its ticks, and the first (compiling) tick's seconds."""
-    import simdist
+    """The planner of ``build_planner`` ``settings`` with ``compile=mode``: the timings of its ticks, and the
+    first (compiling) tick's seconds."""
+    from simdist.planning.ensemble import build_planner
 
-    planner = simdist.create("planner", "mppi", world_model=wm, compile=mode, **settings)
+    planner = build_planner(wm, {**settings, "compile": mode})
     t0 = time.perf_counter()
     planner.plan(history)
     compile_s = time.perf_counter() - t0
     return time_calls(lambda: planner.plan(history), repeats, warmup, device), compile_s
 
 
+def paper_settings(args: Any) -> dict[str, Any]:
+    """The ``paper`` preset's ``build_planner`` settings with ``--samples``/``--iterations`` applied."""
+    overrides = {"num_samples": args.samples, "iterations": args.iterations}
+    return planner_preset("paper", **{k: v for k, v in overrides.items() if v is not None})
+
+
 def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device) -> list[dict[str, Any]]:
     """The ``mppi``, ``naive``, ``realtime`` and ``envs`` sections at one thread count."""
-    import simdist
-    from simdist.components.planners.mppi import PAPER, REALTIME
+    from simdist.planning.ensemble import build_planner
 
     rows: list[dict[str, Any]] = []
-    paper = dict(PAPER)
-    if args.samples is not None:
-        paper["num_samples"] = args.samples
-    if args.iterations is not None:
-        paper["iterations"] = args.iterations
+    paper, realtime = paper_settings(args), planner_preset("realtime")
     history = random_history(wm, 1)
     per_seq = imagine_flops(wm)
     if "mppi" in args.sections or "naive" in args.sections:
-        fast = simdist.create("planner", "mppi", world_model=wm, **paper)
+        fast = build_planner(wm, paper)
         seqs = (fast.num_samples + fast.num_policy_samples) * fast.iterations
         flop = per_seq * seqs  # the nominal work: every sequence of every iteration, full heads
         executed = executed_flops(wm, fast)
@@ -297,7 +305,7 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
             rows.append(planner_row("mppi", f"compile={mode}", threads, timing, compile_s=compile_s,
                                     **flop_rates(flop, executed, timing)))
         if "naive" in args.sections:
-            naive = simdist.create("planner", "mppi_naive", world_model=wm, **paper)
+            naive = build_planner(wm, {**paper, "planner": "mppi_naive"})
             timing = time_calls(lambda: naive.plan(history), args.naive_repeats, 1, device)
             fast.reset(seed=paper["seed"])
             naive.reset(seed=paper["seed"])
@@ -309,19 +317,19 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
                 max_abs_plan_diff=float((a.plan - b.plan).abs().max()),
                 max_abs_return_diff=float((a.returns - b.returns).abs().max())))
     if "realtime" in args.sections:
-        rt = simdist.create("planner", "mppi", world_model=wm, **REALTIME)
+        rt = build_planner(wm, realtime)
         timing = time_calls(lambda: rt.plan(history), args.realtime_repeats, 10, device)
         rows.append(planner_row(
-            "realtime", f"{rt.num_samples}+{rt.num_policy_samples}x{rt.iterations}", threads, timing,
-            meets_20ms_p99=1e3 * timing["wall"]["p99"] <= 20.0))
+            "realtime", f"{rt.num_samples}+{rt.num_policy_samples}x{rt.iterations} te={realtime['temporal_ensemble']}",
+            threads, timing, meets_20ms_p99=1e3 * timing["wall"]["p99"] <= 20.0))
         for mode in args.compile_modes:
-            timing, compile_s = time_compiled(wm, REALTIME, mode, history, args.realtime_repeats, 10, device)
+            timing, compile_s = time_compiled(wm, realtime, mode, history, args.realtime_repeats, 10, device)
             rows.append(planner_row("realtime", f"compile={mode}", threads, timing, compile_s=compile_s,
                                     meets_20ms_p99=1e3 * timing["wall"]["p99"] <= 20.0))
     if "envs" in args.sections:
-        preset = REALTIME if args.envs_preset == "realtime" else paper
+        preset = realtime if args.envs_preset == "realtime" else paper
         for envs in args.envs:
-            planner = simdist.create("planner", "mppi", world_model=wm, **preset)
+            planner = build_planner(wm, preset)
             hist = random_history(wm, envs)
             repeats = max(3, args.repeats // max(1, envs // 8))
             timing = time_calls(lambda p=planner, h=hist: p.plan(h), repeats, 1, device)
@@ -443,7 +451,6 @@ def main(argv: list[str] | None = None) -> int:
     thread_counts: list[int | None] = list(_int_list(args.threads)) if device.type == "cpu" else [None]
 
     from simdist import WorldModel
-    from simdist.components.planners.mppi import PAPER, REALTIME
 
     machine = machine_info(device)
     torch.manual_seed(0)
@@ -460,7 +467,8 @@ def main(argv: list[str] | None = None) -> int:
         "settings": {
             "preset": args.preset, "parameters": wm.count_parameters()["total"], "sections": args.sections,
             "threads": thread_counts, "repeats": args.repeats, "naive_repeats": args.naive_repeats,
-            "realtime_repeats": args.realtime_repeats, "paper": PAPER, "realtime": REALTIME,
+            "realtime_repeats": args.realtime_repeats, "paper": paper_settings(args),
+            "realtime": planner_preset("realtime"),
             "samples": args.samples, "iterations": args.iterations, "envs": args.envs,
             "envs_preset": args.envs_preset, "compile": args.compile, "pretrain_batch": args.pretrain_batch,
             "finetune_batch": args.finetune_batch, "flop_per_sequence": imagine_flops(wm),

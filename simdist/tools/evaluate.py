@@ -38,7 +38,7 @@ def build_controller(spec: str, planner: str = "mppi", samples: int | None = Non
         return agent.with_settings(seed=seed)
     settings: dict[str, Any] = {"planner": planner, "temporal_ensemble": temporal_ensemble}
     if planner.startswith("mppi"):
-        from simdist.components.planners.mppi import PAPER, scaled_settings
+        from simdist.planning.presets import PAPER, scaled_settings
 
         settings |= scaled_settings(samples or PAPER["num_samples"], iterations or PAPER["iterations"],
                                     init_std=init_std, warm_start=warm_start, seed=seed)
