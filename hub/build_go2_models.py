@@ -151,9 +151,8 @@ def resolved_config(recipe: str) -> str:
 
 
 def build_base(which: str = ZOO_CANDIDATE) -> None:
-    from simdist.components.planners.mppi import REALTIME
     from simdist.hub import save_pretrained
-    from simdist.planning.ensemble import REALTIME_DECAY
+    from simdist.planning.presets import REALTIME, REALTIME_DECAY
     from simdist.training.module import world_model_from_checkpoint
 
     candidate = CANDIDATES[which]

@@ -264,7 +264,7 @@ class AdaptationLoop:
         """``agent`` acting with this run's planner budget (planning agents) and ``seed``."""
         if not getattr(agent, "plans", False):
             return agent.with_settings(seed=seed)
-        from simdist.components.planners.mppi import scaled_settings
+        from simdist.planning.presets import scaled_settings
 
         settings = scaled_settings(self.cfg.samples, self.cfg.iterations, init_std=self.cfg.init_std,
                                    warm_start=self.cfg.warm_start, **self.task.planner_defaults)

@@ -9,10 +9,10 @@ import threading
 import numpy as np
 import pytest
 import torch
-from simdist.components.planners import execution
 
 import simdist
 from simdist import WorldModel, WorldModelConfig
+from simdist.components.planners import execution
 from simdist.planning import (
     MPPIPlanner,
     NaiveMPPIPlanner,
@@ -562,3 +562,50 @@ def test_shadow_planners_measure_how_far_a_change_moves_the_executed_action(wm):
         shadow.gaps(0, active_ticks=[1, 1])
     with pytest.raises(ValueError, match="input spec"):
         ShadowPlanners(driver, {"x": mppi(tiny_model(history=3))})
+
+
+# ---------------------------------------------------------------------- non-finite inputs and models
+@pytest.mark.parametrize("planner_name", ["mppi", "policy"])
+def test_planners_refuse_non_finite_inputs_naming_env_and_key(wm: WorldModel, planner_name: str) -> None:
+    from simdist.components.planners.base import NonFiniteError
+
+    planner = simdist.create("planner", planner_name, world_model=wm, **(SMALL if planner_name == "mppi" else {}))
+    for key in ("obs", "act", "command"):
+        hist = history_for(wm, 3)
+        if key == "obs":
+            hist.obs["state"][1, -1, 0] = float("nan")
+            match = r"observation 'state' is non-finite .* env\(s\) \[1\]"
+        elif key == "act":
+            hist.actions[2, -1, 0] = float("inf")
+            match = r"act_hist .* env\(s\) \[2\]"
+        else:
+            hist.command[0, 0] = float("nan")
+            match = r"command is non-finite .* env\(s\) \[0\]"
+        with pytest.raises(NonFiniteError, match=match):
+            planner.act(hist)
+
+
+def test_a_nan_weight_never_reaches_an_actuator(wm: WorldModel) -> None:
+    """Every candidate scores NaN: MPPI raises instead of averaging random samples; the policy planner too."""
+    from simdist.components.planners.base import NonFiniteError
+
+    broken = copy.deepcopy(wm)
+    with torch.no_grad():
+        for p in (*broken.value.parameters(), *broken.policy.parameters()):
+            p.fill_(float("nan"))
+    with pytest.raises(NonFiniteError, match="every MPPI candidate scored a non-finite return"):
+        simdist.create("planner", "mppi", world_model=broken, **SMALL).act(history_for(broken, 2))
+    with pytest.raises(NonFiniteError, match="non-finite actions"):
+        simdist.create("planner", "policy", world_model=broken).act(history_for(broken, 2))
+
+
+def test_fallback_wrapper_substitutes_and_counts(wm: WorldModel) -> None:
+    from simdist.planning import FallbackOnNonFinite
+
+    planner = FallbackOnNonFinite(simdist.create("planner", "policy", world_model=wm), fallback=0.0)
+    hist = history_for(wm, 3)
+    clean = planner.act(hist).clone()
+    hist.obs["state"][1, -1, 0] = float("nan")
+    out = planner.act(hist)
+    assert torch.isfinite(out).all() and torch.equal(out[1], torch.zeros(2)) and planner.fallbacks == 1
+    torch.testing.assert_close(out[[0, 2]], clean[[0, 2]])

@@ -34,7 +34,6 @@ def test_constructor_defaults_are_the_paper_preset():
 
 def test_older_import_paths_name_the_same_objects():
     from simdist.components.planners import mppi
-
     from simdist.planning import ensemble
 
     assert mppi.PAPER is P.PAPER and mppi.REALTIME is P.REALTIME and mppi.scaled_settings is P.scaled_settings

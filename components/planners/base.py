@@ -17,6 +17,24 @@ from simdist.planning.history import ObservationHistory
 Bound = float | Sequence[float] | Tensor | None
 
 
+class NonFiniteError(ValueError):
+    """A planner got a non-finite input (observation, previous action, command) or would return a non-finite
+    action; the message names the envs and the key. Nothing non-finite ever reaches an actuator."""
+
+
+def nonfinite_rows(x: Tensor) -> list[int]:
+    """Rows (envs) of ``x`` (B, ...) holding a NaN or an infinity."""
+    bad = ~torch.isfinite(x.reshape(x.shape[0], -1)).all(dim=1)
+    return torch.nonzero(bad).flatten().tolist()
+
+
+def check_finite(x: Tensor, what: str) -> None:
+    rows = nonfinite_rows(x)
+    if rows:
+        raise NonFiniteError(f"{what} is non-finite (NaN or Inf) for env(s) {rows[:10]}"
+                             f"{' ...' if len(rows) > 10 else ''}; refusing to plan on it")
+
+
 @dataclass
 class PlanResult:
     """One planning tick: ``action`` (B, A) to execute, ``plan`` (B, T, A), ``returns`` (B,) or None
@@ -77,7 +95,12 @@ class Planner(abc.ABC):
         """Plan one tick; returns the first action, the whole plan and diagnostics."""
         with eval_mode(self.world_model):
             obs_hist, act_hist, command = self._inputs(history)
-            return self._plan(obs_hist, act_hist, command)
+            result = self._plan(obs_hist, act_hist, command)
+        rows = nonfinite_rows(result.action)
+        if rows:
+            raise NonFiniteError(f"{type(self).__name__} computed non-finite actions for env(s) {rows[:10]}: the "
+                                 "world model's outputs are NaN or Inf (check its weights and inputs)")
+        return result
 
     def reset(self, ids: Sequence[int] | Tensor | None = None, seed: int | None = None) -> None:
         """Forget per-env state of envs ``ids`` (all if None); reseed the generator if ``seed`` is given."""
@@ -141,6 +164,7 @@ class Planner(abc.ABC):
         act_hist = conv(act_hist)
         if act_hist.dim() != 3 or tuple(act_hist.shape[1:]) != (h, a):
             raise ValueError(f"act_hist has shape {tuple(act_hist.shape)}, expected (B, {h}, {a})")
+        check_finite(act_hist, "act_hist (the previous actions)")
         b = act_hist.shape[0]
         obs: dict[str, Tensor] = {}
         for key, shape in cfg.obs_spec.items():
@@ -150,6 +174,7 @@ class Planner(abc.ABC):
             if tuple(obs[key].shape) != (b, h + 1, *shape):
                 raise ValueError(f"obs_hist[{key!r}] has shape {tuple(obs[key].shape)}, "
                                  f"expected {(b, h + 1, *shape)}")
+            check_finite(obs[key], f"observation {key!r}")
         if c == 0:
             return obs, act_hist, None
         if command is None:
@@ -160,4 +185,5 @@ class Planner(abc.ABC):
         if not ok:
             raise ValueError(f"command has shape {tuple(command.shape)}, expected ({b}, {c}) "
                              f"or ({b}, {self.horizon + 1}, {c})")
+        check_finite(command, "command")
         return obs, act_hist, command

@@ -26,7 +26,7 @@ from torch import Tensor, nn
 from simdist.planning.presets import PAPER, REALTIME, scaled_settings  # noqa: F401  (re-exported: older imports)
 from simdist.registry import register
 
-from .base import Bound, Planner, PlanResult, discounted_return
+from .base import Bound, NonFiniteError, Planner, PlanResult, discounted_return
 from .execution import TickExecutor
 
 WARM_STARTS = ("shift", "official", "none", "policy")
@@ -203,6 +203,11 @@ class MPPIPlanner(Planner):
                     policy_returns = returns[:, self.num_samples:]
             else:
                 returns = torch.cat([self._score(samples[:, : self.num_samples], ctx), policy_returns], dim=1)
+            none_finite = ~torch.isfinite(returns).any(dim=1)
+            if none_finite.any():
+                rows = torch.nonzero(none_finite).flatten().tolist()
+                raise NonFiniteError(f"every MPPI candidate scored a non-finite return for env(s) {rows[:10]}: the "
+                                     "world model's rewards or values are NaN or Inf (check its weights)")
             returns = torch.nan_to_num(returns, nan=torch.finfo(dt).min)
             elite_returns, idx = returns.topk(self.num_elites, dim=1)
             elites = samples.gather(1, idx[:, :, None, None].expand(-1, -1, t, a))

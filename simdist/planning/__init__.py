@@ -18,6 +18,8 @@ _LAZY = {
     "TemporalEnsemble": "simdist.planning.ensemble",
     "build_planner": "simdist.planning.ensemble",
     "ShadowPlanners": "simdist.planning.shadow",
+    "FallbackOnNonFinite": "simdist.planning.safety",
+    "planner_preset": "simdist.planning.presets",
 }
 
 __all__ = ["ObservationHistory", "PlannerPolicy", *_LAZY]

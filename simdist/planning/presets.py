@@ -24,16 +24,16 @@ PAPER: dict[str, Any] = dict(
     min_std=0.05, base_act_std=0.05, momentum=0.0, discount=0.99, seed=42,
 )
 #: A real-time setting for a 50 Hz loop on a 2-core CPU (its size chosen with ``simdist bench``; see above).
-#: One iteration cannot narrow a wide first draw, so it samples near the base policy's chunk: measured on
-#: the Go2 (a 3 m flat course, 0.5 m/s, 4 trials, a model 2,300 steps into pretraining) the paper's shift
-#: warm start with std 2.0 fell after 0.48 m, the policy prior with std 0.1 completed every trial.
+#: One iteration cannot narrow a wide first draw, so it samples near the base policy's chunk (measured on the
+#: first task's flat course in docs/speed.md: the paper's shift warm start with std 2.0 fell, the policy prior
+#: with std 0.1 completed every trial).
 REALTIME: dict[str, Any] = dict(PAPER, num_samples=REALTIME_SAMPLES, num_policy_samples=REALTIME_POLICY,
                                 iterations=REALTIME_ITERATIONS, num_elites=REALTIME_ELITES, init_std=0.1,
                                 warm_start="policy")
 
 #: The temporal-ensemble decay ``REALTIME`` is used with (the demo's default and the zoo's ``planner.json``):
-#: chosen among 0.7-0.9 on 20 randomised 10 m walks per terrain in nominal simulation with the 32,000-step
-#: model (results/go2/commands/temporal_ensemble.sh): MPPI on the 5.7 deg slope 6.4 m → 8.7 m over 40 trials.
+#: chosen among 0.7-0.9 on randomised walks in nominal simulation (``python results/<task>/run.py
+#: temporal-ensemble``; the numbers are in the task's docs).
 REALTIME_DECAY = 0.8
 
 #: Complete ``build_planner`` settings per preset name (read them through :func:`planner_preset`).

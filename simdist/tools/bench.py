@@ -18,13 +18,13 @@ Planner settings come from :mod:`simdist.planning.presets`. ``--compile`` adds `
 machine may be shared: CPU time (all threads of this process) is reported beside wall time, and the load
 average before and after. ``--json`` prints one JSON object.
 
-FLOP per scored sequence (width D, horizon T, context L, MLP factor f, action A, command C):
-dynamics ``2TAD + Σ_layers [2TD²(6 + 2f) + 4T²D + 4TLD]``, each head ``2TFD + 2TD +
-Σ_layers [2TD²(4 + 2f) + 4T²D]`` (F = its input width). For Go2 that is 12.45 MFLOP, so a paper tick
-(472 × 8 sequences) is 47.0 GFLOP, counted here with ``torch.utils.flop_counter`` plus attention: the
-nominal work per tick (``gflop_per_tick``). The fast planner executes less (``gflop_executed``: the value
-head at the last position only, the fixed policy samples scored once per tick), so ``gflops`` is the
-executed work per second (the hardware efficiency) and ``gflops_nominal`` the nominal work per second.
+FLOP per scored sequence (width D, horizon T, context L, MLP factor f, action A, command C): dynamics ``2TAD +
+Σ_layers [2TD²(6 + 2f) + 4T²D + 4TLD]``, each head ``2TFD + 2TD + Σ_layers [2TD²(4 + 2f) + 4T²D]`` (F = its
+input width). For the default task's official model that is 12.45 MFLOP, so a paper tick (472 × 8 sequences)
+is 47.0 GFLOP, counted here with ``torch.utils.flop_counter`` plus attention: the nominal work per tick
+(``gflop_per_tick``). The fast planner executes less (``gflop_executed``: the value head at the last position
+only, the fixed policy samples scored once per tick), so ``gflops`` is the executed work per second (the
+hardware efficiency) and ``gflops_nominal`` the nominal work per second.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ import torch
 from simdist.cli import tool_parser
 from simdist.components.planners.execution import thread_limits_available
 from simdist.planning.presets import planner_preset
+from simdist.tasks import add_task_argument, default_task, task_class
 
 SECTIONS = ("mppi", "naive", "realtime", "envs", "train")
 
@@ -418,7 +419,9 @@ def _int_list(text: str) -> list[int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = tool_parser("bench", __doc__.splitlines()[0].split(":", 1)[1].strip())
-    parser.add_argument("--preset", default="go2", help="world-model preset (go2: 667,758 parameters)")
+    add_task_argument(parser)
+    parser.add_argument("--preset", default=None,
+                        help="world-model preset (default: the task's official architecture; `simdist tasks`)")
     parser.add_argument("--sections", default=",".join(SECTIONS), help=f"comma list of {', '.join(SECTIONS)}")
     parser.add_argument("--threads", default="1,2", help="torch thread counts to run under (CPU), e.g. 1,2")
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:i]")
@@ -438,6 +441,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time torch.compile variants (MODE: default, reduce-overhead, ...)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = parser.parse_args(argv)
+    if args.preset is None:
+        preset = task_class(args.task or default_task()).preset
+        if preset is None:
+            parser.error(f"task {args.task!r} names no world-model preset; pass --preset")
+        args.preset = preset
     args.sections = [s.strip() for s in args.sections.split(",") if s.strip()]
     unknown = set(args.sections) - set(SECTIONS)
     if unknown:

@@ -3,7 +3,7 @@
 Loads a pretrained Go2 world model (``--model``: a Hub id such as the zoo's ``simdist/go2-slope``, or a
 folder) and runs :class:`~simdist.adaptation.AdaptationLoop` on a reality profile (``--real``) with the
 schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI preset with temporal
-ensembling, :data:`simdist.planning.ensemble.REALTIME_DECAY`) with the straight-walk protocol, collect
+ensembling, :data:`simdist.planning.presets.REALTIME_DECAY`) with the straight-walk protocol, collect
 ``--minutes`` of on-policy proxy-real data with it, finetune only the dynamics, evaluate again. Prints a
 before/after table (mean, 95 % bootstrap interval and trial count per side, and plainly whether the intervals
 overlap) and writes ``results.json``, ``results.md``, ``curve.png``, ``timing.json`` (wall-clock seconds, kept
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simdist.cli import add_mppi_arguments, tool_parser
+from simdist.cli import add_mppi_arguments, positive_float, positive_int, tool_parser
 
 PREFIX = "[go2-demo]"
 #: video length: the protocol's reset phase plus this much walking (or less: the trial ends on success or a fall)
@@ -45,28 +45,24 @@ VIDEO_LABELS = {"zero_shot": "zero-shot", "adapted": "adapted"}
 
 # ---------------------------------------------------------------------------------------------- entry points
 def build_parser() -> argparse.ArgumentParser:
-    from simdist.components.planners.mppi import REALTIME
-    from simdist.planning.ensemble import REALTIME_DECAY
-
     parser = tool_parser("demo", "Go2 demo: zero-shot vs adapted planning on a proxy-real course, with videos")
     parser.epilog = "`simdist demo --task toy-reach [--quick]` runs the toy-task demo instead."
     parser.add_argument("--model", default="simdist/go2-slope", help="pretrained Go2 world model: Hub id or folder")
     parser.add_argument("--real", default="ptfe-slope-5.7deg", help="reality profile: name or YAML path")
-    parser.add_argument("--minutes", type=float, default=4.0, help="proxy-real data to collect (minutes at 50 Hz)")
+    parser.add_argument("--minutes", type=positive_float, default=4.0,
+                        help="proxy-real data to collect (minutes at 50 Hz)")
     parser.add_argument("--out", default="outputs/go2-demo", help="output folder (rerun to resume)")
-    parser.add_argument("--trials", type=int, default=DEMO_TRIALS,
+    parser.add_argument("--trials", type=positive_int, default=DEMO_TRIALS,
                         help="protocol trials per speed (the default resolves a ~0.15 m before/after difference)")
-    parser.add_argument("--envs", type=int, default=16, help="parallel envs for data collection")
-    add_mppi_arguments(parser, samples=REALTIME["num_samples"], iterations=REALTIME["iterations"],
-                       init_std=REALTIME["init_std"], warm_start=REALTIME["warm_start"],
-                       temporal_ensemble=REALTIME_DECAY)  # the real-time preset
+    parser.add_argument("--envs", type=positive_int, default=16, help="parallel envs for data collection")
+    add_mppi_arguments(parser, preset="realtime")  # simdist.planning.presets: the real-time preset
     from simdist.components.tasks.go2.task import Go2Task
 
     Go2Task.add_arguments(parser, "demo")
-    parser.add_argument("--epochs", type=int, default=3, help="finetuning epochs")
-    parser.add_argument("--windows-per-epoch", type=int, default=6_000)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--lr", type=float, default=2e-4)
+    parser.add_argument("--epochs", type=positive_int, default=3, help="finetuning epochs")
+    parser.add_argument("--windows-per-epoch", type=positive_int, default=6_000)
+    parser.add_argument("--batch-size", type=positive_int, default=32)
+    parser.add_argument("--lr", type=positive_float, default=2e-4)
     parser.add_argument("--video", action=argparse.BooleanOptionalAction, default=True,
                         help="render rollout_zero_shot.gif and rollout_adapted.gif (MuJoCo offscreen, EGL)")
     parser.add_argument("--seed", type=int, default=0)
