@@ -12,7 +12,6 @@ State lives in ``state.json`` and is written atomically after every step, so a r
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import shutil
@@ -30,6 +29,7 @@ from simdist.agents import Agent, load_agent
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.freeze import FreezePolicy
 from simdist.fsutil import atomic_write_json
+from simdist.provenance import weights_fingerprint
 from simdist.tasks import Task
 from simdist.world_model import WorldModel
 
@@ -63,16 +63,6 @@ def world_model_of(agent: Any) -> WorldModel | None:
 def chunk_seed(seed: int, stage: int, first_episode_id: int) -> int:
     """The seed of the collection chunk whose first logged episode gets id ``first_episode_id``."""
     return int(np.random.SeedSequence([int(seed), int(stage), int(first_episode_id)]).generate_state(1)[0])
-
-
-def weights_fingerprint(model: torch.nn.Module) -> str:
-    """SHA-256 (first 16 hex digits) of the model's parameters and buffers, so a resumed run can tell
-    that a model id (e.g. a zoo folder rebuilt in place) now holds other weights."""
-    digest = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
-    return digest.hexdigest()[:16]
 
 
 @torch.no_grad()

@@ -7,10 +7,13 @@ to the numbers, so two results that differ can be told apart from a nondetermini
 
 from __future__ import annotations
 
+import hashlib
 import platform
 import subprocess
 from pathlib import Path
 from typing import Any
+
+import torch
 
 
 def _version(module: str) -> str | None:
@@ -51,7 +54,15 @@ def provenance(model: Any = None) -> dict[str, Any]:
              "torch_threads": torch.get_num_threads(), "torch_interop_threads": torch.get_num_interop_threads()}
     module = getattr(model, "world_model", getattr(model, "net", model))
     if isinstance(module, torch.nn.Module):
-        from simdist.adaptation import weights_fingerprint
-
         info["model_weights"] = weights_fingerprint(module)
     return info
+
+
+def weights_fingerprint(model: torch.nn.Module) -> str:
+    """SHA-256 (first 16 hex digits) of the model's parameters and buffers, so a resumed run can tell
+    that a model id (e.g. a zoo folder rebuilt in place) now holds other weights."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]

@@ -15,12 +15,12 @@ import torch
 
 import simdist.envs  # noqa: F401 - first, so that MUJOCO_GL defaults to egl before mujoco is imported
 from simdist import WorldModel
-from simdist.adaptation import weights_fingerprint
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
 from simdist.components.tasks.toy_reach import ToyReachTask
 from simdist.evaluation import EvaluationResult, bootstrap_ci, compare
 from simdist.presets import preset_config
+from simdist.provenance import weights_fingerprint
 
 ROOT = Path(__file__).resolve().parents[1]
 ZOO_MODEL = ROOT / "hub" / "models" / "go2-slope"
