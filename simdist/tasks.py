@@ -98,14 +98,21 @@ class Task(abc.ABC):
     # -- reality profiles ----------------------------------------------------------------------
     @classmethod
     def profile_schema(cls) -> ProfileSchema | None:
-        """The keys a reality profile of this task may set (type, accepted range, the simulator's default);
-        None: the task takes no profile files."""
-        return None
+        """The keys a reality profile of this task may set (type, accepted range, the simulator's default):
+        ``PROFILE_SCHEMA`` of :attr:`profile_module`; None: the task takes no profile files."""
+        return getattr(cls._profiles(), "PROFILE_SCHEMA", None)
 
     @classmethod
     def profile_dir(cls) -> Path | None:
-        """The folder of the built-in profiles (``NAME.yaml``)."""
-        return None
+        """The folder of the built-in profiles (``NAME.yaml``): ``PROFILE_DIR`` of :attr:`profile_module`."""
+        return getattr(cls._profiles(), "PROFILE_DIR", None)
+
+    #: the module holding the task's ``PROFILE_SCHEMA`` and ``PROFILE_DIR`` (imported on first use)
+    profile_module: ClassVar[str | None] = None
+
+    @classmethod
+    def _profiles(cls) -> Any:
+        return importlib.import_module(cls.profile_module) if cls.profile_module else None
 
     @classmethod
     def profiles(cls) -> list[str]:

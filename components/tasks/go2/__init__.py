@@ -8,11 +8,9 @@ below load on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from simdist.components.tasks.go2 import presets as _presets  # noqa: F401
 from simdist.components.tasks.go2.task import Go2Task
+from simdist.lazy import lazy_getattr
 
 _LAZY = {
     "Go2Env": "env", "RealityProfile": "profiles", "builtin_profiles": "profiles", "forward_progress": "profiles",
@@ -25,9 +23,4 @@ _LAZY = {
 __all__ = ["Go2Task", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

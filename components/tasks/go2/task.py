@@ -13,14 +13,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from simdist.data.schema import DatasetSpec
 from simdist.evaluation import EvaluationResult
-from simdist.profiles import ProfileSchema
 from simdist.registry import register
 from simdist.tasks import Task, TaskError
 
@@ -69,6 +67,7 @@ class Go2Task(Task):
     default: ClassVar[bool] = True
     demo_module: ClassVar[str | None] = "simdist.components.tasks.go2.demo"
     train_expert_module: ClassVar[str | None] = "simdist.components.tasks.go2.train_expert"
+    profile_module: ClassVar[str | None] = "simdist.components.tasks.go2.profiles"
     preset: ClassVar[str | None] = "go2"
     data_defaults: ClassVar[dict[str, Any]] = {
         "presets": {"cpu": {"num_envs": 256, "transitions": 5_000_000},
@@ -107,18 +106,6 @@ class Go2Task(Task):
         from simdist.components.tasks.go2.profiles import load_profile
 
         return load_profile(self.profile).name
-
-    @classmethod
-    def profile_schema(cls) -> ProfileSchema:
-        from simdist.components.tasks.go2.profiles import PROFILE_SCHEMA
-
-        return PROFILE_SCHEMA
-
-    @classmethod
-    def profile_dir(cls) -> Path:
-        from simdist.components.tasks.go2.profiles import PROFILE_DIR
-
-        return PROFILE_DIR
 
     # -- envs and data -------------------------------------------------------------------------
     def dataset_spec(self) -> DatasetSpec:

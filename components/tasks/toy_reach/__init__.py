@@ -4,11 +4,9 @@ Importing this package registers :class:`ToyReachTask` (``task``) and the ``toy`
 MuJoCo; :class:`ToyReachEnv` (``env``) and the other names load on first use.
 """
 
-import importlib
-from typing import Any
-
 from simdist.components.tasks.toy_reach import presets as _presets  # noqa: F401
 from simdist.components.tasks.toy_reach.task import ToyReachTask
+from simdist.lazy import lazy_getattr
 
 _LAZY = {
     "ExpertCritic": "critic", "fit_expert_critic": "critic", "LaggedPD": "expert", "PDPolicy": "expert",
@@ -16,26 +14,6 @@ _LAZY = {
     "ToyReachEnv": "pointmass", "build_model": "pointmass", "reward_fn": "pointmass", "generate_toy_dataset": "data",
 }
 
+__all__ = ["ToyReachTask", *_LAZY]
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = [
-    "ExpertCritic",
-    "fit_expert_critic",
-    "LaggedPD",
-    "PDPolicy",
-    "RandomLinear",
-    "ToyReachEnv",
-    "ToyReachTask",
-    "build_model",
-    "expert_policy",
-    "generate_toy_dataset",
-    "reward_fn",
-    "suboptimal_policies",
-]
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

@@ -4,14 +4,12 @@ slippery slope the simulator does not model (profiles: :mod:`.profiles`). Metric
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from simdist.data.schema import DatasetSpec
 from simdist.evaluation import EvaluationResult
-from simdist.profiles import ProfileSchema
 from simdist.registry import register
 from simdist.tasks import Task
 
@@ -31,6 +29,7 @@ class ToyReachTask(Task):
     dt: ClassVar[float] = 0.1
     planner_defaults: ClassVar[dict[str, Any]] = {"num_elites": 16}
     demo_module: ClassVar[str | None] = "simdist.components.tasks.toy_reach.demo"
+    profile_module: ClassVar[str | None] = "simdist.components.tasks.toy_reach.profiles"
     preset: ClassVar[str | None] = "toy"
 
     def __post_init__(self) -> None:
@@ -40,18 +39,6 @@ class ToyReachTask(Task):
     @property
     def profile_name(self) -> str | None:
         return None if self.profile is None else str(self.load_profile(self.profile).name)
-
-    @classmethod
-    def profile_schema(cls) -> ProfileSchema:
-        from simdist.components.tasks.toy_reach.profiles import PROFILE_SCHEMA
-
-        return PROFILE_SCHEMA
-
-    @classmethod
-    def profile_dir(cls) -> Path:
-        from simdist.components.tasks.toy_reach.profiles import PROFILE_DIR
-
-        return PROFILE_DIR
 
     def variant(self, real: bool) -> Any:
         """The env's profile: this task's on the real env, ``sim`` on the training simulator."""
