@@ -263,6 +263,11 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
     progress = Progress()
     progress.log(f"loading {args.model}")
     base = load_model(args.model)  # fail early, with a hint
+    from simdist.adaptation import weights_fingerprint, world_model_of
+
+    # a Hub id may resolve to the HF cache or to the bundled copy: the fingerprint says which weights ran
+    fingerprint = weights_fingerprint(world_model_of(base) or base)
+    progress.log(f"loaded {getattr(base, 'source', None) or args.model}: weights {fingerprint}")
     out = Path(args.out)
     episode_s = 20.0 if args.max_steps is None else min(20.0, args.max_steps * 0.02)
     task = _demo_task_cls()(profile=args.real, max_steps=args.max_steps, episode_length_s=episode_s,
