@@ -266,6 +266,9 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
     from simdist.adaptation import weights_fingerprint, world_model_of
 
     # a Hub id may resolve to the HF cache or to the bundled copy: the fingerprint says which weights ran
+    from simdist.provenance import provenance
+
+    made_with = provenance(base)  # the code, versions and weights this run starts with
     fingerprint = weights_fingerprint(world_model_of(base) or base)
     progress.log(f"loaded {getattr(base, 'source', None) or args.model}: weights {fingerprint}")
     out = Path(args.out)
@@ -293,7 +296,7 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
     curve = loop.run()
     with progress.phase("value-auc", "value AUC of the zero-shot model on every logged episode"):
         zero_shot_auc = loop.auc(loop.base)
-    results = collect_results(args, loop, curve, zero_shot_auc)
+    results = collect_results(args, loop, curve, zero_shot_auc, made_with)
     if args.video:
         results["videos"] = render_videos(loop, task, speed, video_steps or 0, out, args.seed, progress)
     timing = {"seconds": time.perf_counter() - progress.started, "phases": progress.seconds,
@@ -319,9 +322,9 @@ def _row(stage: dict[str, Any], value_auc: float | None, consistency: float) -> 
             "minutes": stage["minutes"], "episodes": stage["episodes"], "model": stage["model"]}
 
 
-def collect_results(args: argparse.Namespace, loop: Any, curve: dict[str, Any], zero_shot_auc: float | None
-                    ) -> dict[str, Any]:
-    """The before/after rows (from the loop's stages) and the settings."""
+def collect_results(args: argparse.Namespace, loop: Any, curve: dict[str, Any], zero_shot_auc: float | None,
+                    made_with: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The before/after rows (from the loop's stages), the settings and the provenance (``made_with``, else now)."""
     from simdist.provenance import provenance
 
     zero, adapted = loop.state["stages"][:2]
@@ -335,7 +338,7 @@ def collect_results(args: argparse.Namespace, loop: Any, curve: dict[str, Any], 
         "protocol": {"zero_shot": protocol, "adapted": adapted["eval"]["details"]["protocol"]},
         "comparison": comparison, "intervals_overlap": overlap,
         "settings": {k: v for k, v in vars(args).items() if k not in ("progress",)},
-        "provenance": provenance(loop.base),
+        "provenance": made_with or provenance(loop.base),
         "curve": {k: curve[k] for k in ("minutes", "value", "consistency_after", "value_auc")},
     }
 
