@@ -374,7 +374,7 @@ def _comparison(zero: dict[str, Any], adapted: dict[str, Any]) -> tuple[bool, st
     from simdist.evaluation import EvaluationResult, compare
 
     before, after = (EvaluationResult.from_dict(s["eval"]).estimate() for s in (zero, adapted))
-    detail = compare(before, after, "forward progress, adapted vs zero-shot")
+    detail = compare(before, after, "forward progress (m), adapted vs zero-shot", ".3f")
     if before.overlaps(after):
         return True, (f"**No difference**: the 95 % intervals of the zero-shot and the adapted planner overlap, so "
                       f"with {before.n} and {after.n} trials this run does not show that adaptation changed the "
