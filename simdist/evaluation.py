@@ -71,14 +71,15 @@ def bootstrap_ci(values: Sequence[float] | np.ndarray, *, confidence: float = CO
     return Estimate(float(x.mean()), float(low), float(high), int(x.size), confidence)
 
 
-def compare(before: Estimate, after: Estimate, what: str = "the metric") -> str:
+def compare(before: Estimate, after: Estimate, what: str = "the metric", fmt: str = ".3g") -> str:
     """One sentence saying whether ``after`` differs from ``before`` beyond their intervals."""
     if before.n == 0 or after.n == 0:
         return f"{what}: no comparison (a side has no trials)"
+    sides = f"{after.format(fmt)} vs {before.format(fmt)}"
     if before.overlaps(after):
-        return (f"{what}: no difference ({after} vs {before}: the {before.confidence:.0%} intervals overlap)")
+        return f"{what}: no difference ({sides}: the {before.confidence:.0%} intervals overlap)"
     direction = "higher" if after.mean > before.mean else "lower"
-    return f"{what}: {direction} ({after} vs {before}: the {before.confidence:.0%} intervals do not overlap)"
+    return f"{what}: {direction} ({sides}: the {before.confidence:.0%} intervals do not overlap)"
 
 
 @dataclass

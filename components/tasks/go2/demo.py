@@ -259,6 +259,14 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
     progress = Progress()
     progress.log(f"loading {args.model}")
     base = load_model(args.model)  # fail early, with a hint
+    from simdist.adaptation import weights_fingerprint, world_model_of
+
+    # a Hub id may resolve to the HF cache or to the bundled copy: the fingerprint says which weights ran
+    from simdist.provenance import provenance
+
+    made_with = provenance(base)  # the code, versions and weights this run starts with
+    fingerprint = weights_fingerprint(world_model_of(base) or base)
+    progress.log(f"loaded {getattr(base, 'source', None) or args.model}: weights {fingerprint}")
     out = Path(args.out)
     episode_s = 20.0 if args.max_steps is None else min(20.0, args.max_steps * 0.02)
     task = _demo_task_cls()(profile=args.real, max_steps=args.max_steps, episode_length_s=episode_s,
@@ -284,7 +292,7 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
     curve = loop.run()
     with progress.phase("value-auc", "value AUC of the zero-shot model on every logged episode"):
         zero_shot_auc = loop.auc(loop.base)
-    results = collect_results(args, loop, curve, zero_shot_auc)
+    results = collect_results(args, loop, curve, zero_shot_auc, made_with)
     if args.video:
         results["videos"] = render_videos(loop, task, speed, video_steps or 0, out, args.seed, progress)
     timing = {"seconds": time.perf_counter() - progress.started, "phases": progress.seconds,
@@ -310,9 +318,9 @@ def _row(stage: dict[str, Any], value_auc: float | None, consistency: float) -> 
             "minutes": stage["minutes"], "episodes": stage["episodes"], "model": stage["model"]}
 
 
-def collect_results(args: argparse.Namespace, loop: Any, curve: dict[str, Any], zero_shot_auc: float | None
-                    ) -> dict[str, Any]:
-    """The before/after rows (from the loop's stages) and the settings."""
+def collect_results(args: argparse.Namespace, loop: Any, curve: dict[str, Any], zero_shot_auc: float | None,
+                    made_with: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The before/after rows (from the loop's stages), the settings and the provenance (``made_with``, else now)."""
     from simdist.provenance import provenance
 
     zero, adapted = loop.state["stages"][:2]
@@ -326,7 +334,7 @@ def collect_results(args: argparse.Namespace, loop: Any, curve: dict[str, Any], 
         "protocol": {"zero_shot": protocol, "adapted": adapted["eval"]["details"]["protocol"]},
         "comparison": comparison, "intervals_overlap": overlap,
         "settings": {k: v for k, v in vars(args).items() if k not in ("progress",)},
-        "provenance": provenance(loop.base),
+        "provenance": made_with or provenance(loop.base),
         "curve": {k: curve[k] for k in ("minutes", "value", "consistency_after", "value_auc")},
     }
 
@@ -362,7 +370,7 @@ def _comparison(zero: dict[str, Any], adapted: dict[str, Any]) -> tuple[bool, st
     from simdist.evaluation import EvaluationResult, compare
 
     before, after = (EvaluationResult.from_dict(s["eval"]).estimate() for s in (zero, adapted))
-    detail = compare(before, after, "forward progress, adapted vs zero-shot")
+    detail = compare(before, after, "forward progress (m), adapted vs zero-shot", ".3f")
     if before.overlaps(after):
         return True, (f"**No difference**: the 95 % intervals of the zero-shot and the adapted planner overlap, so "
                       f"with {before.n} and {after.n} trials this run does not show that adaptation changed the "

@@ -145,7 +145,8 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
         "final_distance": {name: e.mean for name, e in distances.items()},
         "final_distance_ci95": {name: [e.low, e.high] for name, e in distances.items()},
         "trials": {name: e.n for name, e in returns.items()},
-        "comparison": compare(returns["real_zero_shot"], returns["real_adapted"], "real return, adapted vs zero-shot"),
+        "comparison": compare(returns["real_zero_shot"], returns["real_adapted"], "real return, adapted vs zero-shot",
+                              ".3f"),
         "heldout_consistency": {"pretrained": before_loss, "adapted": after_loss},
     }
     seconds = time.perf_counter() - started
