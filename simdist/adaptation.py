@@ -7,7 +7,10 @@ dynamics, from the base model, on all real data so far), then evaluate the new m
 on the real env. Stage 0 is the zero-shot model. Each stage also records the latent-consistency loss on
 a fixed held-out real set (collected once with the zero-shot planner, never trained on) before and after
 finetuning, and the ROC AUC of the value head's scores of logged real episodes (successes vs failures).
-State lives in ``state.json`` and is written atomically after every step, so a rerun resumes.
+State lives in ``state.json`` and is written atomically after every step, so a rerun resumes: logged
+episodes carry their success label in their meta (recovered if the kill came before ``state.json`` was
+rewritten), collection chunks are seeded by the stage and their first episode id, and an interrupted
+stage is finetuned again from its seed.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import torch
 from simdist.agents import Agent, load_agent
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.freeze import FreezePolicy
-from simdist.fsutil import atomic_write_json
+from simdist.fsutil import atomic_path, atomic_write_json, remove_stale_temporaries
 from simdist.provenance import weights_fingerprint
 from simdist.tasks import Task
 from simdist.world_model import WorldModel
@@ -197,9 +200,12 @@ class AdaptationLoop:
         wm = world_model_of(self.base)
         self.pad = wm.config.history if wm is not None else 0
         self.out.mkdir(parents=True, exist_ok=True)
+        for folder in (self.out, self.out / "stages", self.out / "heldout-data", self.data_dir):
+            remove_stale_temporaries(folder)  # what a killed run left mid-write
         self.state = self._load_state()
         if data_from is not None:
             self._adopt_data(Path(data_from))
+        self._sync_labels()
         self._heldout: list[Episode] | None = None
 
     def _adopt_data(self, source: Path) -> None:
@@ -273,8 +279,22 @@ class AdaptationLoop:
         labels = self.state["labels"].setdefault(split, {})
         with EpisodeWriter(folder, DatasetSpec.from_episode(episodes[0]), max_episodes_per_shard=10_000) as w:
             for ep, ok in zip(episodes, success):
+                ep.meta["success"] = bool(ok)  # the label travels with the episode (see _sync_labels)
                 w.write(ep)
                 labels[str(ep.episode_id)] = bool(ok)
+
+    def _sync_labels(self) -> None:
+        """Take the success labels of logged episodes that ``state.json`` lacks from the episodes themselves:
+        a run killed after a shard was committed but before ``state.json`` was rewritten loses nothing."""
+        for split, folder in (("heldout", self.out / "heldout-data"), ("real", self.data_dir)):
+            labels = self.state["labels"].setdefault(split, {})
+            ids = {str(i) for sh in self._info(folder)["shards"] for i in sh["episode_ids"]}
+            if ids <= set(labels):
+                continue
+            for ep in self._episodes(folder):
+                if str(ep.episode_id) not in labels and "success" in ep.meta:
+                    labels[str(ep.episode_id)] = bool(ep.meta["success"])
+            self._save()
 
     @staticmethod
     def _info(folder: Path) -> dict[str, Any]:
@@ -463,7 +483,8 @@ class AdaptationLoop:
                  "consistency_after": [s["consistency"]["after"] for s in stages],
                  "value_auc": [s["value_auc"] for s in stages], "models": [s["model"] for s in stages]}
         atomic_write_json(self.out / "curve.json", curve)
-        plot_curve(curve, self.out / "curve.png")
+        with atomic_path(self.out / "curve.png") as tmp:
+            plot_curve(curve, tmp)
         return curve
 
 

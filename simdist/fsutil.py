@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+logger = logging.getLogger(__name__)
+
+#: names the writers of this module (and the folder writers built on them) give their temporaries
+_TMP_FILE = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp(\.[^/]*)?$")
+_TMP_DIR = re.compile(r"^\..+\.tmp-[0-9a-f]{8}$")
+_OLD_DIR = re.compile(r"^\.(?P<target>.+)\.old-[0-9a-f]{8}$")
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any, default: Any = None) -> None:
@@ -61,3 +70,37 @@ def replace_dir(new: Path, target: Path) -> None:
         os.replace(old, target)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def remove_stale_temporaries(folder: str | os.PathLike) -> list[str]:
+    """Remove what an interrupted (e.g. killed) atomic write left in ``folder``; returns the names removed.
+
+    Temporary files (:func:`atomic_write_json`, :func:`atomic_path`) and folders (``.NAME.tmp-XXXXXXXX``)
+    are deleted: they were never renamed into place, so nothing refers to them. A previous folder kept
+    by :func:`replace_dir` (``.NAME.old-XXXXXXXX``) is put back when the kill came between its two renames
+    (``NAME`` missing), else deleted. Call it only where one writer owns ``folder`` (the resumable commands
+    do, at start).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    removed = []
+    for entry in sorted(folder.iterdir()):
+        name = entry.name
+        old = _OLD_DIR.match(name)
+        if old and entry.is_dir():
+            target = folder / old.group("target")
+            if not target.exists():
+                os.replace(entry, target)
+                logger.warning("%s: restored %s, which an interrupted replacement had moved aside", folder, target.name)
+                continue
+        elif not (_TMP_FILE.match(name) or (_TMP_DIR.match(name) and entry.is_dir())):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed.append(name)
+    if removed:
+        logger.info("%s: removed %d temporaries of an interrupted run: %s", folder, len(removed), ", ".join(removed))
+    return removed

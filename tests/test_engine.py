@@ -138,6 +138,30 @@ def test_diverged_episodes_dropped(tmp_path: Path) -> None:
     assert all(np.isfinite(e.obs["state"]).all() for e in eps)
 
 
+def test_resume_counts_dropped_episodes_as_before(tmp_path: Path) -> None:
+    """A rerun replays the dropped (diverged) episodes too: they must not count towards the budget, else the
+    resumed run stops early and loses the episodes an uninterrupted run writes."""
+    kw = dict(perturbation=SMALL, seed=0, progress=False, writer_kwargs={"max_episodes_per_shard": 3})
+    full = generate(DivergingEnv(4, seed=0, episode_length=20), expert_policy(), suboptimal_policies(),
+                    out_dir=str(tmp_path / "full"), total_transitions=150, **kw)
+    # an interrupted run: the same command with a smaller budget left a committed prefix of the dataset
+    generate(DivergingEnv(4, seed=0, episode_length=20), expert_policy(), suboptimal_policies(),
+             out_dir=str(tmp_path / "resumed"), total_transitions=60, **kw)
+    again = generate(DivergingEnv(4, seed=0, episode_length=20), expert_policy(), suboptimal_policies(),
+                     out_dir=str(tmp_path / "resumed"), total_transitions=150, **kw)
+    assert full["dropped"] > 0 and again["skipped_existing"] > 0
+    a, b = episodes(tmp_path / "full"), episodes(tmp_path / "resumed")
+    assert [e.episode_id for e in a] == [e.episode_id for e in b]
+    for x, y in zip(a, b):
+        for k, v in x.arrays().items():
+            np.testing.assert_array_equal(v, y.arrays()[k], err_msg=k)
+    info_a, info_b = read_dataset_info(tmp_path / "full"), read_dataset_info(tmp_path / "resumed")
+    assert info_a["dropped_episode_ids"] == info_b["dropped_episode_ids"]
+    assert info_a["stats"] == info_b["stats"]
+    keys = ("episodes", "transitions", "dropped", "expert_fraction", "noised_fraction", "steps")
+    assert {k: again[k] for k in keys} == {k: full[k] for k in keys}
+
+
 def test_round_trip_resume_and_budget(tmp_path: Path) -> None:
     out = tmp_path / "toy"
     s1 = generate_toy_dataset(str(out), num_envs=8, transitions=2500, seed=3)
@@ -148,11 +172,15 @@ def test_round_trip_resume_and_budget(tmp_path: Path) -> None:
     eps = episodes(out)
     assert [e.episode_id for e in eps] == list(range(len(eps)))
     s2 = generate_toy_dataset(str(out), num_envs=8, transitions=2500, seed=3)
-    assert s2["episodes"] == 0 and s2["skipped_existing"] == s1["episodes"]
+    # the rerun writes nothing; its summary still describes the whole dataset
+    assert s2["written_episodes"] == 0 and s2["skipped_existing"] == s1["episodes"]
+    assert {k: s2[k] for k in ("episodes", "transitions", "expert_fraction", "noised_fraction")} == \
+        {k: s1[k] for k in ("episodes", "transitions", "expert_fraction", "noised_fraction")}
     assert read_dataset_info(out)["num_steps"] == s1["transitions"]
     # a larger budget on the same seed continues with new, budget-independent episode ids
     s3 = generate_toy_dataset(str(out), num_envs=8, transitions=4000, seed=3)
-    assert s3["skipped_existing"] == s1["episodes"] and s3["episodes"] > 0
+    assert s3["skipped_existing"] == s1["episodes"] and s3["written_episodes"] > 0
+    assert s3["episodes"] == s1["episodes"] + s3["written_episodes"]
     eps3 = episodes(out)
     assert [e.episode_id for e in eps3] == list(range(len(eps3)))
     for a, b in zip(eps, eps3):

@@ -12,6 +12,10 @@ overlaps a training window.
 ``windows_per_epoch`` makes each training epoch finite and sized (the data are cycled as needed and
 the count is split evenly over nodes and workers, which also keeps DDP ranks in step); without it an
 epoch is one pass over the (node's share of the) data.
+
+Every epoch's window order depends only on ``seed`` and the epoch, and the training loader is resumable
+(Lightning checkpoints store how many batches of the epoch were consumed), so a run resumed from a
+mid-epoch checkpoint sees the same batches as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -112,10 +116,19 @@ class WindowDataset(IterableDataset):
         self.validate = validate
         # shared with DataLoader workers (persistent ones too), so set_epoch in the main process reaches them
         self._epoch = torch.zeros((), dtype=torch.int64).share_memory_()
+        self._skip = torch.zeros((), dtype=torch.int64).share_memory_()
 
     def set_epoch(self, epoch: int) -> None:
         """Select the epoch's shard order and shuffle (like ``DistributedSampler.set_epoch``)."""
         self._epoch.fill_(int(epoch))
+
+    def set_skip_batches(self, batches: int) -> None:
+        """Leave out the first ``batches`` batches of the next pass (of all consumers together, as the
+        DataLoader hands them out: batch ``i`` comes from worker ``i % workers``), to resume an epoch.
+        The skipped windows are drawn, so the rest of the pass is what an uninterrupted one yields, but
+        never materialised. Exact with ``windows_per_epoch`` (equal streams per worker); without it, exact
+        for up to one worker."""
+        self._skip.fill_(int(batches))
 
     def _world(self) -> tuple[int, int, int, int]:
         rank, world, worker, workers = wds.utils.pytorch_worker_info()
@@ -135,8 +148,10 @@ class WindowDataset(IterableDataset):
             raise TypeError("window stream has no length (set windows_per_epoch)")
         return nb * self.batch_size
 
-    def _episodes(self, epoch: int, pass_idx: int) -> Iterator[Episode]:
-        rank, world, worker, workers = self._world()
+    def _episodes(self, epoch: int, pass_idx: int, worker: int | None = None) -> Iterator[Episode]:
+        """The episodes of (logical) DataLoader worker ``worker`` (default: this process's) in a pass."""
+        rank, world, physical, workers = self._world()
+        worker = physical if worker is None else worker
         urls = self.urls
         if self.shuffle:  # the same permutation on every consumer, so the splits stay disjoint
             perm = np.random.default_rng([self.seed, epoch, pass_idx]).permutation(len(urls))
@@ -157,8 +172,9 @@ class WindowDataset(IterableDataset):
 
     def _windows(
         self, episodes: Iterator[Episode], rng: np.random.Generator | None
-    ) -> Iterator[dict[str, Any]]:
-        """Windows of ``episodes``; with ``rng``, mixed through a buffer of ``shuffle_buffer`` windows.
+    ) -> Iterator[tuple[Episode, int]]:
+        """(episode, start) of the windows of ``episodes``; with ``rng``, mixed through a buffer of
+        ``shuffle_buffer`` windows.
 
         The buffer holds (episode, start) references, so memory is that of the episodes it touches.
         """
@@ -168,34 +184,42 @@ class WindowDataset(IterableDataset):
             starts = window_starts(len(ep), self.history, self.horizon, self.beg_pad, self.end_pad)
             for s in starts.tolist():
                 if rng is None:
-                    yield self._make(ep, s)
+                    yield ep, s
                     continue
                 buf.append((ep, s))
                 if len(buf) >= cap:
                     i = int(rng.integers(len(buf)))
                     buf[i], buf[-1] = buf[-1], buf[i]
-                    yield self._make(*buf.pop())
+                    yield buf.pop()
         if rng is not None:
             for i in rng.permutation(len(buf)).tolist():
-                yield self._make(*buf[i])
+                yield buf[i]
 
     def _make(self, ep: Episode, start: int) -> dict[str, Any]:
         return _to_torch(window_at(ep, start, self.history, self.horizon, self.value_offset))
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         epoch = int(self._epoch)
-        rank, world, worker, workers = self._world()
+        rank, world, physical, workers = self._world()
+        skip_batches = int(self._skip)
+        # The DataLoader takes batch i from worker i % workers, always starting with worker 0. Resuming at
+        # batch k, worker 0 plays the stream that batch k belongs to (logical worker k % workers), and so on.
+        worker = (physical + skip_batches) % workers
         rng = np.random.default_rng([self.seed, epoch, rank, worker]) if self.shuffle else None
+        skip = max(0, (skip_batches - worker + workers - 1) // workers) * self.batch_size  # this stream's share
         nb = self._batches_per_node()
         if nb is None:
-            yield from self._windows(self._episodes(epoch, 0), rng)
+            for i, (ep, s) in enumerate(self._windows(self._episodes(epoch, 0, worker), rng)):
+                if i >= skip:
+                    yield self._make(ep, s)
             return
         target = (nb // workers + (worker < nb % workers)) * self.batch_size
         produced, pass_idx = 0, 0
         while produced < target:
             n_before = produced
-            for w in self._windows(self._episodes(epoch, pass_idx), rng):
-                yield w
+            for ep, s in self._windows(self._episodes(epoch, pass_idx, worker), rng):
+                if produced >= skip:
+                    yield self._make(ep, s)
                 produced += 1
                 if produced >= target:
                     return
@@ -218,10 +242,41 @@ class _EpochDataLoader(DataLoader):
 
     def __iter__(self) -> Any:
         epoch = self._epoch_fn() if self._epoch_fn is not None else None
+        self._iter_epoch = self._n_iter if epoch is None else epoch
         if isinstance(self.dataset, WindowDataset):
-            self.dataset.set_epoch(self._n_iter if epoch is None else epoch)
+            self.dataset.set_epoch(self._iter_epoch)
+            self.dataset.set_skip_batches(self._skip_for(self._iter_epoch))
         self._n_iter += 1
         return super().__iter__()
+
+    def _skip_for(self, epoch: int) -> int:
+        return 0
+
+
+class _ResumableDataLoader(_EpochDataLoader):
+    """The training loader: Lightning stores its ``state_dict`` in every checkpoint (the epoch and the
+    batches the trainer has consumed of it) and hands it back on resume, so a run resumed mid-epoch
+    continues with the next batch of the same epoch instead of replaying the epoch's first batches.
+
+    ``progress_fn()`` gives the batches of the current epoch the trainer has processed.
+    """
+
+    def __init__(self, *args: Any, progress_fn: Callable[[], int], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._progress_fn = progress_fn
+        self._iter_epoch: int | None = None
+        self._resume: tuple[int, int] | None = None
+
+    def state_dict(self) -> dict[str, int]:
+        epoch = self._iter_epoch if self._iter_epoch is not None else -1
+        return {"epoch": int(epoch), "batches": int(self._progress_fn())}
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        self._resume = (int(state["epoch"]), int(state["batches"]))
+
+    def _skip_for(self, epoch: int) -> int:
+        resume, self._resume = self._resume, None
+        return resume[1] if resume is not None and resume[0] == epoch else 0
 
 
 class TrajectoryDataModule(L.LightningDataModule):
@@ -364,16 +419,20 @@ class TrajectoryDataModule(L.LightningDataModule):
         )
 
     def _loader(self, split: str) -> DataLoader:
-        return _EpochDataLoader(
-            self.dataset(split),
-            batch_size=self.batch_size,
-            num_workers=self.num_workers,
-            persistent_workers=self.num_workers > 0,
-            epoch_fn=self._trainer_epoch,
-        )
+        kwargs: dict[str, Any] = dict(batch_size=self.batch_size, num_workers=self.num_workers,
+                                      persistent_workers=self.num_workers > 0, epoch_fn=self._trainer_epoch)
+        if split == "train":
+            return _ResumableDataLoader(self.dataset(split), progress_fn=self._trainer_batches, **kwargs)
+        return _EpochDataLoader(self.dataset(split), **kwargs)
 
     def _trainer_epoch(self) -> int | None:
         return int(self.trainer.current_epoch) if self.trainer is not None else None
+
+    def _trainer_batches(self) -> int:
+        """Training batches of the current epoch the trainer has processed (0 without a trainer)."""
+        if self.trainer is None:
+            return 0
+        return int(self.trainer.fit_loop.epoch_loop.batch_progress.current.processed)
 
     def train_dataloader(self) -> DataLoader:
         return self._loader("train")

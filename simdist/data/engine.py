@@ -212,9 +212,12 @@ def generate(
 
     Budget: ``steps_per_env`` control steps of the whole batch, or ``total_transitions`` transitions
     in finished episodes (written, or already present on resume). Exactly one must be given.
-    Summary keys: ``episodes`` (written now), ``transitions`` (written now), ``skipped_existing``,
-    ``dropped``, ``discarded_unfinished`` (transitions), ``expert_fraction`` (of written
-    transitions with the expert flag), ``expert_episode_fraction``, ``noised_fraction``,
+    A rerun after an interruption replays the same episodes (ids and seeds depend only on ``seed``) and
+    writes only those the folder lacks, so the summary describes the whole dataset either way.
+    Summary keys: ``episodes`` and ``transitions`` (in the dataset: written now or by the interrupted
+    run), ``written_episodes`` and ``written_transitions`` (by this call), ``skipped_existing`` (episodes
+    already present), ``dropped``, ``discarded_unfinished`` (transitions), ``expert_fraction`` (of the
+    dataset's transitions with the expert flag), ``expert_episode_fraction``, ``noised_fraction``,
     ``held_fraction`` and ``student_fraction`` (of simulated steps), ``steps`` (env steps), ``seconds``,
     ``transitions_per_s`` (simulated transitions per second).
     """
@@ -263,8 +266,10 @@ def generate(
     writer = EpisodeWriter(out_dir, spec, drop_invalid=True,
                            metadata={"generator": {**run_meta, **(metadata or {})}}, **(writer_kwargs or {}))
     done_ids = writer.completed_episode_ids
+    dropped_ids = writer.dropped_episode_ids
     recorder = EpisodeRecorder(B, spec)
-    counts = {"episodes": 0, "transitions": 0, "skipped_existing": 0, "dropped": 0, "expert_steps": 0,
+    counts = {"episodes": 0, "transitions": 0, "written_episodes": 0, "written_transitions": 0,
+              "skipped_existing": 0, "dropped": 0, "expert_steps": 0,
               "expert_episodes": 0, "noised_steps": 0, "collected": 0,
               "held_steps": 0, "student_steps": 0}
     noised_hist: list[np.ndarray] = []  # per-step noised masks since each env's episode start
@@ -326,7 +331,8 @@ def generate(
                     for ep in recorder.finish(ids, metas):
                         e = int(ep.meta["env_id"])
                         mask = np.array([m[e] for m in noised_hist[ep_start[e]:]], bool)
-                        _finish_episode(ep, mask, bool(bad[e]), value_fn, gamma, writer, done_ids, counts)
+                        _finish_episode(ep, mask, bool(bad[e]), value_fn, gamma, writer, done_ids, dropped_ids,
+                                        counts)
                     ep_start[ids] = len(noised_hist)
                     bad[ids] = False
                     obs = env.reset(ids=ids)
@@ -345,6 +351,8 @@ def generate(
     return {
         "episodes": counts["episodes"],
         "transitions": counts["transitions"],
+        "written_episodes": counts["written_episodes"],
+        "written_transitions": counts["written_transitions"],
         "skipped_existing": counts["skipped_existing"],
         "dropped": counts["dropped"],
         "discarded_unfinished": int(recorder.lengths.sum()),
@@ -382,23 +390,30 @@ def _episode_meta(env: Any, ids: np.ndarray, assign: np.ndarray, names: list[str
 
 
 def _finish_episode(ep: Episode, noised: np.ndarray, diverged: bool, value_fn: ValueFn | None, gamma: float,
-                    writer: EpisodeWriter, done_ids: set[int], counts: dict[str, int]) -> None:
+                    writer: EpisodeWriter, done_ids: set[int], dropped_ids: set[int], counts: dict[str, int]) -> None:
+    """Write (or, on resume, recognise) one finished episode and count it.
+
+    An episode an interrupted run already committed is replayed identically, so it counts exactly as it
+    did then: towards the budget and the fractions if it was written, as dropped if it was dropped."""
     eid = ep.episode_id
-    if eid in done_ids:
+    existing = eid in done_ids
+    if existing:
         counts["skipped_existing"] += 1
-        counts["collected"] += len(ep)
-        return
-    if diverged:
-        writer.record_dropped(eid)
+    if diverged or eid in dropped_ids:
+        if not existing:
+            writer.record_dropped(eid)
         counts["dropped"] += 1
         return
     if value_fn is None:
         ep.values = mc_values(ep.rewards, gamma)
     ep.meta.update(noised_windows=_windows(noised), noised_fraction=float(noised.mean()),
                    episode_return=float(ep.rewards.sum()))
-    if not writer.write(ep):
-        counts["dropped"] += 1
-        return
+    if not existing:
+        if not writer.write(ep):
+            counts["dropped"] += 1
+            return
+        counts["written_episodes"] += 1
+        counts["written_transitions"] += len(ep)
     counts["episodes"] += 1
     counts["transitions"] += len(ep)
     counts["collected"] += len(ep)

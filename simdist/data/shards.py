@@ -33,7 +33,7 @@ from simdist.data.schema import (
     json_default,
 )
 from simdist.data.stats import RunningStats, Stats
-from simdist.fsutil import atomic_write_json
+from simdist.fsutil import atomic_write_json, remove_stale_temporaries
 
 DATASET_INFO = "dataset.json"
 FORMAT_NAME = "simdist-episodes"
@@ -118,6 +118,7 @@ class EpisodeWriter:
 
         for tmp in glob.glob(os.path.join(self.out_dir, f"{prefix}-*.tar.tmp")):
             os.remove(tmp)
+        remove_stale_temporaries(self.out_dir)
         listed = {s["name"] for s in info["shards"]}
         indices = [self._index(n) for n in listed]
         for path in sorted(glob.glob(os.path.join(self.out_dir, f"{prefix}-*.tar"))):
@@ -141,6 +142,11 @@ class EpisodeWriter:
     def completed_episode_ids(self) -> set[int]:
         """Ids of episodes committed to complete shards or recorded as dropped (skip these on resume)."""
         return set(self._done_ids)
+
+    @property
+    def dropped_episode_ids(self) -> set[int]:
+        """Ids of the committed episodes that were dropped (too short, invalid, or diverged)."""
+        return {int(i) for i in self._info.get("dropped_episode_ids", [])}
 
     @property
     def num_shards(self) -> int:
@@ -394,6 +400,8 @@ def iter_episodes(
 
     def corrupt(exn: Exception) -> bool:
         """webdataset's error handler: name the shard and the last episode read before the damage."""
+        if isinstance(exn, DataError):  # explained by an earlier stage (which may have appended to its args)
+            raise DataError(exn.args[0]) from exn.__cause__
         url = next((a for a in reversed(getattr(exn, "args", ())) if isinstance(a, str) and a.endswith(".tar")),
                    last["url"])
         after = f" after episode key {last['key']!r}" if last["key"] and last["url"] == url else " at its start"

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import sys
 import warnings
 
 from simdist.cli import dashes_to_underscores, jsonargparse_parser, setup_logging
-from simdist.tasks import add_task_argument, preparse_task, task_class
+from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +36,11 @@ def _plain_forms(argv: list[str]) -> list[str]:
 def main(argv: list[str]) -> int:
     from simdist.adaptation import AdaptationLoop, AdaptConfig
 
-    name = preparse_task(argv)
-    cls = task_class(name)
+    try:
+        cls = task_class(preparse_task(argv))
+    except TaskError as err:
+        print(f"simdist adapt: error: {err}", file=sys.stderr)
+        return 2
     fields = [f.name for f in dataclasses.fields(AdaptConfig)]
     parser = jsonargparse_parser("adapt", "finetune on growing amounts of real data; metric vs minutes curve")
     add_task_argument(parser)

@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 
 from simdist.cli import positive_int, setup_logging, tool_parser
-from simdist.tasks import add_task_argument, preparse_task, task_class
+from simdist.tasks import TaskError, add_task_argument, get_task_name, preparse_task, task_class
 
 logger = logging.getLogger(__name__)
 
 
 def main(argv: list[str]) -> int:
-    name = preparse_task(argv)
-    cls = task_class(name)
+    try:
+        cls = task_class(preparse_task(argv))
+    except TaskError as err:
+        print(f"simdist generate: error: {err}", file=sys.stderr)
+        return 2
+    name = get_task_name(cls)
     presets: dict[str, dict[str, int]] = dict(cls.data_defaults.get("presets", {}))
     parser = tool_parser("generate", "generate a pretraining dataset with a task's data engine")
     add_task_argument(parser)

@@ -6,16 +6,28 @@ own, e.g. a baseline's); the data is the trajectory DataModule.
 
 from __future__ import annotations
 
+import pickle
+import sys
 import warnings
+from pathlib import Path
+from typing import Any
 
-from lightning.pytorch import LightningModule
+from lightning.pytorch import LightningModule, Trainer
 from lightning.pytorch.cli import LightningCLI
 
 from simdist.data.datamodule import TrajectoryDataModule
+from simdist.data.schema import DataError
+from simdist.fsutil import remove_stale_temporaries
+from simdist.training.checkpoint_io import use_atomic_checkpoints
 
 
 class SimDistCLI(LightningCLI):
-    """LightningCLI with any LightningModule (``class_path`` in the recipe) and trajectory data."""
+    """LightningCLI with any LightningModule (``class_path`` in the recipe) and trajectory data.
+
+    Checkpoints are written atomically (:class:`~simdist.training.checkpoint_io.AtomicCheckpointIO`); a run
+    resumed with ``--ckpt_path`` first removes the temporaries a killed run left beside that checkpoint,
+    and continues exactly where the checkpoint was taken (resumable training loader, per-step seeds).
+    """
 
     def __init__(self, args: list[str] | None = None, run: bool = True) -> None:
         # Frozen components are kept in eval mode on purpose during finetuning.
@@ -28,3 +40,42 @@ class SimDistCLI(LightningCLI):
             args=args,
             run=run,
         )
+
+    def instantiate_trainer(self, **kwargs: Any) -> Trainer:
+        trainer = super().instantiate_trainer(**kwargs)
+        use_atomic_checkpoints(trainer)
+        return trainer
+
+    def _resume_path(self) -> Path | None:
+        ckpt = self.config[self.config.subcommand].get("ckpt_path") if self.config.get("subcommand") else None
+        if not ckpt or ckpt in ("last", "best", "hpc", "registry") or "://" in str(ckpt):
+            return None
+        return Path(ckpt)
+
+    def _parse_ckpt_path(self) -> None:
+        """Lightning reads ``--ckpt_path``'s hyperparameters first: a damaged file gets a message, not a traceback."""
+        try:
+            super()._parse_ckpt_path()
+        except (RuntimeError, OSError, EOFError, ValueError, pickle.UnpicklingError) as err:
+            path = self._resume_path()
+            reason = (str(err).splitlines() or [type(err).__name__])[0].split(". ")[0]
+            self.parser.error(f"--ckpt_path {path}: cannot read the checkpoint ({reason}); it is truncated or not "
+                              "a Lightning checkpoint: pass an intact one (an earlier step's) or none to start over")
+
+    def _run_subcommand(self, subcommand: str) -> None:
+        """Bad or damaged training data ends the command with its message (which names the folder or shard),
+        not a traceback; the checkpoints written before stay."""
+        try:
+            super()._run_subcommand(subcommand)
+        except DataError as err:
+            print(f"simdist {subcommand}: error: {err}", file=sys.stderr)
+            raise SystemExit(1) from None
+
+    def before_fit(self) -> None:
+        path = self._resume_path()
+        if path is None:
+            return
+        if not path.is_file():
+            self.parser.error(f"--ckpt_path {path}: no such checkpoint file (pass last.ckpt of the run to resume, "
+                              "or leave --ckpt_path out to start over)")
+        remove_stale_temporaries(path.parent)

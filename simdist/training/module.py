@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import lightning as L
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -86,6 +87,19 @@ class WorldModelModule(L.LightningModule):
             warnings.warn("training a world model whose normaliser was never fitted", stacklevel=2)
 
     # ------------------------------------------------------------------ steps
+    def on_fit_start(self) -> None:
+        self._seed_base = int(torch.initial_seed())
+
+    def on_train_batch_start(self, batch: Any, batch_idx: int) -> None:
+        """Seed the step's randomness (input noise, dropout) from the run's seed, the epoch, the batch and the
+        rank, not from how many draws came before: a run resumed from a checkpoint draws what an
+        uninterrupted one does."""
+        base = getattr(self, "_seed_base", None)
+        if base is None:
+            base = self._seed_base = int(torch.initial_seed())
+        seq = np.random.SeedSequence([base, int(self.current_epoch), int(batch_idx), int(self.global_rank)])
+        torch.manual_seed(int(seq.generate_state(1)[0]))
+
     def _augment(self, batch: Mapping[str, Any]) -> dict[str, Any]:
         """Gaussian noise on the input observation history only (targets and labels stay clean)."""
         if not self.obs_noise:

@@ -45,7 +45,7 @@ import numpy as np
 from simdist.data.engine import TakeoverConfig
 from simdist.data.parts import STATE_FILE, part_seed, summarize, write_index
 from simdist.data.schema import DatasetSpec, json_default
-from simdist.fsutil import atomic_write_json
+from simdist.fsutil import atomic_write_json, remove_stale_temporaries
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,9 @@ logger = logging.getLogger(__name__)
 PART_STEPS = 8000
 #: fraction of episodes that start standing, as the evaluation does (0: the official data)
 WALK_START_PROB = 0.3
+#: keys of a part's engine summary that describe the invocation (kept under ``session`` in generate.json)
+SESSION_KEYS = ("skipped_existing", "written_episodes", "written_transitions", "seconds", "transitions_per_s",
+                "cpu_seconds", "wall_seconds", "out_dir")
 DATA_ENV_KWARGS: dict[str, Any] = {"terrain": "rough", "terrain_mode": "random", "command_mode": "random",
                                    "randomize": True, "walk_start_prob": WALK_START_PROB}
 
@@ -114,6 +117,8 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
     es: ExpertSet = experts if isinstance(experts, ExpertSet) else load_expert_set(experts)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    for folder in (out, *sorted(out.glob("part-*"))):  # what a killed run left mid-write
+        remove_stale_temporaries(folder)
     size = num_envs * PART_STEPS if part_size is None else (part_size or transitions)
     n_parts = max(1, math.ceil(transitions / size))
     budgets = [transitions // n_parts + (k < transitions % n_parts) for k in range(n_parts)]
@@ -160,6 +165,8 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
         )
         summary["cpu_seconds"] = time.process_time() - pc
         summary["wall_seconds"] = time.perf_counter() - pt
+        # what describes this invocation rather than the part's data (a resumed part differs only here)
+        summary["session"] = {key: summary.pop(key) for key in SESSION_KEYS}
         state["parts"][name] = summary
         atomic_write_json(state_path, state, default=json_default)
         write_index(out, spec, sorted(state["parts"]), {"generator": state["config"], "preset": preset,
@@ -169,8 +176,10 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
         left = sum(budgets[j] for j in range(k + 1, n_parts) if f"part-{j:04d}" not in state["parts"])
         rate = done_now / max(elapsed, 1e-9)
         eta = f", ETA {left / rate / 60:.1f} min" if left and rate else ""
-        log(f"[{name}] {summary['transitions']:,} written, {summary['dropped']} dropped (diverged), "
-            f"{summary['transitions_per_s']:,.0f} simulated tr/s{eta}")
+        session = summary["session"]
+        log(f"[{name}] {summary['transitions']:,} transitions in {summary['episodes']:,} episodes "
+            f"({session['skipped_existing']} already written by an interrupted run), {summary['dropped']} dropped, "
+            f"{session['transitions_per_s']:,.0f} simulated tr/s{eta}")
     env.close()
     if state["parts"]:
         write_index(out, spec, sorted(state["parts"]), {"generator": state["config"], "preset": preset,

@@ -1,0 +1,326 @@
+"""Bad inputs and what the user sees: the cases of docs/reliability.md.
+
+Each :class:`Case` prepares its bad input in a folder of its own (from small fixtures: a toy world model and a
+tiny toy dataset), names the command a user would type and a pattern the message must match. The quick tests
+(``tests/test_reliability.py``) run the cheap cases in-process; ``docs/reliability_table.py`` runs every case
+as a real subprocess and writes the message it printed into the table, so the table cannot drift.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+PY = sys.executable
+
+
+@dataclass
+class Fixtures:
+    """A toy world model folder and a tiny toy dataset folder (with its shards), under ``root``."""
+
+    root: Path
+    model: Path
+    data: Path
+
+
+def build_fixtures(root: Path) -> Fixtures:
+    """Write the fixtures (seconds): the ``toy`` preset with seeded weights and unit statistics, and ~600
+    transitions of toy-reach with Monte-Carlo values (no critic fit)."""
+    import torch
+
+    from simdist.components.tasks.toy_reach import generate_toy_dataset
+    from simdist.world_model import WorldModel
+
+    root.mkdir(parents=True, exist_ok=True)
+    model, data = root / "toy-model", root / "toy-data"
+    if not (model / "model.safetensors").exists():
+        torch.manual_seed(0)
+        wm = WorldModel.from_preset("toy")
+        wm.normalizer.set_stats({k: {"mean": [0.0] * wm.normalizer.mean(k).numel(),
+                                     "std": [1.0] * wm.normalizer.mean(k).numel()} for k in wm.normalizer.keys})
+        wm.save_pretrained(model)
+    if not (data / "dataset.json").exists():
+        generate_toy_dataset(str(data), num_envs=4, transitions=600, seed=0, values="mc",
+                             progress=False)
+    return Fixtures(root, model, data)
+
+
+@dataclass
+class Case:
+    """One bad input: ``prepare(fixtures, folder)`` writes it and returns the placeholders of ``argv``."""
+
+    key: str
+    input: str  # what is wrong, in words
+    argv: list[str]  # the command (``simdist`` subcommand and options, or ``python -c ...``), with {placeholders}
+    expect: str  # a substring the message must contain
+    prepare: Callable[[Fixtures, Path], dict[str, str]] = lambda fx, d: {}
+    quick: bool = True  # cheap enough for the default test suite
+    lost: str = "nothing: refused before any work"
+    python: bool = False  # argv is run with the interpreter instead of ``simdist``
+    open: str | None = None  # a known gap: what the user sees instead, and the fix (outside this suite's files)
+
+    def command(self, values: dict[str, str]) -> list[str]:
+        """The argv with its placeholders filled in."""
+        return [a.format(**values) for a in self.argv]
+
+    def shown(self, values: dict[str, str], root: Path) -> str:
+        """The command as the table prints it (fixture paths shortened)."""
+        words = [a.replace(str(root) + "/", "") for a in self.command(values)]
+        if self.python:
+            return "python " + " ".join(_quote(w) for w in words)
+        return "simdist " + " ".join(_quote(w) for w in words)
+
+
+def _quote(word: str) -> str:
+    return f"'{word}'" if any(c in word for c in " ;()\"") else word
+
+
+# ---------------------------------------------------------------------------------------------- preparers
+def _model_copy(fx: Fixtures, d: Path) -> Path:
+    out = d / "model"
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(fx.model, out)
+    return out
+
+
+def _weights(edit: Callable[[dict], dict]) -> Callable[[Fixtures, Path], dict[str, str]]:
+    def prepare(fx: Fixtures, d: Path) -> dict[str, str]:
+        from safetensors.torch import load_file, save_file
+
+        m = _model_copy(fx, d)
+        state = edit(load_file(m / "model.safetensors"))
+        save_file(state, str(m / "model.safetensors"), metadata={"format": "pt"})
+        return {"model": str(m)}
+    return prepare
+
+
+def _nan_first(state: dict) -> dict:
+    key = sorted(k for k in state if state[k].is_floating_point() and "normalizer" not in k)[0]
+    state[key] = state[key].clone()
+    state[key].view(-1)[0] = float("nan")
+    return state
+
+
+def _drop_one(state: dict) -> dict:
+    state.pop(sorted(state)[-1])
+    return state
+
+
+def _add_one(state: dict) -> dict:
+    import torch
+
+    state["dynamics.extra_layer.weight"] = torch.zeros(3, 3)
+    return state
+
+
+def _truncate_weights(fx: Fixtures, d: Path) -> dict[str, str]:
+    m = _model_copy(fx, d)
+    raw = (m / "model.safetensors").read_bytes()
+    (m / "model.safetensors").write_bytes(raw[: len(raw) // 2])
+    return {"model": str(m)}
+
+
+def _zero_weights(fx: Fixtures, d: Path) -> dict[str, str]:
+    m = _model_copy(fx, d)
+    (m / "model.safetensors").write_bytes(b"")
+    return {"model": str(m)}
+
+
+def _config(edit: Callable[[dict], dict | str]) -> Callable[[Fixtures, Path], dict[str, str]]:
+    def prepare(fx: Fixtures, d: Path) -> dict[str, str]:
+        m = _model_copy(fx, d)
+        new = edit(json.loads((m / "config.json").read_text()))
+        (m / "config.json").write_text(new if isinstance(new, str) else json.dumps(new, indent=1))
+        return {"model": str(m)}
+    return prepare
+
+
+def _newer(cfg: dict) -> dict:
+    cfg["schema_version"] = 99
+    return cfg
+
+
+def _wider(cfg: dict) -> dict:
+    cfg["latent_dim"] = 48
+    return cfg
+
+
+def _data_copy(fx: Fixtures, d: Path) -> Path:
+    out = d / "data"
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(fx.data, out)
+    return out
+
+
+def _shard(edit: Callable[[bytes], bytes]) -> Callable[[Fixtures, Path], dict[str, str]]:
+    def prepare(fx: Fixtures, d: Path) -> dict[str, str]:
+        data = _data_copy(fx, d)
+        shard = sorted(data.glob("*.tar"))[0]
+        shard.write_bytes(edit(shard.read_bytes()))
+        return {"data": str(data)}
+    return prepare
+
+
+def _garbage_tar(raw: bytes) -> bytes:
+    """A valid tar archive whose members are no episodes."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, text in (("notes.txt", b"hello"), ("ep000000000.readme", b"not an episode")):
+            info = tarfile.TarInfo(name)
+            info.size = len(text)
+            tar.addfile(info, io.BytesIO(text))
+    return buf.getvalue()
+
+
+def _noise(raw: bytes) -> bytes:
+    return np.random.default_rng(0).integers(0, 256, len(raw), dtype=np.uint8).tobytes()
+
+
+def _parts_only(fx: Fixtures, d: Path) -> dict[str, str]:
+    out = d / "data"
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(fx.data, out / "part-0000")
+    return {"data": str(out)}
+
+
+def _empty(fx: Fixtures, d: Path) -> dict[str, str]:
+    (d / "empty").mkdir(exist_ok=True)
+    return {"data": str(d / "empty")}
+
+
+def _fixture_paths(fx: Fixtures, d: Path) -> dict[str, str]:
+    return {"model": str(fx.model), "data": str(fx.data), "out": str(d / "out")}
+
+
+def _truncated_checkpoint(fx: Fixtures, d: Path) -> dict[str, str]:
+    (d / "last.ckpt").write_bytes(b"PK\x03\x04" + b"\0" * 64)
+    return {**_fixture_paths(fx, d), "ckpt": str(d / "last.ckpt")}
+
+
+FIT = ["fit", "--config", "recipes/toy/base.yaml", "--config", "recipes/toy/pretrain.yaml", "--data.train", "{data}",
+       "--trainer.max_steps", "2", "--trainer.logger", "false", "--trainer.default_root_dir", "{out}",
+       "--trainer.enable_progress_bar", "false"]
+EVALUATE = ["evaluate", "--task", "toy-reach", "--agent", "{model}", "--trials", "1"]
+ADAPT = ["adapt", "--task", "toy-reach", "--agent", "{model}", "--real", "real", "--schedule", "0,1", "--out", "{out}"]
+GENERATE = ["generate", "--task", "toy-reach", "--out", "{out}"]
+
+WRITE_NAN = ("import numpy as np, sys; from simdist.data import DatasetSpec, Episode, EpisodeWriter; "
+             "spec = DatasetSpec(obs={{'state': (4,)}}, action_dim=2, dt=0.1); "
+             "z = np.zeros(5, np.float32); "
+             "ep = Episode(obs={{'state': np.full((5, 4), np.nan, np.float32)}}, actions=np.zeros((5, 2), np.float32), "
+             "commands=np.zeros((5, 0), np.float32), rewards=z, values=z, expert=np.zeros(5, bool), episode_id=0); "
+             "w = EpisodeWriter(sys.argv[1], spec); w.write(ep)")
+
+EVALUATE_OPEN = ("a raw traceback; simdist/tools/evaluate.py should catch TaskError around `task_class(name)` "
+                 "and FileNotFoundError with ValueError around `build_controller(...)`, as generate and adapt do")
+
+CASES: list[Case] = [
+    # -- model files (any command that loads an agent; evaluate shown)
+    Case("weights-truncated", "model.safetensors truncated to half its size", EVALUATE,
+         "is corrupted or truncated", _truncate_weights),
+    Case("weights-empty", "model.safetensors of zero bytes", EVALUATE, "is corrupted or truncated", _zero_weights),
+    Case("weights-nan", "a NaN in one weight tensor", EVALUATE, "NaN", _weights(_nan_first)),
+    Case("config-invalid", "config.json is not JSON", EVALUATE, "cannot read the agent config",
+         _config(lambda c: "{not json")),
+    Case("config-newer", "config.json from a newer schema (schema_version 99)", EVALUATE, "newer",
+         _config(_newer)),
+    Case("shape-mismatch", "config.json's latent_dim changed (weights of another shape)", EVALUATE,
+         "shape mismatches", _config(_wider)),
+    Case("keys-missing", "a weight tensor missing from model.safetensors", EVALUATE, "missing keys",
+         _weights(_drop_one)),
+    Case("keys-unexpected", "an extra tensor in model.safetensors", EVALUATE, "unexpected keys",
+         _weights(_add_one)),
+    Case("agent-missing", "--agent names no folder and no Hub repo", [*EVALUATE[:4], "{root}/no-such-model",
+                                                                      *EVALUATE[5:]],
+         "simdist evaluate: error:", open=EVALUATE_OPEN),
+    # -- episode data
+    Case("writer-nan", "an episode with NaN observations given to EpisodeWriter.write",
+         ["-c", WRITE_NAN, "{out}"], "contains NaN", lambda fx, d: {"out": str(d / "out")}, python=True,
+         lost="nothing: the episode is refused, the folder keeps only what was committed before"),
+    Case("shard-truncated", "a shard cut to half its size", FIT, "truncated or corrupt",
+         _shard(lambda b: b[: len(b) // 2]), quick=False,
+         lost="nothing is written; the message names the shard to regenerate or drop"),
+    Case("shard-garbage", "a shard that is a tar of non-episode files", FIT, "shard", _shard(_garbage_tar),
+         quick=False, lost="nothing is written; the message names the shard"),
+    Case("shard-noise", "a shard overwritten with random bytes", FIT, "truncated or corrupt", _shard(_noise),
+         quick=False, lost="nothing is written; the message names the shard"),
+    Case("parts-only", "a dataset folder with part folders but no top-level dataset.json", FIT,
+         "part folders", _parts_only, quick=False),
+    Case("empty-folder", "an empty dataset folder", FIT, "not a dataset", _empty, quick=False),
+    Case("ckpt-truncated", "--ckpt_path names a truncated checkpoint", [*FIT, "--ckpt_path", "{ckpt}"],
+         "cannot read the checkpoint", _truncated_checkpoint, quick=False),
+    Case("ckpt-missing", "--ckpt_path names no file", [*FIT, "--ckpt_path", "{root}/no-such.ckpt"],
+         "no such checkpoint", quick=False),
+    # -- counts
+    Case("generate-envs-0", "simdist generate --envs 0", [*GENERATE, "--envs", "0"], "must be > 0"),
+    Case("generate-envs-neg", "simdist generate --envs -4", [*GENERATE, "--envs", "-4"], "must be > 0"),
+    Case("generate-transitions-0", "simdist generate --transitions 0", [*GENERATE, "--transitions", "0"],
+         "must be > 0"),
+    Case("generate-transitions-neg", "simdist generate --transitions -100", [*GENERATE, "--transitions", "-100"],
+         "must be > 0"),
+    Case("adapt-envs-0", "simdist adapt --num_envs 0", [*ADAPT, "--num_envs", "0"], "num_envs must be a positive"),
+    Case("adapt-eval-0", "simdist adapt --episodes_per_eval 0", [*ADAPT, "--episodes_per_eval", "0"],
+         "episodes_per_eval must be a positive"),
+    Case("adapt-schedule", "simdist adapt --schedule 1,2 (not starting at 0)", [*ADAPT[:-4], "--schedule", "1,2",
+                                                                                "--out", "{out}"],
+         "schedule must start at 0"),
+    Case("adapt-epochs-0", "simdist adapt --epochs 0", [*ADAPT, "--epochs", "0"], "epochs must be a positive"),
+    Case("adapt-envs-neg", "simdist adapt --num_envs -2", [*ADAPT, "--num_envs", "-2"],
+         "num_envs must be a positive"),
+    Case("adapt-agent-missing", "simdist adapt with --agent naming nothing", [*ADAPT[:4], "{root}/no-such-model",
+                                                                             *ADAPT[5:]],
+         "no-such-model"),
+    Case("evaluate-trials-0", "simdist evaluate --trials 0", [*EVALUATE[:-1], "0"], "must be > 0"),
+    # -- names
+    Case("task-unknown", "an unknown task", ["generate", "--task", "no-such-task", "--out", "{out}"],
+         "unknown task"),
+    Case("task-unknown-adapt", "an unknown task in adapt", [*ADAPT[:2], "no-such-task", *ADAPT[3:]], "unknown task"),
+    Case("task-unknown-evaluate", "an unknown task in evaluate", [*EVALUATE[:2], "no-such-task", *EVALUATE[3:]],
+         "simdist evaluate: error:", open=EVALUATE_OPEN),
+    Case("profile-unknown", "an unknown reality profile", [*EVALUATE, "--profile", "moon"], "moon"),
+    Case("profile-unknown-adapt", "an unknown reality profile in adapt", [*ADAPT[:6], "moon", *ADAPT[7:]], "moon"),
+    Case("go2-profile-unknown", "an unknown Go2 profile", ["evaluate", "--task", "go2", "--agent", "{model}",
+                                                           "--profile", "moon", "--trials", "1"], "moon"),
+]
+
+
+def tree_digest(folder: Path) -> str:
+    """SHA-256 over the relative paths and contents of every file under ``folder``."""
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            h.update(str(p.relative_to(folder)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def message_of(output: str) -> str:
+    """The lines a user reads as the error: argparse's ``error:`` line, else the last exception line (and
+    the lines of a multi-line message after it), else the last line."""
+    lines = [ln.rstrip() for ln in output.splitlines() if ln.strip()]
+    for i, line in enumerate(lines):
+        if ": error:" in line or line.startswith("error:"):
+            return "\n".join(lines[i:])
+    for i in range(len(lines) - 1, -1, -1):
+        head = lines[i].split(":", 1)[0]
+        if head.endswith(("Error", "Exception")) and " " not in head.strip():
+            return "\n".join(lines[i:])
+    return lines[-1] if lines else ""
+
+
+def is_traceback(output: str) -> bool:
+    return "Traceback (most recent call last)" in output
