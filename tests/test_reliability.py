@@ -62,3 +62,19 @@ def test_bad_input_is_refused_with_its_message(case: Case, fixtures: Fixtures, t
     assert tree_digest(fixtures.root) == before  # the inputs are untouched
     out = Path(values["out"])
     assert not out.exists() or not any(p.suffix == ".tar" for p in out.rglob("*")), "no data may be written"
+
+
+DATA_CASES = [c for c in CASES if not c.quick and "{data}" in c.argv and "--ckpt_path" not in c.argv]
+
+
+@pytest.mark.parametrize("case", DATA_CASES, ids=[c.key for c in DATA_CASES])
+def test_bad_data_is_refused_by_the_reader(case: Case, fixtures: Fixtures, tmp_path: Path) -> None:
+    """The training-data rows (the table runs them through ``simdist fit``): the DataModule gives the message."""
+    from simdist.data import DataError, TrajectoryDataModule
+
+    folder = case.prepare(fixtures, tmp_path)["data"]
+    with pytest.raises(DataError, match=case.expect.replace("*", r"\*")):
+        dm = TrajectoryDataModule(folder, history=8, horizon=8, batch_size=4, windows_per_epoch=16,
+                                  heldout_fraction=0.0)
+        dm.setup("fit")
+        next(iter(dm.train_dataloader()))

@@ -68,7 +68,10 @@ class SimDistCLI(LightningCLI):
         try:
             super()._run_subcommand(subcommand)
         except DataError as err:
-            print(f"simdist {subcommand}: error: {err}", file=sys.stderr)
+            message = str(err)
+            if "Original Traceback" in message:  # re-raised from a DataLoader worker: keep the worker's message
+                message = message.rstrip().splitlines()[-1].split(": ", 1)[-1]
+            print(f"simdist {subcommand}: error: {message}", file=sys.stderr)
             raise SystemExit(1) from None
 
     def before_fit(self) -> None:
