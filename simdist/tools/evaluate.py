@@ -10,10 +10,11 @@ the planner options (the paper's by default; ``--planner agent`` keeps the agent
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from simdist.cli import add_mppi_arguments, positive_int, setup_logging, tool_parser
-from simdist.tasks import add_task_argument, preparse_task, task_class
+from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 
 def build_controller(spec: str, planner: str = "mppi", samples: int | None = None,
@@ -46,8 +47,11 @@ def build_controller(spec: str, planner: str = "mppi", samples: int | None = Non
 
 
 def main(argv: list[str]) -> int:
-    name = preparse_task(argv)
-    cls = task_class(name)
+    try:
+        cls = task_class(preparse_task(argv))
+    except TaskError as err:
+        print(f"simdist evaluate: error: {err}", file=sys.stderr)
+        return 2
     parser = tool_parser("evaluate", "evaluate an agent with a task's protocol (mean, 95 % CI, trials)")
     add_task_argument(parser)
     parser.add_argument("--agent", "--controller", dest="agent", required=True,
@@ -70,7 +74,7 @@ def main(argv: list[str]) -> int:
         task = cls.from_args(args, "evaluate", profile=args.profile)
         controller = build_controller(args.agent, args.planner, args.samples, args.iterations, args.device,
                                       args.seed, args.init_std, args.warm_start, args.temporal_ensemble)
-    except ValueError as err:
+    except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
     result = task.evaluate(controller, args.trials, args.seed, num_envs=args.envs,
                            log=None if args.json else print)
