@@ -94,6 +94,14 @@ def nonnegative_float(text: str) -> float:
     return float(_number(float, text, 0.0, False))
 
 
+def unit_interval(text: str) -> float:
+    """argparse type: a number in [0, 1] (a probability or a difficulty)."""
+    value = float(_number(float, text, 0.0, False))
+    if value > 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {text!r}")
+    return value
+
+
 def jsonargparse_parser(name: str, description: str) -> Any:
     """A jsonargparse parser named ``simdist <name>`` with ``--config FILE`` (YAML of its options)."""
     from jsonargparse import ActionConfigFile, ArgumentParser

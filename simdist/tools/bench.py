@@ -43,7 +43,7 @@ from typing import Any
 
 import torch
 
-from simdist.cli import tool_parser
+from simdist.cli import nonnegative_int, positive_int, tool_parser
 from simdist.components.planners.execution import thread_limits_available
 from simdist.planning.presets import planner_preset
 from simdist.tasks import add_task_argument, default_task, task_class
@@ -425,18 +425,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sections", default=",".join(SECTIONS), help=f"comma list of {', '.join(SECTIONS)}")
     parser.add_argument("--threads", default="1,2", help="torch thread counts to run under (CPU), e.g. 1,2")
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:i]")
-    parser.add_argument("--repeats", type=int, default=10, help="timed paper-size ticks per setting")
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--naive-repeats", type=int, default=3)
-    parser.add_argument("--realtime-repeats", type=int, default=200)
+    parser.add_argument("--repeats", type=positive_int, default=10, help="timed paper-size ticks per setting")
+    parser.add_argument("--warmup", type=nonnegative_int, default=2)
+    parser.add_argument("--naive-repeats", type=positive_int, default=3)
+    parser.add_argument("--realtime-repeats", type=positive_int, default=200)
     parser.add_argument("--envs", default="1,8,32", help="env counts for the batched-planning section")
     parser.add_argument("--envs-preset", choices=("realtime", "paper"), default=None,
                         help="planner setting for the envs section (default: realtime on CPU, paper on CUDA)")
-    parser.add_argument("--samples", type=int, default=None, help="override the paper num_samples (450)")
-    parser.add_argument("--iterations", type=int, default=None, help="override the paper iterations (8)")
-    parser.add_argument("--train-steps", type=int, default=5, help="timed pretraining steps (finetune: 4x)")
-    parser.add_argument("--pretrain-batch", type=int, default=512)
-    parser.add_argument("--finetune-batch", type=int, default=32)
+    parser.add_argument("--samples", type=positive_int, default=None, help="override the paper num_samples (450)")
+    parser.add_argument("--iterations", type=positive_int, default=None, help="override the paper iterations (8)")
+    parser.add_argument("--train-steps", type=positive_int, default=5, help="timed pretraining steps (finetune: 4x)")
+    parser.add_argument("--pretrain-batch", type=positive_int, default=512)
+    parser.add_argument("--finetune-batch", type=positive_int, default=32)
     parser.add_argument("--compile", nargs="?", const="default", default=None, metavar="MODE",
                         help="also time torch.compile variants (MODE: default, reduce-overhead, ...)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")

@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--video", action=argparse.BooleanOptionalAction, default=True,
                         help="render rollout_zero_shot.gif and rollout_adapted.gif (MuJoCo offscreen, EGL)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-steps", type=int, default=None,
+    parser.add_argument("--max-steps", type=positive_int, default=None,
                         help="cap on protocol trial, collection episode and video steps (smoke tests)")
     parser.add_argument("--progress", action="store_true", help="Lightning progress bars while finetuning")
     return parser

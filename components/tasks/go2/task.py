@@ -178,7 +178,7 @@ class Go2Task(Task):
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser, command: str) -> None:
-        from simdist.cli import positive_float, positive_int
+        from simdist.cli import nonnegative_int, positive_float, positive_int, unit_interval
 
         if command in ("adapt", "demo"):
             parser.add_argument("--collect-speed", type=parse_speed, default=None, metavar="SPEED|LOW,HIGH",
@@ -193,7 +193,7 @@ class Go2Task(Task):
             parser.add_argument("--terrain", choices=PLAIN_TERRAINS, default=None,
                                 help="go2: a plain terrain of the training simulator instead of a profile")
             parser.add_argument("--course-length", type=positive_float, default=None, help="go2: progress cap (m)")
-            parser.add_argument("--difficulty", type=float, default=0.4,
+            parser.add_argument("--difficulty", type=unit_interval, default=0.4,
                                 help="go2: rough/boxes difficulty in [0, 1] (data collection draws it uniformly)")
             parser.add_argument("--speeds", default=None,
                                 help="go2: comma-separated speeds (m/s); default: the profile's eval_speeds, "
@@ -201,7 +201,7 @@ class Go2Task(Task):
             parser.add_argument("--randomize", action="store_true", help="go2: domain randomisation per trial")
             parser.add_argument("--time-factor", type=positive_float, default=2.0,
                                 help="go2: time limit = factor x length / speed")
-            parser.add_argument("--reset-steps", type=int, default=None,
+            parser.add_argument("--reset-steps", type=nonnegative_int, default=None,
                                 help="go2: steps of zero action and command before walking (default: the "
                                      "official reset phase, 25)")
             parser.add_argument("--walk-start-history", default="keep", choices=WALK_START_HISTORY,
@@ -210,11 +210,11 @@ class Go2Task(Task):
         if command == "generate":
             from simdist.components.tasks.go2.data import PART_STEPS, WALK_START_PROB
 
-            parser.add_argument("--part-size", type=int, default=None,
+            parser.add_argument("--part-size", type=nonnegative_int, default=None,
                                 help=f"go2: transitions per part (default B x {PART_STEPS}; 0: one part)")
             parser.add_argument("--episode-length-s", type=positive_float, default=None,
                                 help="go2: episode limit (default 20 s)")
-            parser.add_argument("--walk-start-prob", type=float, default=WALK_START_PROB,
+            parser.add_argument("--walk-start-prob", type=unit_interval, default=WALK_START_PROB,
                                 help="go2: fraction of episodes that stand still 10-40 steps first, then walk "
                                      "straight, as the evaluation does (0: the official data)")
             parser.add_argument("--student", default=None,

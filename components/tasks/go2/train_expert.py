@@ -8,7 +8,7 @@ every iteration. ``--export DIR`` then writes the expert set the data generator 
 
 from __future__ import annotations
 
-from simdist.cli import tool_parser
+from simdist.cli import positive_int, tool_parser
 
 
 def parse_proportions(text: str) -> dict[str, float]:
@@ -36,8 +36,8 @@ def parse_proportions(text: str) -> dict[str, float]:
 def main(argv: list[str]) -> int:
     parser = tool_parser("train-expert", "train (or resume) the Go2 PPO expert and export the expert set")
     parser.add_argument("--log-dir", required=True, help="rsl-rl run folder (model_<it>.pt, tensorboard)")
-    parser.add_argument("--iterations", type=int, default=3000, help="train until this many iterations exist")
-    parser.add_argument("--envs", type=int, default=512)
+    parser.add_argument("--iterations", type=positive_int, default=3000, help="train until this many iterations exist")
+    parser.add_argument("--envs", type=positive_int, default=512)
     parser.add_argument("--terrain", default="rough", choices=["flat", "rough"])
     parser.add_argument("--terrain-mode", default="curriculum", choices=["curriculum", "random"],
                         help="rough tiles: cos-similarity curriculum from level 0, or a random difficulty per "
@@ -54,7 +54,7 @@ def main(argv: list[str]) -> int:
                         help="command generator (straight: walk ahead at --straight-speed)")
     parser.add_argument("--straight-speed", default="0.5",
                         help="straight-mode speed (m/s), or LOW,HIGH drawn per episode, e.g. 0.1,0.5")
-    parser.add_argument("--save-interval", type=int, default=50)
+    parser.add_argument("--save-interval", type=positive_int, default=50)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--export", default=None, metavar="DIR", help="export the expert set here afterwards")
     parser.add_argument("--suboptimal", default=None,
