@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from dataclasses import MISSING, asdict, dataclass, field
 from typing import Any
 
@@ -75,6 +76,15 @@ class WorldModelConfig:
             raise ConfigError("obs_spec is empty: name at least one observation group")
         if self.value_offset not in (0, 1):
             raise ConfigError(f"value_offset must be 0 or 1, got {self.value_offset}")
+        for group, shape in self.obs_spec.items():
+            if not shape or any(s < 1 for s in shape):
+                raise ConfigError(f"obs_spec[{group!r}] must be a shape of positive sizes, got {shape}")
+        for key, low in (("action_dim", 1), ("command_dim", 0), ("history", 1), ("horizon", 1), ("latent_dim", 1)):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigError(f"{key} must be an integer >= {low}, got {value!r}")
+        if not (isinstance(self.dt, (int, float)) and math.isfinite(self.dt) and self.dt > 0):
+            raise ConfigError(f"dt must be a positive number of seconds, got {self.dt!r}")
         for bound in ("action_low", "action_high"):
             value = getattr(self, bound)
             if value is not None and len(value) != self.action_dim:

@@ -146,3 +146,13 @@ def test_config_missing_key_is_named() -> None:
     del data["dynamics"]
     with pytest.raises(ConfigError, match=r"missing required keys: \['dynamics'\]"):
         WorldModelConfig.from_dict(data)
+
+
+@pytest.mark.parametrize("field,value", [("action_dim", 0), ("history", -1), ("latent_dim", 2.5), ("dt", 0.0),
+                                         ("command_dim", -3), ("obs_spec", {"state": [0]})])
+def test_config_fields_are_range_checked(field: str, value: object) -> None:
+    from simdist.config import ConfigError
+
+    data = WorldModel.from_preset("toy").config.to_dict()
+    with pytest.raises(ConfigError, match=field):
+        WorldModelConfig.from_dict({**data, field: value})
