@@ -496,3 +496,26 @@ def _shards_on_disk(out: Path) -> str:
     done = sorted(str(p.relative_to(out)) for p in out.rglob("*.tar"))
     open_ = sorted(str(p.relative_to(out)) for p in out.rglob("*.tar.tmp"))
     return f"{len(done)} shards committed ({', '.join(done) or '-'}), open: {', '.join(open_) or '-'}"
+
+
+DEMO_OPTIONS = ("--minutes", "0.2", "--trials", "1", "--envs", "2", "--max-steps", "60", "--epochs", "1",
+                "--windows-per-epoch", "128", "--no-video")
+
+
+def go2_demo() -> Scenario:
+    """``simdist demo`` (the Go2 demo on the zoo model) at a small scale: the adaptation loop and its results."""
+    def command(out: Path, rerun: bool) -> list[str]:
+        return simdist_command("demo", "--out", str(out), *DEMO_OPTIONS)
+
+    return Scenario(
+        f"simdist demo {' '.join(DEMO_OPTIONS)}", command, compare_demo,
+        [KillPoint("collecting the held-out set / evaluating zero-shot", exists("heldout-data/dataset.json"),
+                   (0.0, 2.0)),
+         KillPoint("collecting the proxy-real data", exists("real-data/dataset.json"), (0.0, 0.5)),
+         KillPoint("evaluating the adapted model", exists("stages/stage-1/model.safetensors"), (0.0, 0.3))],
+        plant=lambda out: plant_files(out, [f".state.json.{PLANTED}.tmp", f"stages/.stage-1.tmp-{PLANTED}/"]))
+
+
+def compare_demo(ref: Path, new: Path) -> list[str]:
+    """The adaptation loop's data, state and weights as for ``adapt``, and ``results.json``."""
+    return compare_adapt(ref, new) + compare_json_files(ref, new, ["results.json"])

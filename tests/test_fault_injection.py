@@ -27,6 +27,7 @@ from fault_harness import (
     Scenario,
     duplicate_or_missing_ids,
     exists,
+    go2_demo,
     go2_generate,
     inject,
     leftover_temporaries,
@@ -184,3 +185,11 @@ def test_adapt_labels_committed_with_the_episodes(root: Path, toy_model: Path, a
     _rebuilt_state(scn, adapt_ref, second, "after stage 1's last chunk was committed, before its labels reached "
                    "state.json (disk state rebuilt)", f"real-data complete, labels of episodes {sorted(last)} "
                    "missing from state.json", root / "adapt" / "runs.log")
+
+
+def test_demo_killed(root: Path) -> None:
+    """The Go2 demo (its adaptation loop on the zoo model, small scale), killed in each phase and rerun."""
+    scn = go2_demo()
+    ref = root / "demo" / "ref"
+    run(scn.command(ref, False), root / "demo" / "runs.log").check()
+    _kill_each_point(scn, ref, root / "demo", seed=50)
