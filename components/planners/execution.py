@@ -12,8 +12,9 @@
   threads while whole chunks split evenly, and a single-threaded kernel never waits at an intra-op barrier
   for a thread another process has taken off its core, which is what a real-time tick's tail latency is
   made of on a shared CPU. Plans do not depend on T: they are the ones a single-threaded caller gets.
-  With T = 1, ``parallel=False``, another device, or where the per-thread limit is unavailable, the tick
-  runs on the calling thread with the caller's settings.
+  With T = 1, ``parallel=False``, another device, a tick that fits one chunk (e.g. a real-time preset:
+  nothing to split, and the caller's intra-op threads are faster on a quiet CPU), or where the per-thread
+  limit is unavailable, the tick runs on the calling thread with the caller's settings.
 * **compile**: ``compile=True`` (or a ``torch.compile`` mode) scores through ``torch.compile`` (one graph
   per shape; the first call compiles).
 
@@ -128,10 +129,14 @@ class TickExecutor:
         self._score_workers, self._pid = 0, os.getpid()
         self._local = threading.local()  # .workers: the scoring threads the running tick may use
 
-    def run(self, device: torch.device, tick: Callable[..., T], *args: Any) -> T:
-        """``tick(*args)``: on the private tick thread where the module docstring says so, else here."""
+    def run(self, device: torch.device, tick: Callable[..., T], *args: Any, sequences: int | None = None) -> T:
+        """``tick(*args)``: on the private tick thread where the module docstring says so, else here.
+
+        ``sequences``: how many the tick scores per call; a tick that fits one chunk has nothing to split
+        over threads and runs here, with the caller's settings (its intra-op threads), which is faster."""
         threads = torch.get_num_threads()
-        if not (self.parallel and device.type == "cpu" and threads > 1 and thread_limits_available()):
+        one_chunk = sequences is not None and sequences <= (self.chunk or DEFAULT_CPU_CHUNK)
+        if one_chunk or not (self.parallel and device.type == "cpu" and threads > 1 and thread_limits_available()):
             return tick(*args)
         self._forget_threads_of_parent()
         if self._tick_pool is None:

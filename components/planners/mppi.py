@@ -167,7 +167,8 @@ class MPPIPlanner(Planner):
     def _plan(self, obs_hist: dict[str, Tensor], act_hist: Tensor, command: Tensor | None) -> PlanResult:
         if self.naive:  # the official structure, with the caller's settings
             return self._tick(obs_hist, act_hist, command)
-        return self.executor.run(self.device, self._tick, obs_hist, act_hist, command)
+        sequences = act_hist.shape[0] * (self.num_samples + self.num_policy_samples)
+        return self.executor.run(self.device, self._tick, obs_hist, act_hist, command, sequences=sequences)
 
     def _tick(self, obs_hist: dict[str, Tensor], act_hist: Tensor, command: Tensor | None) -> PlanResult:
         """One MPPI tick (wherever the executor runs it)."""
