@@ -26,15 +26,16 @@ def _version(module: str) -> str | None:
 
 
 def source_commit() -> str | None:
-    """The git commit of the simdist source in use (``+dirty`` with uncommitted changes), or None when it is
-    not a git checkout (an installed wheel)."""
+    """The last git commit that changed the simdist source (``simdist/``, ``components/``) in use, ``+dirty``
+    with uncommitted changes there, or None when it is not a git checkout (an installed wheel). Commits that
+    change only documentation or tests do not change it."""
     root = Path(__file__).resolve().parents[1]
     try:
         def git(*args: str) -> str:
             return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10,
                                   check=True).stdout.strip()
 
-        commit = git("rev-parse", "HEAD")
+        commit = git("log", "-1", "--format=%H", "--", "simdist", "components")
         dirty = git("status", "--porcelain", "--untracked-files=no", "--", "simdist", "components")
     except (OSError, subprocess.SubprocessError):
         return None

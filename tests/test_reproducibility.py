@@ -143,6 +143,19 @@ def test_bootstrap_interval_is_deterministic_and_tables_give_mean_ci_and_trials(
     assert "| 0.1 m/s |" in table and "| 2 |" in table and "| 3 |" in table
 
 
+def test_provenance_records_versions_threads_and_weights(toy_model: WorldModel) -> None:
+    from simdist.adaptation import weights_fingerprint
+    from simdist.provenance import provenance
+
+    info = provenance(_agent(toy_model))
+    assert info["torch"] == torch.__version__ and info["torch_threads"] == torch.get_num_threads()
+    assert info["model_weights"] == weights_fingerprint(toy_model) and info["mujoco"]
+    commit = info["source_commit"]
+    assert commit is None or len(commit.removesuffix("+dirty")) == 40
+    assert "model_weights" not in provenance()
+    json.dumps(info)  # goes into results.json as it is
+
+
 # ------------------------------------------------------------------------------------------ the CLI, slow
 @pytest.mark.slow
 @pytest.mark.skipif(not ZOO_MODEL.exists(), reason="the zoo model is not bundled")
