@@ -12,13 +12,13 @@ group ``simdist.components``.
 from __future__ import annotations
 
 import abc
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from torch import Tensor
 
+from simdist.fsutil import read_json_object
 from simdist.registry import RegistryError, get, list_components
 
 #: ``config.json`` key naming the agent class that reads the folder
@@ -88,12 +88,7 @@ def agent_class(agent_type: str) -> type[Agent]:
 def read_agent_type(config_path: str | Path) -> str:
     """The ``agent_type`` of a ``config.json`` (folders from before agents existed are SimDist's)."""
     path = Path(config_path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path}: cannot read the agent config: {err}") from err
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} must hold a JSON object")
+    data = read_json_object(path)
     value = data.get(AGENT_TYPE_KEY, LEGACY_AGENT_TYPE)
     if not isinstance(value, str) or not value:
         raise ValueError(f"{path}: {AGENT_TYPE_KEY} must be a non-empty string, got {value!r}")

@@ -1,4 +1,4 @@
-"""Atomic file-system writes: a reader never sees a half-written file or folder."""
+"""Atomic file-system writes (a reader never sees a half-written file or folder) and checked JSON reads."""
 
 from __future__ import annotations
 
@@ -19,6 +19,18 @@ logger = logging.getLogger(__name__)
 _TMP_FILE = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp(\.[^/]*)?$")
 _TMP_DIR = re.compile(r"^\..+\.tmp-[0-9a-f]{8}$")
 _OLD_DIR = re.compile(r"^\.(?P<target>.+)\.old-[0-9a-f]{8}$")
+
+
+def read_json_object(path: str | os.PathLike, error: type[Exception] = ValueError) -> dict[str, Any]:
+    """The JSON object in ``path``; ``error`` (naming the file) when it is unreadable, not JSON or not an object."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise error(f"{path} is not a readable JSON file: {err}") from err
+    if not isinstance(data, dict):
+        raise error(f"{path} must hold a JSON object, got {type(data).__name__}")
+    return data
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any, default: Any = None) -> None:

@@ -234,7 +234,7 @@ CASES: list[Case] = [
          "is corrupted or truncated", _truncate_weights),
     Case("weights-empty", "model.safetensors of zero bytes", EVALUATE, "is corrupted or truncated", _zero_weights),
     Case("weights-nan", "a NaN in one weight tensor", EVALUATE, "NaN", _weights(_nan_first)),
-    Case("config-invalid", "config.json is not JSON", EVALUATE, "cannot read the agent config",
+    Case("config-invalid", "config.json is not JSON", EVALUATE, "is not a readable JSON file",
          _config(lambda c: "{not json")),
     Case("config-newer", "config.json from a newer schema (schema_version 99)", EVALUATE, "newer",
          _config(_newer)),

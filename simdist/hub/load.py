@@ -6,7 +6,6 @@ The model class is passed in (``load_pretrained(WorldModel, ...)``), so this mod
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -17,6 +16,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from simdist.config import ConfigError, WorldModelConfig
+from simdist.fsutil import read_json_object
 from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME, StrPath
 from simdist.hub.resolve import resolve_folder
 
@@ -63,12 +63,7 @@ def load_pretrained(
 
 def read_config(path: Path) -> WorldModelConfig:
     """Parse a ``config.json`` (any known schema version) into a :class:`WorldModelConfig`."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise CheckpointError(f"{path} is not valid JSON: {err}") from err
-    if not isinstance(data, dict):
-        raise CheckpointError(f"{path} must hold a JSON object, got {type(data).__name__}")
+    data = read_json_object(path, CheckpointError)
     agent_type = data.get("agent_type", "simdist")
     if agent_type != "simdist":
         raise ConfigError(f"{path}: the folder holds a {agent_type!r} agent, not a SimDist world model; load it "

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simdist.fsutil import read_json_object
 from simdist.hub.files import PLANNER_NAME
 
 
@@ -44,10 +44,5 @@ class SimDistAgentConfig:
         path = Path(folder) / PLANNER_NAME
         if not path.is_file():
             return None
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise ValueError(f"{path} is not valid JSON: {err}") from err
-        if not isinstance(data, dict):
-            raise ValueError(f"{path} must hold a JSON object of planner settings")
+        data = read_json_object(path)
         return cls.from_planner_dict(data)
