@@ -158,6 +158,11 @@ class Task(abc.ABC):
                            int((~sound).sum()), n)
         return [ep for ep, keep in zip(result.episodes, sound) if keep], ok[sound]
 
+    def builtin_agent(self, spec: str) -> Any | None:
+        """A controller this task provides itself for ``--agent SPEC`` (e.g. a scripted expert), or None when
+        ``SPEC`` names an agent to load."""
+        return None
+
     # -- optional tools ------------------------------------------------------------------------
     def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,
                  progress: bool = True, **options: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from simdist.tasks import TaskError, make_task, task_names
 
 ROOT = Path(__file__).resolve().parents[1]
 #: words that name a built-in task or its robot; the generic core (everything under simdist/) must not use them
-TASK_WORDS = re.compile(r"go2|toy|unitree|quadruped|ptfe|foam", re.IGNORECASE)
+TASK_WORDS = re.compile(r"go2|toy|unitree|quadruped|ptfe|foam|ur5e|peg|table.leg|robotiq", re.IGNORECASE)
 
 
 def test_core_names_no_task() -> None:

@@ -55,7 +55,8 @@ def main(argv: list[str]) -> int:
     parser = tool_parser("evaluate", "evaluate an agent with a task's protocol (mean, 95 % CI, trials)")
     add_task_argument(parser)
     parser.add_argument("--agent", "--controller", dest="agent", required=True,
-                        help="agent: Hub id or folder (model:ID also accepted), or expert:PATH")
+                        help="agent: Hub id or folder (model:ID also accepted), expert:PATH, or one the task "
+                             "provides (e.g. a scripted expert: expert, scripted:NAME)")
     parser.add_argument("--planner", default="mppi",
                         help="planning agents: planner to act with (mppi, policy, ...; agent: its saved settings)")
     add_mppi_arguments(parser, samples=None, iterations=None)
@@ -72,8 +73,10 @@ def main(argv: list[str]) -> int:
         setup_logging()
     try:
         task = cls.from_args(args, "evaluate", profile=args.profile)
-        controller = build_controller(args.agent, args.planner, args.samples, args.iterations, args.device,
-                                      args.seed, args.init_std, args.warm_start, args.temporal_ensemble)
+        controller = task.builtin_agent(args.agent)
+        if controller is None:
+            controller = build_controller(args.agent, args.planner, args.samples, args.iterations, args.device,
+                                          args.seed, args.init_std, args.warm_start, args.temporal_ensemble)
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
     result = task.evaluate(controller, args.trials, args.seed, num_envs=args.envs,

@@ -1,0 +1,312 @@
+"""Scripted privileged experts for the UR5e tasks and a ladder of degraded variants.
+
+The expert reads the observation groups (``proprio`` and ``object``: the object and its assembled pose in
+the TCP frame) and runs a per-env phase machine, batched in numpy (MANIPULATION.md 3.1): approach above
+the object with the yaw aligned (mod 90 degrees), descend, close, lift, carry above the assembled pose
+correcting for the in-hand offset, align the object's yaw, descend in small steps, an Archimedean spiral
+search when the descent stalls, and release once the object is within the success tolerance. For the
+table leg it then twists the wrist to thread the leg, regrasping when wrist 3 nears its joint limit
+(:class:`ExpertParams` ``twist``).
+
+The degraded variants (:func:`suboptimal_experts`) change one or two parameters each (speed cap, aim bias,
+no or small spiral, early release, late close, yaw offset, hesitation, sluggish yaw, under-twisting) and
+span the skill levels the data needs, as the paper's PPO checkpoints do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+APPROACH, DESCEND, CLOSE, LIFT, CARRY, INSERT, RELEASE, TWIST, REGRASP_OPEN, REGRASP_TURN, DONE = range(11)
+PHASES = ("approach", "descend", "close", "lift", "carry", "insert", "release", "twist", "regrasp_open",
+          "regrasp_turn", "done")
+
+
+@dataclass(frozen=True)
+class ExpertParams:
+    """Knobs of the scripted expert (defaults: the expert)."""
+
+    name: str = "expert"
+    speed: float = 1.0  # cap on |action| per dimension (1: full scale)
+    aim_bias: tuple[float, float] = (0.0, 0.0)  # constant xy error of the carry target (m)
+    spiral: bool = True
+    spiral_step: float = 0.0004  # radius growth per stalled step (m)
+    spiral_max: float = 0.004
+    release_at: float = 0.0025  # release when the object is this close to assembled (m)
+    close_delay: int = 1  # control steps the gripper stays closed before lifting
+    yaw_offset: float = 0.0  # rad added to the alignment yaw
+    hesitate: float = 0.0  # probability of a zero action on a step
+    yaw_gain: float = 1.0  # rotational gain (below 1: sluggish)
+    descend_step: float = 0.003  # m per step during insertion
+    lift_height: float = 0.14  # TCP height for the carry (m)
+    twist: bool = False  # thread the object after inserting it (table leg)
+    twist_turns: float = 2.2  # turns to twist before giving up (under-twisting variants: fewer)
+    regrasp: bool = True
+    seed: int = 0
+
+
+class ScriptedExpert:
+    """A batched, deterministic (given ``seed``) scripted expert: ``expert(obs) -> actions (B, 7)``."""
+
+    def __init__(self, params: ExpertParams, assembly: Any, control_hz: int = 5) -> None:
+        from simdist.components.tasks.ur5e.env import ArmEnvConfig
+
+        self.p = params
+        self.name = params.name
+        self.scale = ArmEnvConfig(control_hz=control_hz).action_scale
+        self.grasp_offset, self.insert_depth = assembly.grasp_offset, assembly.insert_depth()
+        self._rng = np.random.default_rng(params.seed)
+        self.phase = np.zeros(0, np.int64)
+
+    # ---- state --------------------------------------------------------------------------------------
+    def _ensure(self, n: int) -> None:
+        if len(self.phase) != n:
+            self.phase = np.zeros(n, np.int64)
+            self.timer = np.zeros(n, np.int64)
+            self.stall = np.zeros(n, np.int64)
+            self.spiral_t = np.zeros(n)
+            self.best_z = np.full(n, np.inf)
+            self.grasp_off = np.zeros((n, 2))
+            self.twisted = np.zeros(n)
+            self.last_depth = np.zeros(n)
+
+    def reset(self, ids: np.ndarray | None = None, seed: int | None = None) -> None:
+        """Start over in envs ``ids`` (all: None); ``seed`` restarts the hesitation stream."""
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        if len(self.phase) == 0:
+            return
+        ids = np.arange(len(self.phase)) if ids is None else np.asarray(ids, np.int64)
+        self.phase[ids] = APPROACH
+        for a in (self.timer, self.stall, self.spiral_t, self.twisted, self.last_depth):
+            a[ids] = 0
+        self.best_z[ids] = np.inf
+        self.grasp_off[ids] = 0.0
+
+    # ---- acting -------------------------------------------------------------------------------------
+    def __call__(self, obs: dict[str, np.ndarray]) -> np.ndarray:
+        proprio, objs = np.asarray(obs["proprio"], float), np.asarray(obs["object"], float)
+        n = len(proprio)
+        self._ensure(n)
+        if "privileged" in obs:  # an episode's first observation has all its time left: start over there
+            fresh = np.flatnonzero(np.asarray(obs["privileged"])[:, 7] >= 1.0 - 1e-6)
+            if len(fresh):
+                self.reset(fresh)
+        tcp = proprio[:, 12:15]
+        rot = _rot_from6d(proprio[:, 15:21])
+        wrist3 = proprio[:, 5]
+        obj = tcp + np.einsum("bij,bj->bi", rot, objs[:, 0:3])
+        obj_rot = rot @ _rot_from6d(objs[:, 3:9])
+        goal = tcp + np.einsum("bij,bj->bi", rot, objs[:, 9:12])
+        goal_rot = rot @ _rot_from6d(objs[:, 12:18])
+        rel = objs[:, 18:21]  # object in the goal frame
+        depth = objs[:, 27] if objs.shape[1] > 27 else np.zeros(n)  # threaded depth fraction (leg)
+        p = self.p
+        obj_yaw = _yaw(obj_rot)
+        goal_yaw = _yaw(goal_rot) + p.yaw_offset
+        tcp_yaw = _yaw(rot)
+
+        target = tcp.copy()
+        yaw_t = tcp_yaw.copy()
+        grip = np.ones(n)  # +1 close, -1 open
+        ph = self.phase
+        self.timer += 1
+
+        # approach: above the object, yaw aligned mod 90 degrees
+        m = ph == APPROACH
+        if m.any():
+            yaw_t[m] = _square_yaw(obj_yaw[m], tcp_yaw[m])
+            target[m] = obj[m] + np.array([0, 0, 0.08 + self.grasp_offset])
+            grip[m] = -1
+            near = m & (np.linalg.norm(tcp[:, :2] - obj[:, :2], axis=1) < 0.004) & (
+                np.abs(_wrap(yaw_t - tcp_yaw)) < 0.05) & (np.abs(tcp[:, 2] - target[:, 2]) < 0.02)
+            self._go(near, DESCEND)
+        m = ph == DESCEND
+        if m.any():
+            yaw_t[m] = _square_yaw(obj_yaw[m], tcp_yaw[m])
+            target[m] = obj[m] + np.array([0, 0, self.grasp_offset])
+            grip[m] = -1
+            self._go(m & (np.abs(tcp[:, 2] - target[:, 2]) < 0.002), CLOSE)
+        m = ph == CLOSE
+        if m.any():
+            target[m, 2] = tcp[m, 2]
+            self._go(m & (self.timer > p.close_delay + 1), LIFT)
+        m = ph == LIFT
+        if m.any():
+            target[m, 2] = p.lift_height
+            self.grasp_off[m] = tcp[m, :2] - obj[m, :2]
+            self._go(m & (tcp[:, 2] > p.lift_height - 0.01), CARRY)
+        m = ph == CARRY
+        if m.any():
+            off = tcp[m, :2] - obj[m, :2]
+            target[m, :2] = goal[m, :2] + off + np.asarray(p.aim_bias)
+            # the object's bottom 15 mm above the entrance
+            target[m, 2] = goal[m, 2] + self.insert_depth + 0.015 + (tcp[m, 2] - obj[m, 2])
+            yaw_t[m] = tcp_yaw[m] + _wrap(_square_yaw(goal_yaw[m], obj_yaw[m]) - obj_yaw[m])
+            xy_ok = np.linalg.norm(obj[:, :2] - goal[:, :2] - np.asarray(p.aim_bias), axis=1) < 0.0015
+            yaw_ok = np.abs(_wrap(_square_yaw(goal_yaw, obj_yaw) - obj_yaw)) < 0.03
+            z_ok = np.abs(tcp[:, 2] - target[:, 2]) < 0.005
+            self._go(m & xy_ok & yaw_ok & z_ok, INSERT)
+        m = ph == INSERT
+        if m.any():
+            self._insert(m, tcp, obj, goal, rel, target, yaw_t, tcp_yaw, obj_yaw, goal_yaw)
+        m = ph == RELEASE
+        if m.any():
+            grip[m] = -1
+            target[m, 2] = tcp[m, 2] + 0.01
+            self._go(m & (self.timer > 2), DONE)
+        m = ph == TWIST
+        if m.any():
+            self._twist(m, tcp, obj, target, yaw_t, tcp_yaw, wrist3, depth, grip)
+        m = ph == REGRASP_OPEN
+        if m.any():
+            grip[m] = -1
+            target[m, 2] = tcp[m, 2] + 0.002
+            self._go(m & (self.timer > 2), REGRASP_TURN)
+        m = ph == REGRASP_TURN
+        if m.any():
+            grip[m] = -1
+            yaw_t[m] = tcp_yaw[m] - np.sign(self._twist_dir()) * 0.4 * (10 / 5) / 2
+            target[m, :2] = obj[m, :2]
+            target[m, 2] = obj[m, 2] + self.grasp_offset
+            done_turn = m & (wrist3 < -3.0 + 0.0) if self._twist_dir() > 0 else m & (wrist3 > 3.0)
+            self._go(done_turn | (m & (self.timer > 12)), TWIST)
+        m = ph == DONE
+        if m.any():
+            grip[m] = -1
+            target[m, 2] = np.maximum(tcp[m, 2] + 0.005, tcp[m, 2])
+            target[m, 2] = np.minimum(target[m, 2], 0.2)
+
+        act = np.zeros((n, 7))
+        act[:, :3] = (target - tcp) / self.scale[:3]
+        yaw_err = _wrap(yaw_t - tcp_yaw) * p.yaw_gain
+        # keep the TCP pointing down; while carrying, keep the object upright instead (undoes in-hand tilt)
+        tilt = _tilt_correction(rot)
+        held = np.isin(ph, (CARRY, INSERT, TWIST))
+        tilt[held] = _tilt_correction(-obj_rot[held])
+        act[:, 3:5] = tilt[:, :2] / self.scale[3:5]
+        act[:, 5] = yaw_err / self.scale[5]
+        act[:, :6] = np.clip(act[:, :6], -p.speed, p.speed)
+        act[:, 6] = grip
+        if p.hesitate > 0:
+            hold = self._rng.random(n) < p.hesitate
+            act[hold, :6] = 0.0
+        return act.astype(np.float32)
+
+    def _go(self, mask: np.ndarray, phase: int) -> None:
+        if mask.any():
+            self.phase[mask] = phase
+            self.timer[mask] = 0
+            self.stall[mask] = 0
+            self.best_z[mask] = np.inf
+
+    def _insert(self, m, tcp, obj, goal, rel, target, yaw_t, tcp_yaw, obj_yaw, goal_yaw) -> None:
+        p = self.p
+        offset = tcp[m, :2] - obj[m, :2]
+        # descend; xy servo on the goal (+ bias) plus the spiral offset once the descent stalls
+        z_obj = obj[:, 2]
+        progressed = z_obj < self.best_z - 0.0005
+        self.best_z = np.where(m & progressed, z_obj, self.best_z)
+        self.stall = np.where(m & ~progressed, self.stall + 1, np.where(m, 0, self.stall))
+        spiral = np.zeros((len(tcp), 2))
+        if p.spiral:
+            run = m & (self.stall > 2)
+            self.spiral_t = np.where(run, self.spiral_t + 1, self.spiral_t)
+            radius = np.minimum(p.spiral_step * self.spiral_t, p.spiral_max)
+            ang = 1.2 * self.spiral_t
+            spiral = np.column_stack([radius * np.cos(ang), radius * np.sin(ang)])
+        target[m, :2] = goal[m, :2] + offset + np.asarray(p.aim_bias) + spiral[m]
+        target[m, 2] = tcp[m, 2] - p.descend_step
+        yaw_t[m] = tcp_yaw[m] + _wrap(_square_yaw(goal_yaw[m], obj_yaw[m]) - obj_yaw[m])
+        seated = m & (np.linalg.norm(rel, axis=1) < p.release_at)
+        if p.twist:
+            self._go(m & (rel[:, 2] < 0.004) & (np.linalg.norm(rel[:, :2], axis=1) < 0.002), TWIST)
+        else:
+            self._go(seated, RELEASE)
+
+    def _twist_dir(self) -> float:
+        return 1.0
+
+    def _twist(self, m, tcp, obj, target, yaw_t, tcp_yaw, wrist3, depth, grip) -> None:
+        p = self.p
+        step = 0.9 * self.scale[5]
+        yaw_t[m] = tcp_yaw[m] + step * self._twist_dir()
+        target[m, :2] = tcp[m, :2] + 0.3 * (obj[m, :2] - tcp[m, :2])
+        target[m, 2] = tcp[m, 2] - 0.002
+        self.twisted[m] += step / (2 * np.pi)
+        done = m & (depth > 0.95)
+        self._go(done, RELEASE)
+        limit = m & ~done & (wrist3 > 2 * np.pi - 0.5)
+        if p.regrasp:
+            self._go(limit, REGRASP_OPEN)
+        gave_up = m & ~done & (self.twisted > p.twist_turns)
+        self._go(gave_up, RELEASE)
+
+
+def _rot_from6d(v: np.ndarray) -> np.ndarray:
+    a, b = v[:, 0:3], v[:, 3:6]
+    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-9)
+    b = b - (a * b).sum(1, keepdims=True) * a
+    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-9)
+    return np.stack([a, b, np.cross(a, b)], axis=-1)
+
+
+def _yaw(rot: np.ndarray) -> np.ndarray:
+    return np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
+
+
+def _wrap(a: np.ndarray) -> np.ndarray:
+    return (a + np.pi) % (2 * np.pi) - np.pi
+
+
+def _square_yaw(yaw: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """``yaw`` plus a multiple of 90 degrees, within 45 degrees of ``reference``."""
+    return reference + (yaw - reference + np.pi / 4) % (np.pi / 2) - np.pi / 4
+
+
+def _tilt_correction(rot: np.ndarray) -> np.ndarray:
+    """Rotation vector (world) bringing the TCP's z axis back to pointing down, keeping its yaw."""
+    z = rot[:, :, 2]
+    down = np.array([0.0, 0.0, -1.0])
+    axis = np.cross(z, down)
+    s = np.linalg.norm(axis, axis=1, keepdims=True)
+    ang = np.arctan2(s[:, 0], (z * down).sum(1))
+    return axis / np.maximum(s, 1e-9) * ang[:, None]
+
+
+def suboptimal_params(twist: bool = False) -> list[ExpertParams]:
+    """Ten degraded variants (MANIPULATION.md 3.3), from nearly useless to nearly expert."""
+    base = ExpertParams(twist=twist)
+    out = [
+        replace(base, name="slow", speed=0.3),
+        replace(base, name="aim_bias_2mm", aim_bias=(0.002, -0.001)),
+        replace(base, name="aim_bias_5mm", aim_bias=(0.004, 0.003)),
+        replace(base, name="no_spiral", spiral=False, aim_bias=(0.0015, 0.0)),
+        replace(base, name="small_spiral", spiral_max=0.001, aim_bias=(0.002, 0.001)),
+        replace(base, name="early_release", release_at=0.02),
+        replace(base, name="yaw_offset_10deg", yaw_offset=np.deg2rad(10.0)),
+        replace(base, name="hesitant", hesitate=0.4, seed=1),
+        replace(base, name="sluggish_yaw", yaw_gain=0.3, speed=0.6),
+        replace(base, name="late_close", close_delay=0, descend_step=0.006),
+    ]
+    if twist:
+        out[-1] = replace(base, name="under_twist", twist_turns=0.8, regrasp=False)
+    return out
+
+
+def make_expert(assembly: Any, name: str = "expert", control_hz: int = 5, seed: int = 0) -> ScriptedExpert:
+    """The expert (``name="expert"``) or the degraded variant ``name`` for an assembly."""
+    twist = bool(getattr(assembly, "threaded", False))
+    options = {p.name: p for p in [ExpertParams(twist=twist), *suboptimal_params(twist)]}
+    if name not in options:
+        raise ValueError(f"unknown scripted policy {name!r}; choose one of {', '.join(options)}")
+    return ScriptedExpert(replace(options[name], seed=options[name].seed + seed), assembly, control_hz)
+
+
+def suboptimal_experts(assembly: Any, control_hz: int = 5, seed: int = 0) -> list[ScriptedExpert]:
+    """The ten degraded variants as policies."""
+    twist = bool(getattr(assembly, "threaded", False))
+    return [make_expert(assembly, p.name, control_hz, seed) for p in suboptimal_params(twist)]

@@ -1,0 +1,173 @@
+"""The ``ur5e-peg`` and ``ur5e-table-leg`` tasks: pick, align, then insert (or thread) with a UR5e.
+
+Evaluation runs the grid's fixed 20-cell lattice (``--grid narrow|wide``) ``trials`` times on the reality
+profile; the metric is success (held 5 steps within the 45 s limit), with the time to success per
+successful trial. Logged real episodes (adaptation) start uniformly over the same grid. ``--agent expert``
+or ``--agent scripted:NAME`` evaluates the scripted expert or one of its degraded variants.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from simdist.data.schema import DatasetSpec
+from simdist.evaluation import EvaluationResult
+from simdist.profiles import ProfileSchema
+from simdist.registry import register
+from simdist.tasks import Task, TaskError
+
+LATTICE_CELLS = 20
+
+
+@dataclass
+class UR5eTask(Task):
+    """Shared by both UR5e tasks. ``profile``: a built-in name, a YAML path or a mapping (None: the training
+    simulator); ``grid``: ``narrow`` or ``wide``; ``control_hz``: 5 (the paper) or 10."""
+
+    profile: Any = None
+    grid: str = "wide"
+    control_hz: int = 5
+    episode_seconds: float = 45.0
+
+    metric: ClassVar[str] = "success"
+    dt: ClassVar[float] = 0.2
+    profile_folder: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        from simdist.components.tasks.ur5e.env import ArmEnvConfig
+
+        ArmEnvConfig(control_hz=self.control_hz, episode_seconds=self.episode_seconds, grid=self.grid)
+        if self.profile is not None:
+            self.load_profile(self.profile)  # refuse a bad profile before any env is built
+
+    # ---- what differs between the two tasks ----
+    def assembly(self) -> Any:
+        raise NotImplementedError
+
+    @classmethod
+    def profile_schema(cls) -> ProfileSchema | None:
+        raise NotImplementedError
+
+    @classmethod
+    def profile_dir(cls) -> Path | None:
+        return Path(__file__).with_name("profiles") / cls.profile_folder
+
+    @property
+    def profile_name(self) -> str | None:
+        return None if self.profile is None else str(self.load_profile(self.profile).name)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "grid": self.grid, "control_hz": self.control_hz}
+
+    # ---- envs ----
+    def env_config(self, *, grid: str | None, lattice: bool = True, **kw: Any) -> Any:
+        from simdist.components.tasks.ur5e.env import ArmEnvConfig
+
+        return ArmEnvConfig(control_hz=self.control_hz, episode_seconds=self.episode_seconds, grid=grid,
+                            lattice=lattice, **kw)
+
+    def make_env(self, num_envs: int, seed: int, real: bool = True) -> Any:
+        """Proxy-real (``real``): the profile, starts uniform over the grid; else the training simulator with its
+        randomisation and diverse resets."""
+        from simdist.components.tasks.ur5e.env import UR5eEnv
+
+        if real:
+            profile = self.load_profile(self.profile) if self.profile is not None else None
+            return UR5eEnv(self.assembly(), num_envs, self.env_config(grid=self.grid, lattice=False),
+                           profile=profile, seed=seed)
+        return UR5eEnv(self.assembly(), num_envs, self.env_config(grid=None), seed=seed)
+
+    def dataset_spec(self) -> DatasetSpec:
+        env = self.make_env(1, 0, real=False)
+        try:
+            return DatasetSpec.from_env(env)
+        finally:
+            env.close()
+
+    # ---- evaluation ----
+    def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> EvaluationResult:
+        """``trials`` passes over the grid's 20-cell lattice (20 x ``trials`` episodes)."""
+        from simdist.components.tasks.ur5e.env import UR5eEnv
+        from simdist.rollout import rollout
+
+        profile = self.load_profile(self.profile) if self.profile is not None else None
+        values: list[float] = []
+        times: list[float | None] = []
+        cells: list[int] = []
+        diverged: list[bool] = []
+        for rep in range(trials):
+            env = UR5eEnv(self.assembly(), min(num_envs, LATTICE_CELLS), self.env_config(grid=self.grid),
+                          profile=profile, seed=seed + rep)
+            try:
+                result = rollout(env, agent, episodes=LATTICE_CELLS, seed=seed + rep)
+            finally:
+                env.close()
+            ok = self.success(result)
+            for info, success, length in zip(result.final_info, ok, result.lengths):
+                values.append(float(success))
+                times.append(float(length) * self.dt if success else None)
+                cells.append(int(info.get("cell", -1)))
+                diverged.append(bool(info.get("diverged", False)))
+            if log is not None:
+                log(f"{self.name} {self.grid}: pass {rep + 1}/{trials}: {int(ok.sum())}/{LATTICE_CELLS} succeeded")
+        return EvaluationResult(task=self.task_name, metric=self.metric, profile=self.profile_name, values=values,
+                                success=[v > 0 for v in values], diverged=diverged,
+                                details={"grid": self.grid, "cell": cells, "time_to_success_s": times,
+                                         "control_hz": self.control_hz})
+
+    def success(self, result: Any) -> np.ndarray:
+        return np.array([bool(info.get("success", False)) and not bool(info.get("diverged", False))
+                         for info in result.final_info], bool)
+
+    def builtin_agent(self, spec: str) -> Any | None:
+        """``expert`` or ``scripted:NAME``: the scripted expert or a degraded variant (None: not one of them)."""
+        from simdist.components.tasks.ur5e.expert import make_expert
+
+        kind, _, name = spec.partition(":")
+        if spec == "expert":
+            return make_expert(self.assembly(), "expert", self.control_hz)
+        if kind == "scripted":
+            return make_expert(self.assembly(), name or "expert", self.control_hz)
+        return None
+
+    # ---- command line ----
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser, command: str) -> None:
+        if command in ("evaluate", "adapt", "generate", "demo"):
+            parser.add_argument("--grid", choices=("narrow", "wide"), default="wide",
+                                help="ur5e: initial-condition grid (a fixed 20-cell lattice when evaluating)")
+            parser.add_argument("--control-hz", type=int, choices=(5, 10), default=5,
+                                help="ur5e: control rate (the paper: 5 Hz, H = T = 5)")
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, command: str, profile: Any = None) -> UR5eTask:
+        try:
+            return cls(profile=profile, grid=getattr(args, "grid", "wide"),
+                       control_hz=getattr(args, "control_hz", 5))
+        except ValueError as err:
+            raise TaskError(str(err)) from err
+
+
+@register("task", "ur5e-peg")
+@dataclass
+class PegTask(UR5eTask):
+    """Peg insertion: a 16 mm square peg, 60 mm long, into a 30 mm deep hole (0.5 mm clearance per side)."""
+
+    profile: Any = "peg-real"
+    profile_folder: ClassVar[str] = "peg"
+
+    def assembly(self) -> Any:
+        from simdist.components.tasks.ur5e.assembly import PegAssembly
+
+        return PegAssembly()
+
+    @classmethod
+    def profile_schema(cls) -> ProfileSchema | None:
+        from simdist.components.tasks.ur5e.profiles import PEG_SCHEMA
+
+        return PEG_SCHEMA
