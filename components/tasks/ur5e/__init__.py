@@ -5,7 +5,7 @@ Importing this package registers the tasks without importing MuJoCo; the env and
 first use.
 """
 
-from simdist.components.tasks.ur5e.task import PegTask, UR5eTask
+from simdist.components.tasks.ur5e.task import PegTask, TableLegTask, UR5eTask
 from simdist.lazy import lazy_getattr
 
 _LAZY = {
@@ -15,6 +15,6 @@ _LAZY = {
     "build_robot_spec": "robot",
 }
 
-__all__ = ["PegTask", "UR5eTask", *_LAZY]
+__all__ = ["PegTask", "TableLegTask", "UR5eTask", *_LAZY]
 
 __getattr__ = lazy_getattr(__name__, _LAZY, globals())

@@ -303,7 +303,8 @@ def make_expert(assembly: Any, name: str = "expert", control_hz: int = 5, seed: 
     options = {p.name: p for p in [ExpertParams(twist=twist), *suboptimal_params(twist)]}
     if name not in options:
         raise ValueError(f"unknown scripted policy {name!r}; choose one of {', '.join(options)}")
-    return ScriptedExpert(replace(options[name], seed=options[name].seed + seed), assembly, control_hz)
+    cls = getattr(assembly, "expert_class", lambda: ScriptedExpert)()
+    return cls(replace(options[name], seed=options[name].seed + seed), assembly, control_hz)
 
 
 def suboptimal_experts(assembly: Any, control_hz: int = 5, seed: int = 0) -> list[ScriptedExpert]:

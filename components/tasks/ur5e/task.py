@@ -110,7 +110,7 @@ class UR5eTask(Task):
             ok = self.success(result)
             for info, success, length in zip(result.final_info, ok, result.lengths):
                 values.append(float(success))
-                times.append(float(length) * self.dt if success else None)
+                times.append(float(length) / self.control_hz if success else None)
                 cells.append(int(info.get("cell", -1)))
                 diverged.append(bool(info.get("diverged", False)))
             if log is not None:
@@ -171,3 +171,23 @@ class PegTask(UR5eTask):
         from simdist.components.tasks.ur5e.profiles import PEG_SCHEMA
 
         return PEG_SCHEMA
+
+
+@register("task", "ur5e-table-leg")
+@dataclass
+class TableLegTask(UR5eTask):
+    """Table leg: a 30 mm square leg picked from a rack and threaded (2 turns) into a tabletop corner hole."""
+
+    profile: Any = "table-leg-real"
+    profile_folder: ClassVar[str] = "table-leg"
+
+    def assembly(self) -> Any:
+        from simdist.components.tasks.ur5e.leg import LegAssembly
+
+        return LegAssembly()
+
+    @classmethod
+    def profile_schema(cls) -> ProfileSchema | None:
+        from simdist.components.tasks.ur5e.profiles import LEG_SCHEMA
+
+        return LEG_SCHEMA
