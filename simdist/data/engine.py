@@ -71,6 +71,12 @@ class PerturbationConfig:
     start_noised_prob: float = 0.5
     never_noise_prob: float = 0.025
 
+    @classmethod
+    def manipulation(cls, min_noise: float = 0.05, max_noise: float = 1.0) -> PerturbationConfig:
+        """The paper's manipulation windows: noised U[1, 5] steps, clean U[5, 10] (σ range: not given in the
+        paper; actions in [-1, 1] take U[0.05, 1.0])."""
+        return cls(min_noise=min_noise, max_noise=max_noise, noise_window=(1, 6), clean_window=(5, 11))
+
     def expected_noised_fraction(self) -> float:
         """Long-run fraction of noised steps over all envs."""
         if not self.enabled:

@@ -23,7 +23,7 @@ def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 
     if values not in ("critic", "mc"):
         raise ValueError(f"values must be 'critic' or 'mc', got {values!r}")
     value_fn = fit_expert_critic(seed=seed, epochs=critic_epochs) if values == "critic" else None
-    perturbation = PerturbationConfig(min_noise=0.05, max_noise=1.0, noise_window=(1, 6), clean_window=(5, 11))
+    perturbation = PerturbationConfig.manipulation()
     env = ToyReachEnv(num_envs, variant=variant, seed=seed)
     try:
         return generate(

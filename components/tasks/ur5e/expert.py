@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from simdist.components.tasks.ur5e.robot import GRIPPER_STROKE
+
 APPROACH, DESCEND, CLOSE, LIFT, CARRY, INSERT, RELEASE, TWIST, REGRASP_OPEN, REGRASP_TURN, DONE = range(11)
 PHASES = ("approach", "descend", "close", "lift", "carry", "insert", "release", "twist", "regrasp_open",
           "regrasp_turn", "done")
@@ -58,6 +60,8 @@ class ScriptedExpert:
         self.name = params.name
         self.scale = ArmEnvConfig(control_hz=control_hz).action_scale
         self.grasp_offset, self.insert_depth = assembly.grasp_offset, assembly.insert_depth()
+        # the gripper opening (fraction of the stroke, proprio 21) below which the fingers hold the object
+        self.held_opening = (2 * assembly.half_width + 0.003) / (2 * GRIPPER_STROKE)
         self._rng = np.random.default_rng(params.seed)
         self.phase = np.zeros(0, np.int64)
 
@@ -72,6 +76,7 @@ class ScriptedExpert:
             self.grasp_off = np.zeros((n, 2))
             self.twisted = np.zeros(n)
             self.last_depth = np.zeros(n)
+            self.fresh = np.ones(n, bool)
 
     def reset(self, ids: np.ndarray | None = None, seed: int | None = None) -> None:
         """Start over in envs ``ids`` (all: None); ``seed`` restarts the hesitation stream."""
@@ -81,6 +86,7 @@ class ScriptedExpert:
             return
         ids = np.arange(len(self.phase)) if ids is None else np.asarray(ids, np.int64)
         self.phase[ids] = APPROACH
+        self.fresh[ids] = True
         for a in (self.timer, self.stall, self.spiral_t, self.twisted, self.last_depth):
             a[ids] = 0
         self.best_z[ids] = np.inf
@@ -108,6 +114,9 @@ class ScriptedExpert:
         obj_yaw = _yaw(obj_rot)
         goal_yaw = _yaw(goal_rot) + p.yaw_offset
         tcp_yaw = _yaw(rot)
+        if self.fresh.any():
+            self._infer_phase(self.fresh.copy(), tcp, rot, obj, rel, proprio[:, 21], objs)
+            self.fresh[:] = False
 
         target = tcp.copy()
         yaw_t = tcp_yaw.copy()
@@ -195,6 +204,21 @@ class ScriptedExpert:
             hold = self._rng.random(n) < p.hesitate
             act[hold, :6] = 0.0
         return act.astype(np.float32)
+
+    def _infer_phase(self, rows: np.ndarray, tcp: np.ndarray, rot: np.ndarray, obj: np.ndarray, rel: np.ndarray,
+                     opening: np.ndarray, objs: np.ndarray) -> None:
+        """The phase to start in from the state alone (an episode's first step, or an arbitrary state the
+        expert takes over, as for value labels): carrying or inserting when the object is in the hand,
+        releasing or done when it is assembled, twisting when a thread is engaged, else approaching."""
+        grasp_point = tcp + rot[:, :, 2] * self.grasp_offset
+        in_hand = (np.linalg.norm(obj - grasp_point, axis=1) < 0.012) & (opening < self.held_opening)
+        assembled = np.linalg.norm(rel, axis=1) < self.p.release_at
+        inside = (np.linalg.norm(rel[:, :2], axis=1) < 0.004) & (rel[:, 2] < self.insert_depth + 0.003)
+        engaged = objs[:, 28] > 0.5 if objs.shape[1] > 28 else np.zeros(len(rel), bool)
+        phase = np.select([assembled & in_hand & ~engaged, assembled, in_hand & engaged & self.p.twist,
+                           in_hand & inside, in_hand], [RELEASE, DONE, TWIST, INSERT, CARRY], APPROACH)
+        self.phase[rows] = phase[rows]
+        self.timer[rows] = 0
 
     def _go(self, mask: np.ndarray, phase: int) -> None:
         if mask.any():

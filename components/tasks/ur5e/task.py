@@ -37,6 +37,11 @@ class UR5eTask(Task):
     metric: ClassVar[str] = "success"
     dt: ClassVar[float] = 0.2
     profile_folder: ClassVar[str] = ""
+    #: ``cpu``: >= 10k trajectories (episodes average ~100 steps); ``paper``: the paper's 100k
+    data_defaults: ClassVar[dict[str, Any]] = {
+        "presets": {"cpu": {"num_envs": 32, "transitions": 1_200_000},
+                    "paper": {"num_envs": 64, "transitions": 12_000_000}},
+    }
 
     def __post_init__(self) -> None:
         from simdist.components.tasks.ur5e.env import ArmEnvConfig
@@ -134,6 +139,18 @@ class UR5eTask(Task):
         if kind == "scripted":
             return make_expert(self.assembly(), name or "expert", self.control_hz)
         return None
+
+    def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,
+                 progress: bool = True, preset: str = "custom", args: argparse.Namespace | None = None,
+                 **options: Any) -> dict[str, Any]:
+        """The scripted expert / degraded-variant mixture on the training simulator (``experts`` unused: the
+        experts are scripted); values from the expert critic fitted on continuations (:mod:`.value`)."""
+        from simdist.components.tasks.ur5e.data import generate_ur5e
+
+        if experts is not None:
+            raise TaskError(f"{self.task_name}: the experts are scripted; --experts does not apply")
+        return generate_ur5e(self, out, num_envs=num_envs, transitions=transitions, seed=seed, progress=progress,
+                             preset=preset, **options)
 
     # ---- command line ----
     @classmethod

@@ -1,0 +1,114 @@
+"""The UR5e pretraining data: the generic data engine with the paper's manipulation settings.
+
+At each episode start the scripted expert drives with probability 0.5, otherwise one of its ten degraded
+variants; the manipulation perturbation windows (noised U[1, 5] steps, clean U[5, 10], σ ~ U[0.05, 1.0]
+per env and dimension, 2.5 % of envs never noised) lie on top; the training simulator randomises the
+physics and mixes the four reset kinds. Values are V^e of the fitted expert critic (:mod:`.value`), which
+is fitted once per dataset folder and saved there (``critic.safetensors``, ``critic.json``), so a resumed
+run labels with the same critic. Images are not rendered here: the ``physics`` group keeps what
+:func:`.render.render_states` needs to render them afterwards.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simdist.fsutil import atomic_path, atomic_write_json
+
+logger = logging.getLogger(__name__)
+
+EXPERT_PROB = 0.5
+CRITIC_WEIGHTS, CRITIC_REPORT = "critic.safetensors", "critic.json"
+
+
+class PolicyMixture:
+    """``mixture(env, obs) -> actions``: the data engine's mixture and perturbation, for collecting critic
+    states outside the engine (the same policies, probabilities and noise windows)."""
+
+    def __init__(self, expert: Any, suboptimal: list[Any], num_envs: int, action_dim: int, seed: int,
+                 expert_prob: float = EXPERT_PROB) -> None:
+        from simdist.data.engine import ActionPerturber, PerturbationConfig
+
+        self.policies = [expert, *suboptimal]
+        self.rng = np.random.default_rng(seed)
+        self.expert_prob = expert_prob
+        self.assign = self._draw(num_envs)
+        self.perturber = ActionPerturber(PerturbationConfig.manipulation(), num_envs, action_dim, self.rng)
+
+    def _draw(self, n: int) -> np.ndarray:
+        expert = self.rng.random(n) < self.expert_prob
+        return np.where(expert, 0, 1 + self.rng.integers(0, len(self.policies) - 1, n))
+
+    def reset(self, ids: np.ndarray) -> None:
+        self.assign[ids] = self._draw(len(ids))
+        for p in self.policies:
+            p.reset(ids)
+
+    def __call__(self, env: Any, obs: dict[str, np.ndarray]) -> np.ndarray:
+        actions = np.zeros((env.num_envs, 7), np.float32)
+        for k in np.unique(self.assign):
+            rows = self.assign == k
+            actions[rows] = self.policies[k](obs)[rows]
+        return np.clip(self.perturber(actions)[0], -1.0, 1.0)
+
+
+def load_or_fit_critic(task: Any, out_dir: Path, *, seed: int, num_envs: int, steps: int, every: int = 10,
+                       epochs: int = 200) -> tuple[Any, dict[str, Any]]:
+    """The dataset's V^e critic: loaded from ``out_dir`` when a run already fitted it, else fitted and saved."""
+    from safetensors.torch import load_file, save_file
+
+    from simdist.components.tasks.ur5e.expert import make_expert, suboptimal_experts
+    from simdist.components.tasks.ur5e.value import ArmCritic, fit_expert_critic
+    from simdist.fsutil import read_json_object
+
+    weights, report_path = out_dir / CRITIC_WEIGHTS, out_dir / CRITIC_REPORT
+    if weights.is_file() and report_path.is_file():
+        return ArmCritic.from_state_dict(load_file(str(weights))), read_json_object(report_path)
+    asm = task.assembly()
+
+    def make_env(n: int, s: int) -> Any:
+        return task.make_env(n, s, real=False)
+
+    mixture = PolicyMixture(make_expert(asm, control_hz=task.control_hz),
+                            suboptimal_experts(asm, task.control_hz, seed), num_envs, 7, seed)
+    critic, report = fit_expert_critic(make_env, mixture, lambda: make_expert(asm, control_hz=task.control_hz),
+                                       num_envs=num_envs, steps=steps, every=every, seed=seed, epochs=epochs)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with atomic_path(weights) as tmp:
+        save_file({k: v.contiguous() for k, v in critic.state_dict().items()}, str(tmp))
+    atomic_write_json(report_path, report.to_dict())
+    return critic, report.to_dict()
+
+
+def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, seed: int = 0,
+                  progress: bool = True, preset: str = "custom", critic_envs: int = 32, critic_steps: int = 300,
+                  critic_epochs: int = 200) -> dict[str, Any]:
+    """Generate (or resume) a UR5e task's pretraining dataset in ``out_dir``; returns the engine's summary
+    plus the critic's report and the trajectory count."""
+    from simdist.components.tasks.ur5e.expert import make_expert, suboptimal_experts
+    from simdist.data.engine import PerturbationConfig, generate
+
+    out = Path(out_dir)
+    critic, report = load_or_fit_critic(task, out, seed=seed, num_envs=critic_envs, steps=critic_steps,
+                                        epochs=critic_epochs)
+    asm = task.assembly()
+    env = task.make_env(num_envs, seed, real=False)
+    try:
+        summary = generate(
+            env, make_expert(asm, control_hz=task.control_hz), suboptimal_experts(asm, task.control_hz, seed),
+            out_dir=str(out), total_transitions=transitions, expert_prob=EXPERT_PROB,
+            perturbation=PerturbationConfig.manipulation(), value_fn=critic, seed=seed, progress=progress,
+            metadata={"task": task.task_name, "preset": preset, "control_hz": task.control_hz,
+                      "values": "V^e critic fitted on expert continuations", "critic": report},
+        )
+    finally:
+        env.close()
+    summary["critic"] = report
+    summary["trajectories"] = summary["episodes"]
+    logger.info("%s: %d trajectories, %d transitions, clean expert fraction %.3f", task.task_name,
+                summary["episodes"], summary["transitions"], summary["expert_fraction"])
+    return summary
