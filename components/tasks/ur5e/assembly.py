@@ -182,6 +182,12 @@ class PegAssembly(Assembly):
     def rest_height(self) -> float:
         return PEG_HALF[2] + 1e-4
 
+    def expert_variants(self) -> list[Any]:
+        """Named expert settings beyond the degraded ladder: ``retuned`` (for proxy-real cells)."""
+        from simdist.components.tasks.ur5e.expert import retuned_params
+
+        return [retuned_params()]
+
     def insert_depth(self) -> float:
         return 2 * HOLE_BLOCK_HALF[2]
 

@@ -35,7 +35,8 @@ class ExpertParams:
     speed: float = 1.0  # cap on |action| per dimension (1: full scale)
     aim_bias: tuple[float, float] = (0.0, 0.0)  # constant xy error of the carry target (m)
     spiral: bool = True
-    spiral_step: float = 0.0004  # radius growth per stalled step (m)
+    spiral_step: float = 0.0005  # arc length per stalled step along the spiral (m)
+    spiral_pitch: float = 0.001  # radius growth per turn (m): about twice the clearance
     spiral_max: float = 0.004
     release_at: float = 0.0025  # release when the object is this close to assembled (m)
     close_delay: int = 1  # control steps the gripper stays closed before lifting
@@ -44,6 +45,8 @@ class ExpertParams:
     yaw_gain: float = 1.0  # rotational gain (below 1: sluggish)
     descend_step: float = 0.003  # m per step during insertion
     lift_height: float = 0.14  # TCP height for the carry (m)
+    integral: float = 0.0  # integral gain on the position error (beats joint stiction; 0: proportional only)
+    perception_offset: tuple[float, float] = (0.0, 0.0)  # a known xy calibration error of the receptacle (m)
     twist: bool = False  # thread the object after inserting it (table leg)
     twist_turns: float = 2.2  # turns to twist before giving up (under-twisting variants: fewer)
     regrasp: bool = True
@@ -76,6 +79,7 @@ class ScriptedExpert:
             self.grasp_off = np.zeros((n, 2))
             self.twisted = np.zeros(n)
             self.last_depth = np.zeros(n)
+            self.integ = np.zeros((n, 3))
             self.fresh = np.ones(n, bool)
 
     def reset(self, ids: np.ndarray | None = None, seed: int | None = None) -> None:
@@ -87,7 +91,7 @@ class ScriptedExpert:
         ids = np.arange(len(self.phase)) if ids is None else np.asarray(ids, np.int64)
         self.phase[ids] = APPROACH
         self.fresh[ids] = True
-        for a in (self.timer, self.stall, self.spiral_t, self.twisted, self.last_depth):
+        for a in (self.timer, self.stall, self.spiral_t, self.twisted, self.last_depth, self.integ):
             a[ids] = 0
         self.best_z[ids] = np.inf
         self.grasp_off[ids] = 0.0
@@ -109,6 +113,9 @@ class ScriptedExpert:
         goal = tcp + np.einsum("bij,bj->bi", rot, objs[:, 9:12])
         goal_rot = rot @ _rot_from6d(objs[:, 12:18])
         rel = objs[:, 18:21]  # object in the goal frame
+        if any(self.p.perception_offset):  # a recalibrated cell: the goal where it really is
+            goal[:, :2] -= np.asarray(self.p.perception_offset)
+            rel = np.einsum("bji,bj->bi", goal_rot, obj - goal)
         depth = objs[:, 27] if objs.shape[1] > 27 else np.zeros(n)  # threaded depth fraction (leg)
         p = self.p
         obj_yaw = _yaw(obj_rot)
@@ -190,7 +197,14 @@ class ScriptedExpert:
             target[m, 2] = np.minimum(target[m, 2], 0.2)
 
         act = np.zeros((n, 7))
-        act[:, :3] = (target - tcp) / self.scale[:3]
+        err = target - tcp
+        if p.integral > 0:  # accumulate the error the arm does not close (stiction); reset by phase changes
+            self.integ = np.clip(self.integ + err, -0.02, 0.02)
+            contact = np.isin(ph, (INSERT, TWIST))
+            self.integ[contact, 2] = 0.0  # in contact the push stays light
+            self.integ[contact & (self.stall > 2), :2] = 0.0  # and no wind-up against the spiral search
+            err = err + p.integral * self.integ
+        act[:, :3] = err / self.scale[:3]
         yaw_err = _wrap(yaw_t - tcp_yaw) * p.yaw_gain
         # keep the TCP pointing down; while carrying, keep the object upright instead (undoes in-hand tilt)
         tilt = _tilt_correction(rot)
@@ -222,6 +236,7 @@ class ScriptedExpert:
 
     def _go(self, mask: np.ndarray, phase: int) -> None:
         if mask.any():
+            self.integ[mask] = 0.0
             self.phase[mask] = phase
             self.timer[mask] = 0
             self.stall[mask] = 0
@@ -238,12 +253,16 @@ class ScriptedExpert:
         spiral = np.zeros((len(tcp), 2))
         if p.spiral:
             run = m & (self.stall > 2)
-            self.spiral_t = np.where(run, self.spiral_t + 1, self.spiral_t)
-            radius = np.minimum(p.spiral_step * self.spiral_t, p.spiral_max)
-            ang = 1.2 * self.spiral_t
-            spiral = np.column_stack([radius * np.cos(ang), radius * np.sin(ang)])
+            # an Archimedean spiral r = pitch theta / 2 pi walked at a constant arc length per step
+            radius = p.spiral_pitch * self.spiral_t / (2 * np.pi)
+            self.spiral_t = np.where(run, self.spiral_t + p.spiral_step / np.maximum(radius, 0.0005),
+                                     self.spiral_t)
+            radius = np.minimum(p.spiral_pitch * self.spiral_t / (2 * np.pi), p.spiral_max)
+            spiral = np.column_stack([radius * np.cos(self.spiral_t), radius * np.sin(self.spiral_t)])
         target[m, :2] = goal[m, :2] + offset + np.asarray(p.aim_bias) + spiral[m]
-        target[m, 2] = tcp[m, 2] - p.descend_step
+        # press lightly while searching: pressed on the rim, friction would hold the peg where it is
+        searching = self.stall > 2
+        target[m, 2] = tcp[m, 2] - np.where(searching[m], 0.0005, p.descend_step)
         yaw_t[m] = tcp_yaw[m] + _wrap(_square_yaw(goal_yaw[m], obj_yaw[m]) - obj_yaw[m])
         seated = m & (np.linalg.norm(rel, axis=1) < p.release_at)
         if p.twist:
@@ -321,14 +340,27 @@ def suboptimal_params(twist: bool = False) -> list[ExpertParams]:
     return out
 
 
-def make_expert(assembly: Any, name: str = "expert", control_hz: int = 5, seed: int = 0) -> ScriptedExpert:
-    """The expert (``name="expert"``) or the degraded variant ``name`` for an assembly."""
+def retuned_params(twist: bool = False) -> ExpertParams:
+    """The expert retuned for proxy-real cells (``scripted:retuned``): integral action against joint stiction
+    and slow tracking, a wider and gentler spiral search against calibration errors."""
+    return ExpertParams(name="retuned", twist=twist, integral=0.5, spiral_max=0.006)
+
+
+def make_expert(assembly: Any, name: str = "expert", control_hz: int = 5, seed: int = 0, profile: Any = None
+                ) -> ScriptedExpert:
+    """The expert (``name="expert"``), the degraded variant ``name`` or one of the assembly's own named variants
+    (``assembly.expert_variants()``, e.g. ``retuned``) for an assembly. ``retuned`` is retuned for ``profile``:
+    it knows the cell's calibration error (the profile's ``perception_bias``), as a recalibrated robot would."""
     twist = bool(getattr(assembly, "threaded", False))
-    options = {p.name: p for p in [ExpertParams(twist=twist), *suboptimal_params(twist)]}
+    options = {p.name: p for p in [ExpertParams(twist=twist), *suboptimal_params(twist),
+                                   *getattr(assembly, "expert_variants", list)()]}
     if name not in options:
         raise ValueError(f"unknown scripted policy {name!r}; choose one of {', '.join(options)}")
+    params = replace(options[name], seed=options[name].seed + seed)
+    if name == "retuned" and profile is not None:
+        params = replace(params, perception_offset=tuple(float(v) for v in profile.perception_bias))
     cls = getattr(assembly, "expert_class", lambda: ScriptedExpert)()
-    return cls(replace(options[name], seed=options[name].seed + seed), assembly, control_hz)
+    return cls(params, assembly, control_hz)
 
 
 def suboptimal_experts(assembly: Any, control_hz: int = 5, seed: int = 0) -> list[ScriptedExpert]:

@@ -17,12 +17,13 @@ PEG_HALF = (0.008, 0.008, 0.03)  # 16 x 16 x 60 mm
 HOLE_BLOCK_HALF = (0.03, 0.03, 0.015)  # 60 x 60 x 30 mm
 #: the TCP sits this far above the peg's centre in a nominal grasp (pads clear the block when seated)
 PEG_GRASP_OFFSET = 0.022
-#: camera placements (OmniReset's front/side/wrist cameras): position, look-at point, vertical fov (deg)
+#: camera placements (OmniReset's front/side/wrist cameras): position, look-at point, vertical fov (deg); both
+#: frame the Wide grid (x 0.28-0.63, y -0.23-0.13), the hole block at (0.45, 0.25) and the gripper up to z 0.35
 CAMERAS = {
-    "front": ((1.077, -0.168, 0.449), (0.45, 0.05, 0.05), 61.5),
-    "side": ((0.832, 0.588, 0.281), (0.45, 0.05, 0.05), 43.0),
+    "front": ((1.077, -0.168, 0.449), (0.45, 0.03, 0.1), 50.0),
+    "side": ((0.832, 0.588, 0.281), (0.45, 0.05, 0.08), 50.0),
 }
-WRIST_CAMERA_FOVY = 60.0
+WRIST_CAMERA_FOVY = 70.0
 
 
 @dataclass(frozen=True)
@@ -42,11 +43,12 @@ class PegGeometry:
             raise ValueError(f"peg_mass must be in [0.001, 2] kg, got {self.peg_mass}")
 
 
-def look_at(pos: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """Quaternion of a MuJoCo camera at ``pos`` looking at ``target`` (camera -z forward, +y up-ish)."""
+def look_at(pos: np.ndarray, target: np.ndarray, up: np.ndarray = (0.0, 0.0, 1.0)) -> np.ndarray:
+    """Quaternion of a MuJoCo camera at ``pos`` looking at ``target`` (camera -z forward, +y towards ``up``),
+    both in the camera's parent frame."""
     fwd = np.asarray(target, float) - np.asarray(pos, float)
     fwd /= np.linalg.norm(fwd)
-    right = np.cross(fwd, [0.0, 0.0, 1.0])
+    right = np.cross(fwd, np.asarray(up, float))
     right /= np.linalg.norm(right)
     up = np.cross(right, fwd)
     mat = np.column_stack([right, up, -fwd])
@@ -67,10 +69,13 @@ def add_table(spec: mujoco.MjSpec, friction: float) -> None:
 
 
 def add_wrist_camera(spec: mujoco.MjSpec) -> None:
-    """A camera on the gripper base looking along the approach axis (between the fingers)."""
-    grip = spec.body("gripper_base")
-    # camera looks along its -z: flip the gripper's +z approach axis; offset to the housing's side
-    grip.add_camera(name="wrist", pos=[0.0, -0.06, 0.06], quat=[0.0, 1.0, 0.0, 0.0], fovy=WRIST_CAMERA_FOVY)
+    """A camera on the gripper base looking along the approach axis past the fingers: in the base's frame (z:
+    approach, fingers along y) it sits on the housing's -x side and tilts in towards a point 12 cm beyond the
+    TCP (0.13 m out), image up away from the fingers, so the fingertips and a grasped object are in the lower
+    half of the view and the table ahead in the upper."""
+    pos, target = np.array([-0.05, 0.0, 0.06]), np.array([0.0, 0.0, 0.25])
+    quat = look_at(pos, target, up=np.array([-1.0, 0.0, 0.0]))
+    spec.body("gripper_base").add_camera(name="wrist", pos=list(pos), quat=list(quat), fovy=WRIST_CAMERA_FOVY)
 
 
 def _box(body: mujoco.MjsBody, name: str, half, pos, friction: float, rgba) -> mujoco.MjsGeom:

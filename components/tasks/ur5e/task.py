@@ -130,15 +130,15 @@ class UR5eTask(Task):
                          for info in result.final_info], bool)
 
     def builtin_agent(self, spec: str) -> Any | None:
-        """``expert`` or ``scripted:NAME``: the scripted expert or a degraded variant (None: not one of them)."""
+        """``expert`` or ``scripted:NAME``: the scripted expert or a named variant (``scripted:retuned`` is
+        retuned for this task's profile); None: not one of them."""
         from simdist.components.tasks.ur5e.expert import make_expert
 
         kind, _, name = spec.partition(":")
-        if spec == "expert":
-            return make_expert(self.assembly(), "expert", self.control_hz)
-        if kind == "scripted":
-            return make_expert(self.assembly(), name or "expert", self.control_hz)
-        return None
+        if spec != "expert" and kind != "scripted":
+            return None
+        profile = self.load_profile(self.profile) if self.profile is not None else None
+        return make_expert(self.assembly(), name or "expert", self.control_hz, profile=profile)
 
     def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,
                  progress: bool = True, preset: str = "custom", args: argparse.Namespace | None = None,
