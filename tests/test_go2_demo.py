@@ -38,14 +38,9 @@ def go2_model(tmp_path_factory: pytest.TempPathFactory, single_thread: None) -> 
 
 
 def _renderer_available() -> bool:
-    import mujoco
+    from simdist.offscreen import offscreen_gl_error
 
-    model = mujoco.MjModel.from_xml_string("<mujoco><worldbody><geom size='0.1'/></worldbody></mujoco>")
-    try:
-        mujoco.Renderer(model, height=8, width=8).close()
-    except Exception:  # noqa: BLE001 - any GL backend failure means: no offscreen rendering here
-        return False
-    return True
+    return offscreen_gl_error() is None
 
 
 def test_demo_smoke_and_resume(go2_model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -129,7 +124,7 @@ def test_render_frames() -> None:
 def test_write_gif_round_trip(tmp_path: Path) -> None:
     import imageio.v3 as iio
 
-    from simdist.components.tasks.go2.render import label_frames, write_gif
+    from simdist.offscreen import label_frames, write_gif
 
     frames = np.zeros((4, 24, 32, 3), np.uint8)
     for i in range(4):

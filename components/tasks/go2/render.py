@@ -9,7 +9,6 @@ policy or a planner); every ``every``-th control step is drawn. MuJoCo picks its
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import mujoco
 import numpy as np
 
 from simdist.components.tasks.go2.protocol import Course, make_course, protocol_env, run_trials
+from simdist.offscreen import label_frames, make_renderer, write_gif
 
 #: camera: distance (m), azimuth and elevation (deg); azimuth 90 looks along +y, so the walk (+x) goes right
 CAMERA = (1.9, 105.0, -14.0)
@@ -46,21 +46,6 @@ def _render_model(env: Any) -> mujoco.MjModel:
         if model.geom_bodyid[g] != 0:
             model.geom_rgba[g] = ROBOT_RGBA.get(model.geom(g).name, LIMB_RGBA)
     return model
-
-
-def make_renderer(model: mujoco.MjModel, width: int, height: int) -> mujoco.Renderer:
-    """A ``mujoco.Renderer``, or a RuntimeError that says how to enable offscreen rendering."""
-    model.vis.global_.offwidth = max(model.vis.global_.offwidth, width)
-    model.vis.global_.offheight = max(model.vis.global_.offheight, height)
-    try:
-        return mujoco.Renderer(model, height=height, width=width)
-    except Exception as err:  # noqa: BLE001 - the GL backends raise many kinds of errors
-        backend = os.environ.get("MUJOCO_GL", "<unset>")
-        raise RuntimeError(
-            f"MuJoCo offscreen rendering is unavailable (MUJOCO_GL={backend}): {type(err).__name__}: {err}. "
-            "Set MUJOCO_GL=egl (GPU or Mesa EGL) or MUJOCO_GL=osmesa in the environment before starting Python "
-            "(MuJoCo reads it when first imported), or skip videos (--no-video)."
-        ) from err
 
 
 class _FrameRecorder:
@@ -120,45 +105,6 @@ def render_frames(controller: Any, profile: str | Course, speed: float, steps: i
             recorder.close()
         env.close()
     return np.stack(recorder.frames)
-
-
-def write_gif(frames: np.ndarray | list[np.ndarray], path: str | Path, fps: float = 25.0, hold_s: float = 1.0,
-              colors: int = 64) -> Path:
-    """Write ``frames`` (N, H, W, 3) as a looping GIF, atomically (a temporary file beside ``path``, then renamed).
-
-    All frames share one ``colors``-colour palette (median cut over the first, middle and last frame, no
-    dithering): about half the size of per-frame palettes and no flicker. The last frame is held ``hold_s``.
-    """
-    from PIL import Image
-
-    from simdist.fsutil import atomic_path
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frames = np.asarray(frames, np.uint8)
-    sample = np.concatenate([frames[0], frames[len(frames) // 2], frames[-1]], axis=0)
-    palette = Image.fromarray(sample).quantize(colors, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
-    images = [Image.fromarray(f).quantize(palette=palette, dither=Image.Dither.NONE) for f in frames]
-    durations = [1000.0 / fps] * len(images)
-    durations[-1] += 1000.0 * hold_s
-    with atomic_path(path) as tmp:
-        images[0].save(tmp, format="GIF", save_all=True, append_images=images[1:], duration=durations, loop=0)
-    return path
-
-
-def label_frames(frames: np.ndarray, text: str) -> np.ndarray:
-    """``frames`` with ``text`` drawn in the top-left corner."""
-    from PIL import Image, ImageDraw
-
-    out = np.empty_like(frames)
-    for i, frame in enumerate(frames):
-        img = Image.fromarray(frame)
-        draw = ImageDraw.Draw(img)
-        _, _, right, bottom = draw.textbbox((4, 3), text)
-        draw.rectangle((0, 0, right + 4, bottom + 3), fill=(20, 20, 24))
-        draw.text((4, 3), text, fill=(255, 255, 255))
-        out[i] = np.asarray(img)
-    return out
 
 
 def render_rollout(controller: Any, profile: str | Course, speed: float, steps: int, path: str | Path, *,

@@ -125,7 +125,7 @@ class CameraRig:
 
     def __init__(self, model: mujoco.MjModel, cameras: Sequence[str] = ("front",), size: int = DEFAULT_SIZE, *,
                  randomization: VisualRandomization | None = None, seed: int = 0) -> None:
-        from simdist.components.tasks.go2.render import make_renderer
+        from simdist.offscreen import make_renderer
 
         if isinstance(cameras, str):
             cameras = (cameras,)
@@ -298,7 +298,7 @@ def write_rollout_video(task_name: str = "ur5e-peg", agent_spec: str = "expert",
     """Render one lattice episode of ``agent_spec`` (an agent the task provides, e.g. ``expert``, or one
     ``simdist evaluate --agent`` accepts) on ``task_name`` to a GIF at ``out`` (``fps``: default real time,
     control rate / ``every``). Returns the path, frame count, episode outcome and seconds taken."""
-    from simdist.components.tasks.go2.render import label_frames, write_gif
+    from simdist.offscreen import label_frames, write_gif
     from simdist.tasks import make_task
 
     started = time.perf_counter()

@@ -1,0 +1,149 @@
+"""UR5e experiment runners: one subcommand per table of docs/ur5e.md.
+
+    python results/ur5e/run.py --help
+    python results/ur5e/run.py experts  [--task ur5e-peg] [--dry-run]  # expert and variants, nominal simulation
+    python results/ur5e/run.py profiles [--task ur5e-peg] [--dry-run]  # expert vs retuned expert per profile
+    python results/ur5e/run.py speed    [--task ur5e-peg] [--dry-run]  # env throughput vs bare stepping
+    python results/ur5e/run.py data     [--task ur5e-peg] [--dry-run]  # the cpu-preset dataset
+
+Each evaluation is a ``simdist evaluate --json`` command whose output is kept in
+``results/ur5e/<experiment>/<task>/<name>.json`` (written atomically; an existing file is not rerun); the
+experiment then prints and writes its table (``table.md`` next to them). Run from the repository root with
+the README's environment (``.venv/bin/python results/ur5e/run.py ...``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "results" / "ur5e"
+VARIANTS = ("slow", "aim_bias_2mm", "aim_bias_5mm", "no_spiral", "small_spiral", "early_release",
+            "yaw_offset_10deg", "hesitant", "sluggish_yaw", "late_close")
+LEG_VARIANTS = (*VARIANTS[:-1], "under_twist")
+
+
+def _simdist() -> list[str]:
+    exe = Path(sys.executable).with_name("simdist")
+    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "simdist.cli"]
+
+
+def evaluate(out: Path, args: list[str], dry: bool) -> dict | None:
+    """Run ``simdist evaluate ARGS --json`` into ``out`` unless it exists; returns the parsed result."""
+    cmd = [*_simdist(), "evaluate", *args, "--json"]
+    print(("[dry-run] " if dry else "") + shlex.join(cmd) + f" > {out.relative_to(ROOT)}", flush=True)
+    if dry:
+        return None
+    if not out.is_file():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+        if res.returncode != 0:
+            raise SystemExit(f"failed ({res.returncode}): {shlex.join(cmd)}\n{res.stderr[-2000:]}")
+        tmp = out.with_suffix(".json.tmp")
+        tmp.write_text(res.stdout, encoding="utf-8")
+        os.replace(tmp, out)
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _cell(result: dict) -> str:
+    """``k/n = mean [low, high]``: successes with the 95 % bootstrap interval."""
+    from simdist.evaluation import EvaluationResult
+
+    e = EvaluationResult.from_dict(result).success_estimate()
+    return f"{int(sum(result['success']))}/{e.n} = {e.mean:.2f} [{e.low:.2f}, {e.high:.2f}]"
+
+
+def _times(result: dict) -> str:
+    t = [v for v in result["details"].get("time_to_success_s", []) if v is not None]
+    return f"{sorted(t)[len(t) // 2]:.1f} s" if t else "-"
+
+
+def write_table(folder: Path, header: str, rows: list[str]) -> None:
+    text = "\n".join([header, *rows]) + "\n"
+    print(text)
+    (folder / "table.md").write_text(text, encoding="utf-8")
+
+
+def experts(task: str, dry: bool) -> None:
+    """The expert on both lattices over 3 seeds, each degraded variant on the Wide lattice (nominal simulation)."""
+    folder = OUT / "experts" / task
+    rows = []
+    for grid in ("narrow", "wide"):
+        r = evaluate(folder / f"expert-{grid}.json", ["--task", task, "--agent", "expert", "--profile", "sim",
+                                                      "--grid", grid, "--trials", "3", "--envs", "20"], dry)
+        if r:
+            rows.append(f"| expert | {grid} | {_cell(r)} | {_times(r)} |")
+    for v in LEG_VARIANTS if "leg" in task else VARIANTS:
+        r = evaluate(folder / f"{v}-wide.json", ["--task", task, "--agent", f"scripted:{v}", "--profile", "sim",
+                                                 "--grid", "wide", "--trials", "1", "--envs", "20"], dry)
+        if r:
+            rows.append(f"| {v} | wide | {_cell(r)} | {_times(r)} |")
+    if not dry:
+        write_table(folder, "| policy | grid | success (trials) [95 % CI] | median time to success |\n"
+                            "|---|---|---|---|", rows)
+
+
+def profiles(task: str, dry: bool) -> None:
+    """Zero-shot expert and the expert retuned for the profile, on every built-in proxy-real profile (Wide)."""
+    from simdist.tasks import task_class
+
+    folder = OUT / "profiles" / task
+    rows = []
+    for prof in [p for p in task_class(task).profiles() if p != "sim"]:
+        cells = []
+        for agent in ("expert", "scripted:retuned"):
+            name = agent.split(":")[-1]
+            r = evaluate(folder / f"{prof}-{name}.json", ["--task", task, "--agent", agent, "--profile", prof,
+                                                          "--grid", "wide", "--trials", "3", "--envs", "20"], dry)
+            cells.append(_cell(r) if r else "")
+        if not dry:
+            rows.append(f"| {prof} | {cells[0]} | {cells[1]} |")
+    if not dry:
+        write_table(folder, "| profile (Wide lattice, 3 passes) | expert, zero-shot | expert retuned for it |\n"
+                            "|---|---|---|", rows)
+
+
+def speed(task: str, dry: bool) -> None:
+    out = OUT / "speed" / f"{task}.json"
+    cmd = [sys.executable, "benchmarks/bench_ur5e_env.py", "--task", task, "--envs", "16,32", "--hz", "5,10",
+           "--json", str(out.relative_to(ROOT))]
+    print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
+    if not dry:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(cmd, cwd=ROOT, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def data(task: str, dry: bool) -> None:
+    """The ``cpu``-preset pretraining dataset (progress with an ETA in ``outputs/ur5e/<task>-cpu.log``)."""
+    out = f"outputs/ur5e/{task}-cpu"
+    summary = OUT / "data" / f"{task}-cpu.json"
+    cmd = [*_simdist(), "generate", "--task", task, "--preset", "cpu", "--out", out, "--seed", "0", "--json"]
+    print(("[dry-run] " if dry else "") + shlex.join(cmd) + f" > {summary.relative_to(ROOT)} 2> {out}.log",
+          flush=True)
+    if not dry:
+        summary.parent.mkdir(parents=True, exist_ok=True)
+        (ROOT / out).parent.mkdir(parents=True, exist_ok=True)
+        with open(ROOT / f"{out}.log", "w", encoding="utf-8") as log:
+            res = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True, check=True)
+        summary.write_text(res.stdout, encoding="utf-8")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="experiment", required=True)
+    for name in ("experts", "profiles", "speed", "data"):
+        s = sub.add_parser(name, help=globals()[name].__doc__)
+        s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
+        s.add_argument("--dry-run", action="store_true")
+    args = p.parse_args()
+    globals()[args.experiment](args.task, args.dry_run)
+
+
+if __name__ == "__main__":
+    main()
