@@ -91,7 +91,7 @@ class Assembly:
         return pos + np.einsum("bij,j->bi", rot, self.goal_offset()), rot
 
     def success_now(self, env: Any, state: dict[str, np.ndarray]) -> np.ndarray:
-        from simdist.components.tasks.ur5e.env import SUCCESS_POS_TOL, SUCCESS_TILT_TOL
+        from simdist.components.tasks.ur5e.config import SUCCESS_POS_TOL, SUCCESS_TILT_TOL
 
         return (state["distance"] < SUCCESS_POS_TOL) & (state["tilt"] < SUCCESS_TILT_TOL)
 

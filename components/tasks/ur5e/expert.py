@@ -57,7 +57,7 @@ class ScriptedExpert:
     """A batched, deterministic (given ``seed``) scripted expert: ``expert(obs) -> actions (B, 7)``."""
 
     def __init__(self, params: ExpertParams, assembly: Any, control_hz: int = 5) -> None:
-        from simdist.components.tasks.ur5e.env import ArmEnvConfig
+        from simdist.components.tasks.ur5e.config import ArmEnvConfig
 
         self.p = params
         self.name = params.name

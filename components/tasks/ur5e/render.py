@@ -1,4 +1,4 @@
-"""Camera images of the UR5e cell (``front``, ``side``, ``wrist``) and rollout videos, with ``mujoco.Renderer``.
+"""Camera images of the UR5e cell (``front``, ``side``, ``wrist``) with ``mujoco.Renderer``.
 
 :class:`CameraRig` renders the env's cameras into ``image_<cam>`` arrays (``size`` x ``size`` RGB, uint8) from
 an ``MjData`` or from every simulation of a ``mujoco.batch.Batch``; :class:`~.env.UR5eEnv` uses one when
@@ -10,19 +10,14 @@ milliseconds even on a software renderer (``MUJOCO_GL=egl`` on Mesa llvmpipe).
 :class:`VisualRandomization` is an optional, light, per-episode visual domain randomisation (geom colours,
 light intensity, camera pose), drawn deterministically from a seed onto the rig's copy of the model.
 
-``python -m simdist.components.tasks.ur5e.render --task ur5e-peg --agent expert --grid wide --cell 0
---out results/ur5e/peg-expert.gif`` writes one lattice episode as a GIF (:func:`write_rollout_video`).
+Rollout videos: :mod:`.video`.
 """
 
 from __future__ import annotations
 
-import argparse
 import copy
-import sys
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import mujoco
@@ -230,141 +225,3 @@ def render_states(model: mujoco.MjModel, physics_rows: np.ndarray, cameras: Sequ
 
 
 # ---- rollout videos --------------------------------------------------------------------------------
-
-
-class _CellRecorder:
-    """A view of a UR5eEnv that stores env ``cell``'s ``physics`` rows after reset and every step, and reports
-    only that env's episode end (the others step on), so ``rollout(..., episodes=1)`` runs exactly its episode."""
-
-    def __init__(self, env: Any, cell: int) -> None:
-        self.env, self.cell = env, int(cell)
-        self.rows: list[np.ndarray] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.env, name)
-
-    def reset(self, *args: Any, **kwargs: Any) -> dict[str, np.ndarray]:
-        obs = self.env.reset(*args, **kwargs)
-        self.rows = [obs["physics"][self.cell].copy()]
-        return obs
-
-    def step(self, actions: np.ndarray) -> Any:
-        result = self.env.step(actions)
-        self.rows.append(result.obs["physics"][self.cell].copy())
-        others = np.arange(self.env.num_envs) != self.cell
-        result.terminated = np.where(others, False, result.terminated)
-        result.truncated = np.where(others, False, result.truncated)
-        return result
-
-
-def rollout_states(task: Any, agent: Any, *, grid: str = "wide", cell: int = 0, seed: int = 0
-                   ) -> tuple[Any, np.ndarray, dict[str, Any]]:
-    """Run ``agent`` on lattice cell ``cell`` of ``grid`` (one episode on ``task``'s profile) and return the env's
-    model, the episode's ``physics`` rows (T + 1, reset included) and its final info (success, cell, ...).
-    Envs 0..cell run together (a seeded reset serves the lattice in order); only env ``cell`` is kept."""
-    from simdist.components.tasks.ur5e.env import UR5eEnv
-    from simdist.components.tasks.ur5e.task import LATTICE_CELLS
-    from simdist.rollout import rollout
-
-    if not 0 <= cell < LATTICE_CELLS:
-        raise ValueError(f"cell must be in [0, {LATTICE_CELLS}), got {cell}")
-    profile = task.load_profile(task.profile) if task.profile is not None else None
-    env = UR5eEnv(task.assembly(), cell + 1, task.env_config(grid=grid), profile=profile, seed=seed)
-    try:
-        recorder = _CellRecorder(env, cell)
-        result = rollout(recorder, agent, episodes=1, seed=seed)
-        model = env.model
-    finally:
-        env.close()
-    info = {k: v for k, v in result.final_info[0].items() if k != "final_obs"}
-    return model, np.stack(recorder.rows), info
-
-
-def episode_frames(model: mujoco.MjModel, rows: np.ndarray, cameras: Sequence[str] = ("front",), size: int = 160,
-                   every: int = 1) -> np.ndarray:
-    """(N, size, size * len(cameras), 3) frames of every ``every``-th row (the last always), cameras side by
-    side."""
-    keep = list(range(0, len(rows), max(1, int(every))))
-    if keep[-1] != len(rows) - 1:
-        keep.append(len(rows) - 1)
-    images = render_states(model, rows[keep], cameras, size)
-    return np.concatenate([images[f"image_{cam}"] for cam in cameras], axis=2)
-
-
-def write_rollout_video(task_name: str = "ur5e-peg", agent_spec: str = "expert", out: str | Path | None = None, *,
-                        grid: str = "wide", cell: int = 0, profile: str | None = None,
-                        cameras: Sequence[str] = ("front",), size: int = 160, every: int = 1,
-                        fps: float | None = None, seed: int = 0, label: bool = True) -> dict[str, Any]:
-    """Render one lattice episode of ``agent_spec`` (an agent the task provides, e.g. ``expert``, or one
-    ``simdist evaluate --agent`` accepts) on ``task_name`` to a GIF at ``out`` (``fps``: default real time,
-    control rate / ``every``). Returns the path, frame count, episode outcome and seconds taken."""
-    from simdist.offscreen import label_frames, write_gif
-    from simdist.tasks import make_task
-
-    started = time.perf_counter()
-    if out is None:
-        agent_name = agent_spec.replace(":", "-").replace("/", "-")
-        out = f"results/ur5e/{task_name.removeprefix('ur5e-')}-{agent_name}.gif"
-    out = Path(out)
-    if out.suffix.lower() != ".gif":
-        raise ValueError(f"only GIF videos are written (pillow), got {out}")
-    unknown = [cam for cam in cameras if cam not in CAMERA_NAMES]
-    if unknown or not cameras:  # before the episode runs
-        raise ValueError(f"unknown camera {unknown[0]!r}: the cell has {', '.join(CAMERA_NAMES)}" if unknown
-                         else "no cameras given")
-    kwargs: dict[str, Any] = {"grid": grid}
-    if profile is not None:
-        kwargs["profile"] = None if profile in ("none", "sim") else profile
-    task = make_task(task_name, **kwargs)
-    agent = task.builtin_agent(agent_spec)
-    if agent is None:
-        from simdist.tools.evaluate import build_controller
-
-        agent = build_controller(agent_spec, seed=seed)
-    model, rows, info = rollout_states(task, agent, grid=grid, cell=cell, seed=seed)
-    simulated = time.perf_counter()
-    frames = episode_frames(model, rows, cameras, size, every)
-    rendered = time.perf_counter()
-    success = bool(info.get("success", False))
-    if label:
-        frames = label_frames(frames, f"{agent_spec} {grid}#{cell} {'success' if success else 'fail'} "
-                                      f"{(len(rows) - 1) / task.control_hz:.1f}s")
-    fps = float(fps) if fps is not None else task.control_hz / max(1, int(every))
-    write_gif(frames, out, fps=fps, colors=GIF_COLORS)
-    return {"path": str(out), "frames": len(frames), "steps": len(rows) - 1, "success": success,
-            "cell": int(info.get("cell", cell)), "bytes": out.stat().st_size,
-            "sim_s": simulated - started, "render_s": rendered - simulated, "seconds": time.perf_counter() - started}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m simdist.components.tasks.ur5e.render",
-                                     description="write one UR5e lattice episode of an agent as a GIF")
-    parser.add_argument("--task", default="ur5e-peg")
-    parser.add_argument("--agent", default="expert", help="expert, scripted:NAME, or a Hub id/folder")
-    parser.add_argument("--grid", choices=("narrow", "wide"), default="wide")
-    parser.add_argument("--cell", type=int, default=0, help="lattice cell (0-19)")
-    parser.add_argument("--profile", default=None, help="reality profile (default: the task's; 'sim': none)")
-    parser.add_argument("--cameras", default="front", help="comma-separated, side by side (e.g. front,wrist)")
-    parser.add_argument("--size", type=int, default=160, help="pixels per camera view (square)")
-    parser.add_argument("--every", type=int, default=1, help="draw every n-th control step")
-    parser.add_argument("--fps", type=float, default=None, help="default: real time (control rate / every)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-label", action="store_true")
-    parser.add_argument("--out", default=None, help="GIF path (default: results/ur5e/<task>-<agent>.gif)")
-    args = parser.parse_args(argv)
-    try:
-        res = write_rollout_video(args.task, args.agent, args.out, grid=args.grid, cell=args.cell,
-                                  profile=args.profile, cameras=tuple(c for c in args.cameras.split(",") if c),
-                                  size=args.size, every=args.every, fps=args.fps, seed=args.seed,
-                                  label=not args.no_label)
-    except (ValueError, RuntimeError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    print(f"{res['path']}: {res['frames']} frames ({res['steps']} steps, cell {res['cell']}, "
-          f"{'success' if res['success'] else 'no success'}), {res['bytes'] / 1e6:.2f} MB, "
-          f"{res['seconds']:.1f} s (simulation {res['sim_s']:.1f} s, rendering {res['render_s']:.1f} s)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -44,7 +44,7 @@ class UR5eTask(Task):
     }
 
     def __post_init__(self) -> None:
-        from simdist.components.tasks.ur5e.env import ArmEnvConfig
+        from simdist.components.tasks.ur5e.config import ArmEnvConfig
 
         ArmEnvConfig(control_hz=self.control_hz, episode_seconds=self.episode_seconds, grid=self.grid)
         if self.profile is not None:
@@ -71,7 +71,7 @@ class UR5eTask(Task):
 
     # ---- envs ----
     def env_config(self, *, grid: str | None, lattice: bool = True, **kw: Any) -> Any:
-        from simdist.components.tasks.ur5e.env import ArmEnvConfig
+        from simdist.components.tasks.ur5e.config import ArmEnvConfig
 
         return ArmEnvConfig(control_hz=self.control_hz, episode_seconds=self.episode_seconds, grid=grid,
                             lattice=lattice, **kw)
