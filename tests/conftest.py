@@ -28,6 +28,10 @@ if "huggingface_hub" in sys.modules:  # imported early (e.g. by a plugin): patch
     _constants.HF_HUB_OFFLINE = True
     _constants.HF_HUB_DISABLE_TELEMETRY = True
 
+from simdist.offscreen import default_offscreen_gl  # noqa: E402 - before any test module imports MuJoCo
+
+default_offscreen_gl()
+
 import hashlib  # noqa: E402
 from collections.abc import Mapping  # noqa: E402
 from pathlib import Path  # noqa: E402
