@@ -283,7 +283,7 @@ def generate(
     bad = np.zeros(B, bool)
 
     budget = steps_per_env * B if steps_per_env is not None else int(total_transitions)  # type: ignore[operator]
-    bar = _progress_bar(budget, progress)
+    bar = progress_bar(budget, progress)
     obs = env.reset(seed=seed)
     assign = draw_policies(B)
     reset_policies(np.arange(B))
@@ -438,7 +438,8 @@ class _NoBar:
         pass
 
 
-def _progress_bar(total: int, enabled: bool) -> Any:
+def progress_bar(total: int, enabled: bool, desc: str = "generate", unit: str = "tr") -> Any:
+    """A tqdm bar with rate and ETA (in a log file, a line every 30 s), or a no-op when disabled."""
     if not enabled:
         return _NoBar()
     try:
@@ -447,4 +448,4 @@ def _progress_bar(total: int, enabled: bool) -> Any:
         return _NoBar()
     # In a log file (no terminal) a bar line every 30 s, not several per second.
     interval = 0.5 if sys.stderr.isatty() else 30.0
-    return tqdm(total=total, unit="tr", unit_scale=True, desc="generate", smoothing=0.1, mininterval=interval)
+    return tqdm(total=total, unit=unit, unit_scale=True, desc=desc, smoothing=0.1, mininterval=interval)

@@ -57,7 +57,7 @@ class PolicyMixture:
 
 
 def load_or_fit_critic(task: Any, out_dir: Path, *, seed: int, num_envs: int, steps: int, every: int = 10,
-                       epochs: int = 200) -> tuple[Any, dict[str, Any]]:
+                       epochs: int = 200, progress: bool = False) -> tuple[Any, dict[str, Any]]:
     """The dataset's V^e critic: loaded from ``out_dir`` when a run already fitted it, else fitted and saved."""
     from safetensors.torch import load_file, save_file
 
@@ -76,7 +76,8 @@ def load_or_fit_critic(task: Any, out_dir: Path, *, seed: int, num_envs: int, st
     mixture = PolicyMixture(make_expert(asm, control_hz=task.control_hz),
                             suboptimal_experts(asm, task.control_hz, seed), num_envs, 7, seed)
     critic, report = fit_expert_critic(make_env, mixture, lambda: make_expert(asm, control_hz=task.control_hz),
-                                       num_envs=num_envs, steps=steps, every=every, seed=seed, epochs=epochs)
+                                       num_envs=num_envs, steps=steps, every=every, seed=seed, epochs=epochs,
+                                       progress=progress)
     out_dir.mkdir(parents=True, exist_ok=True)
     with atomic_path(weights) as tmp:
         save_file({k: v.contiguous() for k, v in critic.state_dict().items()}, str(tmp))
@@ -94,7 +95,7 @@ def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, s
 
     out = Path(out_dir)
     critic, report = load_or_fit_critic(task, out, seed=seed, num_envs=critic_envs, steps=critic_steps,
-                                        epochs=critic_epochs)
+                                        epochs=critic_epochs, progress=progress)
     asm = task.assembly()
     env = task.make_env(num_envs, seed, real=False)
     try:

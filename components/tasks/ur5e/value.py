@@ -77,11 +77,14 @@ def _concat(snaps: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], *, batch: int = 64,
-                         gamma: float = 0.99, seed: int = 0) -> np.ndarray:
+                         gamma: float = 0.99, seed: int = 0, progress: bool = False) -> np.ndarray:
     """Discounted return of the expert taking over each snapshot row until its episode ends."""
+    from simdist.data.engine import progress_bar
+
     n = len(snap["env"]["episode_step"])
     out = np.zeros(n)
     env = make_env(min(batch, n), seed)
+    bar = progress_bar(n, progress, desc="V^e continuations", unit="state")
     try:
         env.reset(seed=seed)
         for lo in range(0, n, env.num_envs):
@@ -106,7 +109,9 @@ def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], 
                 if not alive.any():
                     break
             out[idx] = ret[rows]
+            bar.update(len(idx))
     finally:
+        bar.close()
         env.close()
     return out
 
@@ -160,9 +165,12 @@ class CriticReport:
 
 
 def collect_labelled_states(make_env: Any, mixture: Any, *, num_envs: int, steps: int, every: int, seed: int,
-                            gamma: float = 0.99, continuation_batch: int = 64, make_expert: Any
-                            ) -> tuple[np.ndarray, np.ndarray]:
+                            gamma: float = 0.99, continuation_batch: int = 64, make_expert: Any,
+                            progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """States under the data mixture (``mixture(env, obs) -> actions``) and their continuation returns."""
+    from simdist.data.engine import progress_bar
+
+    bar = progress_bar(steps, progress, desc="V^e states", unit="step")
     env = make_env(num_envs, seed)
     obs = env.reset(seed=seed)
     feats, snaps = [], []
@@ -178,10 +186,13 @@ def collect_labelled_states(make_env: Any, mixture: Any, *, num_envs: int, steps
             if len(done):
                 obs = env.reset(ids=done)
                 mixture.reset(done)
+            bar.update(1)
     finally:
+        bar.close()
         env.close()
     snap = _concat(snaps)
-    labels = continuation_returns(make_env, make_expert, snap, batch=continuation_batch, gamma=gamma, seed=seed + 1)
+    labels = continuation_returns(make_env, make_expert, snap, batch=continuation_batch, gamma=gamma, seed=seed + 1,
+                                  progress=progress)
     return np.concatenate(feats), labels
 
 
@@ -215,11 +226,12 @@ def fit_critic(x: np.ndarray, y: np.ndarray, *, seed: int = 0, epochs: int = 200
 
 
 def fit_expert_critic(make_env: Any, mixture: Any, make_expert: Any, *, num_envs: int = 32, steps: int = 300,
-                      every: int = 10, seed: int = 0, epochs: int = 200) -> tuple[ArmCritic, CriticReport]:
+                      every: int = 10, seed: int = 0, epochs: int = 200, progress: bool = False
+                      ) -> tuple[ArmCritic, CriticReport]:
     """Collect continuation-labelled states and fit V^e on them (see the module docstring)."""
     t0 = time.perf_counter()
     x, y = collect_labelled_states(make_env, mixture, num_envs=num_envs, steps=steps, every=every, seed=seed,
-                                   make_expert=make_expert)
+                                   make_expert=make_expert, progress=progress)
     t1 = time.perf_counter()
     critic, rmse, r2 = fit_critic(x, y, seed=seed, epochs=epochs)
     report = CriticReport(len(y), float(y.mean()), float(y.std()), rmse, r2, t1 - t0, time.perf_counter() - t1)
