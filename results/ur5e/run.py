@@ -24,8 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "results" / "ur5e"
-VARIANTS = ("slow", "aim_bias_2mm", "aim_bias_5mm", "no_spiral", "small_spiral", "early_release",
-            "yaw_offset_10deg", "hesitant", "sluggish_yaw", "late_close")
+VARIANTS = ("slow", "aim_bias_2mm", "aim_bias_5mm", "no_spiral", "small_spiral", "clumsy",
+            "yaw_offset_4deg", "hesitant", "sluggish_yaw", "late_close")
 LEG_VARIANTS = (*VARIANTS[:-1], "under_twist")
 
 

@@ -9,7 +9,7 @@ table leg it then twists the wrist to thread the leg, regrasping when wrist 3 ne
 (:class:`ExpertParams` ``twist``).
 
 The degraded variants (:func:`suboptimal_experts`) change one or two parameters each (speed cap, aim bias,
-no or small spiral, early release, late close, yaw offset, hesitation, sluggish yaw, under-twisting) and
+no or small spiral, clumsy, late close, yaw offset, hesitation, sluggish yaw, under-twisting) and
 span the skill levels the data needs, as the paper's PPO checkpoints do.
 """
 
@@ -327,10 +327,10 @@ def suboptimal_params(twist: bool = False) -> list[ExpertParams]:
         replace(base, name="slow", speed=0.3),
         replace(base, name="aim_bias_2mm", aim_bias=(0.002, -0.001)),
         replace(base, name="aim_bias_5mm", aim_bias=(0.004, 0.003)),
-        replace(base, name="no_spiral", spiral=False, aim_bias=(0.0015, 0.0)),
-        replace(base, name="small_spiral", spiral_max=0.001, aim_bias=(0.002, 0.001)),
-        replace(base, name="early_release", release_at=0.02),
-        replace(base, name="yaw_offset_10deg", yaw_offset=np.deg2rad(10.0)),
+        replace(base, name="no_spiral", spiral=False, aim_bias=(0.0006, 0.0)),
+        replace(base, name="small_spiral", spiral_max=0.001, aim_bias=(0.0012, 0.0008)),
+        replace(base, name="clumsy", aim_bias=(0.0008, 0.0008), spiral_max=0.002, hesitate=0.2, seed=2),
+        replace(base, name="yaw_offset_4deg", yaw_offset=np.deg2rad(4.0)),
         replace(base, name="hesitant", hesitate=0.4, seed=1),
         replace(base, name="sluggish_yaw", yaw_gain=0.3, speed=0.6),
         replace(base, name="late_close", close_delay=0, descend_step=0.006),
