@@ -5,8 +5,8 @@ the TCP frame) and runs a per-env phase machine, batched in numpy (MANIPULATION.
 the object with the yaw aligned (mod 90 degrees), descend, close, lift, carry above the assembled pose
 correcting for the in-hand offset, align the object's yaw, descend in small steps, an Archimedean spiral
 search when the descent stalls, and release once the object is within the success tolerance. For the
-table leg it then twists the wrist to thread the leg, regrasping when wrist 3 nears its joint limit
-(:class:`ExpertParams` ``twist``).
+table leg :class:`~.leg_expert.LegExpert` then twists the wrist to thread the leg, regrasping when wrist 3
+nears its joint limit (its own phases after the insertion: ``twist``, ``regrasp_*``).
 
 The degraded variants (:func:`suboptimal_experts`) change one or two parameters each (speed cap, aim bias,
 no or small spiral, clumsy, late close, yaw offset, hesitation, sluggish yaw, under-twisting) and
@@ -107,7 +107,6 @@ class ScriptedExpert:
                 self.reset(fresh)
         tcp = proprio[:, 12:15]
         rot = _rot_from6d(proprio[:, 15:21])
-        wrist3 = proprio[:, 5]
         obj = tcp + np.einsum("bij,bj->bi", rot, objs[:, 0:3])
         obj_rot = rot @ _rot_from6d(objs[:, 3:9])
         goal = tcp + np.einsum("bij,bj->bi", rot, objs[:, 9:12])
@@ -116,7 +115,6 @@ class ScriptedExpert:
         if any(self.p.perception_offset):  # a recalibrated cell: the goal where it really is
             goal[:, :2] -= np.asarray(self.p.perception_offset)
             rel = np.einsum("bji,bj->bi", goal_rot, obj - goal)
-        depth = objs[:, 27] if objs.shape[1] > 27 else np.zeros(n)  # threaded depth fraction (leg)
         p = self.p
         obj_yaw = _yaw(obj_rot)
         goal_yaw = _yaw(goal_rot) + p.yaw_offset
@@ -174,22 +172,6 @@ class ScriptedExpert:
             grip[m] = -1
             target[m, 2] = tcp[m, 2] + 0.01
             self._go(m & (self.timer > 2), DONE)
-        m = ph == TWIST
-        if m.any():
-            self._twist(m, tcp, obj, target, yaw_t, tcp_yaw, wrist3, depth, grip)
-        m = ph == REGRASP_OPEN
-        if m.any():
-            grip[m] = -1
-            target[m, 2] = tcp[m, 2] + 0.002
-            self._go(m & (self.timer > 2), REGRASP_TURN)
-        m = ph == REGRASP_TURN
-        if m.any():
-            grip[m] = -1
-            yaw_t[m] = tcp_yaw[m] - np.sign(self._twist_dir()) * 0.4 * (10 / 5) / 2
-            target[m, :2] = obj[m, :2]
-            target[m, 2] = obj[m, 2] + self.grasp_offset
-            done_turn = m & (wrist3 < -3.0 + 0.0) if self._twist_dir() > 0 else m & (wrist3 > 3.0)
-            self._go(done_turn | (m & (self.timer > 12)), TWIST)
         m = ph == DONE
         if m.any():
             grip[m] = -1
@@ -264,29 +246,7 @@ class ScriptedExpert:
         searching = self.stall > 2
         target[m, 2] = tcp[m, 2] - np.where(searching[m], 0.0005, p.descend_step)
         yaw_t[m] = tcp_yaw[m] + _wrap(_square_yaw(goal_yaw[m], obj_yaw[m]) - obj_yaw[m])
-        seated = m & (np.linalg.norm(rel, axis=1) < p.release_at)
-        if p.twist:
-            self._go(m & (rel[:, 2] < 0.004) & (np.linalg.norm(rel[:, :2], axis=1) < 0.002), TWIST)
-        else:
-            self._go(seated, RELEASE)
-
-    def _twist_dir(self) -> float:
-        return 1.0
-
-    def _twist(self, m, tcp, obj, target, yaw_t, tcp_yaw, wrist3, depth, grip) -> None:
-        p = self.p
-        step = 0.9 * self.scale[5]
-        yaw_t[m] = tcp_yaw[m] + step * self._twist_dir()
-        target[m, :2] = tcp[m, :2] + 0.3 * (obj[m, :2] - tcp[m, :2])
-        target[m, 2] = tcp[m, 2] - 0.002
-        self.twisted[m] += step / (2 * np.pi)
-        done = m & (depth > 0.95)
-        self._go(done, RELEASE)
-        limit = m & ~done & (wrist3 > 2 * np.pi - 0.5)
-        if p.regrasp:
-            self._go(limit, REGRASP_OPEN)
-        gave_up = m & ~done & (self.twisted > p.twist_turns)
-        self._go(gave_up, RELEASE)
+        self._go(m & (np.linalg.norm(rel, axis=1) < p.release_at), RELEASE)
 
 
 def _rot_from6d(v: np.ndarray) -> np.ndarray:
