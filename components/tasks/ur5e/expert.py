@@ -76,9 +76,7 @@ class ScriptedExpert:
             self.stall = np.zeros(n, np.int64)
             self.spiral_t = np.zeros(n)
             self.best_z = np.full(n, np.inf)
-            self.grasp_off = np.zeros((n, 2))
             self.twisted = np.zeros(n)
-            self.last_depth = np.zeros(n)
             self.integ = np.zeros((n, 3))
             self.fresh = np.ones(n, bool)
 
@@ -91,10 +89,9 @@ class ScriptedExpert:
         ids = np.arange(len(self.phase)) if ids is None else np.asarray(ids, np.int64)
         self.phase[ids] = APPROACH
         self.fresh[ids] = True
-        for a in (self.timer, self.stall, self.spiral_t, self.twisted, self.last_depth, self.integ):
+        for a in (self.timer, self.stall, self.spiral_t, self.twisted, self.integ):
             a[ids] = 0
         self.best_z[ids] = np.inf
-        self.grasp_off[ids] = 0.0
 
     # ---- acting -------------------------------------------------------------------------------------
     def __call__(self, obs: dict[str, np.ndarray]) -> np.ndarray:
@@ -151,7 +148,6 @@ class ScriptedExpert:
         m = ph == LIFT
         if m.any():
             target[m, 2] = p.lift_height
-            self.grasp_off[m] = tcp[m, :2] - obj[m, :2]
             self._go(m & (tcp[:, 2] > p.lift_height - 0.01), CARRY)
         m = ph == CARRY
         if m.any():

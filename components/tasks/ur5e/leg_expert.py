@@ -176,7 +176,6 @@ class LegExpert(ScriptedExpert):
         m = ph == LIFT
         if m.any():
             target[m, 2] = p.lift_height
-            self.grasp_off[m] = tcp[m, :2] - obj[m, :2]
             self._go(m & (tcp[:, 2] > p.lift_height - 0.01), CARRY)
         m = ph == CARRY
         if m.any():
