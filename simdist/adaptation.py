@@ -113,12 +113,17 @@ def value_auc(model: WorldModel, episodes: Sequence[Episode], success: Sequence[
 
 
 # ---------------------------------------------------------------------------------------------- loop
+SCHEDULE_UNITS = ("minutes", "episodes")
+
+
 @dataclass
 class AdaptConfig:
     """Schedule and per-stage budgets of an adaptation run (``simdist adapt`` builds its options from this).
 
     Args:
-        schedule: cumulative minutes of real data per stage, starting at 0 (the zero-shot stage)
+        schedule: cumulative real data per stage in ``schedule_unit``, starting at 0 (the zero-shot stage)
+        schedule_unit: "minutes" of real data (the legged robot's Fig. 4 axis) or real "episodes" (the arm's: the
+            dynamics retrained every 20 episodes)
         freeze: trainable components: dynamics_only, all, heads_only, or a set such as dynamics,encoder
         init: finetune every stage from the "base" model (on all data) or from the "previous" stage's model
         episodes_per_eval: evaluation trials (per condition of the task's protocol)
@@ -138,6 +143,7 @@ class AdaptConfig:
     """
 
     schedule: list[float] = field(default_factory=lambda: [0.0, 8.0, 16.0, 27.0, 36.0])
+    schedule_unit: str = "minutes"
     freeze: str = "dynamics_only"
     init: str = "base"
     episodes_per_eval: int = 8
@@ -162,6 +168,10 @@ class AdaptConfig:
             raise ValueError(f"schedule must be a list of minutes, got {self.schedule!r}") from err
         if not s or s[0] != 0.0 or any(b <= a for a, b in zip(s, s[1:])) or not all(np.isfinite(s)):
             raise ValueError(f"schedule must start at 0 and increase strictly, got {self.schedule}")
+        if self.schedule_unit not in SCHEDULE_UNITS:
+            raise ValueError(f"schedule_unit must be one of {SCHEDULE_UNITS}, got {self.schedule_unit!r}")
+        if self.schedule_unit == "episodes" and any(x != int(x) for x in s):
+            raise ValueError(f"an episode schedule needs whole numbers of episodes, got {self.schedule}")
         if self.init not in ("base", "previous"):
             raise ValueError(f"init must be 'base' or 'previous', got {self.init!r}")
         for name in ("episodes_per_eval", "num_envs", "heldout_episodes", "samples", "iterations", "epochs",
@@ -260,10 +270,11 @@ class AdaptationLoop:
         """``agent`` acting with this run's planner budget (planning agents) and ``seed``."""
         if not getattr(agent, "plans", False):
             return agent.with_settings(seed=seed)
-        from simdist.planning.presets import scaled_settings
+        from simdist.planning.presets import planner_preset, scaled_settings
 
         settings = scaled_settings(self.cfg.samples, self.cfg.iterations, init_std=self.cfg.init_std,
-                                   warm_start=self.cfg.warm_start, **self.task.planner_defaults)
+                                   warm_start=self.cfg.warm_start, base=planner_preset(self.task.planner_preset),
+                                   **self.task.planner_defaults)
         return agent.with_settings(**{**settings, "planner": "mppi", "seed": seed,
                                       "temporal_ensemble": self.cfg.temporal_ensemble or None})
 
@@ -354,13 +365,16 @@ class AdaptationLoop:
         return value_auc(model, eps, ok, self.pad) if eps else None
 
     # -- stage steps ------------------------------------------------------------------------------
-    def collect_until(self, minutes: float, model: Agent, stage: int) -> None:
-        """Append on-policy episodes of ``model`` to the real-data folder until it holds ``minutes``.
+    def collect_until(self, amount: float, model: Agent, stage: int) -> None:
+        """Append on-policy episodes of ``model`` to the real-data folder until it holds ``amount`` (minutes
+        or episodes, the schedule's unit).
 
         Each chunk's seed derives from the stage and the id of its first episode (not from a call count),
         so a rerun after an interruption collects exactly what an uninterrupted run would have."""
-        target = int(np.ceil(minutes * 60.0 / self.task.dt - 1e-6))
-        while (have := int(self._info(self.data_dir)["num_steps"])) < target:
+        by_episodes = self.cfg.schedule_unit == "episodes"
+        target = int(round(amount)) if by_episodes else int(np.ceil(amount * 60.0 / self.task.dt - 1e-6))
+        measure = "num_episodes" if by_episodes else "num_steps"
+        while (have := int(self._info(self.data_dir).get(measure, 0))) < target:
             info = self._info(self.data_dir)
             done = {int(i) for i in self.state["labels"].get("real", {})}
             done |= {int(i) for sh in info["shards"] for i in sh["episode_ids"]}
@@ -370,7 +384,7 @@ class AdaptationLoop:
                                         first_episode_id=first)
             keep, steps = 0, have
             while keep < len(eps) and steps < target:
-                steps += len(eps[keep])
+                steps += 1 if by_episodes else len(eps[keep])
                 keep += 1
             self._write(self.data_dir, eps[:keep], ok[:keep], "real")
             self._save()
@@ -395,21 +409,23 @@ class AdaptationLoop:
     def run_stage(self, k: int) -> dict[str, Any]:
         """Collect (stage > 0), finetune and evaluate stage ``k``; returns its entry."""
         cfg, started = self.cfg, time.perf_counter()
-        minutes = cfg.schedule[k]
+        amount = cfg.schedule[k]
         prev = self.state["stages"][k - 1]["model"] if k else self.model_id
         incoming = self._load_model(prev) if k else self.base
         before = self.consistency(incoming)
         if k == 0:
             model, path, trained = self.base, self.model_id, False
         else:
-            self.collect_until(minutes, incoming, k)
+            self.collect_until(amount, incoming, k)
             model = self.finetune(self.model_id if cfg.init == "base" else prev, k)
             path = str(self.out / "stages" / f"stage-{k}")
             trained = True
         info = self._info(self.data_dir)
         from simdist.provenance import provenance
 
-        entry = {"stage": k, "target_minutes": minutes, "settings": self.stage_settings(k),
+        entry = {"stage": k, "target_minutes": amount if cfg.schedule_unit == "minutes" else None,
+                 "target_episodes": int(amount) if cfg.schedule_unit == "episodes" else None,
+                 "settings": self.stage_settings(k),
                  "provenance": provenance(model),
                  "minutes": self.minutes(int(info["num_steps"])) if k else 0.0,
                  "episodes": int(info.get("num_episodes", 0)) if k else 0, "model": path, "finetuned": trained,
@@ -464,7 +480,8 @@ class AdaptationLoop:
             eta = np.mean(times) * (n - k - 1)
             auc = "n/a" if entry["value_auc"] is None else f"{entry['value_auc']:.2f}"
             low, high = entry["ci95"]
-            self.log(f"[stage {k + 1}/{n}] {entry['minutes']:.2f} min real data: {self.task.metric} "
+            self.log(f"[stage {k + 1}/{n}] {entry['minutes']:.2f} min ({entry['episodes']} episodes) real data: "
+                     f"{self.task.metric} "
                      f"{entry['value']:.3f} [{low:.3f}, {high:.3f}] (n={entry['trials']}), "
                      f"held-out consistency {entry['consistency']['before']:.4f} -> "
                      f"{entry['consistency']['after']:.4f}, value AUC {auc}; "
@@ -476,6 +493,7 @@ class AdaptationLoop:
         stages = self.state["stages"]
         curve = {"model": self.model_id, "task": self.task.describe(), "metric": self.task.metric,
                  "freeze": self.cfg.freeze, "init": self.cfg.init,
+                 "schedule_unit": self.cfg.schedule_unit, "episodes": [s["episodes"] for s in stages],
                  "minutes": [s["minutes"] for s in stages], "target_minutes": [s["target_minutes"] for s in stages],
                  "value": [s["value"] for s in stages], "ci95": [s.get("ci95") for s in stages],
                  "trials": [s.get("trials") for s in stages],
@@ -489,22 +507,26 @@ class AdaptationLoop:
 
 
 def plot_curve(curve: dict[str, Any], path: str | Path) -> None:
-    """Metric vs minutes of real data (like the paper's Fig. 4) and held-out consistency vs minutes."""
+    """Metric vs real data (like the paper's Fig. 4) and held-out consistency vs real data, over minutes or
+    episodes (the curve's ``schedule_unit``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    unit = curve.get("schedule_unit", "minutes")
+    x = curve["episodes"] if unit == "episodes" else curve["minutes"]
+    label = "real episodes" if unit == "episodes" else "real data (min)"
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-    axes[0].plot(curve["minutes"], curve["value"], "o-", color="#48c")
-    bands = [(m, ci) for m, ci in zip(curve["minutes"], curve.get("ci95") or []) if ci]
+    axes[0].plot(x, curve["value"], "o-", color="#48c")
+    bands = [(m, ci) for m, ci in zip(x, curve.get("ci95") or []) if ci]
     if bands:
         axes[0].fill_between([m for m, _ in bands], [ci[0] for _, ci in bands], [ci[1] for _, ci in bands],
                              color="#48c", alpha=0.2, label="95 % CI")
-    axes[0].set_xlabel("real data (min)")
+    axes[0].set_xlabel(label)
     axes[0].set_ylabel(curve["metric"])
-    axes[1].plot(curve["minutes"], curve["consistency_after"], "o-", color="#c44")
-    axes[1].set_xlabel("real data (min)")
+    axes[1].plot(x, curve["consistency_after"], "o-", color="#c44")
+    axes[1].set_xlabel(label)
     axes[1].set_ylabel("held-out consistency loss")
     fig.suptitle(f"{curve['task']['name']}: adaptation, freeze={curve['freeze']}")
     fig.tight_layout()

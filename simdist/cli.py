@@ -29,6 +29,7 @@ TOOLS: dict[str, tuple[str, str, str]] = {
     "tasks": ("simdist.tools.components", "tasks_main", "list the registered tasks, their profiles and metrics"),
     "adapt": ("simdist.tools.adapt", "main", "real-data adaptation curve: collect, finetune, evaluate per stage"),
     "zoo": ("simdist.tools.zoo", "main", "list, show and publish the model zoo"),
+    "mechanism": ("simdist.tools.mechanism", "main", "how models rank the planner's candidates on a real profile"),
 }
 
 

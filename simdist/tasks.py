@@ -49,12 +49,14 @@ class Task(abc.ABC):
 
     Subclasses set ``metric`` (the evaluation's per-trial value, higher is better), ``dt`` (control
     period, s), ``obs_noise`` (Gaussian training-input noise per observation group, raw units),
+    ``planner_preset`` (the planner preset of the paper's setting for this task, which the tools scale),
     ``planner_defaults`` (planner keyword overrides) and ``data_defaults`` (data-engine settings).
     """
 
     metric: ClassVar[str] = "return"
     dt: ClassVar[float] = 0.02
     obs_noise: ClassVar[dict[str, list[float]] | None] = None
+    planner_preset: ClassVar[str] = "paper"
     planner_defaults: ClassVar[dict[str, Any]] = {}
     data_defaults: ClassVar[dict[str, Any]] = {}
     #: the task ``simdist demo`` and ``simdist bench`` use when ``--task`` is not given (one task sets it)
@@ -157,6 +159,23 @@ class Task(abc.ABC):
             logger.warning("%s: dropped %d of %d logged episodes whose simulation diverged", self.name,
                            int((~sound).sum()), n)
         return [ep for ep, keep in zip(result.episodes, sound) if keep], ok[sound]
+
+    # -- cloned states (the planner-ranking analysis, :mod:`simdist.mechanism`) ---------------------------
+    def snapshot_states(self, env: Any, rows: np.ndarray) -> Any:
+        """Copies of the full simulation state of ``env``'s rows, for :meth:`true_returns` (tasks whose envs
+        can be cloned implement it)."""
+        raise TaskError(f"task {self.task_name!r} cannot clone its simulation states")
+
+    def merge_states(self, snapshots: Sequence[Any]) -> Any:
+        """One set of states from several :meth:`snapshot_states` results, rows in order."""
+        raise TaskError(f"task {self.task_name!r} cannot clone its simulation states")
+
+    def true_returns(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
+                     progress: bool = False) -> np.ndarray:
+        """The return, on this task's env (its profile), of executing ``actions[i]`` (N, T, A) open loop from
+        state ``rows[i]`` of ``states`` and then following the task's expert: Σ_{k<T} γ^k r_k + γ^T V^e(s_T),
+        the quantity a world model's planner predicts for the same sequence."""
+        raise TaskError(f"task {self.task_name!r} cannot clone its simulation states")
 
     def builtin_agent(self, spec: str) -> Any | None:
         """A controller this task provides itself for ``--agent SPEC`` (e.g. a scripted expert), or None when

@@ -67,7 +67,9 @@ class WorldModel(nn.Module):
         )
         uses_cmd = self.policy is not None and self.policy.uses_command_embedding
         self.command_embedding = SequenceEmbedding(cfg.command_dim, d, t) if uses_cmd else None
-        shapes = {f"obs/{k}": v for k, v in cfg.obs_spec.items()}
+        #: groups the encoder reads unnormalised (e.g. raw pixels, which it scales itself): no statistics
+        self.raw_obs_keys = frozenset(getattr(self.encoder, "raw_obs_keys", ()))
+        shapes = {f"obs/{k}": v for k, v in cfg.obs_spec.items() if k not in self.raw_obs_keys}
         shapes.update(actions=[cfg.action_dim], commands=[cfg.command_dim], rewards=[1], values=[1])
         self.normalizer = Normalizer(shapes)
 
@@ -101,7 +103,8 @@ class WorldModel(nn.Module):
 
     # ------------------------------------------------------------------ encoding
     def normalize_obs(self, obs: Mapping[str, Tensor]) -> dict[str, Tensor]:
-        """Normalise the groups the model reads; other keys are ignored. Raises on a missing group."""
+        """Normalise the groups the model reads (those in :attr:`raw_obs_keys` pass unchanged); other keys are
+        ignored. Raises on a missing group."""
         out = {}
         for key, shape in self.config.obs_spec.items():
             if key not in obs:
@@ -109,7 +112,7 @@ class WorldModel(nn.Module):
             x = obs[key]
             if list(x.shape[x.dim() - len(shape):]) != shape:
                 raise ValueError(f"observation {key!r} has trailing shape {tuple(x.shape)}, expected (..., {shape})")
-            out[key] = self.normalizer.normalize(f"obs/{key}", x)
+            out[key] = x if key in self.raw_obs_keys else self.normalizer.normalize(f"obs/{key}", x)
         return out
 
     def encode(self, obs_hist: Mapping[str, Tensor], act_hist: Tensor) -> Encoding:

@@ -182,6 +182,22 @@ def test_task_factory_and_go2_construction() -> None:
         AdaptConfig(schedule=[1.0, 2.0])
     with pytest.raises(ValueError, match="num_envs"):
         AdaptConfig(num_envs=0)
+    with pytest.raises(ValueError, match="schedule_unit"):
+        AdaptConfig(schedule_unit="hours")
+    with pytest.raises(ValueError, match="whole numbers"):
+        AdaptConfig(schedule=[0, 2.5], schedule_unit="episodes")
+
+
+def test_episode_schedule_collects_whole_episodes(toy_model: str, tmp_path: Path) -> None:
+    """The arm's protocol: stages by real episodes (retrain every N), the curve over episodes."""
+    out = tmp_path / "episodes"
+    curve = AdaptationLoop(toy_model, ToyTask(), out, _config(schedule=[0, 3], schedule_unit="episodes"),
+                           log=lambda m: None).run()
+    assert curve["schedule_unit"] == "episodes" and curve["episodes"] == [0, 3]
+    assert json.loads((out / "real-data" / "dataset.json").read_text())["num_episodes"] == 3
+    state = json.loads((out / "state.json").read_text())
+    assert state["stages"][1]["target_episodes"] == 3 and state["stages"][1]["target_minutes"] is None
+    assert (out / "curve.png").stat().st_size > 0
 
 
 def test_resume_refuses_other_weights_behind_the_same_model_id(toy_model: str, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from simdist.planning import presets as P
 
 
 def test_presets_are_complete_build_planner_settings():
-    assert set(P.PLANNER_PRESETS) == {"paper", "realtime"}
+    assert set(P.PLANNER_PRESETS) == {"paper", "realtime", "manipulation"}
     paper, realtime = P.planner_preset("paper"), P.planner_preset("realtime")
     assert paper == {"planner": "mppi", **P.PAPER, "temporal_ensemble": None}
     assert realtime == {"planner": "mppi", **P.REALTIME, "temporal_ensemble": P.REALTIME_DECAY}
@@ -25,6 +25,18 @@ def test_presets_are_complete_build_planner_settings():
     with pytest.raises(KeyError, match="known presets"):
         P.planner_preset("fast")
     assert P.scaled_settings(16, 1, init_std=0.1, warm_start="policy") == P.REALTIME
+
+
+def test_manipulation_preset_is_the_papers_table_iii():
+    """Initial std 1.0, minimum 0.05, base-policy std 0.1, temperature 0.4, momentum 0, γ 0.99, 3 iterations;
+    scaled to another budget it keeps them."""
+    m = P.planner_preset("manipulation")
+    assert (m["init_std"], m["min_std"], m["base_act_std"], m["temperature"], m["momentum"], m["discount"]) == (
+        1.0, 0.05, 0.1, 0.4, 0.0, 0.99)
+    assert (m["num_samples"], m["iterations"], m["temporal_ensemble"]) == (256, 3, None)
+    scaled = P.scaled_settings(128, 3, base=m)
+    assert scaled["temperature"] == 0.4 and scaled["init_std"] == 1.0 and scaled["num_elites"] == 32
+    assert "planner" not in scaled and "temporal_ensemble" not in scaled
 
 
 def test_constructor_defaults_are_the_paper_preset():

@@ -20,6 +20,9 @@ from simdist.training.cli import SimDistCLI
 
 ROOT = Path(__file__).resolve().parents[1]
 GO2, GO2_FT, TOY = "recipes/go2/base.yaml", "recipes/go2/finetune-base.yaml", "recipes/toy/base.yaml"
+PEG, LEG = "recipes/ur5e-peg/base.yaml", "recipes/ur5e-table-leg/base.yaml"
+#: `simdist adapt --config` files (AdaptConfig options, not LightningCLI configs)
+ADAPT = ("recipes/ur5e-peg/adapt.yaml", "recipes/ur5e-table-leg/adapt.yaml")
 PRETRAIN, FINETUNE = "simdist.training.PretrainModule", "simdist.training.FinetuneModule"
 
 #: (base, stage) -> dotted keys of the effective config and their expected values.
@@ -57,6 +60,21 @@ STAGES: dict[tuple[str, str], dict[str, Any]] = {
     (GO2_FT, "recipes/go2-foam/finetune.yaml"): {
         "model.class_path": FINETUNE, "model.init_args.init_from": "simdist/go2-foam",
         "data.train": "data/go2/real-foam", "trainer.default_root_dir": "outputs/go2-foam/finetune"},
+    (PEG, "recipes/ur5e-peg/pretrain.yaml"): {
+        "model.class_path": PRETRAIN, "model.init_args.preset": "ur5e-peg", "data.history": 5, "data.horizon": 5,
+        "data.batch_size": 256, "trainer.max_steps": 5000, "model.init_args.decay_steps": 5000,
+        "model.init_args.obs_noise": "ur5e-peg", "data.train": "outputs/ur5e/ur5e-peg-cpu"},
+    (PEG, "recipes/ur5e-peg/paper.yaml"): {
+        "model.init_args.lr": 2.0e-4, "model.init_args.warmup_steps": 10000, "model.init_args.decay_steps": 200000,
+        "trainer.max_epochs": 2, "data.batch_size": 256, "data.train": "outputs/ur5e/ur5e-peg-paper"},
+    (PEG, "recipes/ur5e-peg/pretrain-image.yaml"): {
+        "model.init_args.preset": "ur5e-peg-image", "data.train": "outputs/ur5e/ur5e-peg-cpu-images",
+        "data.shuffle_buffer": 2000},
+    (LEG, "recipes/ur5e-table-leg/pretrain.yaml"): {
+        "model.init_args.preset": "ur5e-table-leg", "data.history": 5, "trainer.max_steps": 5000,
+        "model.init_args.obs_noise": "ur5e-table-leg", "data.train": "outputs/ur5e/ur5e-table-leg-cpu"},
+    (LEG, "recipes/ur5e-table-leg/paper.yaml"): {
+        "model.init_args.decay_steps": 200000, "data.train": "outputs/ur5e/ur5e-table-leg-paper"},
     (TOY, "recipes/toy/pretrain.yaml"): {
         "model.class_path": PRETRAIN, "model.init_args.preset": "toy", "data.history": 8, "data.horizon": 8,
         "seed_everything": 0, "trainer.max_epochs": 6},
@@ -96,9 +114,19 @@ def test_stage_composes(files: tuple[str, str], expected: dict[str, Any]) -> Non
 
 def test_every_recipe_file_is_covered() -> None:
     """A new recipe file must be added to STAGES (or be a base)."""
-    known = {f for pair in STAGES for f in pair}
+    known = {f for pair in STAGES for f in pair} | set(ADAPT)
     found = {str(p.relative_to(ROOT)) for p in (ROOT / "recipes").rglob("*.yaml")}
     assert found == known
+
+
+@pytest.mark.parametrize("path", ADAPT)
+def test_adapt_recipes_are_valid_adapt_configs(path: str) -> None:
+    """The arm's protocol: the dynamics retrained every 20 episodes up to 120, with the manipulation MPPI."""
+    from simdist.adaptation import AdaptConfig
+
+    cfg = AdaptConfig(**yaml.safe_load((ROOT / path).read_text()))
+    assert cfg.schedule_unit == "episodes" and cfg.schedule == [20.0 * k for k in range(7)]
+    assert (cfg.samples, cfg.iterations, cfg.freeze, cfg.init) == (256, 3, "dynamics_only", "base")
 
 
 def test_toy_recipes_run(tmp_path: Path) -> None:

@@ -60,6 +60,10 @@ class MPPIPlanner(Planner):
     ``compile``: score through ``torch.compile`` (True, or a mode such as ``"reduce-overhead"``, which
     uses CUDA graphs on a GPU); the first tick of each shape compiles.
 
+    ``keep_candidates``: also return every sequence the tick scored and its predicted return
+    (``diagnostics["candidates"]`` (B, M, T, A), ``["candidate_returns"]`` (B, M); the policy samples once),
+    the planner's own sampling distribution, for analyses of how the model ranks what the planner considers.
+
     Samples and outputs are clipped to the action bounds (planner arguments, else the model config).
     Randomness comes from the planner's own ``torch.Generator``, seeded with ``seed`` at construction and
     by ``reset(seed=...)``, so a tick is deterministic given the seed and the call sequence.
@@ -74,6 +78,7 @@ class MPPIPlanner(Planner):
         base_act_std: float = 0.05, momentum: float = 0.0, discount: float = 0.99, warm_start: str = "shift",
         seed: int = 42, action_low: Bound = None, action_high: Bound = None, naive: bool = False,
         score_chunk: int | None = None, compile: bool | str = False, parallel_chunks: bool = True,
+        keep_candidates: bool = False,
     ) -> None:
         super().__init__(world_model, action_low, action_high)
         if warm_start not in WARM_STARTS:
@@ -100,6 +105,7 @@ class MPPIPlanner(Planner):
         self.base_act_std, self.momentum, self.discount = base_act_std, momentum, discount
         self.warm_start, self.naive, self.seed = warm_start, naive, int(seed)
         self.score_chunk, self.compile, self.parallel_chunks = score_chunk, compile, parallel_chunks
+        self.keep_candidates = bool(keep_candidates)
         self.executor = TickExecutor(self._score_fast, chunk=score_chunk, parallel=parallel_chunks,
                                      compile=compile)
         self.prev_mean: Tensor | None = None
@@ -193,7 +199,8 @@ class MPPIPlanner(Planner):
         mean = self.clip(chunk).to(dt) if self.warm_start == "policy" else self.warm_start_mean(b)
         std = torch.full_like(mean, self.init_std)
         policy_returns = None  # the policy samples stay fixed, so the fast path scores them once per tick
-        for _ in range(self.iterations):
+        kept: list[tuple[Tensor, Tensor]] = []
+        for it in range(self.iterations):
             eps = torch.randn(b, self.num_samples, t, a, generator=gen, device=dev, dtype=dt)
             samples = self.clip(mean[:, None] + std[:, None] * eps)
             if policy_samples is not None:
@@ -210,6 +217,9 @@ class MPPIPlanner(Planner):
                 raise NonFiniteError(f"every MPPI candidate scored a non-finite return for env(s) {rows[:10]}: the "
                                      "world model's rewards or values are NaN or Inf (check its weights)")
             returns = torch.nan_to_num(returns, nan=torch.finfo(dt).min)
+            if self.keep_candidates:
+                n = samples.shape[1] if it == 0 else self.num_samples  # the fixed policy samples once
+                kept.append((samples[:, :n], returns[:, :n]))
             elite_returns, idx = returns.topk(self.num_elites, dim=1)
             elites = samples.gather(1, idx[:, :, None, None].expand(-1, -1, t, a))
             w = torch.softmax(self.temperature * elite_returns, dim=1)[:, :, None, None]
@@ -219,14 +229,13 @@ class MPPIPlanner(Planner):
 
         plan = self.clip(mean)
         self.prev_mean = plan.clone()
-        return PlanResult(
-            action=plan[:, 0].clone(), plan=plan, returns=(w[:, :, 0, 0] * elite_returns).sum(1),
-            diagnostics={
-                "max_return": elite_returns[:, 0],
-                "std": std,
-                "policy_elite_fraction": (idx >= self.num_samples).to(dt).mean(1),
-            },
-        )
+        diagnostics = {"max_return": elite_returns[:, 0], "std": std,
+                       "policy_elite_fraction": (idx >= self.num_samples).to(dt).mean(1)}
+        if kept:
+            diagnostics["candidates"] = torch.cat([k[0] for k in kept], dim=1)
+            diagnostics["candidate_returns"] = torch.cat([k[1] for k in kept], dim=1)
+        return PlanResult(action=plan[:, 0].clone(), plan=plan, returns=(w[:, :, 0, 0] * elite_returns).sum(1),
+                          diagnostics=diagnostics)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(samples={self.num_samples}+{self.num_policy_samples} policy, "

@@ -111,7 +111,7 @@ def profiles(task: str, dry: bool) -> None:
 
 def speed(task: str, dry: bool) -> None:
     out = OUT / "speed" / f"{task}.json"
-    cmd = [sys.executable, "benchmarks/bench_ur5e_env.py", "--task", task, "--envs", "16,32", "--hz", "5,10",
+    cmd = [sys.executable, "benchmarks/bench_ur5e_env.py", "--task", task, "--envs", "16,32", "--hz", "10,5", "--steps", "200",
            "--json", str(out.relative_to(ROOT))]
     print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
     if not dry:

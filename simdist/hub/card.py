@@ -37,6 +37,7 @@ from simdist.hub.files import (
 from simdist.hub.resolve import hub_repo_id
 
 if TYPE_CHECKING:
+    from simdist.config import WorldModelConfig
     from simdist.world_model import WorldModel
 
 __all__ = ["save_pretrained", "render_model_card"]
@@ -79,7 +80,7 @@ def save_pretrained(
         has_planner=planner_text is not None, folder_name=target.name, **card_kwargs,
     )
     # Top-level keys sorted; nested order kept: obs_spec order is the encoders' concatenation order.
-    config = {**model.config.to_dict(), "simdist_version": __version__, "agent_type": agent_type}
+    config = {**portable_config(model).to_dict(), "simdist_version": __version__, "agent_type": agent_type}
     config = {key: config[key] for key in sorted(config)}
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -102,6 +103,26 @@ def save_pretrained(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def portable_config(model: WorldModel) -> WorldModelConfig:
+    """``model.config`` as saved with the weights: each component with a ``portable_kwargs(kwargs)`` method
+    rewrites its kwargs (a timm image encoder drops its local ``pretrained_file``, whose weights are now in
+    ``model.safetensors``, and records where they came from as ``weights_source``)."""
+    cfg = model.config
+    changes = {}
+    for attr, field in _SPEC_FIELDS.items():
+        spec, hook = getattr(cfg, field), getattr(getattr(model, attr, None), "portable_kwargs", None)
+        if spec is not None and callable(hook):
+            changes[field] = {"name": spec.name, "kwargs": hook(dict(spec.kwargs))}
+    return cfg.replace(**changes) if changes else cfg
+
+
+def weights_sources(model: WorldModel) -> list[tuple[str, str]]:
+    """(component, note) for each component that says where its initial weights came from (``weights_source``:
+    a local pretrained file or random init)."""
+    return [(name, str(mod.weights_source)) for name, mod in model.components.items()
+            if isinstance(getattr(mod, "weights_source", None), str)]
 
 
 def _train_config_text(train_config: Mapping[str, Any] | StrPath) -> str:
@@ -150,7 +171,7 @@ def render_model_card(
 ) -> str:
     """Render ``README.md`` (YAML front matter + body) from the Jinja template ``templates/model_card.md``
     (package data of ``simdist``)."""
-    cfg = model.config
+    cfg = portable_config(model)
     all_tags = list(dict.fromkeys([*BASE_TAGS, *(t for t in (cfg.task, cfg.robot) if t), *(tags or ())]))
     datasets = kwargs.pop("datasets", None)
     datasets = [datasets] if isinstance(datasets, str) else list(datasets or [])
@@ -183,6 +204,7 @@ def render_model_card(
         "metrics": [(str(k), _format_metric(v)) for k, v in (metrics or {}).items()],
         "datasets": datasets, "has_train_config": has_train_config, "has_planner": has_planner,
         "normalizer_fitted": bool(model.normalizer.fitted), "simdist_version": __version__,
+        "weights_sources": weights_sources(model), "raw_obs_keys": sorted(getattr(model, "raw_obs_keys", ())),
         **kwargs,
     }
     template = importlib.resources.files("simdist").joinpath("templates").joinpath("model_card.md")

@@ -1,10 +1,11 @@
 """Planner presets: the one place the command-line tools, the demo and ``simdist bench`` read them from.
 
 ``PAPER`` holds the official MPPI settings (SIMDIST 6.1: 450 + 22 samples × 8 iterations; also the
-``MPPIPlanner`` constructor defaults), ``REALTIME`` a smaller setting measured to keep the tick's p99 within
-a 50 Hz budget on a 2-core CPU (``simdist bench --sections realtime``), used with temporal ensembling at
-``REALTIME_DECAY``. ``planner_preset(name)`` gives a preset's complete :func:`~simdist.planning.build_planner`
-settings::
+``MPPIPlanner`` constructor defaults), ``MANIPULATION`` the paper's manipulation settings (Table III, 3
+iterations, the sample count measured to fit a 5 Hz tick on 2 CPU cores), ``REALTIME`` a smaller setting
+measured to keep the tick's p99 within a 50 Hz budget on a 2-core CPU (``simdist bench --sections
+realtime``), used with temporal ensembling at ``REALTIME_DECAY``. ``planner_preset(name)`` gives a preset's
+complete :func:`~simdist.planning.build_planner` settings::
 
     planner = build_planner(world_model, planner_preset("realtime"))
 """
@@ -23,6 +24,14 @@ PAPER: dict[str, Any] = dict(
     num_samples=450, mixture_coef=0.05, iterations=8, num_elites=64, temperature=0.25, init_std=2.0,
     min_std=0.05, base_act_std=0.05, momentum=0.0, discount=0.99, seed=42,
 )
+#: The paper's manipulation MPPI (SIMDIST 13 §1.4, Table III: initial std 1.0, minimum 0.05, base-policy std
+#: 0.1, temperature 0.4, momentum 0, γ 0.99; 3 iterations). The paper's sample count is lost; 256 + 12 is the
+#: size measured to keep a 5 Hz tick's p99 within 200 ms on 2 cores (``simdist bench --task <arm task>
+#: --sections mppi``; the arm task's docs).
+MANIPULATION: dict[str, Any] = dict(
+    PAPER, num_samples=256, mixture_coef=0.05, iterations=3, num_elites=64, temperature=0.4, init_std=1.0,
+    min_std=0.05, base_act_std=0.1,
+)
 #: A real-time setting for a 50 Hz loop on a 2-core CPU (its size chosen with ``simdist bench``; see above).
 #: One iteration cannot narrow a wide first draw, so it samples near the base policy's chunk (measured on the
 #: first task's flat course in docs/speed.md: the paper's shift warm start with std 2.0 fell, the policy prior
@@ -39,6 +48,7 @@ REALTIME_DECAY = 0.8
 #: Complete ``build_planner`` settings per preset name (read them through :func:`planner_preset`).
 PLANNER_PRESETS: dict[str, dict[str, Any]] = {
     "paper": {"planner": "mppi", **PAPER, "temporal_ensemble": None},
+    "manipulation": {"planner": "mppi", **MANIPULATION, "temporal_ensemble": None},
     "realtime": {"planner": "mppi", **REALTIME, "temporal_ensemble": REALTIME_DECAY},
 }
 
@@ -52,17 +62,20 @@ def planner_preset(name: str, **overrides: Any) -> dict[str, Any]:
 
 
 def scaled_settings(num_samples: int, iterations: int, *, init_std: float | None = None,
-                    warm_start: str | None = None, **overrides: Any) -> dict[str, Any]:
-    """The official settings at another budget: the policy mixture and elite count scale with the sample
-    count (5 % policy samples, at least 2; elites a quarter of the samples, 4 to 64), so small budgets
-    keep the base-policy samples that ``int(num_samples * mixture_coef)`` would round away.
+                    warm_start: str | None = None, base: dict[str, Any] | None = None,
+                    **overrides: Any) -> dict[str, Any]:
+    """The official settings (or ``base``'s, e.g. ``MANIPULATION``) at another budget: the policy mixture and
+    elite count scale with the sample count (5 % policy samples, at least 2; elites a quarter of the
+    samples, 4 to 64), so small budgets keep the base-policy samples that ``int(num_samples *
+    mixture_coef)`` would round away.
     ``init_std`` and ``warm_start`` replace the official values unless None (as command-line options pass
     them); ``overrides`` replace any setting.
     ``scaled_settings(16, 1, init_std=0.1, warm_start="policy") == REALTIME``; ``scaled_settings(450, 8)`` is
     the paper's setting."""
-    policy = max(REALTIME_POLICY, int(num_samples * PAPER["mixture_coef"]))
-    elites = min(PAPER["num_elites"], max(REALTIME_ELITES, num_samples // 4))
-    settings = dict(PAPER, num_samples=int(num_samples), num_policy_samples=policy, iterations=int(iterations),
+    base = {k: v for k, v in (base or PAPER).items() if k not in ("planner", "temporal_ensemble")}
+    policy = max(REALTIME_POLICY, int(num_samples * base["mixture_coef"]))
+    elites = min(base["num_elites"], max(REALTIME_ELITES, num_samples // 4))
+    settings = dict(base, num_samples=int(num_samples), num_policy_samples=policy, iterations=int(iterations),
                     num_elites=elites)
     if init_std is not None:
         settings["init_std"] = init_std

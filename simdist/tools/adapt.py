@@ -66,13 +66,15 @@ def main(argv: list[str]) -> int:
     except (FileNotFoundError, ValueError) as err:
         parser.error(f"--agent {args.agent!r}: {err}")
     curve = loop.run()
-    rows = ", ".join(f"{m:.1f} min: {v:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] (n={n})" for m, v, ci, n in
-                     zip(curve["minutes"], curve["value"], curve["ci95"], curve["trials"]))
-    print(f"{curve['metric']} by minutes of real data, mean [95 % CI] (trials): {rows}")
+    amounts = [f"{e} episodes" if config.schedule_unit == "episodes" else f"{m:.1f} min"
+               for e, m in zip(curve["episodes"], curve["minutes"])]
+    rows = ", ".join(f"{a}: {v:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] (n={n})" for a, v, ci, n in
+                     zip(amounts, curve["value"], curve["ci95"], curve["trials"]))
+    print(f"{curve['metric']} by real data ({config.schedule_unit}), mean [95 % CI] (trials): {rows}")
     if len(curve["value"]) > 1:
         from simdist.evaluation import Estimate, compare
 
         first, last = (Estimate(curve["value"][k], *curve["ci95"][k], curve["trials"][k]) for k in (0, -1))
-        print(compare(first, last, f"{curve['metric']}, {curve['minutes'][-1]:.1f} min vs zero-shot", ".3f"))
+        print(compare(first, last, f"{curve['metric']}, {amounts[-1]} vs zero-shot", ".3f"))
     print(f"curve written to {args.out}/curve.json and curve.png")
     return 0

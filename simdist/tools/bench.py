@@ -2,8 +2,10 @@
 
 Sections (``--sections``, all by default):
 
-* ``mppi``: one paper-size MPPI tick (SIMDIST 6.1: 450 + 22 samples × 8 iterations × horizon 25),
-  wall and CPU time per tick (median, p99), the analytic FLOP count per tick and the GFLOP/s achieved;
+* ``mppi``: one paper-size MPPI tick of the task's paper planner preset (``paper``: SIMDIST 6.1, 450 + 22
+  samples × 8 iterations × horizon 25; ``manipulation``: 256 + 12 × 3 × 5), wall and CPU time per
+  tick (median, p99, and whether the p99 fits the task's control period), the analytic FLOP count per tick
+  and the GFLOP/s achieved;
 * ``naive``: the official structure (encoder, context and policy head recomputed per sample and
   iteration) on the same seed and history, its speed and its largest plan difference to ``mppi``;
 * ``realtime``: the ``realtime`` planner preset as deployed (``REALTIME`` MPPI with temporal ensembling),
@@ -279,9 +281,12 @@ def time_compiled(wm: Any, settings: dict[str, Any], mode: Any, history: dict[st
 
 
 def paper_settings(args: Any) -> dict[str, Any]:
-    """The ``paper`` preset's ``build_planner`` settings with ``--samples``/``--iterations`` applied."""
+    """The task's paper planner preset (``Task.planner_preset``: ``paper`` for legged locomotion,
+    ``manipulation`` for the arm) as ``build_planner`` settings, with ``--samples``/``--iterations``
+    applied."""
     overrides = {"num_samples": args.samples, "iterations": args.iterations}
-    return planner_preset("paper", **{k: v for k, v in overrides.items() if v is not None})
+    return planner_preset(task_class(args.task or default_task()).planner_preset,
+                          **{k: v for k, v in overrides.items() if v is not None})
 
 
 def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device) -> list[dict[str, Any]]:
@@ -300,7 +305,8 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
         timing = time_calls(lambda: fast.plan(history), args.repeats, args.warmup, device)
         rows.append(planner_row(
             "mppi", f"{fast.num_samples}+{fast.num_policy_samples}x{fast.iterations}", threads, timing,
-            **flop_rates(flop, executed, timing), gflops_per_cpu_s=executed / 1e9 / timing["cpu"]["median"]))
+            **flop_rates(flop, executed, timing), gflops_per_cpu_s=executed / 1e9 / timing["cpu"]["median"],
+            meets_control_period_p99=timing["wall"]["p99"] <= args.control_period))
         for mode in args.compile_modes:
             timing, compile_s = time_compiled(wm, paper, mode, history, args.repeats, args.warmup, device)
             rows.append(planner_row("mppi", f"compile={mode}", threads, timing, compile_s=compile_s,
@@ -446,6 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         if preset is None:
             parser.error(f"task {args.task!r} names no world-model preset; pass --preset")
         args.preset = preset
+    args.control_period = task_class(args.task or default_task()).dt
     args.sections = [s.strip() for s in args.sections.split(",") if s.strip()]
     unknown = set(args.sections) - set(SECTIONS)
     if unknown:
@@ -476,6 +483,7 @@ def main(argv: list[str] | None = None) -> int:
             "preset": args.preset, "parameters": wm.count_parameters()["total"], "sections": args.sections,
             "threads": thread_counts, "repeats": args.repeats, "naive_repeats": args.naive_repeats,
             "realtime_repeats": args.realtime_repeats, "paper": paper_settings(args),
+            "control_period_s": args.control_period,
             "realtime": planner_preset("realtime"),
             "samples": args.samples, "iterations": args.iterations, "envs": args.envs,
             "envs_preset": args.envs_preset, "compile": args.compile, "pretrain_batch": args.pretrain_batch,

@@ -20,11 +20,13 @@ from simdist.tasks import TaskError, add_task_argument, preparse_task, task_clas
 def build_controller(spec: str, planner: str = "mppi", samples: int | None = None,
                      iterations: int | None = None, device: str = "cpu", seed: int = 0,
                      init_std: float | None = None, warm_start: str | None = None,
-                     temporal_ensemble: float | None = None) -> Any:
+                     temporal_ensemble: float | None = None, planner_preset: str = "paper",
+                     planner_defaults: dict[str, Any] | None = None) -> Any:
     """An agent from a Hub id or folder (``model:`` prefix optional), or ``expert:PATH``.
 
-    ``planner``: a registered planner built from the other settings (MPPI: the official settings at the
-    given budget), or ``agent`` for the settings saved with the agent."""
+    ``planner``: a registered planner built from the other settings (MPPI: the settings of planner preset
+    ``planner_preset``, the task's paper setting, at the given budget, with the task's ``planner_defaults``),
+    or ``agent`` for the settings saved with the agent."""
     kind, _, target = spec.partition(":")
     if kind == "expert":
         if not target:
@@ -39,10 +41,13 @@ def build_controller(spec: str, planner: str = "mppi", samples: int | None = Non
         return agent.with_settings(seed=seed)
     settings: dict[str, Any] = {"planner": planner, "temporal_ensemble": temporal_ensemble}
     if planner.startswith("mppi"):
-        from simdist.planning.presets import PAPER, scaled_settings
+        from simdist.planning.presets import planner_preset as preset_of
+        from simdist.planning.presets import scaled_settings
 
-        settings |= scaled_settings(samples or PAPER["num_samples"], iterations or PAPER["iterations"],
-                                    init_std=init_std, warm_start=warm_start, seed=seed)
+        base = preset_of(planner_preset)
+        settings |= scaled_settings(samples or base["num_samples"], iterations or base["iterations"],
+                                    init_std=init_std, warm_start=warm_start, base=base,
+                                    **{**(planner_defaults or {}), "seed": seed})
     return agent.with_settings(**settings)
 
 
@@ -76,7 +81,8 @@ def main(argv: list[str]) -> int:
         controller = task.builtin_agent(args.agent)
         if controller is None:
             controller = build_controller(args.agent, args.planner, args.samples, args.iterations, args.device,
-                                          args.seed, args.init_std, args.warm_start, args.temporal_ensemble)
+                                          args.seed, args.init_std, args.warm_start, args.temporal_ensemble,
+                                          task.planner_preset, task.planner_defaults)
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
     result = task.evaluate(controller, args.trials, args.seed, num_envs=args.envs,

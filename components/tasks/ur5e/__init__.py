@@ -5,6 +5,7 @@ Importing this package registers the tasks without importing MuJoCo; the env and
 first use.
 """
 
+from simdist.components.tasks.ur5e import presets as _presets  # noqa: F401
 from simdist.components.tasks.ur5e.task import PegTask, TableLegTask, UR5eTask
 from simdist.lazy import lazy_getattr
 

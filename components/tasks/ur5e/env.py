@@ -16,7 +16,9 @@ Observation groups: ``proprio`` (joints, joint speeds, TCP position and 6-D rota
 last action), ``object`` (object and assembled-target poses in the TCP frame, the object in the
 receptacle frame, plus the assembly's extras), ``privileged`` (critic only: friction, mass, gains,
 clearance, latency, joint friction, time left) and ``physics`` (qpos and the mocap poses, to render images
-from afterwards). Image observations come from :mod:`.render` when ``cameras`` are asked for.
+from afterwards). Image observations come from :mod:`.render` when ``cameras`` are asked for, together with
+``joints`` (the six arm joint angles, ``proprio[:, :6]``: what the image world models read besides the images;
+only then, so the state datasets' spec stays as it was).
 """
 
 from __future__ import annotations
@@ -107,6 +109,7 @@ class UR5eEnv:
             self._renderer = CameraRig(self.model, cfg.cameras, cfg.image_size)
             for cam in cfg.cameras:
                 self.observation_spec[f"image_{cam}"] = ArraySpec((cfg.image_size, cfg.image_size, 3), "uint8")
+            self.observation_spec["joints"] = ArraySpec((6,))  # the image models' proprioception
 
     # ---- construction -------------------------------------------------------------------------------
     def build_spec(self) -> mujoco.MjSpec:
@@ -306,7 +309,7 @@ class UR5eEnv:
         self._obs = {"proprio": proprio.astype(np.float32), "object": obj.astype(np.float32),
                      "privileged": priv.astype(np.float32), "physics": phys.astype(np.float32)}
         if self._renderer is not None:
-            self._obs.update(self._renderer.render_batch(self.batch))
+            self._obs.update(self._renderer.render_batch(self.batch), joints=self._obs["proprio"][:, :6].copy())
 
     # ---- physics ------------------------------------------------------------------------------------
     def _physics(self, nstep: int) -> None:

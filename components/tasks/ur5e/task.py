@@ -23,6 +23,10 @@ from simdist.tasks import Task, TaskError
 
 LATTICE_CELLS = 20
 
+#: Training-input noise on the proprioception (SIMDIST.md 13 §2.2; raw units): joint angles 2 mrad, joint
+#: speeds 0.02 rad/s, TCP position 0.5 mm, TCP rotation (6-D) 2e-3, gripper opening 0.5 %, last action 0.
+UR5E_OBS_NOISE = {"proprio": [0.002] * 6 + [0.02] * 6 + [0.0005] * 3 + [0.002] * 6 + [0.005] + [0.0] * 7}
+
 
 @dataclass
 class UR5eTask(Task):
@@ -35,6 +39,8 @@ class UR5eTask(Task):
     episode_seconds: float = 45.0
 
     metric: ClassVar[str] = "success"
+    obs_noise: ClassVar[dict[str, list[float]] | None] = UR5E_OBS_NOISE
+    planner_preset: ClassVar[str] = "manipulation"
     dt: ClassVar[float] = 0.2
     profile_folder: ClassVar[str] = ""
     #: ``cpu``: >= 10k trajectories (peg episodes averaged 132 steps: 1.2 M transitions gave 9,113);
@@ -99,15 +105,17 @@ class UR5eTask(Task):
     def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> EvaluationResult:
         """``trials`` passes over the grid's 20-cell lattice (20 x ``trials`` episodes)."""
         from simdist.components.tasks.ur5e.env import UR5eEnv
+        from simdist.components.tasks.ur5e.images import camera_settings
         from simdist.rollout import rollout
 
         profile = self.load_profile(self.profile) if self.profile is not None else None
+        cameras = camera_settings(agent)  # an image model's cameras and size; {} for state models and experts
         values: list[float] = []
         times: list[float | None] = []
         cells: list[int] = []
         diverged: list[bool] = []
         for rep in range(trials):
-            env = UR5eEnv(self.assembly(), min(num_envs, LATTICE_CELLS), self.env_config(grid=self.grid),
+            env = UR5eEnv(self.assembly(), min(num_envs, LATTICE_CELLS), self.env_config(grid=self.grid, **cameras),
                           profile=profile, seed=seed + rep)
             try:
                 result = rollout(env, agent, episodes=LATTICE_CELLS, seed=seed + rep)
@@ -129,6 +137,31 @@ class UR5eTask(Task):
     def success(self, result: Any) -> np.ndarray:
         return np.array([bool(info.get("success", False)) and not bool(info.get("diverged", False))
                          for info in result.final_info], bool)
+
+    # ---- cloned states (the planner-ranking analysis) ----
+    def snapshot_states(self, env: Any, rows: np.ndarray) -> Any:
+        from simdist.components.tasks.ur5e.value import snapshot
+
+        return snapshot(env, rows)
+
+    def merge_states(self, snapshots: Any) -> Any:
+        from simdist.components.tasks.ur5e.value import concat_snapshots
+
+        return concat_snapshots(list(snapshots))
+
+    def true_returns(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
+                     progress: bool = False) -> np.ndarray:
+        """The candidates open loop on this task's profile from cloned states, then the scripted expert until
+        the episode ends (success absorbing, as the critic's labels), on the same profile."""
+        from simdist.components.tasks.ur5e.expert import make_expert
+        from simdist.components.tasks.ur5e.value import continuation_returns, take_rows
+
+        def make_env(n: int, s: int) -> Any:
+            return self.make_env(n, s, real=True)
+
+        return continuation_returns(make_env, lambda: make_expert(self.assembly(), control_hz=self.control_hz),
+                                    take_rows(states, np.asarray(rows, np.int64)), gamma=gamma, seed=seed,
+                                    progress=progress, prefix=np.asarray(actions, np.float32))
 
     def builtin_agent(self, spec: str) -> Any | None:
         """``expert`` or ``scripted:NAME``: the scripted expert or a named variant (``scripted:retuned`` is
@@ -178,6 +211,7 @@ class PegTask(UR5eTask):
 
     profile: Any = "peg-real"
     profile_folder: ClassVar[str] = "peg"
+    preset: ClassVar[str | None] = "ur5e-peg"
 
     def assembly(self) -> Any:
         from simdist.components.tasks.ur5e.assembly import PegAssembly
@@ -198,6 +232,12 @@ class TableLegTask(UR5eTask):
 
     profile: Any = "table-leg-real"
     profile_folder: ClassVar[str] = "table-leg"
+    preset: ClassVar[str | None] = "ur5e-table-leg"
+    #: ``cpu``: >= 10k trajectories at up to 170 steps each (the leg expert needs about 100 from a lattice start)
+    data_defaults: ClassVar[dict[str, Any]] = {
+        "presets": {"cpu": {"num_envs": 32, "transitions": 1_700_000},
+                    "paper": {"num_envs": 64, "transitions": 17_000_000}},
+    }
 
     def assembly(self) -> Any:
         from simdist.components.tasks.ur5e.leg import LegAssembly

@@ -68,20 +68,27 @@ def restore(env: Any, snap: dict[str, Any], rows: np.ndarray) -> None:
     env._compute_obs()
 
 
-def _take(snap: dict[str, Any], idx: np.ndarray) -> dict[str, Any]:
+def take_rows(snap: dict[str, Any], idx: np.ndarray) -> dict[str, Any]:
+    """Rows ``idx`` of a snapshot (repeats allowed: one state cloned several times)."""
     return {k: ({f: v[idx] for f, v in part.items()}) for k, part in snap.items()}
 
 
-def _concat(snaps: list[dict[str, Any]]) -> dict[str, Any]:
+def concat_snapshots(snaps: list[dict[str, Any]]) -> dict[str, Any]:
+    """One snapshot holding the rows of ``snaps`` in order."""
     return {k: {f: np.concatenate([s[k][f] for s in snaps]) for f in snaps[0][k]} for k in snaps[0]}
 
 
 def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], *, batch: int = 64,
-                         gamma: float = 0.99, seed: int = 0, progress: bool = False) -> np.ndarray:
-    """Discounted return of the expert taking over each snapshot row until its episode ends."""
+                         gamma: float = 0.99, seed: int = 0, progress: bool = False,
+                         prefix: np.ndarray | None = None) -> np.ndarray:
+    """Discounted return of the expert taking over each snapshot row until its episode ends; with ``prefix``
+    (N, T, A), row i first executes the open-loop actions ``prefix[i]`` (a planner's candidate), then the
+    expert continues."""
     from simdist.data.engine import progress_bar
 
     n = len(snap["env"]["episode_step"])
+    if prefix is not None and (prefix.ndim != 3 or len(prefix) != n):
+        raise ValueError(f"prefix must be (N={n}, T, A) open-loop actions, got {getattr(prefix, 'shape', None)}")
     out = np.zeros(n)
     env = make_env(min(batch, n), seed)
     bar = progress_bar(n, progress, desc="V^e continuations", unit="state")
@@ -90,14 +97,19 @@ def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], 
         for lo in range(0, n, env.num_envs):
             idx = np.arange(lo, min(lo + env.num_envs, n))
             rows = np.arange(len(idx))
-            restore(env, _take(snap, idx), rows)
+            restore(env, take_rows(snap, idx), rows)
             policy = make_policy()
             policy.reset()
             obs, ret, disc = env.observations, np.zeros(env.num_envs), np.ones(env.num_envs)
             alive = np.zeros(env.num_envs, bool)
             alive[rows] = True
-            for _ in range(env.config.max_steps):
-                step = env.step(policy(obs))
+            for t in range(env.config.max_steps):
+                if prefix is not None and t < prefix.shape[1]:
+                    actions = np.zeros((env.num_envs, prefix.shape[2]), np.float32)
+                    actions[rows] = prefix[idx, t]
+                else:
+                    actions = policy(obs)
+                step = env.step(actions)
                 ret += np.where(alive, disc * step.reward, 0.0)
                 disc *= gamma
                 # success ends an episode early: count it as absorbing, its last reward for the time left
@@ -190,7 +202,7 @@ def collect_labelled_states(make_env: Any, mixture: Any, *, num_envs: int, steps
     finally:
         bar.close()
         env.close()
-    snap = _concat(snaps)
+    snap = concat_snapshots(snaps)
     labels = continuation_returns(make_env, make_expert, snap, batch=continuation_batch, gamma=gamma, seed=seed + 1,
                                   progress=progress)
     return np.concatenate(feats), labels

@@ -107,7 +107,8 @@ def write_rollout_video(task_name: str = "ur5e-peg", agent_spec: str = "expert",
     if agent is None:
         from simdist.tools.evaluate import build_controller
 
-        agent = build_controller(agent_spec, seed=seed)
+        agent = build_controller(agent_spec, seed=seed, planner_preset=task.planner_preset,
+                                 planner_defaults=task.planner_defaults)
     model, rows, info = rollout_states(task, agent, grid=grid, cell=cell, seed=seed)
     simulated = time.perf_counter()
     frames = episode_frames(model, rows, cameras, size, every)

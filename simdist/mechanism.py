@@ -1,0 +1,194 @@
+"""Does the model rank the planner's candidates as the real environment does? (the mechanism of adaptation)
+
+A better held-out consistency loss only helps the robot if the planner's choice changes for the better. This
+module measures that choice directly. The reference agent's planner drives the proxy-real env; every
+``every`` steps, each env's state is cloned (``Task.snapshot_states``) with the agent's observation
+history, and K of the sequences the planner scored at that tick are kept (its own sampling distribution:
+every iteration's samples and the base-policy samples). Each candidate is executed open loop on the
+proxy-real env from a clone of its state and then continued by the task's expert (``Task.true_returns``:
+Σ_{k<T} γ^k r_k + γ^T V^e(s_T), the quantity the planner predicts). Every model under test scores the same
+candidates from the same histories (Σ γ^k r̂_k + γ^(T+offset) V̂). Per state: Spearman's ρ between predicted
+and true returns, the true-return regret of the model's top choice (best true return minus the true return
+of the model's argmax) and that regret over the state's true-return range; means with 95 % bootstrap
+intervals over states.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from simdist.evaluation import bootstrap_ci
+from simdist.tasks import Task
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class MechanismConfig:
+    """How many states, candidates and which envs: ``states`` cloned states (``every`` control steps apart,
+    after ``skip`` steps of each episode), ``candidates`` K per state, ``num_envs`` parallel envs."""
+
+    states: int = 40
+    candidates: int = 32
+    every: int = 5
+    skip: int = 0
+    num_envs: int = 8
+    gamma: float = 0.99
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("states", "candidates", "every", "num_envs"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.candidates < 2:
+            raise ValueError(f"candidates must be >= 2 to rank, got {self.candidates}")
+        if isinstance(self.skip, bool) or not isinstance(self.skip, int) or self.skip < 0:
+            raise ValueError(f"skip must be an integer >= 0, got {self.skip!r}")
+        if not 0.0 < self.gamma <= 1.0:
+            raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
+
+
+@dataclass
+class VisitedStates:
+    """Cloned states with what a model needs to score candidates from them."""
+
+    states: Any  # the task's merged snapshots, one row per state
+    obs_hist: dict[str, torch.Tensor]  # (S, H+1, ...)
+    act_hist: torch.Tensor  # (S, H, A)
+    command: torch.Tensor  # (S, C)
+    candidates: torch.Tensor  # (S, K, T, A)
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rank correlation of two 1-D arrays (average ranks for ties; 0 if either is constant)."""
+    ra, rb = _ranks(np.asarray(a, np.float64)), _ranks(np.asarray(b, np.float64))
+    sa, sb = ra.std(), rb.std()
+    if sa == 0.0 or sb == 0.0:
+        return 0.0
+    return float(((ra - ra.mean()) * (rb - rb.mean())).mean() / (sa * sb))
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    return ((ends - counts + 1 + ends) / 2.0)[inverse]
+
+
+def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
+    """Drive ``agent`` (a planning agent whose planner keeps its candidates) on the task's real env and clone
+    ``cfg.states`` states, each with its history and K of the candidates the planner scored there."""
+    planner = agent.with_settings(keep_candidates=True, seed=cfg.seed).planner
+    if not getattr(planner, "keep_candidates", False):
+        raise ValueError(f"{type(planner).__name__} does not keep its candidates; the analysis needs an MPPI agent")
+    env = task.make_env(cfg.num_envs, cfg.seed, real=True)
+    rng = np.random.default_rng(cfg.seed)
+    history = agent.new_history(cfg.num_envs)
+    snaps: list[Any] = []
+    obs_rows: list[dict[str, torch.Tensor]] = []
+    act_rows: list[torch.Tensor] = []
+    cmd_rows: list[torch.Tensor] = []
+    cand_rows: list[torch.Tensor] = []
+    try:
+        obs = env.reset(seed=cfg.seed)
+        history.reset(obs)
+        planner.reset(seed=cfg.seed)
+        age = np.zeros(cfg.num_envs, np.int64)
+        kept = 0
+        while kept < cfg.states:
+            result = planner.plan(history)
+            take = np.flatnonzero((age >= cfg.skip) & ((age - cfg.skip) % cfg.every == 0))
+            take = take[: cfg.states - kept]
+            kept += len(take)
+            if len(take):
+                snaps.append(task.snapshot_states(env, take))
+                o, a, c = history.as_inputs(take)
+                obs_rows.append(o)
+                act_rows.append(a)
+                cmd_rows.append(c)
+                pool = result.diagnostics["candidates"][torch.as_tensor(take)]
+                if pool.shape[1] < cfg.candidates:
+                    raise ValueError(f"the planner scores {pool.shape[1]} sequences per tick; asked for "
+                                     f"{cfg.candidates} candidates")
+                pick = np.stack([rng.choice(pool.shape[1], cfg.candidates, replace=False) for _ in take])
+                cand_rows.append(torch.stack([pool[i, torch.as_tensor(p)] for i, p in enumerate(pick)]))
+            actions = result.action.detach().cpu().numpy().astype(np.float32)
+            step = env.step(actions)
+            history.push(step.obs, actions)
+            age += 1
+            done = np.flatnonzero(step.terminated | step.truncated)
+            obs = step.obs
+            if len(done):
+                obs = env.reset(ids=done)
+                history.reset({k: v[done] for k, v in obs.items()}, ids=done)
+                planner.reset(ids=done.tolist())
+                age[done] = 0
+    finally:
+        env.close()
+    return VisitedStates(
+        states=task.merge_states(snaps),
+        obs_hist={k: torch.cat([o[k] for o in obs_rows]) for k in obs_rows[0]},
+        act_hist=torch.cat(act_rows), command=torch.cat(cmd_rows), candidates=torch.cat(cand_rows))
+
+
+@torch.no_grad()
+def predicted_returns(world_model: Any, visited: VisitedStates, gamma: float) -> np.ndarray:
+    """(S, K) returns the model predicts for the candidates, from the same histories the planner had."""
+    from simdist.components.planners.base import discounted_return, eval_mode
+
+    with eval_mode(world_model):
+        dev = next(world_model.parameters()).device
+        obs = {k: v.to(dev) for k, v in visited.obs_hist.items()}
+        encoding = world_model.encode(obs, visited.act_hist.to(dev))
+        command = visited.command.to(dev) if world_model.config.command_dim else None
+        im = world_model.imagine(encoding, visited.candidates.to(dev), command, last_value_only=True)
+        ret = discounted_return(im.rewards, im.values, gamma, world_model.config.value_offset)
+    return ret.cpu().numpy().astype(np.float64)
+
+
+def true_returns(task: Task, visited: VisitedStates, cfg: MechanismConfig, progress: bool = False) -> np.ndarray:
+    """(S, K) true returns of the candidates on the task's real env (see :meth:`Task.true_returns`)."""
+    s, k = visited.candidates.shape[:2]
+    rows = np.repeat(np.arange(s), k)
+    actions = visited.candidates.reshape(s * k, *visited.candidates.shape[2:]).cpu().numpy()
+    out = task.true_returns(visited.states, rows, actions, gamma=cfg.gamma, seed=cfg.seed, progress=progress)
+    return np.asarray(out, np.float64).reshape(s, k)
+
+
+def ranking_report(predicted: np.ndarray, true: np.ndarray) -> dict[str, Any]:
+    """Per-state Spearman ρ, regret of the model's top choice and regret over the true range, with CIs."""
+    if predicted.shape != true.shape or predicted.ndim != 2:
+        raise ValueError(f"predicted {predicted.shape} and true {true.shape} must be the same (S, K)")
+    if not (np.isfinite(predicted).all() and np.isfinite(true).all()):
+        raise ValueError("non-finite returns: refusing to rank NaN")
+    rho = np.array([spearman(p, t) for p, t in zip(predicted, true)])
+    choice = true[np.arange(len(true)), predicted.argmax(1)]
+    regret = true.max(1) - choice
+    spread = np.ptp(true, axis=1)
+    relative = np.where(spread > 0, regret / np.where(spread > 0, spread, 1.0), 0.0)
+    top1 = (predicted.argmax(1) == true.argmax(1)).astype(float)
+    return {name: asdict(bootstrap_ci(values)) for name, values in
+            (("spearman", rho), ("regret", regret), ("relative_regret", relative), ("top1", top1))} | {
+        "states": int(len(true)), "candidates": int(true.shape[1])}
+
+
+def run_mechanism(task: Task, reference: Any, models: Mapping[str, Any], cfg: MechanismConfig,
+                  progress: bool = False) -> dict[str, Any]:
+    """States visited by ``reference``'s planner on the task's real env; one report per model of ``models``
+    (name → agent with a ``world_model``) on the same states and candidates."""
+    visited = visit_states(task, reference, cfg)
+    truth = true_returns(task, visited, cfg, progress=progress)
+    reports = {}
+    for name, agent in models.items():
+        predicted = predicted_returns(agent.world_model, visited, cfg.gamma)
+        reports[name] = ranking_report(predicted, truth)
+        logger.info("%s: Spearman %.3f, regret %.2f (%d states x %d candidates)", name,
+                    reports[name]["spearman"]["mean"], reports[name]["regret"]["mean"], *truth.shape)
+    return {"task": task.describe(), "config": asdict(cfg), "true_return": asdict(bootstrap_ci(truth.mean(1))),
+            "true_spread": asdict(bootstrap_ci(np.ptp(truth, axis=1))), "models": reports}
