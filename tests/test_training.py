@@ -152,3 +152,21 @@ def test_cli_fit_with_recipe(dataset, tmp_path) -> None:
     path.write_text(yaml.safe_dump(recipe))
     assert main(["fit", "--config", str(path)]) == 0
     assert list(tmp_path.rglob("*.ckpt"))
+
+
+def test_history_dropout_zeroes_past_actions_of_whole_windows_only() -> None:
+    """Per window with probability p: the action history and the named observation dims become zero; the
+    other inputs and every target stay as they were; validation batches are never touched."""
+    module = PretrainModule(model=tiny_config().to_dict(), history_dropout=0.5, history_dropout_obs={"state": [3]})
+    torch.manual_seed(0)
+    batch = {"obs_hist": {"state": torch.ones(400, 5, 4)}, "act_hist": torch.ones(400, 4, 2),
+             "actions": torch.ones(400, 3, 2)}
+    out = module._augment(batch)
+    dropped = out["act_hist"].abs().sum((1, 2)) == 0
+    assert 0.4 < dropped.float().mean() < 0.6
+    assert (out["act_hist"][~dropped] == 1).all()
+    assert (out["obs_hist"]["state"][dropped][..., 3] == 0).all() and (out["obs_hist"]["state"][~dropped] == 1).all()
+    assert (out["obs_hist"]["state"][..., :3] == 1).all() and (out["actions"] == 1).all()
+    assert (batch["act_hist"] == 1).all()  # the caller's batch is not modified
+    with pytest.raises(ValueError, match="history_dropout"):
+        PretrainModule(model=tiny_config().to_dict(), history_dropout=1.0)

@@ -5,6 +5,9 @@
     python results/ur5e/run.py profiles [--task ur5e-peg] [--dry-run]  # expert vs retuned expert per profile
     python results/ur5e/run.py speed    [--task ur5e-peg] [--dry-run]  # env throughput vs bare stepping
     python results/ur5e/run.py data     [--task ur5e-peg] [--dry-run]  # the cpu-preset dataset
+    python results/ur5e/run.py export   [--task ur5e-peg] [--dry-run]  # the pretrained model's folder
+    python results/ur5e/run.py planner  [--task ur5e-peg] [--dry-run]  # the pretrained model's MPPI, both grids
+    python results/ur5e/run.py bench    [--task ur5e-peg] [--dry-run]  # the MPPI tick at 5 Hz (median, p99)
 
 Each evaluation is a ``simdist evaluate --json`` command whose output is kept in
 ``results/ur5e/<experiment>/<task>/<name>.json`` (written atomically; an existing file is not rerun); the
@@ -109,10 +112,63 @@ def profiles(task: str, dry: bool) -> None:
                             "|---|---|---|", rows)
 
 
+def model_path(task: str) -> str:
+    """The task's pretrained model: the zoo's folder once bundled, else the cpu recipe's export."""
+    return f"hub/models/{task}" if (ROOT / "hub" / "models" / task / "config.json").is_file() \
+        else f"outputs/{task}/model"
+
+
+def export(task: str, dry: bool) -> None:
+    """The cpu recipe's last checkpoint as a Hub-ready folder (``outputs/<task>/model``) that plans with the
+    paper's manipulation MPPI (``planner.json`` from planner preset ``manipulation``)."""
+    from simdist.planning.presets import planner_preset
+
+    run = ROOT / "outputs" / task
+    plan = run / "planner.json"
+    cmd = [*_simdist(), "export", "--ckpt", str(run / "pretrain" / "checkpoints" / "last.ckpt"), "--out",
+           str(run / "model"), "--planner", str(plan), "--repo-id", f"simdist/{task}",
+           "--train-config", str(max((run / "logs").rglob("config.yaml"), key=lambda f: f.stat().st_mtime))]
+    print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
+    if not dry:
+        plan.write_text(json.dumps(planner_preset("manipulation"), indent=1), encoding="utf-8")
+        subprocess.run(cmd, cwd=ROOT, check=True)
+
+
+def planner(task: str, dry: bool) -> None:
+    """The pretrained model's MPPI (planner preset ``manipulation``) on both lattices in nominal simulation,
+    beside the scripted expert (the bar: 90 % of the expert's success)."""
+    folder = OUT / "planner" / task
+    rows = []
+    for grid in ("narrow", "wide"):
+        r = evaluate(folder / f"mppi-{grid}.json", ["--task", task, "--agent", model_path(task), "--profile", "sim",
+                                                    "--grid", grid, "--trials", "2", "--envs", "20"], dry)
+        e = evaluate(OUT / "experts" / task / f"expert-{grid}.json", [
+            "--task", task, "--agent", "expert", "--profile", "sim", "--grid", grid, "--trials", "3", "--envs", "20"],
+            dry)
+        if r and e:
+            rows.append(f"| {grid} | {_cell(r)} | {_times(r)} | {_cell(e)} |")
+    if not dry:
+        write_table(folder, "| grid | MPPI (256 + 12 x 3), success [95 % CI] | median time | scripted expert |\n"
+                            "|---|---|---|---|", rows)
+
+
+def bench(task: str, dry: bool) -> None:
+    """The manipulation MPPI tick for one env (``simdist bench --sections mppi``): median and p99, 1 and 2
+    threads, against the 200 ms period of 5 Hz."""
+    out = OUT / "bench" / f"{task}.json"
+    cmd = [*_simdist(), "bench", "--task", task, "--sections", "mppi", "--threads", "1,2", "--repeats", "200",
+           "--json"]
+    print(("[dry-run] " if dry else "") + shlex.join(cmd) + f" > {out.relative_to(ROOT)}", flush=True)
+    if not dry:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True)
+        out.write_text(res.stdout, encoding="utf-8")
+
+
 def speed(task: str, dry: bool) -> None:
     out = OUT / "speed" / f"{task}.json"
-    cmd = [sys.executable, "benchmarks/bench_ur5e_env.py", "--task", task, "--envs", "16,32", "--hz", "10,5", "--steps", "200",
-           "--json", str(out.relative_to(ROOT))]
+    cmd = [sys.executable, "benchmarks/bench_ur5e_env.py", "--task", task, "--envs", "16,32", "--hz", "10,5",
+           "--steps", "200", "--json", str(out.relative_to(ROOT))]
     print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
     if not dry:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -137,7 +193,7 @@ def data(task: str, dry: bool) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
-    for name in ("experts", "profiles", "speed", "data"):
+    for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench"):
         s = sub.add_parser(name, help=globals()[name].__doc__)
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")

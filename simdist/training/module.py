@@ -45,9 +45,15 @@ class WorldModelModule(L.LightningModule):
         fit_normalizer: bool = True,
         eval_frozen: bool = True,
         value_target: str = "label",
+        history_dropout: float = 0.0,
+        history_dropout_obs: dict[str, list[int]] | None = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
+        if not 0.0 <= history_dropout < 1.0:
+            raise ValueError(f"history_dropout must be a probability in [0, 1), got {history_dropout!r}")
+        self.history_dropout = float(history_dropout)
+        self.history_dropout_obs = {str(k): [int(i) for i in v] for k, v in (history_dropout_obs or {}).items()}
         if sum(x is not None for x in (model, preset, init_from)) != 1:
             raise ValueError("give exactly one of model (a config dict), preset, or init_from")
         if init_from is not None:
@@ -101,16 +107,29 @@ class WorldModelModule(L.LightningModule):
         torch.manual_seed(int(seq.generate_state(1)[0]))
 
     def _augment(self, batch: Mapping[str, Any]) -> dict[str, Any]:
-        """Gaussian noise on the input observation history only (targets and labels stay clean)."""
-        if not self.obs_noise:
-            return dict(batch)
-        noisy = {}
-        for key, x in batch["obs_hist"].items():
+        """Training inputs only (targets and labels stay clean): Gaussian noise on the observation history, and
+        with probability ``history_dropout`` per window the past actions zeroed (the action history and the
+        ``history_dropout_obs`` dims of observation groups that repeat the last action), so that the policy
+        head cannot copy the previous action and must read the state ("copycat" shortcuts)."""
+        batch = dict(batch)
+        obs = dict(batch["obs_hist"])
+        if self.history_dropout > 0.0:
+            act = batch["act_hist"]
+            drop = torch.rand(act.shape[0], device=act.device) < self.history_dropout
+            keep = (~drop).to(act.dtype)
+            batch["act_hist"] = act * keep.view(-1, *([1] * (act.dim() - 1)))
+            for key, dims in self.history_dropout_obs.items():
+                x = obs[key].clone()
+                sel = x[drop]
+                sel[..., dims] = 0.0
+                x[drop] = sel
+                obs[key] = x
+        for key, x in obs.items():
             if key in self.obs_noise:
                 std = torch.as_tensor(self.obs_noise[key], dtype=x.dtype, device=x.device)
-                x = x + torch.randn_like(x) * std
-            noisy[key] = x
-        return {**batch, "obs_hist": noisy}
+                obs[key] = x + torch.randn_like(x) * std
+        batch["obs_hist"] = obs
+        return batch
 
     def _log_terms(self, prefix: str, terms: Mapping[str, Tensor], batch_size: int) -> None:
         for name, value in terms.items():
