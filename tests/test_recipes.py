@@ -67,6 +67,9 @@ STAGES: dict[tuple[str, str], dict[str, Any]] = {
     (PEG, "recipes/ur5e-peg/paper.yaml"): {
         "model.init_args.lr": 2.0e-4, "model.init_args.warmup_steps": 10000, "model.init_args.decay_steps": 200000,
         "trainer.max_epochs": 2, "data.batch_size": 256, "data.train": "outputs/ur5e/ur5e-peg-paper"},
+    (PEG, "recipes/ur5e-peg/pretrain-continue.yaml"): {
+        "trainer.max_steps": 20000, "model.init_args.decay_steps": 20000, "data.train": "outputs/ur5e/ur5e-peg-cpu",
+        "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-peg/pretrain-cont/checkpoints"},
     (PEG, "recipes/ur5e-peg/pretrain-history-dropout.yaml"): {
         "model.init_args.history_dropout": 0.5, "model.init_args.history_dropout_obs.proprio": list(range(22, 29)),
         "trainer.max_steps": 5000, "trainer.default_root_dir": "outputs/ur5e-peg-hd/pretrain"},
