@@ -448,8 +448,10 @@ class AdaptationLoop:
 
     def stage_settings(self, k: int) -> dict[str, Any]:
         """Everything but the logged data that stage ``k``'s numbers depend on: the task, the schedule up to
-        ``k`` and every budget and seed of the config."""
-        config = {key: value for key, value in asdict(self.cfg).items() if key != "schedule"}
+        ``k`` and every budget and seed of the config. The default ``schedule_unit`` (minutes) is left out, so
+        runs recorded before the option existed resume instead of running again."""
+        config = {key: value for key, value in asdict(self.cfg).items()
+                  if key != "schedule" and not (key == "schedule_unit" and value == "minutes")}
         return {"task": self.task.describe(), "schedule": self.cfg.schedule[: k + 1], "config": config}
 
     def stages_done(self) -> int:
