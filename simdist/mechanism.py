@@ -9,8 +9,9 @@ proxy-real env from a clone of its state and then continued by the task's expert
 Σ_{k<T} γ^k r_k + γ^T V^e(s_T), the quantity the planner predicts). Every model under test scores the same
 candidates from the same histories (Σ γ^k r̂_k + γ^(T+offset) V̂). Per state: Spearman's ρ between predicted
 and true returns, the true-return regret of the model's top choice (best true return minus the true return
-of the model's argmax) and that regret over the state's true-return range; means with 95 % bootstrap
-intervals over states.
+of the model's argmax) and that regret over the state's true-return range, the within-state error (RMS of
+predicted minus true once each state's mean is removed: what ranking depends on) beside the spreads of the
+predicted and true returns; means with 95 % bootstrap intervals over states. The raw returns are kept.
 """
 
 from __future__ import annotations
@@ -173,8 +174,13 @@ def ranking_report(predicted: np.ndarray, true: np.ndarray) -> dict[str, Any]:
     spread = np.ptp(true, axis=1)
     relative = np.where(spread > 0, regret / np.where(spread > 0, spread, 1.0), 0.0)
     top1 = (predicted.argmax(1) == true.argmax(1)).astype(float)
+    # the error that matters for ranking: predicted minus true return once each state's mean is removed
+    relative_error = (predicted - predicted.mean(1, keepdims=True)) - (true - true.mean(1, keepdims=True))
+    offset = predicted.mean(1) - true.mean(1)
     return {name: asdict(bootstrap_ci(values)) for name, values in
-            (("spearman", rho), ("regret", regret), ("relative_regret", relative), ("top1", top1))} | {
+            (("spearman", rho), ("regret", regret), ("relative_regret", relative), ("top1", top1),
+             ("within_state_error_rms", np.sqrt((relative_error ** 2).mean(1))),
+             ("predicted_spread", np.ptp(predicted, axis=1)), ("mean_offset", offset))} | {
         "states": int(len(true)), "candidates": int(true.shape[1])}
 
 
@@ -187,8 +193,9 @@ def run_mechanism(task: Task, reference: Any, models: Mapping[str, Any], cfg: Me
     reports = {}
     for name, agent in models.items():
         predicted = predicted_returns(agent.world_model, visited, cfg.gamma)
-        reports[name] = ranking_report(predicted, truth)
+        reports[name] = ranking_report(predicted, truth) | {"predicted_returns": predicted.round(4).tolist()}
         logger.info("%s: Spearman %.3f, regret %.2f (%d states x %d candidates)", name,
                     reports[name]["spearman"]["mean"], reports[name]["regret"]["mean"], *truth.shape)
     return {"task": task.describe(), "config": asdict(cfg), "true_return": asdict(bootstrap_ci(truth.mean(1))),
-            "true_spread": asdict(bootstrap_ci(np.ptp(truth, axis=1))), "models": reports}
+            "true_spread": asdict(bootstrap_ci(np.ptp(truth, axis=1))), "true_returns": truth.round(4).tolist(),
+            "models": reports}

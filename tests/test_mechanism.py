@@ -26,6 +26,8 @@ def test_ranking_report_regret() -> None:
     true = np.array([[1.0, 5.0, 3.0], [2.0, 0.0, 4.0]])
     perfect = ranking_report(true * 2.0, true)
     assert perfect["spearman"]["mean"] == pytest.approx(1.0) and perfect["regret"]["mean"] == 0.0
+    shifted = ranking_report(true + 7.0, true)  # a constant offset per state does not change any ranking
+    assert shifted["within_state_error_rms"]["mean"] == pytest.approx(0.0) and shifted["mean_offset"]["mean"] == 7.0
     assert perfect["top1"]["mean"] == 1.0
     worst = ranking_report(-true, true)
     assert worst["regret"]["mean"] == pytest.approx(((5 - 1) + (4 - 0)) / 2)

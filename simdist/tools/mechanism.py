@@ -33,11 +33,13 @@ def format_report(report: dict[str, Any]) -> str:
     def cell(e: dict[str, Any]) -> str:
         return f"{e['mean']:.3f} [{e['low']:.3f}, {e['high']:.3f}]"
 
-    lines = ["| model | Spearman ρ | regret | regret / range | top-1 | states × candidates |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| model | Spearman ρ | regret | regret / range | top-1 | within-state error | predicted spread | "
+             "states × candidates |", "|---|---|---|---|---|---|---|---|"]
     for name, r in report["models"].items():
         lines.append(f"| {name} | {cell(r['spearman'])} | {cell(r['regret'])} | {cell(r['relative_regret'])} | "
-                     f"{cell(r['top1'])} | {r['states']} × {r['candidates']} |")
+                     f"{cell(r['top1'])} | {cell(r['within_state_error_rms'])} | {cell(r['predicted_spread'])} | "
+                     f"{r['states']} × {r['candidates']} |")
+    lines.append(f"\ntrue returns: mean {cell(report['true_return'])}, spread per state {cell(report['true_spread'])}")
     return "\n".join(lines)
 
 
