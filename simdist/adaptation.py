@@ -270,10 +270,10 @@ class AdaptationLoop:
         """``agent`` acting with this run's planner budget (planning agents) and ``seed``."""
         if not getattr(agent, "plans", False):
             return agent.with_settings(seed=seed)
-        from simdist.planning.presets import planner_preset, scaled_settings
+        from simdist.planning.presets import preset_settings
 
-        settings = scaled_settings(self.cfg.samples, self.cfg.iterations, init_std=self.cfg.init_std,
-                                   warm_start=self.cfg.warm_start, base=planner_preset(self.task.planner_preset),
+        settings = preset_settings(self.task.planner_preset, self.cfg.samples, self.cfg.iterations,
+                                   init_std=self.cfg.init_std, warm_start=self.cfg.warm_start,
                                    **self.task.planner_defaults)
         return agent.with_settings(**{**settings, "planner": "mppi", "seed": seed,
                                       "temporal_ensemble": self.cfg.temporal_ensemble or None})

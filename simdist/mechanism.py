@@ -118,13 +118,12 @@ def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
                     raise ValueError(f"the planner scores {pool.shape[1]} sequences per tick; asked for "
                                      f"{cfg.candidates} candidates")
                 pick = np.stack([rng.choice(pool.shape[1], cfg.candidates, replace=False) for _ in take])
-                cand_rows.append(torch.stack([pool[i, torch.as_tensor(p)] for i, p in enumerate(pick)]))
+                cand_rows.append(pool[torch.arange(len(take))[:, None], torch.as_tensor(pick)])
             actions = result.action.detach().cpu().numpy().astype(np.float32)
             step = env.step(actions)
             history.push(step.obs, actions)
             age += 1
             done = np.flatnonzero(step.terminated | step.truncated)
-            obs = step.obs
             if len(done):
                 obs = env.reset(ids=done)
                 history.reset({k: v[done] for k, v in obs.items()}, ids=done)

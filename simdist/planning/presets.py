@@ -83,3 +83,12 @@ def scaled_settings(num_samples: int, iterations: int, *, init_std: float | None
         settings["warm_start"] = warm_start
     settings.update(overrides)
     return settings
+
+
+def preset_settings(name: str, num_samples: int | None = None, iterations: int | None = None, *,
+                    init_std: float | None = None, warm_start: str | None = None, **overrides: Any) -> dict[str, Any]:
+    """Planner preset ``name``'s MPPI settings at a budget (None: the preset's own samples or iterations), scaled
+    as :func:`scaled_settings` does; what the tools build for a task from its ``planner_preset``."""
+    base = planner_preset(name)
+    return scaled_settings(num_samples or base["num_samples"], iterations or base["iterations"], init_std=init_std,
+                           warm_start=warm_start, base=base, **overrides)

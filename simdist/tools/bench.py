@@ -285,8 +285,7 @@ def paper_settings(args: Any) -> dict[str, Any]:
     ``manipulation`` for the arm) as ``build_planner`` settings, with ``--samples``/``--iterations``
     applied."""
     overrides = {"num_samples": args.samples, "iterations": args.iterations}
-    return planner_preset(task_class(args.task or default_task()).planner_preset,
-                          **{k: v for k, v in overrides.items() if v is not None})
+    return planner_preset(args.planner_preset, **{k: v for k, v in overrides.items() if v is not None})
 
 
 def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device) -> list[dict[str, Any]]:
@@ -447,12 +446,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time torch.compile variants (MODE: default, reduce-overhead, ...)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     args = parser.parse_args(argv)
+    task_cls = task_class(args.task or default_task())
+    args.planner_preset, args.control_period = task_cls.planner_preset, task_cls.dt
     if args.preset is None:
-        preset = task_class(args.task or default_task()).preset
+        preset = task_cls.preset
         if preset is None:
             parser.error(f"task {args.task!r} names no world-model preset; pass --preset")
         args.preset = preset
-    args.control_period = task_class(args.task or default_task()).dt
     args.sections = [s.strip() for s in args.sections.split(",") if s.strip()]
     unknown = set(args.sections) - set(SECTIONS)
     if unknown:

@@ -14,19 +14,18 @@ import sys
 from typing import Any
 
 from simdist.cli import add_mppi_arguments, positive_int, setup_logging, tool_parser
-from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
+from simdist.tasks import Task, TaskError, add_task_argument, preparse_task, task_class
 
 
 def build_controller(spec: str, planner: str = "mppi", samples: int | None = None,
                      iterations: int | None = None, device: str = "cpu", seed: int = 0,
                      init_std: float | None = None, warm_start: str | None = None,
-                     temporal_ensemble: float | None = None, planner_preset: str = "paper",
-                     planner_defaults: dict[str, Any] | None = None) -> Any:
+                     temporal_ensemble: float | None = None, task: Task | None = None) -> Any:
     """An agent from a Hub id or folder (``model:`` prefix optional), or ``expert:PATH``.
 
-    ``planner``: a registered planner built from the other settings (MPPI: the settings of planner preset
-    ``planner_preset``, the task's paper setting, at the given budget, with the task's ``planner_defaults``),
-    or ``agent`` for the settings saved with the agent."""
+    ``planner``: a registered planner built from the other settings (MPPI: the settings of ``task``'s planner
+    preset, its paper setting, at the given budget, with its ``planner_defaults``; without a task the
+    official ``paper`` preset), or ``agent`` for the settings saved with the agent."""
     kind, _, target = spec.partition(":")
     if kind == "expert":
         if not target:
@@ -41,13 +40,11 @@ def build_controller(spec: str, planner: str = "mppi", samples: int | None = Non
         return agent.with_settings(seed=seed)
     settings: dict[str, Any] = {"planner": planner, "temporal_ensemble": temporal_ensemble}
     if planner.startswith("mppi"):
-        from simdist.planning.presets import planner_preset as preset_of
-        from simdist.planning.presets import scaled_settings
+        from simdist.planning.presets import preset_settings
 
-        base = preset_of(planner_preset)
-        settings |= scaled_settings(samples or base["num_samples"], iterations or base["iterations"],
-                                    init_std=init_std, warm_start=warm_start, base=base,
-                                    **{**(planner_defaults or {}), "seed": seed})
+        defaults = task.planner_defaults if task is not None else {}
+        settings |= preset_settings(task.planner_preset if task is not None else "paper", samples, iterations,
+                                    init_std=init_std, warm_start=warm_start, **{**defaults, "seed": seed})
     return agent.with_settings(**settings)
 
 
@@ -81,8 +78,7 @@ def main(argv: list[str]) -> int:
         controller = task.builtin_agent(args.agent)
         if controller is None:
             controller = build_controller(args.agent, args.planner, args.samples, args.iterations, args.device,
-                                          args.seed, args.init_std, args.warm_start, args.temporal_ensemble,
-                                          task.planner_preset, task.planner_defaults)
+                                          args.seed, args.init_std, args.warm_start, args.temporal_ensemble, task)
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
     result = task.evaluate(controller, args.trials, args.seed, num_envs=args.envs,

@@ -78,8 +78,7 @@ def main(argv: list[str]) -> int:
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every,
                               num_envs=args.envs, seed=args.seed)
         agents = {name: build_controller(spec, "mppi", args.samples, args.iterations, seed=args.seed,
-                                         init_std=args.init_std, warm_start=args.warm_start,
-                                         planner_preset=task.planner_preset, planner_defaults=task.planner_defaults)
+                                         init_std=args.init_std, warm_start=args.warm_start, task=task)
                   for name, spec in specs.items()}
     except (ValueError, FileNotFoundError, TaskError) as err:
         parser.error(str(err))

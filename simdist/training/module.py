@@ -115,14 +115,11 @@ class WorldModelModule(L.LightningModule):
         obs = dict(batch["obs_hist"])
         if self.history_dropout > 0.0:
             act = batch["act_hist"]
-            drop = torch.rand(act.shape[0], device=act.device) < self.history_dropout
-            keep = (~drop).to(act.dtype)
+            keep = (torch.rand(act.shape[0], device=act.device) >= self.history_dropout).to(act.dtype)
             batch["act_hist"] = act * keep.view(-1, *([1] * (act.dim() - 1)))
             for key, dims in self.history_dropout_obs.items():
                 x = obs[key].clone()
-                sel = x[drop]
-                sel[..., dims] = 0.0
-                x[drop] = sel
+                x[..., dims] = x[..., dims] * keep.view(-1, *([1] * (x.dim() - 1)))
                 obs[key] = x
         for key, x in obs.items():
             if key in self.obs_noise:

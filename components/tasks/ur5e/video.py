@@ -107,8 +107,7 @@ def write_rollout_video(task_name: str = "ur5e-peg", agent_spec: str = "expert",
     if agent is None:
         from simdist.tools.evaluate import build_controller
 
-        agent = build_controller(agent_spec, seed=seed, planner_preset=task.planner_preset,
-                                 planner_defaults=task.planner_defaults)
+        agent = build_controller(agent_spec, seed=seed, task=task)
     model, rows, info = rollout_states(task, agent, grid=grid, cell=cell, seed=seed)
     simulated = time.perf_counter()
     frames = episode_frames(model, rows, cameras, size, every)
