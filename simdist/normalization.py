@@ -65,3 +65,18 @@ class Normalizer(nn.Module):
 
     def stats(self) -> dict[str, dict[str, list[float]]]:
         return {k: {"mean": self.mean(k).tolist(), "std": self.std(k).tolist()} for k in self.keys}
+
+
+def normalize_groups(normalizer: Normalizer, obs: Mapping[str, Tensor], obs_spec: Mapping[str, Sequence[int]],
+                     raw_keys: frozenset[str] | set[str], reader: str) -> dict[str, Tensor]:
+    """The groups of ``obs_spec`` from ``obs``, normalised with their ``obs/<key>`` statistics (``raw_keys`` pass
+    unchanged; keys outside the spec are ignored). Raises, naming ``reader``, on a missing or misshapen group."""
+    out = {}
+    for key, shape in obs_spec.items():
+        if key not in obs:
+            raise KeyError(f"observation group {key!r} missing; {reader} reads {list(obs_spec)}")
+        x = obs[key]
+        if list(x.shape[x.dim() - len(shape):]) != list(shape):
+            raise ValueError(f"observation {key!r} has trailing shape {tuple(x.shape)}, expected (..., {shape})")
+        out[key] = x if key in raw_keys else normalizer.normalize(f"obs/{key}", x)
+    return out

@@ -12,7 +12,7 @@ from torch import Tensor, nn
 
 from simdist.config import ComponentSpec, WorldModelConfig
 from simdist.nn import SequenceEmbedding
-from simdist.normalization import Normalizer
+from simdist.normalization import Normalizer, normalize_groups
 from simdist.registry import get as get_component
 from simdist.types import Encoding, Imagination, Prediction
 
@@ -105,15 +105,7 @@ class WorldModel(nn.Module):
     def normalize_obs(self, obs: Mapping[str, Tensor]) -> dict[str, Tensor]:
         """Normalise the groups the model reads (those in :attr:`raw_obs_keys` pass unchanged); other keys are
         ignored. Raises on a missing group."""
-        out = {}
-        for key, shape in self.config.obs_spec.items():
-            if key not in obs:
-                raise KeyError(f"observation group {key!r} missing; the model reads {list(self.config.obs_spec)}")
-            x = obs[key]
-            if list(x.shape[x.dim() - len(shape):]) != shape:
-                raise ValueError(f"observation {key!r} has trailing shape {tuple(x.shape)}, expected (..., {shape})")
-            out[key] = x if key in self.raw_obs_keys else self.normalizer.normalize(f"obs/{key}", x)
-        return out
+        return normalize_groups(self.normalizer, obs, self.config.obs_spec, self.raw_obs_keys, "the model")
 
     def encode(self, obs_hist: Mapping[str, Tensor], act_hist: Tensor) -> Encoding:
         """Encode o_{t-H..t} (each (B, H+1, *shape)) and a_{t-H..t-1} (B, H, A), environment units."""

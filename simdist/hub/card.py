@@ -64,6 +64,20 @@ def save_pretrained(
     dataclass. ``model_card_kwargs`` feed the card: ``repo_id``, ``model_name``, ``description``,
     ``citation``, ``datasets`` and ``license`` are understood (the last two also go into the metadata).
     """
+    target = save_target(save_directory)
+    card_kwargs = dict(model_card_kwargs or {})
+    train_text = _train_config_text(train_config) if train_config is not None else None
+    planner_text = _planner_text(planner_config) if planner_config is not None else None
+    card = render_model_card(
+        model, base_model=base_model, metrics=metrics, tags=tags, has_train_config=train_text is not None,
+        has_planner=planner_text is not None, folder_name=target.name, **card_kwargs,
+    )
+    texts = {CARD_NAME: card, TRAIN_CONFIG_NAME: train_text, PLANNER_NAME: planner_text}
+    return write_folder(target, portable_config(model).to_dict(), agent_type, model, texts)
+
+
+def save_target(save_directory: StrPath) -> Path:
+    """The resolved folder a save may replace: new, empty or a previous export (it holds a ``config.json``)."""
     target = Path(save_directory).expanduser().resolve()
     if target.exists() and not target.is_dir():
         raise NotADirectoryError(f"cannot save a model to {str(target)!r}: it is a file")
@@ -72,32 +86,30 @@ def save_pretrained(
             f"refusing to replace {str(target)!r}: it is not empty and holds no {CONFIG_NAME} "
             "(not a saved model); choose an empty or new folder"
         )
-    card_kwargs = dict(model_card_kwargs or {})
-    train_text = _train_config_text(train_config) if train_config is not None else None
-    planner_text = _planner_text(planner_config) if planner_config is not None else None
-    card = render_model_card(
-        model, base_model=base_model, metrics=metrics, tags=tags, has_train_config=train_text is not None,
-        has_planner=planner_text is not None, folder_name=target.name, **card_kwargs,
-    )
-    # Top-level keys sorted; nested order kept: obs_spec order is the encoders' concatenation order.
-    config = {**portable_config(model).to_dict(), "simdist_version": __version__, "agent_type": agent_type}
-    config = {key: config[key] for key in sorted(config)}
+    return target
 
+
+def write_folder(target: Path, config: Mapping[str, Any], agent_type: str, module: torch.nn.Module,
+                 texts: Mapping[str, str | None]) -> Path:
+    """Write ``config.json`` (``config`` plus the version and ``agent_type``), ``module``'s weights and the
+    text files ``texts`` (name → content; None skips) into a temporary sibling that replaces ``target`` once
+    complete; returns ``target``."""
+    # Top-level keys sorted; nested order kept: obs_spec order is the encoders' concatenation order.
+    full = {**config, "simdist_version": __version__, "agent_type": agent_type}
+    full = {key: full[key] for key in sorted(full)}
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
     try:
-        (tmp / CONFIG_NAME).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        (tmp / CONFIG_NAME).write_text(json.dumps(full, indent=2) + "\n", encoding="utf-8")
         state = {k: v.detach().cpu().clone(memory_format=torch.contiguous_format)
-                 for k, v in model.state_dict().items()}
+                 for k, v in module.state_dict().items()}
         # One metadata key: safetensors writes the metadata map in hash order, so more than one key would make
         # rebuilt weights differ byte-wise (the version is in config.json).
         save_file(state, str(tmp / WEIGHTS_NAME), metadata={"format": "pt"})
-        (tmp / CARD_NAME).write_text(card, encoding="utf-8")
-        if train_text is not None:
-            (tmp / TRAIN_CONFIG_NAME).write_text(train_text, encoding="utf-8")
-        if planner_text is not None:
-            (tmp / PLANNER_NAME).write_text(planner_text, encoding="utf-8")
+        for name, text in texts.items():
+            if text is not None:
+                (tmp / name).write_text(text, encoding="utf-8")
         replace_dir(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,489 @@
+"""``BCAgent``: the paper's single-step behaviour-cloning baseline (SimDist's encoder with an MLP policy head).
+
+:class:`BCPolicy` encodes the observation/action history with the same registered encoder a SimDist world model
+uses, takes the latent of the current step (plus the current command for command-conditioned tasks) through an
+MLP to one action, and clips it to the action bounds. Inputs are normalised by the library's
+:class:`~simdist.normalization.Normalizer`, fitted from the dataset's statistics as pretraining does.
+
+``BCModule`` (a LightningModule, defined on first access so that registering the agent does not import
+Lightning) regresses the window's first future action (MSE in normalised units) on
+:class:`~simdist.data.TrajectoryDataModule` windows; with ``expert_only`` only windows whose first future step is
+expert-flagged count. The Hub folder is ``config.json`` (``agent_type: "bc"``), ``model.safetensors`` and a
+model card, written atomically.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from simdist.agents import AGENT_TYPE_KEY, Agent
+from simdist.components.agents.bc.configuration import BCConfig
+from simdist.config import ConfigError, WorldModelConfig
+from simdist.freeze import ALL, FreezePolicy
+from simdist.nn import mlp
+from simdist.normalization import Normalizer, normalize_groups
+from simdist.registry import RegistryError, register
+from simdist.world_model import _build
+
+__all__ = ["BCAgent", "BCPolicy", "bc_freeze_policy", "count_windows"]  # and BCModule, on first access
+
+AGENT_TYPE = "bc"
+#: BC windows look one step ahead: the target is the action at the current step
+HORIZON = 1
+#: the window paddings of :class:`~simdist.data.TrajectoryDataModule` (defaults, as pretraining uses them)
+BEG_PAD = END_PAD = 5
+_HUB_KEYS = ("revision", "cache_dir", "local_files_only", "token")
+
+
+class BCPolicy(nn.Module):
+    """Encoder → current-step latent (‖ normalised command) → MLP → action; environment units in and out."""
+
+    def __init__(self, config: BCConfig | Mapping[str, Any]) -> None:
+        super().__init__()
+        cfg = config if isinstance(config, BCConfig) else BCConfig.from_dict(config)
+        self.config = cfg
+        standard = {"obs_spec": {k: tuple(v) for k, v in cfg.obs_spec.items()}, "action_dim": cfg.action_dim,
+                    "command_dim": cfg.command_dim, "latent_dim": cfg.latent_dim, "history": cfg.history,
+                    "horizon": HORIZON}
+        self.encoder = _build("encoder", cfg.encoder, standard)
+        self.policy = mlp(cfg.latent_dim + cfg.command_dim, cfg.hidden, cfg.action_dim)
+        #: groups the encoder reads unnormalised (e.g. raw pixels): no statistics, as in the world model
+        self.raw_obs_keys = frozenset(getattr(self.encoder, "raw_obs_keys", ()))
+        shapes: dict[str, list[int]] = {f"obs/{k}": v for k, v in cfg.obs_spec.items() if k not in self.raw_obs_keys}
+        shapes["actions"] = [cfg.action_dim]
+        if cfg.command_dim:
+            shapes["commands"] = [cfg.command_dim]
+        self.normalizer = Normalizer(shapes)
+        bounded = cfg.action_low is not None and cfg.action_high is not None
+        self.register_buffer("action_low", torch.tensor(cfg.action_low) if bounded else None, persistent=False)
+        self.register_buffer("action_high", torch.tensor(cfg.action_high) if bounded else None, persistent=False)
+        if cfg.stats is not None:
+            self.set_stats(cfg.stats)
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def components(self) -> dict[str, nn.Module]:
+        """Named parts for :class:`~simdist.freeze.FreezePolicy`: encoder, policy (the MLP head), normalizer."""
+        return {"encoder": self.encoder, "policy": self.policy, "normalizer": self.normalizer}
+
+    def count_parameters(self) -> dict[str, int]:
+        counts = {name: sum(p.numel() for p in mod.parameters()) for name, mod in self.components.items()}
+        counts["total"] = sum(counts.values())
+        return counts
+
+    @property
+    def device(self) -> torch.device:
+        return self.normalizer.fitted.device
+
+    def set_stats(self, stats: Mapping[str, Mapping[str, Any]]) -> None:
+        """Load normaliser statistics (extra keys are ignored) and record them in :attr:`config`."""
+        try:
+            self.normalizer.set_stats(stats)
+        except KeyError as err:
+            raise ConfigError(f"stats: {err.args[0]}") from err
+        self.config.stats = self.normalizer.stats()
+
+    def export_config(self) -> BCConfig:
+        """:attr:`config` as saved: the current statistics, and each encoder kwarg its ``portable_kwargs``
+        rewrites (a local pretrained file whose weights are now in ``model.safetensors``)."""
+        cfg = copy.deepcopy(self.config)
+        cfg.stats = self.normalizer.stats() if bool(self.normalizer.fitted) else None
+        hook = getattr(self.encoder, "portable_kwargs", None)
+        if callable(hook):
+            cfg.encoder.kwargs = hook(dict(cfg.encoder.kwargs))
+        return cfg
+
+    # ------------------------------------------------------------------ forward
+    def normalize_obs(self, obs: Mapping[str, Tensor]) -> dict[str, Tensor]:
+        return normalize_groups(self.normalizer, obs, self.config.obs_spec, self.raw_obs_keys, "the policy")
+
+    def forward(self, obs_hist: Mapping[str, Tensor], act_hist: Tensor, command: Tensor | None = None) -> Tensor:
+        """Normalised action (B, A) for o_{t-H..t} (each (B, H+1, *shape)), a_{t-H..t-1} (B, H, A) and the
+        current command (B, C), all in environment units."""
+        encoding = self.encoder(self.normalize_obs(obs_hist), self.normalizer.normalize("actions", act_hist))
+        features = encoding.latent
+        if self.config.command_dim:
+            if command is None:
+                raise ValueError(f"this policy is command-conditioned (command_dim={self.config.command_dim}); "
+                                 "pass the current command")
+            features = torch.cat([features, self.normalizer.normalize("commands", command)], dim=-1)
+        return self.policy(features)
+
+    def clip(self, actions: Tensor) -> Tensor:
+        """``actions`` clipped to the configured bounds (unchanged when the config has none)."""
+        if self.action_low is None or self.action_high is None:
+            return actions
+        return torch.clamp(actions, self.action_low, self.action_high)
+
+    @torch.no_grad()
+    def act(self, obs_hist: Mapping[str, Tensor], act_hist: Tensor, command: Tensor | None = None) -> Tensor:
+        """Actions (B, A) in environment units, within the bounds; inputs are moved to the policy's device."""
+        dev = self.device
+        obs = {k: v.to(dev, torch.float32) for k, v in obs_hist.items()}
+        cmd = command.to(dev, torch.float32) if command is not None else None
+        out = self(obs, act_hist.to(dev, torch.float32), cmd)
+        return self.clip(self.normalizer.denormalize("actions", out))
+
+    def loss(self, batch: Mapping[str, Any], expert_only: bool = False) -> Tensor | None:
+        """MSE (normalised units) between the predicted action and each window's first future action; with
+        ``expert_only`` over the windows whose first future step is expert-flagged (None when there are none)."""
+        for key in ("obs_hist", "act_hist", "fut_acts", "fut_cmds", "expert"):
+            if key not in batch:
+                raise KeyError(f"batch is missing {key!r}; it has {sorted(batch)}")
+        pred = self(batch["obs_hist"], batch["act_hist"], batch["fut_cmds"][:, 0])
+        target = self.normalizer.normalize("actions", batch["fut_acts"][:, 0])
+        err = ((pred - target) ** 2).mean(dim=-1)
+        if expert_only:
+            err = err[batch["expert"][:, 0] > 0.5]
+            if err.numel() == 0:
+                return None
+        return err.mean()
+
+
+def bc_freeze_policy(freeze: str | FreezePolicy | Any) -> FreezePolicy:
+    """The library freeze policy ``freeze`` as it applies to a BC policy (components ``encoder``, ``policy``).
+
+    ``"all"`` trains everything; a policy training only heads (``"heads_only"``: reward, value, policy) trains
+    the MLP head with the encoder frozen; component sets name ``encoder`` and/or ``policy``. Policies that train
+    parts a BC model lacks (``"dynamics_only"``, ``"dynamics,encoder"``) raise a ValueError naming ``freeze``.
+    """
+    try:
+        policy = FreezePolicy.parse(freeze)
+    except (RegistryError, TypeError) as err:
+        raise ValueError(f"freeze={freeze!r} is not a freeze policy: {err}") from err
+    if policy.trainable == ALL:
+        return policy
+    names = set(policy.trainable)
+    own, heads_lacked = {"encoder", "policy"}, {"reward", "value"}
+    if not names & own or not names <= own | heads_lacked:
+        raise ValueError(f"freeze={freeze!r} trains {sorted(names)}, which a BC model does not have (it has "
+                         f"{sorted(own)}); use 'all', 'heads_only' (encoder frozen) or a set of {sorted(own)}")
+    return FreezePolicy(names & own, eval_frozen=policy.eval_frozen)
+
+
+def count_windows(data: str | Path | list[str], history: int, *, front_pad: int = 0, expert_only: bool = False,
+                  stop_at: int | None = 1) -> int:
+    """Training windows of the dataset ``data`` (only those whose first future step is expert-flagged with
+    ``expert_only``), counted up to ``stop_at`` (None: all) so a check stops at the first one."""
+    from simdist.data import front_pad as pad
+    from simdist.data import iter_episodes, window_starts
+
+    found = 0
+    source = [str(d) for d in data] if isinstance(data, list) else str(data)
+    for ep in iter_episodes(source, shuffle_shards=False, split_by_node=False, split_by_worker=False):
+        ep = pad(ep, front_pad) if front_pad else ep
+        starts = window_starts(len(ep), history, HORIZON, BEG_PAD, END_PAD)
+        found += int(ep.expert[starts + history].sum()) if expert_only else len(starts)
+        if stop_at is not None and found >= stop_at:
+            break
+    return found
+
+
+def _define_bc_module() -> type:
+    import lightning as L
+
+    from simdist.training.module import resolve_obs_noise
+    from simdist.training.schedule import warmup_cosine
+
+    class BCModule(L.LightningModule):
+        """Trains a :class:`BCPolicy` (built from the ``config`` dict) on window batches.
+
+        The normaliser is fitted from the datamodule's statistics when it has none yet (as pretraining does);
+        a fitted one is kept. Adam, linear warmup then cosine from ``lr`` to ``end_lr`` (default: constant);
+        ``obs_noise`` (per-group stds or a task name, as the world-model modules take it) perturbs the training
+        inputs only. ``step_losses`` holds the loss of every optimisation step.
+        """
+
+        def __init__(self, config: dict[str, Any], freeze: str | list[str] = "all", expert_only: bool = False,
+                     lr: float = 1e-3, end_lr: float | None = None, warmup_steps: int = 0,
+                     decay_steps: int = 100_000, obs_noise: dict[str, list[float]] | str | None = None) -> None:
+            super().__init__()
+            self.save_hyperparameters()
+            if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
+                raise ValueError(f"lr must be a positive number, got {lr!r}")
+            self.policy = BCPolicy(BCConfig.from_dict(config))
+            self.freeze_policy = bc_freeze_policy(freeze)
+            self.freeze_policy.apply(self.policy)
+            self.expert_only = bool(expert_only)
+            self.obs_noise = resolve_obs_noise(obs_noise)
+            self.step_losses: list[float] = []
+
+        def train(self, mode: bool = True) -> BCModule:
+            """Like ``nn.Module.train`` but frozen components stay in eval mode."""
+            super().train(mode)
+            if hasattr(self, "freeze_policy"):
+                self.freeze_policy.set_modes(self.policy, mode)
+            return self
+
+        def setup(self, stage: str) -> None:
+            if self.freeze_policy.trainable != ALL and self.freeze_policy.eval_frozen:
+                warnings.filterwarnings("ignore", message=".*module\\(s\\) in eval mode.*")
+            if stage == "fit" and not bool(self.policy.normalizer.fitted):
+                stats = getattr(getattr(self.trainer, "datamodule", None), "stats", None)
+                if stats is None:
+                    raise RuntimeError("the policy has no normalisation statistics and the datamodule provides none")
+                self.policy.set_stats(stats.to_dict() if hasattr(stats, "to_dict") else stats)
+
+        def _augment(self, batch: Mapping[str, Any]) -> dict[str, Any]:
+            batch = dict(batch)
+            obs = dict(batch["obs_hist"])
+            for key, x in obs.items():
+                if key in self.obs_noise:
+                    std = torch.as_tensor(self.obs_noise[key], dtype=x.dtype, device=x.device)
+                    obs[key] = x + torch.randn_like(x) * std
+            batch["obs_hist"] = obs
+            return batch
+
+        def training_step(self, batch: Mapping[str, Any], batch_idx: int) -> Tensor | None:
+            loss = self.policy.loss(self._augment(batch), expert_only=self.expert_only)
+            if loss is None:  # no expert window in this batch: skip the step
+                return None
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"BC training diverged at step {self.global_step}: loss {float(loss)}")
+            self.log("train/loss", loss, prog_bar=True, batch_size=batch["act_hist"].shape[0], on_step=True,
+                     on_epoch=True)
+            self.step_losses.append(float(loss.detach()))
+            return loss
+
+        def configure_optimizers(self) -> dict[str, Any]:
+            params = [p for p in self.policy.parameters() if p.requires_grad]
+            if not params:
+                raise ValueError(f"freeze policy {self.freeze_policy!r} leaves nothing to train")
+            hp = self.hparams
+            end = hp.lr if hp.end_lr is None else hp.end_lr
+            optimizer = torch.optim.Adam(params, lr=hp.lr)
+            schedule = torch.optim.lr_scheduler.LambdaLR(
+                optimizer, lambda step: warmup_cosine(step, 1.0, hp.warmup_steps, hp.decay_steps, end / hp.lr))
+            return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
+
+    BCModule.__module__ = __name__
+    BCModule.__qualname__ = "BCModule"
+    return BCModule
+
+
+def _bc_module_class() -> type:
+    cls = globals().get("BCModule")
+    if cls is None:
+        cls = globals()["BCModule"] = _define_bc_module()
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BCModule":  # defined on first access: Lightning loads only when training
+        return _bc_module_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _check_positive(**values: Any) -> None:
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+@register("agent", AGENT_TYPE)
+class BCAgent(Agent):
+    """A :class:`BCPolicy` acting deterministically on observation histories; ``train`` fits one on a dataset."""
+
+    agent_type = AGENT_TYPE
+    plans = False
+
+    def __init__(self, policy: BCPolicy, source: str | None = None) -> None:
+        self.policy = policy.eval()
+        self.source = source  # the id or folder it was loaded from (the card's base model after finetuning)
+        self.seed: int | None = None
+        #: per-step training losses of the run that produced this agent (empty for a loaded one)
+        self.train_losses: list[float] = []
+
+    @property
+    def config(self) -> BCConfig:
+        return self.policy.config
+
+    @property
+    def device(self) -> torch.device:
+        return self.policy.device
+
+    def to(self, device: str | torch.device) -> BCAgent:
+        """Move the policy to ``device``; returns self."""
+        self.policy.to(device)
+        return self
+
+    # -- acting ------------------------------------------------------------------------------
+    def act(self, history: Any) -> Tensor:
+        """Actions (B, A) for the envs of the :class:`~simdist.planning.ObservationHistory` ``history``."""
+        obs_hist, act_hist, command = history.as_inputs()
+        if act_hist.shape[-2] != self.config.history:
+            raise ValueError(f"history holds {act_hist.shape[-2]} past actions, the policy reads {self.config.history}")
+        return self.policy.act(obs_hist, act_hist, command)
+
+    def reset(self, ids: Any = None, seed: int | None = None) -> None:
+        """No per-env state; acting is deterministic, so the seed is only recorded."""
+        if seed is not None:
+            self.seed = int(seed)
+
+    def new_history(self, num_envs: int) -> Any:
+        from simdist.planning.history import ObservationHistory
+
+        cfg = self.config
+        return ObservationHistory(cfg.obs_spec, cfg.action_dim, cfg.command_dim, cfg.history, num_envs,
+                                  device=self.device)
+
+    # -- training ----------------------------------------------------------------------------
+    @classmethod
+    def train(cls, data: str | Path | list[str], config: BCConfig | WorldModelConfig, *, steps: int | None = None,
+              epochs: int = 1, windows_per_epoch: int = 10_000, batch_size: int = 256, lr: float = 1e-3,
+              end_lr: float | None = None, warmup_steps: int = 0, obs_noise: Any = None, front_pad: int = 0,
+              seed: int = 0, out: str | Path | None = None, expert_only: bool = True,
+              progress: bool = False) -> BCAgent:
+        """Fit a new policy on the dataset folder(s) ``data``: the normaliser from the dataset's statistics
+        (unless ``config.stats`` are given), then BC on its windows. ``steps`` (if given) replaces ``epochs`` and
+        ``windows_per_epoch`` with one epoch of ``steps`` batches. ``expert_only`` (simulation data) trains on
+        the expert-flagged steps only and raises before training when the dataset has none."""
+        if isinstance(config, WorldModelConfig):
+            config = BCConfig.from_world_model_config(config)
+        if steps is not None:
+            _check_positive(steps=steps, batch_size=batch_size)
+            epochs, windows_per_epoch = 1, steps * batch_size
+        policy, losses = _fit(copy.deepcopy(config), data, None, freeze="all", expert_only=expert_only,
+                              epochs=epochs, windows_per_epoch=windows_per_epoch, batch_size=batch_size, lr=lr,
+                              end_lr=end_lr, warmup_steps=warmup_steps, obs_noise=obs_noise, front_pad=front_pad,
+                              seed=seed, out=out, progress=progress)
+        agent = cls(policy)
+        agent.train_losses = losses
+        return agent
+
+    def finetune(self, data: str | Path, *, freeze: str = "all", out: str | Path | None = None, seed: int = 0,
+                 epochs: int = 3, windows_per_epoch: int = 6_000, batch_size: int = 32, lr: float = 2e-4,
+                 end_lr: float | None = None, warmup_steps: int = 0, obs_noise: Any = None,
+                 front_pad: int | None = None, progress: bool = False) -> BCAgent:
+        """A copy trained further by BC on every step of the demonstrations in ``data`` (expert flags ignored),
+        keeping its normaliser statistics. ``freeze``: ``"all"`` or ``"heads_only"`` (encoder frozen), or a set
+        of ``encoder``/``policy``; ``front_pad`` defaults to the history (as SimDist finetuning pads)."""
+        policy, losses = _fit(copy.deepcopy(self.config), data, self.policy.state_dict(), freeze=freeze,
+                              expert_only=False, epochs=epochs, windows_per_epoch=windows_per_epoch,
+                              batch_size=batch_size, lr=lr, end_lr=end_lr, warmup_steps=warmup_steps,
+                              obs_noise=obs_noise, front_pad=self.config.history if front_pad is None else front_pad,
+                              seed=seed, out=out, progress=progress)
+        agent = BCAgent(policy.to(self.device), self.source)
+        agent.train_losses = losses
+        return agent
+
+    # -- Hub I/O -----------------------------------------------------------------------------
+    def save_pretrained(self, folder: str | Path, *, base_model: str | None = None,
+                        metrics: Mapping[str, Any] | None = None, description: str = "") -> Path:
+        """Write ``config.json`` (with ``agent_type: "bc"``), ``model.safetensors`` and ``README.md`` into
+        ``folder`` atomically (a temporary sibling replaces it once complete); returns the folder. An existing
+        ``folder`` must be empty or a previous export."""
+        from simdist.hub.card import save_target, write_folder
+        from simdist.hub.files import CARD_NAME
+
+        target = save_target(folder)
+        card = self._model_card(target.name, base_model=base_model, metrics=metrics, description=description)
+        return write_folder(target, self.policy.export_config().to_dict(), self.agent_type, self.policy,
+                            {CARD_NAME: card})
+
+    @classmethod
+    def from_pretrained(cls, name_or_path: str | Path, *, map_location: str | torch.device = "cpu",
+                        **hub: Any) -> BCAgent:
+        """Load from a folder or Hub id (``hub``: ``revision``, ``cache_dir``, ``local_files_only``, ``token``);
+        the weights must match the architecture exactly (strict loading)."""
+        from simdist.fsutil import read_json_object
+        from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME
+        from simdist.hub.load import CheckpointError, load_state, read_weights
+        from simdist.hub.resolve import resolve_folder
+
+        unknown = sorted(set(hub) - set(_HUB_KEYS))
+        if unknown:
+            raise TypeError(f"BCAgent.from_pretrained got unexpected keyword arguments {unknown}")
+        folder, source = resolve_folder(name_or_path, **hub)
+        for name in (CONFIG_NAME, WEIGHTS_NAME):
+            if not (folder / name).is_file():
+                raise FileNotFoundError(f"{source} has no {name} (looked in {folder})")
+        data = read_json_object(folder / CONFIG_NAME, CheckpointError)
+        if data.get(AGENT_TYPE_KEY) != AGENT_TYPE:
+            raise ConfigError(f"{folder / CONFIG_NAME}: the folder holds a {data.get(AGENT_TYPE_KEY, 'simdist')!r} "
+                              f"agent, not a {AGENT_TYPE!r} one; load it with simdist.agents.load_agent")
+        try:
+            config = BCConfig.from_dict(data)
+        except ConfigError as err:
+            raise ConfigError(f"{folder / CONFIG_NAME}: {err}") from err
+        policy = BCPolicy(config)
+        load_state(policy, read_weights(folder / WEIGHTS_NAME), strict=True, where=f"{WEIGHTS_NAME} of {source}")
+        policy.config.stats = policy.normalizer.stats() if bool(policy.normalizer.fitted) else None
+        return cls(policy.to(map_location), source=str(name_or_path))
+
+    def _model_card(self, folder_name: str, *, base_model: str | None, metrics: Mapping[str, Any] | None,
+                    description: str) -> str:
+        from huggingface_hub import ModelCardData
+
+        from simdist.hub.files import DEFAULT_LICENSE, LIBRARY_NAME, PIPELINE_TAG
+        from simdist.hub.resolve import hub_repo_id
+
+        cfg = self.config
+        tags = ["simdist", "behavior-cloning", "robotics", *(t for t in (cfg.task, cfg.robot) if t)]
+        tags = list(dict.fromkeys(tags))
+        base = hub_repo_id(base_model) if base_model else None
+        data = ModelCardData(library_name=LIBRARY_NAME, pipeline_tag=PIPELINE_TAG, license=DEFAULT_LICENSE,
+                             tags=tags, base_model=base)
+        counts = self.policy.count_parameters()
+        obs = ", ".join(f"`{k}` {v}" for k, v in cfg.obs_spec.items())
+        lines = [
+            "---", data.to_yaml(), "---", "",
+            f"# {folder_name or 'bc'}", "",
+            *([description, ""] if description else []),
+            f"A single-step behaviour-cloning policy{f' for the task `{cfg.task}`' if cfg.task else ''}: the "
+            f"registered `{cfg.encoder.name}` encoder of the observation history (as in a SimDist world model) and "
+            f"an MLP head {cfg.hidden} that outputs one action, clipped to the action bounds.",
+            *(["", f"Finetuned from `{base_model}`."] if base_model else []), "",
+            "| Setting | Value |", "|---|---|",
+            f"| observations | {obs} |", f"| action dim | {cfg.action_dim} |", f"| command dim | {cfg.command_dim} |",
+            f"| history | {cfg.history} steps (dt = {cfg.dt} s) |", f"| latent dim | {cfg.latent_dim} |",
+            f"| parameters | {counts['total']:,} (encoder {counts['encoder']:,}, head {counts['policy']:,}) |",
+            f"| normaliser fitted | {'yes' if bool(self.policy.normalizer.fitted) else 'no'} |",
+            *(f"| {k} | {v} |" for k, v in (metrics or {}).items()), "",
+            "## Usage", "", "```python", "from simdist.agents import load_agent", "",
+            f'agent = load_agent("{folder_name or "<folder>"}")', "history = agent.new_history(num_envs=1)",
+            "history.reset(obs)  # then agent.act(history) -> (1, action_dim)", "```", "",
+        ]
+        return "\n".join(lines)
+
+
+def _fit(config: BCConfig, data: str | Path | list[str], init_state: Mapping[str, Tensor] | None, *,
+         freeze: Any, expert_only: bool, epochs: int, windows_per_epoch: int, batch_size: int, lr: float,
+         end_lr: float | None, warmup_steps: int, obs_noise: Any, front_pad: int, seed: int,
+         out: str | Path | None, progress: bool) -> tuple[BCPolicy, list[float]]:
+    """Train a policy (initialised from ``init_state`` when given) with Lightning; returns it and its losses."""
+    from simdist.data import TrajectoryDataModule
+    from simdist.training.module import epoch_trainer
+
+    _check_positive(epochs=epochs, windows_per_epoch=windows_per_epoch, batch_size=batch_size)
+    bc_freeze_policy(freeze)  # a bad option fails before any data is read
+    source = [str(d) for d in data] if isinstance(data, list) else str(data)
+    if count_windows(source, config.history, front_pad=front_pad) == 0:
+        raise ValueError(f"{data}: no training windows (episodes need more than history + {HORIZON} + "
+                         f"{BEG_PAD + END_PAD} steps; front_pad={front_pad})")
+    if expert_only and count_windows(source, config.history, front_pad=front_pad, expert_only=True) == 0:
+        raise ValueError(f"expert_only=True but {data} has no expert-flagged steps to imitate; pass "
+                         "expert_only=False to train on every step (demonstrations recorded by rollouts)")
+    torch.manual_seed(seed)
+    module = _bc_module_class()(config=config.to_dict(), freeze=freeze, expert_only=expert_only, lr=lr,
+                                     end_lr=end_lr, warmup_steps=warmup_steps,
+                                     decay_steps=max(epochs * windows_per_epoch // batch_size, 1), obs_noise=obs_noise)
+    if init_state is not None:
+        module.policy.load_state_dict(init_state, strict=True)
+    dm = TrajectoryDataModule(source, history=config.history, horizon=HORIZON, batch_size=batch_size,
+                              windows_per_epoch=windows_per_epoch, heldout_fraction=0.0, front_pad=front_pad,
+                              beg_pad=BEG_PAD, end_pad=END_PAD, seed=seed)
+    root = Path(out) if out is not None else Path("lightning_logs")
+    with warnings.catch_warnings():
+        for noise in (".*does not have many workers.*", ".*no `validation_step`.*", ".*`__len__` defined.*"):
+            warnings.filterwarnings("ignore", message=noise)  # no workers and no validation here, by design
+        epoch_trainer(root, epochs, progress).fit(module, dm)
+    return module.policy.eval(), list(module.step_losses)
