@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from simdist.data.engine import action_hold
 from simdist.evaluation import bootstrap_ci
 from simdist.tasks import Task
 
@@ -98,13 +99,19 @@ def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
     cand_rows: list[torch.Tensor] = []
     try:
         obs = env.reset(seed=cfg.seed)
-        history.reset(obs)
+        history.reset(obs, command=_command(obs, history))
         planner.reset(seed=cfg.seed)
         age = np.zeros(cfg.num_envs, np.int64)
+        was_held = np.zeros(cfg.num_envs, bool)
         kept = 0
         while kept < cfg.states:
+            held = action_hold(env, cfg.num_envs)  # an evaluation's standing phase: zero actions, no states
+            released = np.flatnonzero(was_held & ~held)
+            if len(released):
+                planner.reset(ids=released.tolist())
+            was_held = held
             result = planner.plan(history)
-            take = np.flatnonzero((age >= cfg.skip) & ((age - cfg.skip) % cfg.every == 0))
+            take = np.flatnonzero((age >= cfg.skip) & ((age - cfg.skip) % cfg.every == 0) & ~held)
             take = take[: cfg.states - kept]
             kept += len(take)
             if len(take):
@@ -120,13 +127,15 @@ def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
                 pick = np.stack([rng.choice(pool.shape[1], cfg.candidates, replace=False) for _ in take])
                 cand_rows.append(pool[torch.arange(len(take))[:, None], torch.as_tensor(pick)])
             actions = result.action.detach().cpu().numpy().astype(np.float32)
+            actions[held] = 0.0
             step = env.step(actions)
-            history.push(step.obs, actions)
+            history.push(step.obs, actions, command=_command(step.obs, history))
             age += 1
             done = np.flatnonzero(step.terminated | step.truncated)
             if len(done):
                 obs = env.reset(ids=done)
-                history.reset({k: v[done] for k, v in obs.items()}, ids=done)
+                sub = {k: v[done] for k, v in obs.items()}
+                history.reset(sub, ids=done, command=_command(sub, history))
                 planner.reset(ids=done.tolist())
                 age[done] = 0
     finally:
@@ -135,6 +144,11 @@ def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
         states=task.merge_states(snaps),
         obs_hist={k: torch.cat([o[k] for o in obs_rows]) for k in obs_rows[0]},
         act_hist=torch.cat(act_rows), command=torch.cat(cmd_rows), candidates=torch.cat(cand_rows))
+
+
+def _command(obs: dict[str, Any], history: Any) -> Any:
+    """The observation's ``command`` group when the history keeps commands (as :func:`~simdist.rollout.rollout`)."""
+    return obs["command"] if "command" in obs and history.command_dim else None
 
 
 @torch.no_grad()

@@ -62,6 +62,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--states", type=positive_int, default=40)
     parser.add_argument("--candidates", type=positive_int, default=32)
     parser.add_argument("--every", type=positive_int, default=5, help="control steps between cloned states")
+    parser.add_argument("--skip", type=int, default=0,
+                        help="control steps of each episode before the first cloned state (>= 0)")
     parser.add_argument("--envs", type=positive_int, default=8)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="write the report as JSON here")
@@ -75,7 +77,7 @@ def main(argv: list[str]) -> int:
         if reference not in specs:
             raise ValueError(f"--reference {reference!r} is not one of the --model names {sorted(specs)}")
         task = cls.from_args(args, "evaluate", profile=args.real)
-        cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every,
+        cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed)
         agents = {name: build_controller(spec, "mppi", args.samples, args.iterations, seed=args.seed,
                                          init_std=args.init_std, warm_start=args.warm_start, task=task)

@@ -33,6 +33,7 @@ height, diverged physics (``info["diverged"]``). Truncation: the 20 s time limit
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -315,6 +316,61 @@ class Go2Env:
         self.batch = None  # type: ignore[assignment]
 
     # ------------------------------------------------------------------------------
+    # cloned states (the planner-ranking analysis, simdist.mechanism)
+    def snapshot(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Copies of everything that makes simulations ``rows`` evolve as they will: the integration state
+        (mjSTATE_INTEGRATION: time, qpos, qvel, act, warm start, ctrl, applied forces, ...), the per-env model
+        fields, the domain parameters, the command generator's state, the actuation-delay queue, the episode
+        bookkeeping (step, last actions, spawn, course progress, terrain tile, curriculum score) and the current
+        observations. Every array is row-first (``(len(rows), ...)``), so rows can be taken and concatenated."""
+        rows = np.asarray(rows, np.int64).ravel()
+        b = self.batch
+        snap = {f"data/{f}": np.array(b.bind(f)[rows]) for f in _state_fields()}
+        snap |= {f"model/{f}": np.array(b.expanded(f)[rows]) for f in _CLONED_MODEL_FIELDS}
+        snap |= {f"env/{f}": np.array(getattr(self, f)[rows]) for f in _CLONED_ENV_FIELDS}
+        snap |= {f"params/{f.name}": np.array(getattr(self.params, f.name)[rows])
+                 for f in dataclasses.fields(self.params)}
+        snap |= {f"commands/{f}": np.array(getattr(self.commands, f)[rows]) for f in _CLONED_COMMAND_FIELDS}
+        snap["queue"] = np.array(self._action_queue[:, rows].transpose(1, 0, 2))
+        snap |= {f"obs/{k}": np.array(v[rows]) for k, v in self._obs.items()}
+        return snap
+
+    def restore(self, snap: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Write a :meth:`snapshot` (one row per entry of ``rows``) into simulations ``rows`` of this env, which
+        must be built as the snapshot's was (same profile, terrain and command mode); returns the observations.
+
+        The next steps of a restored row are bit-identical to the original's, and its observation is the
+        snapshot's (the contact-force sensors, which hold the last substep's forces, cannot be recomputed from the
+        state; the next step refreshes them). Not cloned: the env's random generator, shared by all rows (only
+        profiles with observation or action noise draw from it while stepping)."""
+        rows = np.asarray(rows, np.int64).ravel()
+        if snap["queue"].shape[1] != len(self._action_queue):
+            raise ValueError(f"the snapshot's actuation delay ({snap['queue'].shape[1] - 1} steps) is not this "
+                             f"env's ({len(self._action_queue) - 1}): build the env with the same profile")
+        if self._needs_reset:
+            self.reset()
+        b = self.batch
+        for f in _CLONED_MODEL_FIELDS:
+            b.expand(f)[rows] = snap[f"model/{f}"]
+        b.set_const(rows)  # body masses and inertial frames feed the model's derived constants
+        b.reset(rows, stage=mujoco.mjtStage.mjSTAGE_NONE.value)
+        for f in _state_fields():
+            b.bind(f)[rows] = snap[f"data/{f}"]
+        b.forward(rows, stage=mujoco.mjtStage.mjSTAGE_VEL.value)  # as a step leaves it: positions current
+        self._warn_count[rows] = self._instability_warnings()[rows]
+        for f in _CLONED_ENV_FIELDS:
+            getattr(self, f)[rows] = snap[f"env/{f}"]
+        for f in dataclasses.fields(self.params):
+            getattr(self.params, f.name)[rows] = snap[f"params/{f.name}"]
+        for f in _CLONED_COMMAND_FIELDS:
+            getattr(self.commands, f)[rows] = snap[f"commands/{f}"]
+        self._action_queue[:, rows] = snap["queue"].transpose(1, 0, 2)
+        self._compute_observations(self._diverged)
+        for k, v in self._obs.items():
+            v[rows] = snap[f"obs/{k}"]
+        return self._obs
+
+    # ------------------------------------------------------------------------------
     # convenience views
     @property
     def base_pos(self) -> np.ndarray:
@@ -527,6 +583,23 @@ class Go2Env:
         self._diverged[ids] = False
         self.best_progress[ids] = 0.0
         self.commands.reset(ids, rng, xy, yaw)
+
+
+#: MjData fields of the integration state (mjSTATE_INTEGRATION), as far as this mujoco's batch binds them
+_INTEGRATION_FIELDS = ("time", "qpos", "qvel", "act", "history", "qacc_warmstart", "ctrl", "qfrc_applied",
+                       "xfrc_applied", "eq_active", "mocap_pos", "mocap_quat", "userdata", "plugin_state", "plastic")
+#: the model fields the env sets per simulation (randomisation, profile, gains)
+_CLONED_MODEL_FIELDS = ("geom_friction", "geom_solref", "body_mass", "body_ipos", "actuator_gainprm",
+                        "actuator_biasprm", "actuator_forcerange", "dof_frictionloss")
+_CLONED_ENV_FIELDS = ("last_action", "prev_action", "best_progress", "episode_step", "spawn_pos", "terrain_level",
+                      "terrain_col", "_cos_sum", "_diverged")
+_CLONED_COMMAND_FIELDS = ("speed", "command", "kind", "heading", "acc", "std", "timer", "origin", "yaw0", "elapsed",
+                          "hold")
+
+
+def _state_fields() -> tuple[str, ...]:
+    known = _batch_module().DATA_FIELDS
+    return tuple(f for f in _INTEGRATION_FIELDS if f in known)
 
 
 _SCAN_GX, _SCAN_GY = (a[None, :] for a in _scan_grid())

@@ -154,6 +154,35 @@ class Go2Task(Task):
         return {**super().describe(), "speeds": list(self.speeds or ()), "collect_speed": self.collect_speed,
                 "max_steps": self.max_steps}
 
+    # -- cloned states (the planner-ranking analysis, simdist.mechanism) -----------------------
+    def snapshot_states(self, env: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Copies of the full state of ``env``'s rows (:meth:`Go2Env.snapshot`: physics, per-env model fields,
+        commands, gait clock via the episode step, actuation-delay queue, bookkeeping)."""
+        return env.snapshot(rows)
+
+    def merge_states(self, snapshots: Sequence[Any]) -> dict[str, np.ndarray]:
+        from simdist.components.tasks.go2.clone import concat_snapshots
+
+        return concat_snapshots(list(snapshots))
+
+    def true_returns(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
+                     progress: bool = False) -> np.ndarray:
+        """Σ_{k<T} γ^k r_k + γ^T V(s_T): the candidate open loop on this task's env (its profile) from a restored
+        clone, bootstrapped with the critic of this task's PPO expert set (``data_defaults["experts"]``) on the
+        privileged observation at s_T. That critic makes the Go2 data's value labels (``values[i] = V(s_{i+1})``
+        on the post-step privileged observation, :mod:`.data`), so this is the quantity a world model's planner
+        predicts; the expert is not rolled on (episodes are long: 20 s, 1000 steps). The critic was trained with
+        PPO's γ = 0.99, so the bootstrap is consistent for ``gamma`` = 0.99 only. A fall within the T steps ends
+        the return (no bootstrap), as in PPO's targets."""
+        from simdist.components.tasks.go2.clone import critic_returns, take_rows
+        from simdist.experts import load_expert_set
+        from simdist.zoo import resolve_experts
+
+        critic = load_expert_set(resolve_experts(self.data_defaults["experts"])).critic
+        return critic_returns(lambda n, s: self.make_env(n, s, real=True), critic,
+                              take_rows(states, np.asarray(rows, np.int64)), np.asarray(actions, np.float32),
+                              gamma=gamma, seed=seed, progress=progress)
+
     # -- tools ---------------------------------------------------------------------------------
     def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,
                  progress: bool = True, preset: str = "custom", args: argparse.Namespace | None = None,

@@ -3,6 +3,7 @@ slippery slope the simulator does not model (profiles: :mod:`.profiles`). Metric
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -31,6 +32,8 @@ class ToyReachTask(Task):
     demo_module: ClassVar[str | None] = "simdist.components.tasks.toy_reach.demo"
     profile_module: ClassVar[str | None] = "simdist.components.tasks.toy_reach.profiles"
     preset: ClassVar[str | None] = "toy"
+    #: V^e's rollout length after a candidate in :meth:`true_returns` (the tail of the critic's label returns)
+    expert_steps: ClassVar[int] = 400
 
     def __post_init__(self) -> None:
         if self.profile is not None:
@@ -71,6 +74,30 @@ class ToyReachTask(Task):
 
     def success(self, result: Any) -> np.ndarray:
         return _distances(result) < TOY_SUCCESS_RADIUS
+
+    # -- cloned states (the planner-ranking analysis, simdist.mechanism) -----------------------
+    def snapshot_states(self, env: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Copies of the point masses of ``env``'s rows (MuJoCo integration state, mass, friction, goal, step)."""
+        from simdist.components.tasks.toy_reach.clone import snapshot
+
+        return snapshot(env, rows)
+
+    def merge_states(self, snapshots: Sequence[Any]) -> dict[str, np.ndarray]:
+        from simdist.components.tasks.toy_reach.clone import concat_snapshots
+
+        return concat_snapshots(list(snapshots))
+
+    def true_returns(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
+                     progress: bool = False) -> np.ndarray:
+        """The candidates open loop on this task's profile from cloned states, then the PD expert for
+        :attr:`expert_steps` steps on the same profile: Σ_{k<T} γ^k r_k + γ^T V^e(s_T), V^e the expert's
+        discounted return with no time limit and leaving the arena absorbing, as the critic that labels the
+        toy's values is fitted (:mod:`.clone` says why it is rolled rather than read off that critic)."""
+        from simdist.components.tasks.toy_reach.clone import expert_continuation_returns, take_rows
+
+        return expert_continuation_returns(lambda n, s: self.make_env(n, s, real=True),
+                                           take_rows(states, np.asarray(rows, np.int64)), actions, gamma=gamma,
+                                           seed=seed, expert_steps=self.expert_steps, progress=progress)
 
     def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,
                  progress: bool = True, **options: Any) -> dict[str, Any]:

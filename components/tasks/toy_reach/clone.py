@@ -1,0 +1,111 @@
+"""Cloned ``toy-reach`` states and the true returns of open-loop candidates from them (:mod:`simdist.mechanism`).
+
+A snapshot copies each env's MuJoCo integration state (``mj_getState(mjSTATE_INTEGRATION)``: time, position,
+velocity, controls, the solver's warm start), the per-env model fields the env randomises (puck mass and
+inertia, joint friction) and the env's own arrays (goal, mass, friction, step count); the floor's tilt is the
+profile's, so the env a snapshot is restored into must be built on the same profile.
+
+V^e, the expert's value at the end of a candidate, is the PD expert's discounted return from there, rolled
+on the task's env for :data:`EXPERT_STEPS` steps. That is what the toy's value labels estimate: the dataset
+labels ``values[i] = V^expert(s_{i+1})`` with a critic regressed on the expert's discounted returns-to-go over
+at least 400 steps (:func:`.critic.expert_returns`), with no time limit (its state, ``(p - g, v)``, carries no
+time) and leaving the arena absorbing with zero reward. The return here follows the same definition; it is
+rolled rather than read off the fitted critic because that critic is a regression fitted on the training
+simulator, while the truth is wanted on the task's profile (the proxy-real puck on its slope), and because a
+rollout of the PD expert costs little.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import mujoco
+import numpy as np
+
+#: V^e's rollout length: the tail of the critic's label returns (:func:`.critic.expert_returns`, γ^400 ≈ 2 %)
+EXPERT_STEPS = 400
+_SIG = mujoco.mjtState.mjSTATE_INTEGRATION
+_MODEL_FIELDS = ("body_mass", "body_inertia", "dof_frictionloss")
+_ENV_FIELDS = ("goal", "mass", "friction", "t")
+
+
+def snapshot(env: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
+    """Copies of everything that makes envs ``rows`` of a :class:`ToyReachEnv` evolve as they will (row-first)."""
+    rows = np.asarray(rows, np.int64).ravel()
+    size = mujoco.mj_stateSize(env.models[0], _SIG)
+    physics = np.zeros((len(rows), size))
+    for k, e in enumerate(rows):
+        mujoco.mj_getState(env.models[e], env.datas[e], physics[k], _SIG)
+    snap = {"physics": physics}
+    snap |= {f"model/{f}": np.stack([np.array(getattr(env.models[e], f)) for e in rows]) for f in _MODEL_FIELDS}
+    snap |= {f"env/{f}": np.array(getattr(env, f)[rows]) for f in _ENV_FIELDS}
+    return snap
+
+
+def restore(env: Any, snap: dict[str, np.ndarray], rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Write a :func:`snapshot` into envs ``rows`` (default: the first ``len(snap)``) of an env on the same
+    profile; returns the observations. The restored envs step exactly as the originals would."""
+    n = len(snap["physics"])
+    rows = np.arange(n) if rows is None else np.asarray(rows, np.int64).ravel()
+    for k, e in enumerate(rows):
+        m, d = env.models[e], env.datas[e]
+        for f in _MODEL_FIELDS:
+            getattr(m, f)[:] = snap[f"model/{f}"][k]
+        mujoco.mj_setState(m, d, snap["physics"][k], _SIG)
+        mujoco.mj_forward(m, d)
+    for f in _ENV_FIELDS:
+        getattr(env, f)[rows] = snap[f"env/{f}"]
+    return env._obs()
+
+
+def take_rows(snap: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, np.ndarray]:
+    """Rows ``idx`` of a snapshot (repeats allowed: one state cloned several times)."""
+    return {k: v[idx] for k, v in snap.items()}
+
+
+def concat_snapshots(snaps: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """One snapshot holding the rows of ``snaps`` in order."""
+    return {k: np.concatenate([s[k] for s in snaps]) for k in snaps[0]}
+
+
+def expert_continuation_returns(make_env: Callable[[int, int], Any], snap: dict[str, np.ndarray],
+                                actions: np.ndarray, *, gamma: float, seed: int = 0,
+                                expert_steps: int = EXPERT_STEPS, batch: int = 256,
+                                progress: bool = False) -> np.ndarray:
+    """(N,) Σ_{k<T} γ^k r_k + γ^T V^e(s_T) of ``actions[i]`` (N, T, 2) open loop from snapshot row i, V^e(s_T)
+    the PD expert's discounted return over ``expert_steps`` further steps; the episode's time limit is ignored
+    and leaving the arena (termination) ends the return, as in the critic's labels (module docstring)."""
+    from simdist.components.tasks.toy_reach.expert import expert_policy
+    from simdist.data.engine import progress_bar
+
+    actions = np.asarray(actions, np.float32)
+    n = len(snap["physics"])
+    if actions.ndim != 3 or len(actions) != n:
+        raise ValueError(f"actions must be (N={n}, T, A) open-loop sequences, got {actions.shape}")
+    out = np.zeros(n)
+    bar = progress_bar(n, progress, desc="true returns", unit="candidate")
+    policy = expert_policy()
+    try:
+        for lo in range(0, n, batch):
+            idx = np.arange(lo, min(lo + batch, n))
+            env = make_env(len(idx), seed)
+            try:
+                env.reset(seed=seed)
+                obs = restore(env, take_rows(snap, idx))
+                ret, disc, alive = np.zeros(len(idx)), 1.0, np.ones(len(idx), bool)
+                for t in range(actions.shape[1] + expert_steps):
+                    step = env.step(actions[idx, t] if t < actions.shape[1] else policy(obs))
+                    ret += np.where(alive, disc * step.reward, 0.0)
+                    disc *= gamma
+                    alive &= ~step.terminated
+                    obs = step.obs
+                    if not alive.any():
+                        break
+            finally:
+                env.close()
+            out[idx] = ret
+            bar.update(len(idx))
+    finally:
+        bar.close()
+    return out

@@ -1,0 +1,184 @@
+"""Cloned states for the planner-ranking analysis on ``toy-reach`` and ``go2``: a clone steps exactly as the
+original env does, its true return is reproducible and equals the one computed by hand on the original, the
+return tells candidates apart, and the analysis runs end to end on the toy with an untrained model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from simdist import WorldModel
+from simdist.components.agents.simdist.configuration import SimDistAgentConfig
+from simdist.components.agents.simdist.modeling import SimDistAgent
+from simdist.mechanism import MechanismConfig, run_mechanism, visit_states
+from simdist.tasks import make_task
+
+GAMMA = 0.99
+
+
+def _toward_goal(state: np.ndarray, sign: float, steps: int) -> np.ndarray:
+    """(B, steps, 2) full force along ∓(p - g): toward the goal (sign -1) or away from it (+1)."""
+    d = state[:, :2] / np.maximum(np.linalg.norm(state[:, :2], axis=1, keepdims=True), 1e-6)
+    return np.repeat((sign * d)[:, None], steps, axis=1).astype(np.float32)
+
+
+# ------------------------------------------------------------------------------------------ toy-reach
+def test_toy_clone_steps_as_the_original_and_its_true_return_is_the_hand_computed_one() -> None:
+    from simdist.components.tasks.toy_reach.clone import restore
+    from simdist.components.tasks.toy_reach.expert import expert_policy
+
+    task = make_task("toy-reach", profile="sim")  # mass and friction randomised per env: the clone must carry them
+    task.expert_steps = 40
+    rng = np.random.default_rng(0)
+    env = task.make_env(3, 0)
+    other = task.make_env(2, 5)
+    try:
+        env.reset(seed=0)
+        for _ in range(4):
+            env.step(rng.uniform(-1, 1, (3, 2)))
+        rows = np.array([2, 0])
+        snap = task.snapshot_states(env, rows)
+        before = env._obs()["state"][rows]
+        other.reset(seed=5)  # another goal, start, mass and friction draw: all overwritten by the clone
+        np.testing.assert_array_equal(restore(other, snap)["state"], before)
+        assert np.array_equal(other.mass, env.mass[rows]) and np.array_equal(other.goal, env.goal[rows])
+        assert not np.isin(env.mass[rows], env.mass[1]).any()  # the rows differ from each other
+        plan = rng.uniform(-1, 1, (2, 6, 2)).astype(np.float32)
+        twice = task.true_returns(snap, np.array([0, 0, 1, 1]), plan[[0, 0, 1, 1]], gamma=GAMMA, seed=3)
+        assert twice[0] == twice[1] and twice[2] == twice[3] and twice[0] != twice[2]
+        # the original env and the clone, stepped with the same actions, stay identical; the return by hand
+        full = np.zeros((3, 2), np.float32)
+        ret, disc, policy, obs = np.zeros(2), 1.0, expert_policy(), None
+        for t in range(6 + task.expert_steps):
+            if t < 6:
+                full[rows] = plan[:, t]
+            else:
+                full = policy(obs)
+            step = env.step(full)
+            if t < 6:
+                mine = other.step(full[rows])
+                np.testing.assert_array_equal(mine.obs["state"], step.obs["state"][rows])
+                np.testing.assert_array_equal(mine.reward, step.reward[rows])
+            assert not step.terminated[rows].any()
+            ret += disc * step.reward[rows]
+            disc *= GAMMA
+            obs = step.obs
+    finally:
+        env.close()
+        other.close()
+    np.testing.assert_allclose(twice[[0, 2]], ret, rtol=1e-12)
+    assert ret.min() > 5.0  # 46 steps of about 0.3 reward each: a value, not zeros
+
+
+def test_toy_true_returns_rank_a_push_to_the_goal_above_a_push_away() -> None:
+    task = make_task("toy-reach", profile="real")
+    task.expert_steps = 60
+    env = task.make_env(2, 1)
+    try:
+        obs = env.reset(seed=1)
+        snap = task.snapshot_states(env, np.arange(2))
+    finally:
+        env.close()
+    toward, away = _toward_goal(obs["state"], -1.0, 8), _toward_goal(obs["state"], 1.0, 8)
+    returns = task.true_returns(snap, np.array([0, 1, 0, 1]), np.concatenate([toward, away]), gamma=GAMMA, seed=0)
+    assert np.isfinite(returns).all()
+    assert (returns[:2] > returns[2:] + 1.0).all(), returns  # 0.8 s away from the goal costs metres of distance
+
+
+def _toy_agent(seed: int = 0) -> SimDistAgent:
+    from simdist.planning.presets import planner_preset, scaled_settings
+
+    torch.manual_seed(seed)
+    wm = WorldModel.from_preset("toy")
+    wm.normalizer.set_stats({k: {"mean": [0.0] * wm.normalizer.mean(k).numel(),
+                                 "std": [1.0] * wm.normalizer.mean(k).numel()} for k in wm.normalizer.keys})
+    settings = scaled_settings(8, 2, base=planner_preset("paper"))
+    return SimDistAgent(wm.eval(), SimDistAgentConfig.from_planner_dict({"planner": "mppi", **settings}))
+
+
+def test_toy_mechanism_end_to_end_with_an_untrained_model() -> None:
+    task = make_task("toy-reach", profile="real")
+    task.expert_steps = 50
+    agent, other = _toy_agent(0), _toy_agent(1)
+    cfg = MechanismConfig(states=4, candidates=5, every=2, skip=1, num_envs=2, seed=0)
+    visited = visit_states(task, agent, cfg)
+    assert visited.candidates.shape == (4, 5, 8, 2) and visited.obs_hist["state"].shape == (4, 9, 4)
+    assert visited.states["physics"].shape[0] == 4
+    report = run_mechanism(task, agent, {"a": agent, "b": other}, cfg)
+    truth = np.array(report["true_returns"])
+    assert truth.shape == (4, 5) and np.isfinite(truth).all() and (np.ptp(truth, axis=1) > 0).all()
+    again = task.true_returns(visited.states, np.repeat(np.arange(4), 5),
+                              visited.candidates.reshape(20, 8, 2).numpy(), gamma=cfg.gamma, seed=cfg.seed)
+    np.testing.assert_allclose(again.reshape(4, 5), truth, atol=1e-4)  # the report keeps 4 decimals
+    for name in ("a", "b"):
+        rho = report["models"][name]["spearman"]["mean"]
+        assert np.isfinite(rho) and -1.0 <= rho <= 1.0
+        assert report["models"][name]["states"] == 4
+    assert report["models"]["a"]["predicted_returns"] != report["models"]["b"]["predicted_returns"]
+
+
+# ------------------------------------------------------------------------------------------ go2
+@pytest.fixture(scope="module")
+def go2() -> Any:
+    return make_task("go2", profile="ptfe-slope-3deg")  # actuation delay 1 step: the queue is cloned too
+
+
+def test_go2_clone_steps_as_the_original_and_its_true_return_is_the_hand_computed_one(go2: Any) -> None:
+    from simdist.experts import load_expert_set
+    from simdist.zoo import resolve_experts
+
+    rng = np.random.default_rng(0)
+    env = go2.make_env(3, 0)
+    other = go2.make_env(2, 7)
+    try:
+        env.reset(seed=0)
+        for _ in range(30):  # past the 25 standing steps: the walk command is running
+            env.step(0.2 * rng.standard_normal((3, 12)))
+        rows = np.array([2, 0])
+        snap = go2.snapshot_states(env, rows)
+        other.reset(seed=7)
+        restored = other.restore(snap, np.arange(2))
+        for k, v in env.observations.items():
+            np.testing.assert_array_equal(restored[k], v[rows])
+        plan = (0.3 * rng.standard_normal((2, 5, 12))).astype(np.float32)
+        twice = go2.true_returns(snap, np.array([0, 0, 1, 1]), plan[[0, 0, 1, 1]], gamma=GAMMA, seed=1)
+        assert twice[0] == twice[1] and twice[2] == twice[3] and twice[0] != twice[2]
+        ret, disc = np.zeros(2), 1.0
+        for t in range(5):
+            full = np.zeros((3, 12), np.float32)
+            full[rows] = plan[:, t]
+            step, mine = env.step(full), other.step(plan[:, t])
+            for k in step.obs:
+                np.testing.assert_array_equal(mine.obs[k], step.obs[k][rows])
+            np.testing.assert_array_equal(mine.reward, step.reward[rows])
+            assert not step.terminated[rows].any()
+            ret += disc * step.reward[rows]
+            disc *= GAMMA
+        critic = load_expert_set(resolve_experts("go2")).critic
+        value = critic({k: v[rows] for k, v in step.obs.items()})
+    finally:
+        env.close()
+        other.close()
+    assert np.abs(value).min() > 0.1  # the bootstrap is a real share of the return
+    np.testing.assert_allclose(twice[[0, 2]], ret + disc * value, rtol=1e-5)
+
+
+def test_go2_true_returns_tell_candidates_apart(go2: Any) -> None:
+    rng = np.random.default_rng(1)
+    env = go2.make_env(2, 3)
+    try:
+        env.reset(seed=3)
+        for _ in range(28):
+            env.step(np.zeros((2, 12)))
+        snap = go2.snapshot_states(env, np.arange(2))
+    finally:
+        env.close()
+    calm = np.zeros((2, 4, 12), np.float32)
+    wild = (1.5 * rng.standard_normal((2, 4, 12))).astype(np.float32)  # violent joint targets
+    returns = go2.true_returns(snap, np.array([0, 1, 0, 1]), np.concatenate([calm, wild]), gamma=GAMMA, seed=0)
+    assert np.isfinite(returns).all()
+    assert (returns[:2] > returns[2:]).all(), returns  # torque, acceleration and action-rate penalties
+    assert np.abs(returns[:2] - returns[2:]).min() > 1e-3
