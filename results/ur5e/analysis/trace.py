@@ -61,7 +61,8 @@ def load_controller(task, spec: str, planner: str = "policy"):  # type: ignore[n
     if Path(spec).is_dir():  # a saved agent; PLANNER after a colon (default: the policy head)
         from simdist.agents import load_agent
 
-        return load_agent(spec).with_settings(planner=planner)
+        agent = load_agent(spec)
+        return agent.with_settings(planner=planner) if agent.plans else agent
     import sys
 
     sys.path.insert(0, str(Path(__file__).parent))
