@@ -99,7 +99,7 @@ def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
     cand_rows: list[torch.Tensor] = []
     try:
         obs = env.reset(seed=cfg.seed)
-        history.reset(obs, command=_command(obs, history))
+        history.reset(obs, command=history.command_of(obs))
         planner.reset(seed=cfg.seed)
         age = np.zeros(cfg.num_envs, np.int64)
         was_held = np.zeros(cfg.num_envs, bool)
@@ -129,13 +129,13 @@ def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
             actions = result.action.detach().cpu().numpy().astype(np.float32)
             actions[held] = 0.0
             step = env.step(actions)
-            history.push(step.obs, actions, command=_command(step.obs, history))
+            history.push(step.obs, actions, command=history.command_of(step.obs))
             age += 1
             done = np.flatnonzero(step.terminated | step.truncated)
             if len(done):
                 obs = env.reset(ids=done)
                 sub = {k: v[done] for k, v in obs.items()}
-                history.reset(sub, ids=done, command=_command(sub, history))
+                history.reset(sub, ids=done, command=history.command_of(sub))
                 planner.reset(ids=done.tolist())
                 age[done] = 0
     finally:
@@ -144,11 +144,6 @@ def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
         states=task.merge_states(snaps),
         obs_hist={k: torch.cat([o[k] for o in obs_rows]) for k in obs_rows[0]},
         act_hist=torch.cat(act_rows), command=torch.cat(cmd_rows), candidates=torch.cat(cand_rows))
-
-
-def _command(obs: dict[str, Any], history: Any) -> Any:
-    """The observation's ``command`` group when the history keeps commands (as :func:`~simdist.rollout.rollout`)."""
-    return obs["command"] if "command" in obs and history.command_dim else None
 
 
 @torch.no_grad()

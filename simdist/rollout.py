@@ -100,7 +100,7 @@ def rollout(
     history = history_for(controller, b)
     command_key = "command" if "command" in obs else None
     if history is not None:
-        history.reset(obs, command=obs[command_key] if command_key and history.command_dim else None)
+        history.reset(obs, command=history.command_of(obs))
         if hasattr(controller, "reset"):
             controller.reset()
     recorder = EpisodeRecorder(b, record_spec, first_episode_id) if record_spec is not None else None
@@ -138,8 +138,7 @@ def rollout(
         done = np.flatnonzero(step.terminated | step.truncated)
         obs = step.obs
         if history is not None:
-            command = obs[command_key] if command_key and history.command_dim else None
-            history.push(obs, actions, command=command)
+            history.push(obs, actions, command=history.command_of(obs))
         if len(done):
             for e in done:
                 returns.append(float(ep_return[e]))
@@ -157,8 +156,7 @@ def rollout(
             obs = env.reset(ids=done)
             if history is not None:
                 sub = {k: v[done] for k, v in obs.items()}
-                cmd = sub[command_key] if command_key and history.command_dim else None
-                history.reset(sub, ids=done, command=cmd)
+                history.reset(sub, ids=done, command=history.command_of(sub))
                 if hasattr(controller, "reset"):
                     controller.reset(ids=torch.as_tensor(done))
             if on_episode is not None:

@@ -167,8 +167,11 @@ class Task(abc.ABC):
         raise TaskError(f"task {self.task_name!r} cannot clone its simulation states")
 
     def merge_states(self, snapshots: Sequence[Any]) -> Any:
-        """One set of states from several :meth:`snapshot_states` results, rows in order."""
-        raise TaskError(f"task {self.task_name!r} cannot clone its simulation states")
+        """One set of states from several :meth:`snapshot_states` results, rows in order (default: snapshots
+        that are row-first trees of arrays, :func:`simdist.rows.concat_rows`)."""
+        from simdist.rows import concat_rows
+
+        return concat_rows(list(snapshots))
 
     def true_returns(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
                      progress: bool = False) -> np.ndarray:

@@ -87,6 +87,10 @@ class ObservationHistory:
             command, "command", (self.command_dim,), idx.numel())
         self.initialized[idx] = True
 
+    def command_of(self, obs: Mapping[str, ArrayLike]) -> ArrayLike | None:
+        """``obs``'s ``command`` group when this history keeps commands, else None (what reset/push take)."""
+        return obs["command"] if self.command_dim and "command" in obs else None
+
     def push(self, obs: Mapping[str, ArrayLike], prev_action: ArrayLike,
              command: ArrayLike | None = None) -> None:
         """Append o_t and the action a_{t-1} that led to it, for all envs; optionally set the command."""

@@ -7,20 +7,12 @@ labels are made (:mod:`.data`: ``values[i] = V(s_{i+1})``, the critic on the pos
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-
-def take_rows(snap: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, np.ndarray]:
-    """Rows ``idx`` of a snapshot (repeats allowed: one state cloned several times)."""
-    return {k: v[idx] for k, v in snap.items()}
-
-
-def concat_snapshots(snaps: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """One snapshot holding the rows of ``snaps`` in order."""
-    return {k: np.concatenate([s[k] for s in snaps]) for k in snaps[0]}
+from simdist.rows import take_rows
 
 
 def critic_returns(make_env: Callable[[int, int], Any], critic: Callable[..., np.ndarray],

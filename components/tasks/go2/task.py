@@ -160,11 +160,6 @@ class Go2Task(Task):
         commands, gait clock via the episode step, actuation-delay queue, bookkeeping)."""
         return env.snapshot(rows)
 
-    def merge_states(self, snapshots: Sequence[Any]) -> dict[str, np.ndarray]:
-        from simdist.components.tasks.go2.clone import concat_snapshots
-
-        return concat_snapshots(list(snapshots))
-
     def true_returns(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
                      progress: bool = False) -> np.ndarray:
         """Σ_{k<T} γ^k r_k + γ^T V(s_T): the candidate open loop on this task's env (its profile) from a restored
@@ -174,8 +169,9 @@ class Go2Task(Task):
         predicts; the expert is not rolled on (episodes are long: 20 s, 1000 steps). The critic was trained with
         PPO's γ = 0.99, so the bootstrap is consistent for ``gamma`` = 0.99 only. A fall within the T steps ends
         the return (no bootstrap), as in PPO's targets."""
-        from simdist.components.tasks.go2.clone import critic_returns, take_rows
+        from simdist.components.tasks.go2.clone import critic_returns
         from simdist.experts import load_expert_set
+        from simdist.rows import take_rows
         from simdist.zoo import resolve_experts
 
         critic = load_expert_set(resolve_experts(self.data_defaults["experts"])).critic

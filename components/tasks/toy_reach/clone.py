@@ -17,11 +17,13 @@ rollout of the PD expert costs little.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import mujoco
 import numpy as np
+
+from simdist.rows import take_rows
 
 #: V^e's rollout length: the tail of the critic's label returns (:func:`.critic.expert_returns`, γ^400 ≈ 2 %)
 EXPERT_STEPS = 400
@@ -57,16 +59,6 @@ def restore(env: Any, snap: dict[str, np.ndarray], rows: np.ndarray | None = Non
     for f in _ENV_FIELDS:
         getattr(env, f)[rows] = snap[f"env/{f}"]
     return env._obs()
-
-
-def take_rows(snap: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, np.ndarray]:
-    """Rows ``idx`` of a snapshot (repeats allowed: one state cloned several times)."""
-    return {k: v[idx] for k, v in snap.items()}
-
-
-def concat_snapshots(snaps: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """One snapshot holding the rows of ``snaps`` in order."""
-    return {k: np.concatenate([s[k] for s in snaps]) for k in snaps[0]}
 
 
 def expert_continuation_returns(make_env: Callable[[int, int], Any], snap: dict[str, np.ndarray],

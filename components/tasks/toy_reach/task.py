@@ -3,7 +3,6 @@ slippery slope the simulator does not model (profiles: :mod:`.profiles`). Metric
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -82,18 +81,14 @@ class ToyReachTask(Task):
 
         return snapshot(env, rows)
 
-    def merge_states(self, snapshots: Sequence[Any]) -> dict[str, np.ndarray]:
-        from simdist.components.tasks.toy_reach.clone import concat_snapshots
-
-        return concat_snapshots(list(snapshots))
-
     def true_returns(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
                      progress: bool = False) -> np.ndarray:
         """The candidates open loop on this task's profile from cloned states, then the PD expert for
         :attr:`expert_steps` steps on the same profile: Σ_{k<T} γ^k r_k + γ^T V^e(s_T), V^e the expert's
         discounted return with no time limit and leaving the arena absorbing, as the critic that labels the
         toy's values is fitted (:mod:`.clone` says why it is rolled rather than read off that critic)."""
-        from simdist.components.tasks.toy_reach.clone import expert_continuation_returns, take_rows
+        from simdist.components.tasks.toy_reach.clone import expert_continuation_returns
+        from simdist.rows import take_rows
 
         return expert_continuation_returns(lambda n, s: self.make_env(n, s, real=True),
                                            take_rows(states, np.asarray(rows, np.int64)), actions, gamma=gamma,

@@ -144,17 +144,13 @@ class UR5eTask(Task):
 
         return snapshot(env, rows)
 
-    def merge_states(self, snapshots: Any) -> Any:
-        from simdist.components.tasks.ur5e.value import concat_snapshots
-
-        return concat_snapshots(list(snapshots))
-
     def true_returns(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
                      progress: bool = False) -> np.ndarray:
         """The candidates open loop on this task's profile from cloned states, then the scripted expert until
         the episode ends (success absorbing, as the critic's labels), on the same profile."""
         from simdist.components.tasks.ur5e.expert import make_expert
-        from simdist.components.tasks.ur5e.value import continuation_returns, take_rows
+        from simdist.components.tasks.ur5e.value import continuation_returns
+        from simdist.rows import take_rows
 
         def make_env(n: int, s: int) -> Any:
             return self.make_env(n, s, real=True)

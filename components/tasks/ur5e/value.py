@@ -23,6 +23,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from simdist.rows import concat_rows, take_rows
+
 logger = logging.getLogger(__name__)
 
 #: the env's own per-simulation bookkeeping, copied with the physics
@@ -66,16 +68,6 @@ def restore(env: Any, snap: dict[str, Any], rows: np.ndarray) -> None:
     b.forward(rows)
     env._warn[rows] = env._warnings()[rows]
     env._compute_obs()
-
-
-def take_rows(snap: dict[str, Any], idx: np.ndarray) -> dict[str, Any]:
-    """Rows ``idx`` of a snapshot (repeats allowed: one state cloned several times)."""
-    return {k: ({f: v[idx] for f, v in part.items()}) for k, part in snap.items()}
-
-
-def concat_snapshots(snaps: list[dict[str, Any]]) -> dict[str, Any]:
-    """One snapshot holding the rows of ``snaps`` in order."""
-    return {k: {f: np.concatenate([s[k][f] for s in snaps]) for f in snaps[0][k]} for k in snaps[0]}
 
 
 def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], *, batch: int = 64,
@@ -202,7 +194,7 @@ def collect_labelled_states(make_env: Any, mixture: Any, *, num_envs: int, steps
     finally:
         bar.close()
         env.close()
-    snap = concat_snapshots(snaps)
+    snap = concat_rows(snaps)
     labels = continuation_returns(make_env, make_expert, snap, batch=continuation_batch, gamma=gamma, seed=seed + 1,
                                   progress=progress)
     return np.concatenate(feats), labels

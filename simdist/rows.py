@@ -1,0 +1,24 @@
+"""Row-first state trees: nested dicts whose leaves are arrays with one row per env (cloned simulation
+states, :meth:`simdist.tasks.Task.snapshot_states`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+def take_rows(tree: Any, idx: np.ndarray) -> Any:
+    """Rows ``idx`` of every leaf (repeats allowed: one state cloned several times)."""
+    if isinstance(tree, dict):
+        return {k: take_rows(v, idx) for k, v in tree.items()}
+    return tree[idx]
+
+
+def concat_rows(trees: Sequence[Any]) -> Any:
+    """One tree holding the rows of ``trees`` in order (all of the same structure)."""
+    first = trees[0]
+    if isinstance(first, dict):
+        return {k: concat_rows([t[k] for t in trees]) for k in first}
+    return np.concatenate(trees)
