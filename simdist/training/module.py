@@ -121,11 +121,7 @@ class WorldModelModule(L.LightningModule):
                 x = obs[key].clone()
                 x[..., dims] = x[..., dims] * keep.view(-1, *([1] * (x.dim() - 1)))
                 obs[key] = x
-        for key, x in obs.items():
-            if key in self.obs_noise:
-                std = torch.as_tensor(self.obs_noise[key], dtype=x.dtype, device=x.device)
-                obs[key] = x + torch.randn_like(x) * std
-        batch["obs_hist"] = obs
+        batch["obs_hist"] = add_obs_noise(obs, self.obs_noise)
         return batch
 
     def _log_terms(self, prefix: str, terms: Mapping[str, Tensor], batch_size: int) -> None:
@@ -233,6 +229,16 @@ def epoch_trainer(root: str | Path, epochs: int, progress: bool = False) -> L.Tr
         enable_progress_bar=progress, enable_model_summary=False, num_sanity_val_steps=0,
         enable_checkpointing=False, limit_val_batches=0,
     )
+
+
+def add_obs_noise(obs: Mapping[str, Tensor], obs_noise: Mapping[str, list[float]]) -> dict[str, Tensor]:
+    """``obs`` with Gaussian noise of per-dimension stds ``obs_noise[key]`` (raw units) on the groups it names."""
+    out = dict(obs)
+    for key, x in obs.items():
+        if key in obs_noise:
+            std = torch.as_tensor(obs_noise[key], dtype=x.dtype, device=x.device)
+            out[key] = x + torch.randn_like(x) * std
+    return out
 
 
 def resolve_obs_noise(obs_noise: dict[str, list[float]] | str | None) -> dict[str, list[float]]:

@@ -5,168 +5,35 @@ uses, takes the latent of the current step (plus the current command for command
 MLP to one action, and clips it to the action bounds. Inputs are normalised by the library's
 :class:`~simdist.normalization.Normalizer`, fitted from the dataset's statistics as pretraining does.
 
-``BCModule`` (a LightningModule, defined on first access so that registering the agent does not import
-Lightning) regresses the window's first future action (MSE in normalised units) on
-:class:`~simdist.data.TrajectoryDataModule` windows; with ``expert_only`` only windows whose first future step is
-expert-flagged count. The Hub folder is ``config.json`` (``agent_type: "bc"``), ``model.safetensors`` and a
-model card, written atomically.
+``BCModule`` (a LightningModule in :mod:`.training`, imported only to train) regresses the window's first
+future action (MSE in normalised units) on :class:`~simdist.data.TrajectoryDataModule` windows; with
+``expert_only`` only windows whose first future step is expert-flagged count. The Hub folder is
+``config.json`` (``agent_type: "bc"``), ``model.safetensors`` and a model card, written atomically.
 """
 
 from __future__ import annotations
 
 import copy
-import math
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from simdist.agents import AGENT_TYPE_KEY, Agent
 from simdist.components.agents.bc.configuration import BCConfig
+from simdist.components.agents.bc.policy import HORIZON, BCPolicy, bc_freeze_policy
 from simdist.config import ConfigError, WorldModelConfig
-from simdist.freeze import ALL, FreezePolicy
-from simdist.nn import mlp
-from simdist.normalization import Normalizer, normalize_groups
-from simdist.registry import RegistryError, register
-from simdist.world_model import _build
+from simdist.registry import register
 
-__all__ = ["BCAgent", "BCPolicy", "bc_freeze_policy", "count_windows"]  # and BCModule, on first access
+__all__ = ["BCAgent", "count_windows"]
 
 AGENT_TYPE = "bc"
-#: BC windows look one step ahead: the target is the action at the current step
-HORIZON = 1
 #: the window paddings of :class:`~simdist.data.TrajectoryDataModule` (defaults, as pretraining uses them)
 BEG_PAD = END_PAD = 5
 _HUB_KEYS = ("revision", "cache_dir", "local_files_only", "token")
-
-
-class BCPolicy(nn.Module):
-    """Encoder → current-step latent (‖ normalised command) → MLP → action; environment units in and out."""
-
-    def __init__(self, config: BCConfig | Mapping[str, Any]) -> None:
-        super().__init__()
-        cfg = config if isinstance(config, BCConfig) else BCConfig.from_dict(config)
-        self.config = cfg
-        standard = {"obs_spec": {k: tuple(v) for k, v in cfg.obs_spec.items()}, "action_dim": cfg.action_dim,
-                    "command_dim": cfg.command_dim, "latent_dim": cfg.latent_dim, "history": cfg.history,
-                    "horizon": HORIZON}
-        self.encoder = _build("encoder", cfg.encoder, standard)
-        self.policy = mlp(cfg.latent_dim + cfg.command_dim, cfg.hidden, cfg.action_dim)
-        #: groups the encoder reads unnormalised (e.g. raw pixels): no statistics, as in the world model
-        self.raw_obs_keys = frozenset(getattr(self.encoder, "raw_obs_keys", ()))
-        shapes: dict[str, list[int]] = {f"obs/{k}": v for k, v in cfg.obs_spec.items() if k not in self.raw_obs_keys}
-        shapes["actions"] = [cfg.action_dim]
-        if cfg.command_dim:
-            shapes["commands"] = [cfg.command_dim]
-        self.normalizer = Normalizer(shapes)
-        bounded = cfg.action_low is not None and cfg.action_high is not None
-        self.register_buffer("action_low", torch.tensor(cfg.action_low) if bounded else None, persistent=False)
-        self.register_buffer("action_high", torch.tensor(cfg.action_high) if bounded else None, persistent=False)
-        if cfg.stats is not None:
-            self.set_stats(cfg.stats)
-
-    # ------------------------------------------------------------------ structure
-    @property
-    def components(self) -> dict[str, nn.Module]:
-        """Named parts for :class:`~simdist.freeze.FreezePolicy`: encoder, policy (the MLP head), normalizer."""
-        return {"encoder": self.encoder, "policy": self.policy, "normalizer": self.normalizer}
-
-    def count_parameters(self) -> dict[str, int]:
-        counts = {name: sum(p.numel() for p in mod.parameters()) for name, mod in self.components.items()}
-        counts["total"] = sum(counts.values())
-        return counts
-
-    @property
-    def device(self) -> torch.device:
-        return self.normalizer.fitted.device
-
-    def set_stats(self, stats: Mapping[str, Mapping[str, Any]]) -> None:
-        """Load normaliser statistics (extra keys are ignored) and record them in :attr:`config`."""
-        try:
-            self.normalizer.set_stats(stats)
-        except KeyError as err:
-            raise ConfigError(f"stats: {err.args[0]}") from err
-        self.config.stats = self.normalizer.stats()
-
-    def export_config(self) -> BCConfig:
-        """:attr:`config` as saved: the current statistics, and each encoder kwarg its ``portable_kwargs``
-        rewrites (a local pretrained file whose weights are now in ``model.safetensors``)."""
-        cfg = copy.deepcopy(self.config)
-        cfg.stats = self.normalizer.stats() if bool(self.normalizer.fitted) else None
-        hook = getattr(self.encoder, "portable_kwargs", None)
-        if callable(hook):
-            cfg.encoder.kwargs = hook(dict(cfg.encoder.kwargs))
-        return cfg
-
-    # ------------------------------------------------------------------ forward
-    def normalize_obs(self, obs: Mapping[str, Tensor]) -> dict[str, Tensor]:
-        return normalize_groups(self.normalizer, obs, self.config.obs_spec, self.raw_obs_keys, "the policy")
-
-    def forward(self, obs_hist: Mapping[str, Tensor], act_hist: Tensor, command: Tensor | None = None) -> Tensor:
-        """Normalised action (B, A) for o_{t-H..t} (each (B, H+1, *shape)), a_{t-H..t-1} (B, H, A) and the
-        current command (B, C), all in environment units."""
-        encoding = self.encoder(self.normalize_obs(obs_hist), self.normalizer.normalize("actions", act_hist))
-        features = encoding.latent
-        if self.config.command_dim:
-            if command is None:
-                raise ValueError(f"this policy is command-conditioned (command_dim={self.config.command_dim}); "
-                                 "pass the current command")
-            features = torch.cat([features, self.normalizer.normalize("commands", command)], dim=-1)
-        return self.policy(features)
-
-    def clip(self, actions: Tensor) -> Tensor:
-        """``actions`` clipped to the configured bounds (unchanged when the config has none)."""
-        if self.action_low is None or self.action_high is None:
-            return actions
-        return torch.clamp(actions, self.action_low, self.action_high)
-
-    @torch.no_grad()
-    def act(self, obs_hist: Mapping[str, Tensor], act_hist: Tensor, command: Tensor | None = None) -> Tensor:
-        """Actions (B, A) in environment units, within the bounds; inputs are moved to the policy's device."""
-        dev = self.device
-        obs = {k: v.to(dev, torch.float32) for k, v in obs_hist.items()}
-        cmd = command.to(dev, torch.float32) if command is not None else None
-        out = self(obs, act_hist.to(dev, torch.float32), cmd)
-        return self.clip(self.normalizer.denormalize("actions", out))
-
-    def loss(self, batch: Mapping[str, Any], expert_only: bool = False) -> Tensor | None:
-        """MSE (normalised units) between the predicted action and each window's first future action; with
-        ``expert_only`` over the windows whose first future step is expert-flagged (None when there are none)."""
-        for key in ("obs_hist", "act_hist", "fut_acts", "fut_cmds", "expert"):
-            if key not in batch:
-                raise KeyError(f"batch is missing {key!r}; it has {sorted(batch)}")
-        pred = self(batch["obs_hist"], batch["act_hist"], batch["fut_cmds"][:, 0])
-        target = self.normalizer.normalize("actions", batch["fut_acts"][:, 0])
-        err = ((pred - target) ** 2).mean(dim=-1)
-        if expert_only:
-            err = err[batch["expert"][:, 0] > 0.5]
-            if err.numel() == 0:
-                return None
-        return err.mean()
-
-
-def bc_freeze_policy(freeze: str | FreezePolicy | Any) -> FreezePolicy:
-    """The library freeze policy ``freeze`` as it applies to a BC policy (components ``encoder``, ``policy``).
-
-    ``"all"`` trains everything; a policy training only heads (``"heads_only"``: reward, value, policy) trains
-    the MLP head with the encoder frozen; component sets name ``encoder`` and/or ``policy``. Policies that train
-    parts a BC model lacks (``"dynamics_only"``, ``"dynamics,encoder"``) raise a ValueError naming ``freeze``.
-    """
-    try:
-        policy = FreezePolicy.parse(freeze)
-    except (RegistryError, TypeError) as err:
-        raise ValueError(f"freeze={freeze!r} is not a freeze policy: {err}") from err
-    if policy.trainable == ALL:
-        return policy
-    names = set(policy.trainable)
-    own, heads_lacked = {"encoder", "policy"}, {"reward", "value"}
-    if not names & own or not names <= own | heads_lacked:
-        raise ValueError(f"freeze={freeze!r} trains {sorted(names)}, which a BC model does not have (it has "
-                         f"{sorted(own)}); use 'all', 'heads_only' (encoder frozen) or a set of {sorted(own)}")
-    return FreezePolicy(names & own, eval_frozen=policy.eval_frozen)
 
 
 def count_windows(data: str | Path | list[str], history: int, *, front_pad: int = 0, expert_only: bool = False,
@@ -185,101 +52,6 @@ def count_windows(data: str | Path | list[str], history: int, *, front_pad: int 
         if stop_at is not None and found >= stop_at:
             break
     return found
-
-
-def _define_bc_module() -> type:
-    import lightning as L
-
-    from simdist.training.module import resolve_obs_noise
-    from simdist.training.schedule import warmup_cosine
-
-    class BCModule(L.LightningModule):
-        """Trains a :class:`BCPolicy` (built from the ``config`` dict) on window batches.
-
-        The normaliser is fitted from the datamodule's statistics when it has none yet (as pretraining does);
-        a fitted one is kept. Adam, linear warmup then cosine from ``lr`` to ``end_lr`` (default: constant);
-        ``obs_noise`` (per-group stds or a task name, as the world-model modules take it) perturbs the training
-        inputs only. ``step_losses`` holds the loss of every optimisation step.
-        """
-
-        def __init__(self, config: dict[str, Any], freeze: str | list[str] = "all", expert_only: bool = False,
-                     lr: float = 1e-3, end_lr: float | None = None, warmup_steps: int = 0,
-                     decay_steps: int = 100_000, obs_noise: dict[str, list[float]] | str | None = None) -> None:
-            super().__init__()
-            self.save_hyperparameters()
-            if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
-                raise ValueError(f"lr must be a positive number, got {lr!r}")
-            self.policy = BCPolicy(BCConfig.from_dict(config))
-            self.freeze_policy = bc_freeze_policy(freeze)
-            self.freeze_policy.apply(self.policy)
-            self.expert_only = bool(expert_only)
-            self.obs_noise = resolve_obs_noise(obs_noise)
-            self.step_losses: list[float] = []
-
-        def train(self, mode: bool = True) -> BCModule:
-            """Like ``nn.Module.train`` but frozen components stay in eval mode."""
-            super().train(mode)
-            if hasattr(self, "freeze_policy"):
-                self.freeze_policy.set_modes(self.policy, mode)
-            return self
-
-        def setup(self, stage: str) -> None:
-            if self.freeze_policy.trainable != ALL and self.freeze_policy.eval_frozen:
-                warnings.filterwarnings("ignore", message=".*module\\(s\\) in eval mode.*")
-            if stage == "fit" and not bool(self.policy.normalizer.fitted):
-                stats = getattr(getattr(self.trainer, "datamodule", None), "stats", None)
-                if stats is None:
-                    raise RuntimeError("the policy has no normalisation statistics and the datamodule provides none")
-                self.policy.set_stats(stats.to_dict() if hasattr(stats, "to_dict") else stats)
-
-        def _augment(self, batch: Mapping[str, Any]) -> dict[str, Any]:
-            batch = dict(batch)
-            obs = dict(batch["obs_hist"])
-            for key, x in obs.items():
-                if key in self.obs_noise:
-                    std = torch.as_tensor(self.obs_noise[key], dtype=x.dtype, device=x.device)
-                    obs[key] = x + torch.randn_like(x) * std
-            batch["obs_hist"] = obs
-            return batch
-
-        def training_step(self, batch: Mapping[str, Any], batch_idx: int) -> Tensor | None:
-            loss = self.policy.loss(self._augment(batch), expert_only=self.expert_only)
-            if loss is None:  # no expert window in this batch: skip the step
-                return None
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"BC training diverged at step {self.global_step}: loss {float(loss)}")
-            self.log("train/loss", loss, prog_bar=True, batch_size=batch["act_hist"].shape[0], on_step=True,
-                     on_epoch=True)
-            self.step_losses.append(float(loss.detach()))
-            return loss
-
-        def configure_optimizers(self) -> dict[str, Any]:
-            params = [p for p in self.policy.parameters() if p.requires_grad]
-            if not params:
-                raise ValueError(f"freeze policy {self.freeze_policy!r} leaves nothing to train")
-            hp = self.hparams
-            end = hp.lr if hp.end_lr is None else hp.end_lr
-            optimizer = torch.optim.Adam(params, lr=hp.lr)
-            schedule = torch.optim.lr_scheduler.LambdaLR(
-                optimizer, lambda step: warmup_cosine(step, 1.0, hp.warmup_steps, hp.decay_steps, end / hp.lr))
-            return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
-
-    BCModule.__module__ = __name__
-    BCModule.__qualname__ = "BCModule"
-    return BCModule
-
-
-def _bc_module_class() -> type:
-    cls = globals().get("BCModule")
-    if cls is None:
-        cls = globals()["BCModule"] = _define_bc_module()
-    return cls
-
-
-def __getattr__(name: str) -> Any:
-    if name == "BCModule":  # defined on first access: Lightning loads only when training
-        return _bc_module_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _check_positive(**values: Any) -> None:
@@ -473,9 +245,11 @@ def _fit(config: BCConfig, data: str | Path | list[str], init_state: Mapping[str
         raise ValueError(f"expert_only=True but {data} has no expert-flagged steps to imitate; pass "
                          "expert_only=False to train on every step (demonstrations recorded by rollouts)")
     torch.manual_seed(seed)
-    module = _bc_module_class()(config=config.to_dict(), freeze=freeze, expert_only=expert_only, lr=lr,
-                                     end_lr=end_lr, warmup_steps=warmup_steps,
-                                     decay_steps=max(epochs * windows_per_epoch // batch_size, 1), obs_noise=obs_noise)
+    from simdist.components.agents.bc.training import BCModule
+
+    module = BCModule(config=config.to_dict(), freeze=freeze, expert_only=expert_only, lr=lr, end_lr=end_lr,
+                      warmup_steps=warmup_steps, decay_steps=max(epochs * windows_per_epoch // batch_size, 1),
+                      obs_noise=obs_noise)
     if init_state is not None:
         module.policy.load_state_dict(init_state, strict=True)
     dm = TrajectoryDataModule(source, history=config.history, horizon=HORIZON, batch_size=batch_size,
