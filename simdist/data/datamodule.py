@@ -1,6 +1,6 @@
 """Lightning DataModule streaming history/horizon windows from episode shards.
 
-Episodes are streamed from shards (split by node, then by DataLoader worker; when there are fewer
+Episodes are streamed from shards (split by rank, then by DataLoader worker; when there are fewer
 shards than consumers, every consumer reads the shards and keeps every n-th episode), windowed,
 mixed through a window shuffle buffer and batched by the DataLoader into nested dicts, e.g.
 ``batch["obs_hist"]["proprio"]`` of shape ``(B, H+1, 35)``.
@@ -10,8 +10,17 @@ When ``val`` is not given, a deterministic ``heldout_fraction`` of the *episodes
 overlaps a training window.
 
 ``windows_per_epoch`` makes each training epoch finite and sized (the data are cycled as needed and
-the count is split evenly over nodes and workers, which also keeps DDP ranks in step); without it an
-epoch is one pass over the (node's share of the) data.
+the count is split evenly over ranks and workers, which also keeps DDP ranks in step); without it an
+epoch is one pass over the (rank's share of the) data. Under multi-process training an epoch must be
+sized, or the ranks would run different numbers of steps and wait on each other forever: without
+``windows_per_epoch`` the module sizes it from the dataset index as one pass over all training windows.
+
+**Ranks.** Under a Lightning trainer the training stream takes the trainer's ``global_rank`` and
+``world_size`` explicitly (they travel to DataLoader workers with the dataset, so spawned workers, which
+see neither ``RANK`` nor an initialised process group, still read their rank's share). Without a trainer
+(or ``rank``/``world_size`` not given) the environment decides (``webdataset.utils.pytorch_worker_info``).
+Validation streams are read whole by every rank: the held-out metrics are then exact and equal on all
+ranks without any communication (the held-out split is small).
 
 Every epoch's window order depends only on ``seed`` and the epoch, and the training loader is resumable
 (Lightning checkpoints store how many batches of the epoch were consumed), so a run resumed from a
@@ -32,7 +41,7 @@ import webdataset as wds
 from torch.utils.data import DataLoader, IterableDataset
 
 from simdist.data.schema import DataError, DatasetSpec, Episode, front_pad
-from simdist.data.shards import iter_episodes, load_spec, load_stats, resolve_urls
+from simdist.data.shards import _info_dirs, iter_episodes, load_spec, load_stats, read_dataset_info, resolve_urls
 from simdist.data.stats import Stats, compute_stats
 from simdist.data.windows import window_at, window_starts
 
@@ -102,8 +111,16 @@ class WindowDataset(IterableDataset):
         windows_per_epoch: int | None = None,
         batch_size: int = 1,
         validate: bool = True,
+        rank: int | None = None,
+        world_size: int | None = None,
+        return_ids: bool = False,
     ) -> None:
         super().__init__()
+        if (rank is None) != (world_size is None):
+            raise ValueError("give both rank and world_size, or neither")
+        if world_size is not None and not 0 <= rank < world_size:  # type: ignore[operator]
+            raise ValueError(f"rank must be in [0, world_size={world_size}), got {rank}")
+        self.rank, self.world_size, self.return_ids = rank, world_size, return_ids
         self.urls = list(urls)
         self.spec = spec
         self.history, self.horizon, self.value_offset = history, horizon, value_offset
@@ -131,7 +148,10 @@ class WindowDataset(IterableDataset):
         self._skip.fill_(int(batches))
 
     def _world(self) -> tuple[int, int, int, int]:
+        """(rank, world size, DataLoader worker, workers): the rank as given, else from the environment."""
         rank, world, worker, workers = wds.utils.pytorch_worker_info()
+        if self.world_size is not None:
+            rank, world = int(self.rank), int(self.world_size)  # type: ignore[arg-type]
         if not self.split_by_node:
             rank, world = 0, 1
         return rank, world, worker, workers
@@ -196,7 +216,11 @@ class WindowDataset(IterableDataset):
                 yield buf[i]
 
     def _make(self, ep: Episode, start: int) -> dict[str, Any]:
-        return _to_torch(window_at(ep, start, self.history, self.horizon, self.value_offset))
+        window = _to_torch(window_at(ep, start, self.history, self.horizon, self.value_offset))
+        if self.return_ids:  # which window this is (audits of the rank/worker split)
+            window["episode_id"] = torch.tensor(int(ep.episode_id))
+            window["start"] = torch.tensor(int(start))
+        return window
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         epoch = int(self._epoch)
@@ -300,8 +324,12 @@ class TrajectoryDataModule(L.LightningDataModule):
         seed: int = 0,
         split_by_node: bool = True,
         validate: bool = True,
+        multiprocessing_context: str | None = None,
     ) -> None:
         super().__init__()
+        if multiprocessing_context not in (None, "fork", "spawn", "forkserver"):
+            raise ValueError("data.multiprocessing_context must be fork, spawn, forkserver or null, got "
+                             f"{multiprocessing_context!r}")
         if not 0.0 <= heldout_fraction < 1.0:
             raise ValueError(f"heldout_fraction must be in [0, 1), got {heldout_fraction}")
         if value_offset not in (0, 1):
@@ -319,6 +347,7 @@ class TrajectoryDataModule(L.LightningDataModule):
         self.value_offset, self.front_pad = value_offset, front_pad
         self.beg_pad, self.end_pad = beg_pad, end_pad
         self.seed, self.split_by_node, self.validate = seed, split_by_node, validate
+        self.multiprocessing_context = multiprocessing_context
         self._spec: DatasetSpec | None = None
         self._stats: Stats | None = None
 
@@ -394,11 +423,49 @@ class TrajectoryDataModule(L.LightningDataModule):
 
     # -- datasets and loaders -----------------------------------------------------------------
 
+    def _ranks(self) -> tuple[int, int] | None:
+        """The trainer's (global rank, world size), or None without a trainer."""
+        if self.trainer is None:
+            return None
+        return int(getattr(self.trainer, "global_rank", 0)), int(getattr(self.trainer, "world_size", 1))
+
+    def one_pass_windows(self) -> int:
+        """Training windows in one pass over the data: from ``dataset.json`` (episode and step counts, the
+        held-out fraction applied: an estimate within a few windows per episode), else counted by reading
+        the episodes."""
+        dirs = _info_dirs(self.train_source)
+        per_episode = self.history + self.horizon + self.beg_pad + self.end_pad - self.front_pad
+        items = self.train_source if isinstance(self.train_source, (list, tuple)) else [self.train_source]
+        if dirs and len(dirs) == len(items):
+            infos = [read_dataset_info(d) for d in dirs]
+            steps = sum(int(i["num_steps"]) for i in infos)
+            episodes = sum(int(i["num_episodes"]) for i in infos)
+            kept = 1.0 - (self.heldout_fraction if self._split(held_out=False) is not None else 0.0)
+            return max(0, int((steps - episodes * per_episode) * kept))
+        return sum(max(0, len(ep) - per_episode) for ep in self._train_episodes())
+
+    def _windows_per_epoch(self, world: int) -> int | None:
+        if self.windows_per_epoch is not None or world <= 1:
+            return self.windows_per_epoch
+        count = self.one_pass_windows()
+        if count < self.batch_size * world:
+            raise DataError(f"data.train {self.train_source!r}: {count} training windows cannot feed {world} ranks "
+                            f"with batch {self.batch_size}; set data.windows_per_epoch to cycle the data")
+        return count
+
     def dataset(self, split: str = "train") -> WindowDataset:
-        """The window stream of ``split`` ("train" or "val")."""
+        """The window stream of ``split`` ("train" or "val").
+
+        Under a trainer, training reads the share of the trainer's global rank (and a multi-process epoch is
+        always sized: :meth:`one_pass_windows` when ``windows_per_epoch`` is not set); validation is read
+        whole by every rank."""
         train = split == "train"
         if split not in ("train", "val"):
             raise ValueError(f"split must be 'train' or 'val', got {split!r}")
+        ranks = self._ranks()
+        if not train and ranks is not None:
+            ranks = (0, 1)
+        world = ranks[1] if ranks is not None else 1
         return WindowDataset(
             self.train_urls if train else self.val_urls,
             self.spec,
@@ -413,14 +480,18 @@ class TrajectoryDataModule(L.LightningDataModule):
             seed=self.seed,
             split_by_node=self.split_by_node,
             select_ids=self._split(held_out=not train),
-            windows_per_epoch=self.windows_per_epoch if train else None,
+            windows_per_epoch=self._windows_per_epoch(world) if train else None,
             batch_size=self.batch_size,
             validate=self.validate,
+            rank=ranks[0] if ranks is not None else None,
+            world_size=world if ranks is not None else None,
         )
 
     def _loader(self, split: str) -> DataLoader:
         kwargs: dict[str, Any] = dict(batch_size=self.batch_size, num_workers=self.num_workers,
                                       persistent_workers=self.num_workers > 0, epoch_fn=self._trainer_epoch)
+        if self.num_workers > 0 and self.multiprocessing_context is not None:
+            kwargs["multiprocessing_context"] = self.multiprocessing_context
         if split == "train":
             return _ResumableDataLoader(self.dataset(split), progress_fn=self._trainer_batches, **kwargs)
         return _EpochDataLoader(self.dataset(split), **kwargs)
