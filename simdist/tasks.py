@@ -188,7 +188,10 @@ class Task(abc.ABC):
     # -- optional tools ------------------------------------------------------------------------
     def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,
                  progress: bool = True, **options: Any) -> dict[str, Any]:
-        """Generate (or resume) a pretraining dataset in ``out``; returns its summary."""
+        """Generate (or resume) a pretraining dataset in ``out``; returns its summary.
+
+        ``options`` may hold ``parts``, ``rank`` and ``world`` (``simdist generate --parts``): the run split into
+        parts, of which this worker runs its share (:func:`simdist.data.parts.run_parts`)."""
         raise TaskError(f"task {self.task_name!r} has no data generator")
 
     #: modules whose ``main(argv)`` runs ``simdist demo --task NAME`` / ``simdist train-expert --task NAME``

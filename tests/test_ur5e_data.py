@@ -92,3 +92,19 @@ def test_a_tiny_dataset_has_the_mixture_values_and_the_critic_report(tmp_path):
     again = generate_ur5e(task, str(out), num_envs=8, transitions=900, seed=0, progress=False, critic_envs=8,
                           critic_steps=20, critic_epochs=5)
     assert again["written_episodes"] == 0 and again["critic"] == summary["critic"]  # resumed, same critic
+
+
+def test_two_workers_share_the_parts_and_the_critic(tmp_path):
+    task = make_task("ur5e-peg", profile=None)
+    out = tmp_path / "data"
+    kwargs = dict(num_envs=8, transitions=900, seed=0, progress=False, critic_envs=8, critic_steps=20,
+                  critic_epochs=5, parts=2, world=2)
+    first = generate_ur5e(task, str(out), rank=1, **kwargs)  # the second worker starts first: it fits the critic
+    assert first["parts_done"] == 1 and first["worker"] == {"rank": 1, "world": 2, "parts": [1]}
+    second = generate_ur5e(task, str(out), rank=0, **kwargs)
+    assert second["parts_done"] == 2 and second["critic"] == first["critic"]  # loaded, not refitted
+    ids = [ep.episode_id for ep in iter_episodes(str(out), shuffle_shards=False)]
+    assert len(ids) == len(set(ids)) == second["episodes"]
+    part_ids = [[ep.episode_id for ep in iter_episodes(str(out / f"part-{k:04d}"), shuffle_shards=False)]
+                 for k in range(2)]
+    assert max(part_ids[0]) < 450 <= min(part_ids[1])  # part 1's ids start after part 0's budget

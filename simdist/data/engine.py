@@ -208,6 +208,7 @@ def generate(
     metadata: dict[str, Any] | None = None,
     student: Any = None,
     takeover: TakeoverConfig | None = None,
+    first_episode_id: int = 0,
 ) -> dict[str, Any]:
     """Generate a dataset in ``out_dir``; returns a summary dict.
 
@@ -225,7 +226,8 @@ def generate(
     already present), ``dropped``, ``discarded_unfinished`` (transitions), ``expert_fraction`` (of the
     dataset's transitions with the expert flag), ``expert_episode_fraction``, ``noised_fraction``,
     ``held_fraction`` and ``student_fraction`` (of simulated steps), ``steps`` (env steps), ``seconds``,
-    ``transitions_per_s`` (simulated transitions per second).
+    ``transitions_per_s`` (simulated transitions per second), ``simulated_transitions``.
+    Episode ids count from ``first_episode_id`` (a part of a larger run takes its own range).
     """
     if (steps_per_env is None) == (total_transitions is None):
         raise ValueError("give exactly one of steps_per_env and total_transitions")
@@ -273,7 +275,7 @@ def generate(
                            metadata={"generator": {**run_meta, **(metadata or {})}}, **(writer_kwargs or {}))
     done_ids = writer.completed_episode_ids
     dropped_ids = writer.dropped_episode_ids
-    recorder = EpisodeRecorder(B, spec)
+    recorder = EpisodeRecorder(B, spec, first_episode_id)
     counts = {"episodes": 0, "transitions": 0, "written_episodes": 0, "written_transitions": 0,
               "skipped_existing": 0, "dropped": 0, "expert_steps": 0,
               "expert_episodes": 0, "noised_steps": 0, "collected": 0,
@@ -370,6 +372,7 @@ def generate(
         "steps": t,
         "seconds": seconds,
         "transitions_per_s": t * B / max(seconds, 1e-9),
+        "simulated_transitions": t * B,
         "out_dir": str(out_dir),
     }
 

@@ -1,7 +1,10 @@
 """``simdist generate --task NAME --out DIR [--experts NAME|DIR] [--preset P]``: a pretraining dataset.
 
 The task's data generator (:meth:`simdist.tasks.Task.generate`) writes the dataset folder; rerunning the
-same command resumes. ``--envs`` and ``--transitions`` override the task's preset; the task adds its own
+same command resumes. ``--parts N`` splits the run into N parts that independent workers can share
+(``torchrun --nproc-per-node W -m simdist.cli generate ... --parts N``, or a SLURM array; see
+:mod:`simdist.data.parts`); every worker runs the same command and the last one to finish leaves the
+index of the whole dataset. ``--envs`` and ``--transitions`` override the task's preset; the task adds its own
 options (``simdist generate --task NAME --help``).
 """
 
@@ -34,6 +37,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--envs", type=positive_int, default=None, help="batch size B (overrides the preset)")
     parser.add_argument("--transitions", type=positive_int, default=None, help="budget (overrides the preset)")
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--parts", type=positive_int, default=None,
+                        help="split the budget into this many parts (independent seeds and episode-id ranges); "
+                             "needed to spread the run over workers")
+    parser.add_argument("--rank", type=int, default=None,
+                        help="this worker's rank (default: RANK from torchrun, a SLURM array's task id, else 0)")
+    parser.add_argument("--world-size", type=positive_int, default=None,
+                        help="number of workers (default: WORLD_SIZE from torchrun, a SLURM array's task count, "
+                             "else 1)")
     parser.add_argument("--torch-threads", type=positive_int, default=1, help="torch threads for the policies")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -45,16 +56,26 @@ def main(argv: list[str]) -> int:
     transitions = args.transitions or preset.get("transitions")
     if not num_envs or not transitions:
         parser.error(f"task {name!r} has no data presets: pass --envs and --transitions")
+    from simdist.data.parts import worker_share
+
+    try:
+        rank, world = worker_share(args.rank, args.world_size)
+    except ValueError as err:
+        parser.error(str(err))
+    if world > 1 and (args.parts or 0) < world:
+        parser.error(f"--parts ({args.parts}) must be at least the number of workers ({world}): "
+                     "each worker runs the parts k with k % workers == its rank")
     task = cls.from_args(args, "generate")
     if not args.json:
         setup_logging()
+    workers = {"parts": args.parts, "rank": rank, "world": world} if args.parts is not None else {}
 
     import torch
 
     torch.set_num_threads(args.torch_threads)
     summary = task.generate(args.out, experts=args.experts, num_envs=num_envs, transitions=transitions,
                             seed=args.seed, progress=not args.no_progress, preset=getattr(args, "preset", "custom"),
-                            args=args)
+                            args=args, **workers)
     if args.json or "session" not in summary:
         print(json.dumps(summary, indent=1, default=str))
         return 0

@@ -15,8 +15,9 @@ randomisation: friction, restitution, mass); ``out/generate.json`` records the c
 finished parts. Rerunning the same command resumes: finished parts are skipped and the interrupted
 part is replayed deterministically, rewriting only what its shards lack. After every part
 ``out/dataset.json`` is rewritten as an index of the finished parts' shards (``part-NNNN/...tar``) with
-their merged statistics, so ``out`` reads as one dataset folder (``data.train: out``). Episode ids
-restart in every part, so they are unique only within a part.
+their merged statistics, so ``out`` reads as one dataset folder (``data.train: out``). Every part has its
+own range of episode ids (:func:`simdist.data.parts.first_episode_id`), so ids are unique in the dataset.
+Parts can run in independent workers (``torchrun --nproc-per-node N -m simdist.cli generate ...``).
 
 Walk starts (our addition; ``--walk-start-prob 0`` is the official data): by default 30 % of episodes
 start with the evaluation's reset phase, 10-40 steps standing still under zero actions and a zero
@@ -31,11 +32,8 @@ Presets: ``cpu`` = 5,000,000 transitions with B = 256; ``paper`` = 4096 envs × 
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import os
-import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -43,9 +41,8 @@ from typing import Any
 import numpy as np
 
 from simdist.data.engine import TakeoverConfig
-from simdist.data.parts import STATE_FILE, part_seed, summarize, write_index
-from simdist.data.schema import DatasetSpec, json_default
-from simdist.fsutil import atomic_write_json, remove_stale_temporaries
+from simdist.data.parts import part_budgets, run_parts
+from simdist.data.schema import DatasetSpec
 
 logger = logging.getLogger(__name__)
 
@@ -54,9 +51,6 @@ logger = logging.getLogger(__name__)
 PART_STEPS = 8000
 #: fraction of episodes that start standing, as the evaluation does (0: the official data)
 WALK_START_PROB = 0.3
-#: keys of a part's engine summary that describe the invocation (kept under ``session`` in generate.json)
-SESSION_KEYS = ("skipped_existing", "written_episodes", "written_transitions", "seconds", "transitions_per_s",
-                "cpu_seconds", "wall_seconds", "out_dir")
 DATA_ENV_KWARGS: dict[str, Any] = {"terrain": "rough", "terrain_mode": "random", "command_mode": "random",
                                    "randomize": True, "walk_start_prob": WALK_START_PROB}
 
@@ -95,9 +89,9 @@ class EpisodeMetaEnv:
 
 
 def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, transitions: int, seed: int = 0,
-                 part_size: int | None = None, env_kwargs: dict[str, Any] | None = None,
-                 preset: str = "custom", progress: bool = True, log: Any = None, student: str | None = None,
-                 takeover: TakeoverConfig | None = None) -> dict[str, Any]:
+                 part_size: int | None = None, parts: int | None = None, rank: int = 0, world: int = 1,
+                 env_kwargs: dict[str, Any] | None = None, preset: str = "custom", progress: bool = True,
+                 log: Any = None, student: str | None = None, takeover: TakeoverConfig | None = None) -> dict[str, Any]:
     """Generate (or resume) the Go2 dataset in ``out_dir``; returns the summary.
 
     ``student`` (a world model's hub id or folder) takes over expert-driven envs with its policy head in
@@ -105,89 +99,49 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
     labelled recoveries start from the states that policy drives into (a project extension).
 
     ``experts`` is an expert-set folder or a loaded :class:`~simdist.experts.ExpertSet`. ``part_size``
-    (transitions) defaults to ``num_envs × PART_STEPS``; 0 means one part. ``env_kwargs`` override the
-    data-collection env settings (e.g. ``episode_length_s`` for tests).
+    (transitions) defaults to ``num_envs × PART_STEPS``; 0 means one part; ``parts`` fixes the part count
+    instead. ``rank``/``world``: this worker's share of the parts (:func:`simdist.data.parts.run_parts`).
+    ``env_kwargs`` override the data-collection env settings (e.g. ``episode_length_s`` for tests).
     """
     from simdist.components.tasks.go2.env import Go2Env
     from simdist.data.engine import generate
-
-    log = log or logger.info
     from simdist.experts import ExpertSet, load_expert_set
 
     es: ExpertSet = experts if isinstance(experts, ExpertSet) else load_expert_set(experts)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for folder in (out, *sorted(out.glob("part-*"))):  # what a killed run left mid-write
-        remove_stale_temporaries(folder)
-    size = num_envs * PART_STEPS if part_size is None else (part_size or transitions)
-    n_parts = max(1, math.ceil(transitions / size))
-    budgets = [transitions // n_parts + (k < transitions % n_parts) for k in range(n_parts)]
+    budgets = part_budgets(transitions, num_envs * PART_STEPS if part_size is None else part_size, parts)
     kwargs = {**DATA_ENV_KWARGS, **(env_kwargs or {})}
-    manifest = es.manifest
     experts_meta = {"expert_iteration": es.expert.iteration,
                     "suboptimal_iterations": [p.iteration for p in es.suboptimal],
-                    "source": manifest.get("source"),
+                    "source": es.manifest.get("source"),
                     "dir": None if isinstance(experts, ExpertSet) else os.path.abspath(experts)}
-    config = {"task": "go2", "num_envs": num_envs, "transitions": transitions, "seed": seed, "parts": n_parts,
-              "part_budgets": budgets, "env_kwargs": kwargs, "expert_iteration": es.expert.iteration,
-              "suboptimal_iterations": experts_meta["suboptimal_iterations"]}
+    config: dict[str, Any] = {"task": "go2", "num_envs": num_envs, "transitions": transitions, "seed": seed,
+                              "env_kwargs": kwargs, "expert_iteration": es.expert.iteration,
+                              "suboptimal_iterations": experts_meta["suboptimal_iterations"]}
     takeover = takeover or TakeoverConfig()
     if student is not None:
         config["student"] = {"model": student, **asdict(takeover)}
-    config = json.loads(json.dumps(config, default=json_default))  # as stored: tuples become lists
-    state_path = out / STATE_FILE
-    state = json.loads(state_path.read_text()) if state_path.exists() else {"config": config, "parts": {}}
-    if state["config"] != config:
-        diff = {k: (state["config"].get(k), v) for k, v in config.items() if state["config"].get(k) != v}
-        raise ValueError(f"{out} holds a different generation run (stored, requested): {diff}; "
-                         "use another --out")
-    state.update(preset=preset, experts=experts_meta)
-    atomic_write_json(state_path, state, default=json_default)
-
-    env = EpisodeMetaEnv(Go2Env(num_envs, seed=seed, **kwargs))
-    student_policy = _student_policy(student, num_envs) if student is not None else None
     spec = go2_dataset_spec()
-    t0, c0 = time.perf_counter(), time.process_time()
-    done_now = 0
-    for k, budget in enumerate(budgets):
-        name = f"part-{k:04d}"
-        if name in state["parts"]:
-            continue
-        s = part_seed(seed, k)
-        log(f"[{name}] {k + 1}/{n_parts}: {budget:,} transitions, seed {s}")
-        pt, pc = time.perf_counter(), time.process_time()
-        summary = generate(
-            env, es.expert, es.suboptimal, out_dir=str(out / name), spec=spec, total_transitions=budget,
-            expert_prob=0.5, value_fn=es.critic, seed=s, progress=progress, student=student_policy,
-            takeover=takeover,
-            metadata={"task": "go2", "env": "Go2Env", "preset": preset, "part": k, "parts": n_parts, "part_seed": s,
-                      "base_seed": seed, "env_kwargs": kwargs, "experts": experts_meta},
+    made: dict[str, Any] = {}
+
+    def run_part(k: int, s: int, folder: Path, budget: int, first_id: int) -> dict[str, Any]:
+        if not made:  # one env (and student) for all of this worker's parts; each part reseeds it
+            made["env"] = EpisodeMetaEnv(Go2Env(num_envs, seed=seed, **kwargs))
+            made["student"] = _student_policy(student, num_envs) if student is not None else None
+        return generate(
+            made["env"], es.expert, es.suboptimal, out_dir=str(folder), spec=spec, total_transitions=budget,
+            expert_prob=0.5, value_fn=es.critic, seed=s, progress=progress, student=made["student"],
+            takeover=takeover, first_episode_id=first_id,
+            metadata={"task": "go2", "env": "Go2Env", "preset": preset, "part": k, "parts": len(budgets),
+                      "part_seed": s, "base_seed": seed, "env_kwargs": kwargs, "experts": experts_meta},
         )
-        summary["cpu_seconds"] = time.process_time() - pc
-        summary["wall_seconds"] = time.perf_counter() - pt
-        # what describes this invocation rather than the part's data (a resumed part differs only here)
-        summary["session"] = {key: summary.pop(key) for key in SESSION_KEYS}
-        state["parts"][name] = summary
-        atomic_write_json(state_path, state, default=json_default)
-        write_index(out, spec, sorted(state["parts"]), {"generator": state["config"], "preset": preset,
-                                                         "experts": experts_meta})
-        done_now += summary["steps"] * num_envs
-        elapsed = time.perf_counter() - t0
-        left = sum(budgets[j] for j in range(k + 1, n_parts) if f"part-{j:04d}" not in state["parts"])
-        rate = done_now / max(elapsed, 1e-9)
-        eta = f", ETA {left / rate / 60:.1f} min" if left and rate else ""
-        session = summary["session"]
-        log(f"[{name}] {summary['transitions']:,} transitions in {summary['episodes']:,} episodes "
-            f"({session['skipped_existing']} already written by an interrupted run), {summary['dropped']} dropped, "
-            f"{session['transitions_per_s']:,.0f} simulated tr/s{eta}")
-    env.close()
-    if state["parts"]:
-        write_index(out, spec, sorted(state["parts"]), {"generator": state["config"], "preset": preset,
-                                                         "experts": experts_meta})
-    result = summarize(state, wall=time.perf_counter() - t0, cpu=time.process_time() - c0, simulated=done_now)
-    state["summary"] = result
-    atomic_write_json(state_path, state, default=json_default)
-    return result
+
+    try:
+        return run_parts(out_dir, config=config, spec=spec, budgets=budgets, run_part=run_part, seed=seed,
+                         rank=rank, world=world, metadata={"preset": preset, "experts": experts_meta},
+                         state_extra={"preset": preset, "experts": experts_meta}, log=log or logger.info)
+    finally:
+        if made:
+            made["env"].close()
 
 
 def _student_policy(model: str, num_envs: int) -> Any:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+
+logger = logging.getLogger(__name__)
+
 
 def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 16, transitions: int = 20_000,
                          seed: int = 0, expert_prob: float = 0.5, progress: bool = False,
-                         values: str = "critic", critic_epochs: int = 60) -> dict:
+                         values: str = "critic", critic_epochs: int = 60, parts: int | None = None,
+                         rank: int = 0, world: int = 1) -> dict:
     """Roll ``toy-reach`` with the PD expert / sub-optimal mixture and toy-sized perturbation into shards.
 
     Noise σ is drawn from U[0.05, 1.0] (actions live in [-1, 1]); the windows are the paper's
@@ -13,7 +18,9 @@ def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 
     the steps are perturbed, which gives the planner's sampled sequences coverage.
     ``values="critic"`` labels values with the fitted expert critic V^expert(s_{i+1}) (as SimDist labels
     them with the PPO expert's critic); ``"mc"`` uses the recorded episode's Monte-Carlo return instead.
-    Returns the engine's summary (see :func:`simdist.data.engine.generate`).
+    Returns the engine's summary (see :func:`simdist.data.engine.generate`). ``parts`` splits the run into
+    parts (a fresh env per part, seeded by the part), of which this worker (``rank`` of ``world``) runs its
+    share (:func:`simdist.data.parts.run_parts`); the summary is then that of the parts finished so far.
     """
     from simdist.components.tasks.toy_reach.critic import fit_expert_critic
     from simdist.components.tasks.toy_reach.expert import expert_policy, suboptimal_policies
@@ -24,13 +31,25 @@ def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 
         raise ValueError(f"values must be 'critic' or 'mc', got {values!r}")
     value_fn = fit_expert_critic(seed=seed, epochs=critic_epochs) if values == "critic" else None
     perturbation = PerturbationConfig.manipulation()
-    env = ToyReachEnv(num_envs, variant=variant, seed=seed)
-    try:
-        return generate(
-            env, expert_policy(), suboptimal_policies(seed), out_dir=out_dir, total_transitions=transitions,
-            expert_prob=expert_prob, perturbation=perturbation,
-            value_fn=value_fn, seed=seed, progress=progress,
-            metadata={"task": "toy-reach", "variant": variant, "values": values},
-        )
-    finally:
-        env.close()
+    metadata = {"task": "toy-reach", "variant": variant, "values": values}
+
+    def run(folder: str, budget: int, s: int, first_id: int = 0) -> dict:
+        env = ToyReachEnv(num_envs, variant=variant, seed=s)
+        try:
+            return generate(env, expert_policy(), suboptimal_policies(seed), out_dir=folder,
+                            total_transitions=budget, expert_prob=expert_prob, perturbation=perturbation,
+                            value_fn=value_fn, seed=s, progress=progress, metadata=metadata,
+                            first_episode_id=first_id)
+        finally:
+            env.close()
+
+    if parts is None:
+        return run(out_dir, transitions, seed)
+    from simdist.data.parts import part_budgets, run_parts
+
+    config = {**metadata, "num_envs": num_envs, "transitions": transitions, "seed": seed, "expert_prob": expert_prob,
+              "critic_epochs": critic_epochs}
+    return run_parts(out_dir, config=config, spec=None,
+                     budgets=part_budgets(transitions, None, parts),
+                     run_part=lambda k, s, folder, budget, first: run(str(folder), budget, s, first), seed=seed,
+                     rank=rank, world=world, metadata=metadata, log=logger.info)

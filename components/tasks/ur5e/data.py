@@ -87,27 +87,46 @@ def load_or_fit_critic(task: Any, out_dir: Path, *, seed: int, num_envs: int, st
 
 def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, seed: int = 0,
                   progress: bool = True, preset: str = "custom", critic_envs: int = 32, critic_steps: int = 300,
-                  critic_epochs: int = 200) -> dict[str, Any]:
+                  critic_epochs: int = 200, parts: int | None = None, rank: int = 0, world: int = 1) -> dict[str, Any]:
     """Generate (or resume) a UR5e task's pretraining dataset in ``out_dir``; returns the engine's summary
-    plus the critic's report and the trajectory count."""
+    plus the critic's report and the trajectory count.
+
+    ``parts`` splits the run into parts (a fresh env per part, seeded by the part) of which this worker
+    (``rank`` of ``world``) runs its share (:func:`simdist.data.parts.run_parts`); the critic is fitted once,
+    by the first worker to take the folder's lock, and loaded by the others."""
     from simdist.components.tasks.ur5e.expert import make_expert, suboptimal_experts
     from simdist.data.engine import PerturbationConfig, generate
+    from simdist.data.parts import folder_lock, part_budgets, run_parts
 
     out = Path(out_dir)
-    critic, report = load_or_fit_critic(task, out, seed=seed, num_envs=critic_envs, steps=critic_steps,
-                                        epochs=critic_epochs, progress=progress)
+    out.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out):
+        critic, report = load_or_fit_critic(task, out, seed=seed, num_envs=critic_envs, steps=critic_steps,
+                                            epochs=critic_epochs, progress=progress)
     asm = task.assembly()
-    env = task.make_env(num_envs, seed, real=False)
-    try:
-        summary = generate(
-            env, make_expert(asm, control_hz=task.control_hz), suboptimal_experts(asm, task.control_hz, seed),
-            out_dir=str(out), total_transitions=transitions, expert_prob=EXPERT_PROB,
-            perturbation=PerturbationConfig.manipulation(), value_fn=critic, seed=seed, progress=progress,
-            metadata={"task": task.task_name, "preset": preset, "control_hz": task.control_hz,
-                      "values": "V^e critic fitted on expert continuations", "critic": report},
-        )
-    finally:
-        env.close()
+    metadata = {"task": task.task_name, "preset": preset, "control_hz": task.control_hz,
+                "values": "V^e critic fitted on expert continuations", "critic": report}
+
+    def run(folder: Path, budget: int, s: int, first_id: int = 0) -> dict[str, Any]:
+        env = task.make_env(num_envs, s, real=False)
+        try:
+            return generate(
+                env, make_expert(asm, control_hz=task.control_hz), suboptimal_experts(asm, task.control_hz, seed),
+                out_dir=str(folder), total_transitions=budget, expert_prob=EXPERT_PROB,
+                perturbation=PerturbationConfig.manipulation(), value_fn=critic, seed=s, progress=progress,
+                metadata=metadata, first_episode_id=first_id)
+        finally:
+            env.close()
+
+    if parts is None:
+        summary = run(out, transitions, seed)
+    else:
+        config = {"task": task.task_name, "num_envs": num_envs, "transitions": transitions, "seed": seed,
+                  "control_hz": task.control_hz, "critic": {"envs": critic_envs, "steps": critic_steps,
+                                                            "epochs": critic_epochs}}
+        summary = run_parts(out, config=config, spec=None, budgets=part_budgets(transitions, None, parts),
+                            run_part=lambda k, s, folder, budget, first: run(folder, budget, s, first), seed=seed,
+                            rank=rank, world=world, metadata={"preset": preset, "critic": report}, log=logger.info)
     summary["critic"] = report
     summary["trajectories"] = summary["episodes"]
     logger.info("%s: %d trajectories, %d transitions, clean expert fraction %.3f", task.task_name,
