@@ -64,6 +64,7 @@ def test_budgets_and_episode_id_ranges() -> None:
     budgets = part_budgets(10, None, 3)
     assert budgets == [4, 3, 3] and sum(budgets) == 10
     assert [first_episode_id(budgets, k) for k in range(3)] == [0, 4, 7]
+    assert [first_episode_id(budgets, k, num_envs=8) for k in range(3)] == [0, 11, 21]
     assert part_budgets(10, 4) == [4, 3, 3] and part_budgets(10, 0) == [10]
     with pytest.raises(ValueError, match="--parts"):
         part_budgets(10, None, 0)

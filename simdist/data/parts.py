@@ -56,10 +56,11 @@ def part_budgets(transitions: int, part_size: int | None, parts: int | None = No
     return [transitions // n + (k < transitions % n) for k in range(n)]
 
 
-def first_episode_id(budgets: list[int], part: int) -> int:
-    """Part ``part``'s first episode id: the budgets of the parts before it (every episode has at least one
-    transition, so the ranges never overlap, whatever the episodes' lengths)."""
-    return int(sum(budgets[:part]))
+def first_episode_id(budgets: list[int], part: int, num_envs: int = 1) -> int:
+    """Part ``part``'s first episode id: the ids the parts before it can use. A part with budget b on
+    ``num_envs`` envs finishes at most b - 1 + num_envs episodes (each has at least one transition, and the
+    last step may end one per env), so the ranges never overlap, whatever the episodes' lengths."""
+    return int(sum(budgets[:part]) + part * max(0, num_envs - 1))
 
 
 def worker_share(rank: int | None = None, world: int | None = None) -> tuple[int, int]:
@@ -93,14 +94,15 @@ def folder_lock(out: Path) -> Iterator[None]:
 
 
 def run_parts(out: str | os.PathLike, *, config: dict[str, Any], spec: DatasetSpec | None, budgets: list[int],
-              run_part: RunPart, seed: int, rank: int = 0, world: int = 1, metadata: dict[str, Any] | None = None,
+              run_part: RunPart, seed: int, num_envs: int, rank: int = 0, world: int = 1,
+              metadata: dict[str, Any] | None = None,
               state_extra: dict[str, Any] | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Generate (or resume) this worker's parts of the run ``config`` in ``out``; returns the summary of every
     part finished so far (all of them once the last worker is done).
 
     ``config`` (JSON-able; stored in ``generate.json``) must equal the stored one, else the folder holds a
-    different run. ``run_part`` runs one engine call; its summary is kept per part in ``generate.json``.
-    ``spec`` None: the index takes the first part's.
+    different run. ``run_part`` runs one engine call on ``num_envs`` envs; its summary is kept per part in
+    ``generate.json``. ``spec`` None: the index takes the first part's.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -122,7 +124,7 @@ def run_parts(out: str | os.PathLike, *, config: dict[str, Any], spec: DatasetSp
         name, s = f"part-{k:04d}", part_seed(seed, k)
         log(f"[{name}] worker {rank}/{world}, {i + 1}/{len(todo)}: {budgets[k]:,} transitions, seed {s}")
         pt, pc = time.perf_counter(), time.process_time()
-        summary = run_part(k, s, out / name, budgets[k], first_episode_id(budgets, k))
+        summary = run_part(k, s, out / name, budgets[k], first_episode_id(budgets, k, num_envs))
         summary["cpu_seconds"] = time.process_time() - pc
         summary["wall_seconds"] = time.perf_counter() - pt
         summary["session"] = {key: summary.pop(key) for key in SESSION_KEYS if key in summary}

@@ -136,9 +136,10 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
         )
 
     try:
+        extra = {"preset": preset, "experts": experts_meta}
         return run_parts(out_dir, config=config, spec=spec, budgets=budgets, run_part=run_part, seed=seed,
-                         rank=rank, world=world, metadata={"preset": preset, "experts": experts_meta},
-                         state_extra={"preset": preset, "experts": experts_meta}, log=log or logger.info)
+                         num_envs=num_envs, rank=rank, world=world, metadata=extra, state_extra=extra,
+                         log=log or logger.info)
     finally:
         if made:
             made["env"].close()

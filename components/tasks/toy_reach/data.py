@@ -52,4 +52,4 @@ def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 
     return run_parts(out_dir, config=config, spec=None,
                      budgets=part_budgets(transitions, None, parts),
                      run_part=lambda k, s, folder, budget, first: run(str(folder), budget, s, first), seed=seed,
-                     rank=rank, world=world, metadata=metadata, log=logger.info)
+                     num_envs=num_envs, rank=rank, world=world, metadata=metadata, log=logger.info)

@@ -126,7 +126,8 @@ def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, s
                                                             "epochs": critic_epochs}}
         summary = run_parts(out, config=config, spec=None, budgets=part_budgets(transitions, None, parts),
                             run_part=lambda k, s, folder, budget, first: run(folder, budget, s, first), seed=seed,
-                            rank=rank, world=world, metadata={"preset": preset, "critic": report}, log=logger.info)
+                            num_envs=num_envs, rank=rank, world=world, metadata={"preset": preset, "critic": report},
+                            log=logger.info)
     summary["critic"] = report
     summary["trajectories"] = summary["episodes"]
     logger.info("%s: %d trajectories, %d transitions, clean expert fraction %.3f", task.task_name,
