@@ -1,4 +1,5 @@
-"""``ShardAudit``: what each training process reads and holds, written per rank (multi-process checks).
+"""Multi-process diagnostics: ``ShardAudit`` (what each training process reads and holds, written per rank)
+and ``StepTimer`` (training throughput).
 
 Add it to a run (``--trainer.callbacks+=simdist.training.audit.ShardAudit
 --trainer.callbacks.init_args.out_dir DIR``) and every rank writes ``DIR/rank-<global rank>.json``:
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import time
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +74,31 @@ class ShardAudit(L.Callback):
         self.record.update(global_step=int(trainer.global_step), weights_sha256=weights_digest(pl_module))
         self.out_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_json(self.out_dir / f"rank-{trainer.global_rank}.json", self.record)
+
+
+class StepTimer(L.Callback):
+    """Training steps per second after ``skip`` warm-up steps, written by rank 0 to ``out_dir/timing.json``
+    (with the world size and the global batch: the scaling measurements of docs/distributed.md). Lightning's
+    ``ThroughputMonitor`` reports through a logger and needs a batch-size function, which a recipe cannot
+    give; this needs neither."""
+
+    def __init__(self, out_dir: str, skip: int = 5) -> None:
+        self.out_dir, self.skip = Path(out_dir), skip
+        self.times: list[float] = []
+        self.batch = 0
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module: L.LightningModule, outputs: Any, batch: Any,
+                           batch_idx: int) -> None:
+        self.times.append(time.perf_counter())
+        self.batch = int(batch["act_hist"].shape[0])
+
+    def on_train_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if trainer.global_rank != 0 or len(self.times) <= self.skip + 1:
+            return
+        timed = self.times[self.skip:]
+        steps_per_s = (len(timed) - 1) / (timed[-1] - timed[0])
+        global_batch = self.batch * trainer.world_size
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(self.out_dir / "timing.json", {
+            "world_size": trainer.world_size, "batch_per_rank": self.batch, "global_batch": global_batch,
+            "timed_steps": len(timed) - 1, "steps_per_s": steps_per_s, "samples_per_s": steps_per_s * global_batch})
