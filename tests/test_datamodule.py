@@ -208,3 +208,20 @@ def test_spec_stats_and_front_pad(shard_dir) -> None:
     first = torch.cat([b["obs_hist"]["proprio"][:, 0, 0] for b in batches]) % 1000 == 0
     zero_act = torch.cat([b["act_hist"][:, 0, 1] for b in batches]) == 0
     assert int((first & zero_act).sum()) == 3 * 40
+
+
+def test_data_fraction_is_drawn_by_episode(shard_dir) -> None:
+    """Table I's data-scale switch: a seeded fraction of the training episodes; validation unchanged."""
+    full = TrajectoryDataModule(shard_dir, heldout_fraction=0.2)
+    half = TrajectoryDataModule(shard_dir, heldout_fraction=0.2, data_fraction=0.5, data_fraction_seed=1)
+    tenth = TrajectoryDataModule(shard_dir, heldout_fraction=0.2, data_fraction=0.1, data_fraction_seed=1)
+    other = TrajectoryDataModule(shard_dir, heldout_fraction=0.2, data_fraction=0.5, data_fraction_seed=2)
+    ids = full.train_episode_ids()
+    assert tenth.train_episode_ids() <= half.train_episode_ids() < ids  # nested for one seed
+    assert 0.25 * len(ids) <= len(half.train_episode_ids()) <= 0.75 * len(ids)
+    assert other.train_episode_ids() != half.train_episode_ids()
+    assert half.val_episode_ids() == full.val_episode_ids() and not half.val_episode_ids() & ids
+    assert half.train_episode_ids() == TrajectoryDataModule(shard_dir, heldout_fraction=0.2, data_fraction=0.5,
+                                                            data_fraction_seed=1).train_episode_ids()
+    with pytest.raises(ValueError, match="data_fraction"):
+        TrajectoryDataModule(shard_dir, data_fraction=0.0)

@@ -7,7 +7,9 @@ mixed through a window shuffle buffer and batched by the DataLoader into nested 
 
 When ``val`` is not given, a deterministic ``heldout_fraction`` of the *episodes* of ``train``
 (by a hash of the episode id, independent of ``seed``) is held out, so no validation window
-overlaps a training window.
+overlaps a training window. ``data_fraction`` trains on that fraction of the training episodes (drawn by
+episode id with ``data_fraction_seed``; the paper's data-scale ablation), validating on the same held-out
+episodes as the full data.
 
 ``windows_per_epoch`` makes each training epoch finite and sized (the data are cycled as needed and
 the count is split evenly over ranks and workers, which also keeps DDP ranks in step); without it an
@@ -54,15 +56,25 @@ def heldout_score(episode_id: int) -> float:
     return int.from_bytes(h, "little") / 2**64
 
 
-class EpisodeSplit:
-    """Picklable episode-id filter: ``held_out=True`` keeps the held-out fraction, else the rest."""
+def subset_score(episode_id: int, seed: int) -> float:
+    """A pseudo-uniform number in [0, 1) per (episode id, seed), independent of :func:`heldout_score`."""
+    h = hashlib.blake2b(f"simdist-subset-v1:{int(seed)}:{int(episode_id)}".encode(), digest_size=8).digest()
+    return int.from_bytes(h, "little") / 2**64
 
-    def __init__(self, fraction: float, held_out: bool) -> None:
+
+class EpisodeSplit:
+    """Picklable episode-id filter: ``held_out=True`` keeps the held-out fraction, else the rest, of which
+    ``keep`` (a fraction drawn by episode with ``keep_seed``) is kept."""
+
+    def __init__(self, fraction: float, held_out: bool, keep: float = 1.0, keep_seed: int = 0) -> None:
         self.fraction = float(fraction)
         self.held_out = held_out
+        self.keep, self.keep_seed = float(keep), int(keep_seed)
 
     def __call__(self, episode_id: int) -> bool:
-        return (heldout_score(episode_id) < self.fraction) == self.held_out
+        if (heldout_score(episode_id) < self.fraction) != self.held_out:
+            return False
+        return self.held_out or self.keep >= 1.0 or subset_score(episode_id, self.keep_seed) < self.keep
 
 
 def _to_torch(x: Any) -> Any:
@@ -325,8 +337,12 @@ class TrajectoryDataModule(L.LightningDataModule):
         split_by_node: bool = True,
         validate: bool = True,
         multiprocessing_context: str | None = None,
+        data_fraction: float = 1.0,
+        data_fraction_seed: int = 0,
     ) -> None:
         super().__init__()
+        if not 0.0 < data_fraction <= 1.0:
+            raise ValueError(f"data.data_fraction must be in (0, 1], got {data_fraction}")
         if multiprocessing_context not in (None, "fork", "spawn", "forkserver"):
             raise ValueError("data.multiprocessing_context must be fork, spawn, forkserver or null, got "
                              f"{multiprocessing_context!r}")
@@ -348,6 +364,7 @@ class TrajectoryDataModule(L.LightningDataModule):
         self.beg_pad, self.end_pad = beg_pad, end_pad
         self.seed, self.split_by_node, self.validate = seed, split_by_node, validate
         self.multiprocessing_context = multiprocessing_context
+        self.data_fraction, self.data_fraction_seed = data_fraction, data_fraction_seed
         self._spec: DatasetSpec | None = None
         self._stats: Stats | None = None
 
@@ -368,10 +385,19 @@ class TrajectoryDataModule(L.LightningDataModule):
     def val_urls(self) -> list[str]:
         return resolve_urls(self.val_source) if self.val_source is not None else self.train_urls
 
+    def _holds_out(self) -> bool:
+        return self.val_source is None and self.heldout_fraction > 0
+
     def _split(self, held_out: bool) -> EpisodeSplit | None:
-        if self.val_source is not None or self.heldout_fraction <= 0:
+        """The episode filter of the validation (``held_out``) or the training split: training keeps
+        ``data_fraction`` of its episodes (drawn by episode id with ``data_fraction_seed``; the held-out
+        episodes are the same whatever the fraction, so variants are validated alike)."""
+        fraction = self.heldout_fraction if self._holds_out() else 0.0
+        if held_out:
+            return EpisodeSplit(fraction, True) if self._holds_out() else None
+        if not self._holds_out() and self.data_fraction >= 1.0:
             return None
-        return EpisodeSplit(self.heldout_fraction, held_out)
+        return EpisodeSplit(fraction, False, keep=self.data_fraction, keep_seed=self.data_fraction_seed)
 
     @property
     def spec(self) -> DatasetSpec:
@@ -440,7 +466,7 @@ class TrajectoryDataModule(L.LightningDataModule):
             infos = [read_dataset_info(d) for d in dirs]
             steps = sum(int(i["num_steps"]) for i in infos)
             episodes = sum(int(i["num_episodes"]) for i in infos)
-            kept = 1.0 - (self.heldout_fraction if self._split(held_out=False) is not None else 0.0)
+            kept = (1.0 - (self.heldout_fraction if self._holds_out() else 0.0)) * self.data_fraction
             return max(0, int((steps - episodes * per_episode) * kept))
         return sum(max(0, len(ep) - per_episode) for ep in self._train_episodes())
 
