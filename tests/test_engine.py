@@ -255,3 +255,17 @@ def test_student_takeover_windows(tmp_path: Path, student_type: type) -> None:
     assert read_dataset_info(tmp_path)["metadata"]["generator"]["student"]["name"] == "constant-student"
     if student_type is _RowStudent:  # asked only for the envs it drove
         assert student.rows_planned == round(s["student_fraction"] * 16 * 300)
+
+
+def test_expert_only_data_has_only_clean_expert_steps(tmp_path: Path) -> None:
+    """Table I's expert-only switch (``simdist generate --expert-only``): the same budget, every step the
+    expert's and unperturbed."""
+    from simdist.tools import generate as generate_tool
+
+    out = tmp_path / "expert-only"
+    assert generate_tool.main(["--task", "toy-reach", "--envs", "4", "--transitions", "600", "--expert-only",
+                               "--out", str(out), "--no-progress", "--json"]) == 0
+    episodes = list(iter_episodes(out, shuffle_shards=False))
+    assert sum(len(ep) for ep in episodes) >= 600
+    assert all(ep.expert.all() and ep.meta["expert_policy"] and ep.meta["noised_fraction"] == 0.0 for ep in episodes)
+    assert read_dataset_info(out)["metadata"]["generator"]["expert_only"] is True

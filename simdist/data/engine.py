@@ -209,6 +209,7 @@ def generate(
     student: Any = None,
     takeover: TakeoverConfig | None = None,
     first_episode_id: int = 0,
+    expert_only: bool = False,
 ) -> dict[str, Any]:
     """Generate a dataset in ``out_dir``; returns a summary dict.
 
@@ -228,9 +229,13 @@ def generate(
     ``held_fraction`` and ``student_fraction`` (of simulated steps), ``steps`` (env steps), ``seconds``,
     ``transitions_per_s`` (simulated transitions per second), ``simulated_transitions``.
     Episode ids count from ``first_episode_id`` (a part of a larger run takes its own range).
+    ``expert_only`` is the paper's expert-only ablation data: every episode the expert's, never perturbed
+    (``expert_prob`` 1, perturbation off), so every step is a clean expert step.
     """
     if (steps_per_env is None) == (total_transitions is None):
         raise ValueError("give exactly one of steps_per_env and total_transitions")
+    if expert_only:
+        expert_prob, perturbation = 1.0, PerturbationConfig(enabled=False)
     if not 0.0 <= expert_prob <= 1.0:
         raise ValueError(f"expert_prob must be in [0, 1], got {expert_prob}")
     if expert_prob < 1.0 and not suboptimal:
@@ -267,7 +272,7 @@ def generate(
     run_meta = {
         "seed": seed, "expert_prob": expert_prob, "policies": names, "gamma": gamma,
         "perturbation": asdict(perturbation), "value_label": "value_fn" if value_fn else "mc_return",
-        "env": type(env).__name__, "num_envs": B,
+        "env": type(env).__name__, "num_envs": B, "expert_only": expert_only,
     }
     if student is not None:
         run_meta["student"] = {"name": _policy_name(student, "student"), **asdict(takeover)}

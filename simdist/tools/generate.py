@@ -45,6 +45,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--world-size", type=positive_int, default=None,
                         help="number of workers (default: WORLD_SIZE from torchrun, a SLURM array's task count, "
                              "else 1)")
+    parser.add_argument("--expert-only", action="store_true",
+                        help="the expert alone, never perturbed: the paper's expert-only ablation data (same budget)")
     parser.add_argument("--torch-threads", type=positive_int, default=1, help="torch threads for the policies")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -69,6 +71,8 @@ def main(argv: list[str]) -> int:
     if not args.json:
         setup_logging()
     workers = {"parts": args.parts, "rank": rank, "world": world} if args.parts is not None else {}
+    if args.expert_only:
+        workers["expert_only"] = True
 
     import torch
 

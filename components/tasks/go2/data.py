@@ -91,7 +91,8 @@ class EpisodeMetaEnv:
 def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, transitions: int, seed: int = 0,
                  part_size: int | None = None, parts: int | None = None, rank: int = 0, world: int = 1,
                  env_kwargs: dict[str, Any] | None = None, preset: str = "custom", progress: bool = True,
-                 log: Any = None, student: str | None = None, takeover: TakeoverConfig | None = None) -> dict[str, Any]:
+                 log: Any = None, student: str | None = None, takeover: TakeoverConfig | None = None,
+                 expert_only: bool = False) -> dict[str, Any]:
     """Generate (or resume) the Go2 dataset in ``out_dir``; returns the summary.
 
     ``student`` (a world model's hub id or folder) takes over expert-driven envs with its policy head in
@@ -102,6 +103,7 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
     (transitions) defaults to ``num_envs × PART_STEPS``; 0 means one part; ``parts`` fixes the part count
     instead. ``rank``/``world``: this worker's share of the parts (:func:`simdist.data.parts.run_parts`).
     ``env_kwargs`` override the data-collection env settings (e.g. ``episode_length_s`` for tests).
+    ``expert_only``: the expert alone, never perturbed (the paper's expert-only ablation data).
     """
     from simdist.components.tasks.go2.env import Go2Env
     from simdist.data.engine import generate
@@ -120,6 +122,8 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
     takeover = takeover or TakeoverConfig()
     if student is not None:
         config["student"] = {"model": student, **asdict(takeover)}
+    if expert_only:  # only then, so the folders of earlier runs keep matching their configuration
+        config["expert_only"] = True
     spec = go2_dataset_spec()
     made: dict[str, Any] = {}
 
@@ -130,7 +134,7 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
         return generate(
             made["env"], es.expert, es.suboptimal, out_dir=str(folder), spec=spec, total_transitions=budget,
             expert_prob=0.5, value_fn=es.critic, seed=s, progress=progress, student=made["student"],
-            takeover=takeover, first_episode_id=first_id,
+            takeover=takeover, first_episode_id=first_id, expert_only=expert_only,
             metadata={"task": "go2", "env": "Go2Env", "preset": preset, "part": k, "parts": len(budgets),
                       "part_seed": s, "base_seed": seed, "env_kwargs": kwargs, "experts": experts_meta},
         )

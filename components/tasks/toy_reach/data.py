@@ -10,7 +10,7 @@ logger = logging.getLogger(__name__)
 def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 16, transitions: int = 20_000,
                          seed: int = 0, expert_prob: float = 0.5, progress: bool = False,
                          values: str = "critic", critic_epochs: int = 60, parts: int | None = None,
-                         rank: int = 0, world: int = 1) -> dict:
+                         rank: int = 0, world: int = 1, expert_only: bool = False) -> dict:
     """Roll ``toy-reach`` with the PD expert / sub-optimal mixture and toy-sized perturbation into shards.
 
     Noise σ is drawn from U[0.05, 1.0] (actions live in [-1, 1]); the windows are the paper's
@@ -21,6 +21,7 @@ def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 
     Returns the engine's summary (see :func:`simdist.data.engine.generate`). ``parts`` splits the run into
     parts (a fresh env per part, seeded by the part), of which this worker (``rank`` of ``world``) runs its
     share (:func:`simdist.data.parts.run_parts`); the summary is then that of the parts finished so far.
+    ``expert_only``: the expert alone, never perturbed (the paper's expert-only ablation data).
     """
     from simdist.components.tasks.toy_reach.critic import fit_expert_critic
     from simdist.components.tasks.toy_reach.expert import expert_policy, suboptimal_policies
@@ -39,7 +40,7 @@ def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 
             return generate(env, expert_policy(), suboptimal_policies(seed), out_dir=folder,
                             total_transitions=budget, expert_prob=expert_prob, perturbation=perturbation,
                             value_fn=value_fn, seed=s, progress=progress, metadata=metadata,
-                            first_episode_id=first_id)
+                            first_episode_id=first_id, expert_only=expert_only)
         finally:
             env.close()
 
@@ -48,7 +49,7 @@ def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 
     from simdist.data.parts import part_budgets, run_parts
 
     config = {**metadata, "num_envs": num_envs, "transitions": transitions, "seed": seed, "expert_prob": expert_prob,
-              "critic_epochs": critic_epochs}
+              "critic_epochs": critic_epochs, "expert_only": expert_only}
     return run_parts(out_dir, config=config, spec=None,
                      budgets=part_budgets(transitions, None, parts),
                      run_part=lambda k, s, folder, budget, first: run(str(folder), budget, s, first), seed=seed,

@@ -87,13 +87,15 @@ def load_or_fit_critic(task: Any, out_dir: Path, *, seed: int, num_envs: int, st
 
 def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, seed: int = 0,
                   progress: bool = True, preset: str = "custom", critic_envs: int = 32, critic_steps: int = 300,
-                  critic_epochs: int = 200, parts: int | None = None, rank: int = 0, world: int = 1) -> dict[str, Any]:
+                  critic_epochs: int = 200, parts: int | None = None, rank: int = 0, world: int = 1,
+                  expert_only: bool = False) -> dict[str, Any]:
     """Generate (or resume) a UR5e task's pretraining dataset in ``out_dir``; returns the engine's summary
     plus the critic's report and the trajectory count.
 
     ``parts`` splits the run into parts (a fresh env per part, seeded by the part) of which this worker
     (``rank`` of ``world``) runs its share (:func:`simdist.data.parts.run_parts`); the critic is fitted once,
-    by the first worker to take the folder's lock, and loaded by the others."""
+    by the first worker to take the folder's lock, and loaded by the others. ``expert_only``: the expert
+    alone, never perturbed (the paper's expert-only ablation data; the critic is the same)."""
     from simdist.components.tasks.ur5e.expert import make_expert, suboptimal_experts
     from simdist.data.engine import PerturbationConfig, generate
     from simdist.data.parts import folder_lock, part_budgets, run_parts
@@ -114,7 +116,7 @@ def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, s
                 env, make_expert(asm, control_hz=task.control_hz), suboptimal_experts(asm, task.control_hz, seed),
                 out_dir=str(folder), total_transitions=budget, expert_prob=EXPERT_PROB,
                 perturbation=PerturbationConfig.manipulation(), value_fn=critic, seed=s, progress=progress,
-                metadata=metadata, first_episode_id=first_id)
+                metadata=metadata, first_episode_id=first_id, expert_only=expert_only)
         finally:
             env.close()
 
@@ -122,8 +124,8 @@ def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, s
         summary = run(out, transitions, seed)
     else:
         config = {"task": task.task_name, "num_envs": num_envs, "transitions": transitions, "seed": seed,
-                  "control_hz": task.control_hz, "critic": {"envs": critic_envs, "steps": critic_steps,
-                                                            "epochs": critic_epochs}}
+                  "control_hz": task.control_hz, "expert_only": expert_only,
+                  "critic": {"envs": critic_envs, "steps": critic_steps, "epochs": critic_epochs}}
         summary = run_parts(out, config=config, spec=None, budgets=part_budgets(transitions, None, parts),
                             run_part=lambda k, s, folder, budget, first: run(folder, budget, s, first), seed=seed,
                             num_envs=num_envs, rank=rank, world=world, metadata={"preset": preset, "critic": report},
