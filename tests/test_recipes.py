@@ -53,6 +53,11 @@ STAGES: dict[tuple[str, str], dict[str, Any]] = {
         "trainer.max_epochs": 2, "trainer.gradient_clip_val": None, "trainer.precision": "32-true",
         "model.init_args.lr": 2.0e-4, "model.init_args.warmup_steps": 10000, "model.init_args.decay_steps": 400000,
         "data.batch_size": 512, "data.windows_per_epoch": None, "data.train": "data/go2/sim-paper"},
+    (PEG, "recipes/table1/mlp-heads.yaml"): {
+        "model.init_args.preset": "ur5e-peg", "model.init_args.preset_overrides.reward_head.name": "mlp",
+        "model.init_args.preset_overrides.value_head.name": "mlp"},
+    (PEG, "recipes/table1/data-50.yaml"): {"data.data_fraction": 0.5, "data.data_fraction_seed": 0},
+    (PEG, "recipes/table1/data-10.yaml"): {"data.data_fraction": 0.1, "data.data_fraction_seed": 0},
     (GO2_FT, "recipes/go2-slope/finetune.yaml"): {
         "model.class_path": FINETUNE, "model.init_args.init_from": "simdist/go2-slope",
         "model.init_args.freeze": "dynamics_only", "data.train": "data/go2/real-slope", "data.batch_size": 32,

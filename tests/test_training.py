@@ -170,3 +170,17 @@ def test_history_dropout_zeroes_past_actions_of_whole_windows_only() -> None:
     assert (batch["act_hist"] == 1).all()  # the caller's batch is not modified
     with pytest.raises(ValueError, match="history_dropout"):
         PretrainModule(model=tiny_config().to_dict(), history_dropout=1.0)
+
+
+def test_preset_overrides_swap_the_heads() -> None:
+    """Table I's MLP-heads switch: per-step MLP reward and value heads in place of the sequence heads."""
+    from simdist.components.heads.sequence import MLPRewardHead, MLPValueHead
+
+    base = PretrainModule(preset="toy").world_model
+    mlp = PretrainModule(preset="toy", preset_overrides={"reward_head": {"name": "mlp", "kwargs": {}},
+                                                         "value_head": {"name": "mlp", "kwargs": {}}}).world_model
+    assert not isinstance(base.reward, MLPRewardHead) and not isinstance(base.value, MLPValueHead)
+    assert isinstance(mlp.reward, MLPRewardHead) and isinstance(mlp.value, MLPValueHead)
+    assert type(mlp.dynamics) is type(base.dynamics) and type(mlp.encoder) is type(base.encoder)
+    with pytest.raises(ValueError, match="preset_overrides needs"):
+        PretrainModule(model=tiny_config().to_dict(), preset_overrides={"latent_dim": 8})

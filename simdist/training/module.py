@@ -24,10 +24,12 @@ CKPT_BASE_KEY = "simdist_base_model"
 class WorldModelModule(L.LightningModule):
     """Trains a world model with :class:`~simdist.WorldModelLoss` under a :class:`~simdist.FreezePolicy`.
 
-    The model comes from ``model`` (a WorldModelConfig dict), a ``preset`` name, or ``init_from`` (a Hub
-    id or folder with pretrained weights, for finetuning). Normalisation statistics are taken from the
-    datamodule's training data when the model has none yet (``fit_normalizer``); a finetuned model keeps
-    its simulation statistics. Adam with the warmup-cosine schedule of SIMDIST.md 4.5 by default.
+    The model comes from ``model`` (a WorldModelConfig dict), a ``preset`` name (``preset_overrides``
+    replaces config fields, e.g. ``{reward_head: {name: mlp}, value_head: {name: mlp}}``: Table I's per-step
+    MLP heads), or ``init_from`` (a Hub id or folder with pretrained weights, for finetuning). Normalisation
+    statistics are taken from the datamodule's training data when the model has none yet
+    (``fit_normalizer``); a finetuned model keeps its simulation statistics. Adam with the warmup-cosine
+    schedule of SIMDIST.md 4.5 by default.
     """
 
     def __init__(
@@ -47,9 +49,12 @@ class WorldModelModule(L.LightningModule):
         value_target: str = "label",
         history_dropout: float = 0.0,
         history_dropout_obs: dict[str, list[int]] | None = None,
+        preset_overrides: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
+        if preset_overrides and preset is None:
+            raise ValueError("model.init_args.preset_overrides needs model.init_args.preset")
         if not 0.0 <= history_dropout < 1.0:
             raise ValueError(f"history_dropout must be a probability in [0, 1), got {history_dropout!r}")
         self.history_dropout = float(history_dropout)
@@ -59,7 +64,7 @@ class WorldModelModule(L.LightningModule):
         if init_from is not None:
             self.world_model = WorldModel.from_pretrained(init_from)
         elif preset is not None:
-            self.world_model = WorldModel.from_preset(preset)
+            self.world_model = WorldModel.from_preset(preset, **(preset_overrides or {}))
         else:
             self.world_model = WorldModel(model)
         self.base_model = init_from
