@@ -54,6 +54,8 @@ class WorldModelConfig:
     reward_head: ComponentSpec
     value_head: ComponentSpec
     policy_head: ComponentSpec | None = None
+    #: an observation decoder (Table I's reconstruction ablation; SimDist has none)
+    decoder_head: ComponentSpec | None = None
     command_dim: int = 0
     history: int = 25
     horizon: int = 25
@@ -71,6 +73,8 @@ class WorldModelConfig:
             setattr(self, key, ComponentSpec.parse(getattr(self, key)))
         if self.policy_head is not None:
             self.policy_head = ComponentSpec.parse(self.policy_head)
+        if self.decoder_head is not None:
+            self.decoder_head = ComponentSpec.parse(self.decoder_head)
         self.obs_spec = {str(k): [int(s) for s in v] for k, v in self.obs_spec.items()}
         if not self.obs_spec:
             raise ConfigError("obs_spec is empty: name at least one observation group")
@@ -91,7 +95,10 @@ class WorldModelConfig:
                 raise ConfigError(f"{bound} has {len(value)} entries but action_dim is {self.action_dim}")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if data["decoder_head"] is None:  # absent unless used: configs saved before it stay byte-identical
+            del data["decoder_head"]
+        return data
 
     def to_json(self) -> str:
         # Only the top level is sorted: obs_spec order decides how encoders concatenate groups.

@@ -13,6 +13,8 @@ class WorldModelLoss(nn.Module):
     """L = w_dyn·L_dyn + w_r·L_r + w_v·L_v + w_a·L_a; each term a mean of squared errors.
 
     L_dyn: predicted latents against stop-gradient targets E(o_{t+1..t+T}) from the same encoder.
+    ``reconstruction`` > 0 adds L_rec, the model's decoder reconstructing o_{t+1..t+T} from E(o) (the raw
+    observation, normalised; Table I's ablation, not part of SimDist).
     L_a: behaviour cloning masked to the leading run of expert steps (cumulative product of the expert
     flags), averaged over all elements as the official code does. Terms with weight 0 are skipped.
 
@@ -24,11 +26,13 @@ class WorldModelLoss(nn.Module):
     """
 
     def __init__(self, dynamics: float = 1.0, reward: float = 1.0, value: float = 1.0, action: float = 4.0,
-                 value_target: str = "label", gamma: float = 0.99) -> None:
+                 value_target: str = "label", gamma: float = 0.99, reconstruction: float = 0.0) -> None:
         super().__init__()
         if value_target not in ("label", "td"):
             raise ValueError(f"value_target must be 'label' or 'td', got {value_target!r}")
         self.weights = {"dynamics": dynamics, "reward": reward, "value": value, "action": action}
+        if reconstruction:  # Table I's ablation only: SimDist's objective has no reconstruction term
+            self.weights["reconstruction"] = reconstruction
         self.value_target = value_target
         self.gamma = float(gamma)
 
@@ -58,6 +62,8 @@ class WorldModelLoss(nn.Module):
             mask = torch.cumprod(batch["expert"].float(), dim=-1).unsqueeze(-1)
             target = norm.normalize("actions", batch["fut_acts"])
             terms["action"] = ((pred.actions - target) * mask).pow(2).mean()
+        if "reconstruction" in need:
+            terms["reconstruction"] = model.reconstruction_error(batch["fut_obs"])
         terms["loss"] = sum(self.weights[k] * v for k, v in terms.items() if self.weights[k] != 0)
         return terms
 

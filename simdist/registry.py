@@ -22,6 +22,7 @@ KINDS: tuple[str, ...] = (
     "reward_head",
     "value_head",
     "policy_head",
+    "decoder_head",
     "planner",
     "freeze_policy",
     "env",

@@ -69,6 +69,8 @@ class WorldModel(nn.Module):
         self.command_embedding = SequenceEmbedding(cfg.command_dim, d, t) if uses_cmd else None
         #: groups the encoder reads unnormalised (e.g. raw pixels, which it scales itself): no statistics
         self.raw_obs_keys = frozenset(getattr(self.encoder, "raw_obs_keys", ()))
+        raw = {"raw_obs_keys": sorted(self.raw_obs_keys)}
+        self.decoder = _build("decoder_head", cfg.decoder_head, {**standard, **raw}) if cfg.decoder_head else None
         shapes = {f"obs/{k}": v for k, v in cfg.obs_spec.items() if k not in self.raw_obs_keys}
         shapes.update(actions=[cfg.action_dim], commands=[cfg.command_dim], rewards=[1], values=[1])
         self.normalizer = Normalizer(shapes)
@@ -76,8 +78,8 @@ class WorldModel(nn.Module):
     # ------------------------------------------------------------------ structure
     @property
     def components(self) -> dict[str, nn.Module]:
-        """Named parts: encoder, dynamics, reward, value, policy, action/command embeddings, normalizer."""
-        names = ("encoder", "dynamics", "reward", "value", "policy", "action_embedding",
+        """Named parts: encoder, dynamics, reward, value, policy, decoder, action/command embeddings, normalizer."""
+        names = ("encoder", "dynamics", "reward", "value", "policy", "decoder", "action_embedding",
                  "command_embedding", "normalizer")
         return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
 
@@ -158,6 +160,15 @@ class WorldModel(nn.Module):
         rewards, values = self._heads(encoding, latents, actions_n, commands_n)
         actions = self._policy(encoding, commands_n) if self.policy is not None else None
         return Prediction(latents=latents, rewards=rewards, values=values, actions=actions)
+
+    def reconstruction_error(self, obs: Mapping[str, Tensor]) -> Tensor:
+        """Mean squared error of the decoder's reconstruction of ``obs`` (each (B, T, *shape)) from E(o), in
+        normalised units; gradients reach the encoder (Table I's reconstruction ablation)."""
+        if self.decoder is None:
+            raise ValueError("the reconstruction loss needs a decoder: set decoder_head in the model config")
+        normed = self.normalize_obs(obs)
+        target = torch.cat([normed[k].flatten(start_dim=2) for k in self.decoder.groups], dim=-1)
+        return (self.decoder(self.encode_latent(obs)) - target).pow(2).mean()
 
     @torch.no_grad()
     def target_latents(self, fut_obs: Mapping[str, Tensor]) -> Tensor:

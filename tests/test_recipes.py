@@ -56,6 +56,9 @@ STAGES: dict[tuple[str, str], dict[str, Any]] = {
     (PEG, "recipes/table1/mlp-heads.yaml"): {
         "model.init_args.preset": "ur5e-peg", "model.init_args.preset_overrides.reward_head.name": "mlp",
         "model.init_args.preset_overrides.value_head.name": "mlp"},
+    (PEG, "recipes/table1/reconstruction.yaml"): {
+        "model.init_args.preset_overrides.decoder_head.name": "mlp", "model.init_args.loss_weights.reconstruction": 1.0,
+        "model.init_args.loss_weights.action": 4.0},
     (PEG, "recipes/table1/data-50.yaml"): {"data.data_fraction": 0.5, "data.data_fraction_seed": 0},
     (PEG, "recipes/table1/data-10.yaml"): {"data.data_fraction": 0.1, "data.data_fraction_seed": 0},
     (GO2_FT, "recipes/go2-slope/finetune.yaml"): {

@@ -184,3 +184,25 @@ def test_preset_overrides_swap_the_heads() -> None:
     assert type(mlp.dynamics) is type(base.dynamics) and type(mlp.encoder) is type(base.encoder)
     with pytest.raises(ValueError, match="preset_overrides needs"):
         PretrainModule(model=tiny_config().to_dict(), preset_overrides={"latent_dim": 8})
+
+
+def test_reconstruction_switch_adds_a_decoder_and_its_loss_term(dataset) -> None:
+    """Table I's reconstruction switch: a decoder head and the reconstruction term, trained through the encoder."""
+    from simdist.losses import WorldModelLoss
+    from tests.conftest import fill_stats
+
+    config = tiny_config(decoder_head={"name": "mlp", "kwargs": {"hidden": [32]}})
+    plain = PretrainModule(model=tiny_config().to_dict())
+    module = PretrainModule(model=config.to_dict(), loss_weights={"reconstruction": 1.0})
+    assert plain.world_model.decoder is None and "decoder_head" not in tiny_config().to_dict()
+    assert "decoder" in module.world_model.components
+    batch = next(iter(TrajectoryDataModule(dataset, batch_size=8, history=4, horizon=3, heldout_fraction=0.0)
+                      .train_dataloader()))
+    fill_stats(module.world_model)
+    terms = module.loss_fn(module.world_model, batch)
+    assert set(terms) == {"dynamics", "reward", "value", "action", "reconstruction", "loss"}
+    assert "reconstruction" not in plain.loss_fn(plain.world_model, batch)
+    terms["reconstruction"].backward()
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in module.world_model.encoder.parameters())
+    with pytest.raises(ValueError, match="needs a decoder"):
+        WorldModelLoss(reconstruction=1.0)(plain.world_model, batch)

@@ -1,5 +1,5 @@
-"""Registered heads: reward/value ``transformer`` and ``mlp``; policy ``transformer``."""
+"""Registered heads: reward/value ``transformer`` and ``mlp``; policy ``transformer``; decoder ``mlp``."""
 
-from . import policy, sequence
+from . import decoder, policy, sequence
 
-__all__ = ["policy", "sequence"]
+__all__ = ["decoder", "policy", "sequence"]
