@@ -1,0 +1,146 @@
+"""Table I as one sweep: every ablation variant pretrained with the same seed and step budget, evaluated with
+the same planner settings on the same simulation trials, tabled beside the paper's numbers.
+
+    python results/table1/sweep.py --task toy-reach [--variants full,data-10] [--dry-run]
+    python results/table1/sweep.py --task ur5e-peg          # the cpu data preset, Wide lattice
+    python results/table1/sweep.py --task ur5e-table-leg
+
+Per variant: the data (`simdist generate`; the expert-only variant generates its own, same budget), `simdist
+fit` with the task's base and stage and the variant's overlay from recipes/table1/, `simdist export`, `simdist
+evaluate --profile sim --json`. Every step is skipped when its output exists, so rerunning resumes (a killed
+`fit` resumes from its last checkpoint). Outputs: `outputs/table1/<task>/<variant>/`, results
+`results/table1/<task>/<variant>.json` and `results/table1/<task>/table.md` (mean, 95 % CI, trials).
+The Go2 row is not here yet: its metric (the accumulated reward over speed × friction × terrain × difficulty)
+is not implemented (docs/table1.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+#: the paper's Table I (SIMDIST.md 13 §4.1): peg, table leg, quadruped
+PAPER = {"full": (0.90, 0.85, 22.78), "data-50": (0.72, 0.61, 22.73), "data-10": (0.06, 0.02, 19.38),
+         "expert-only": (0.10, 0.05, 16.68), "mlp-heads": (0.82, 0.60, 19.47),
+         "reconstruction": (0.32, 0.21, 23.34)}
+VARIANTS = tuple(PAPER)
+OVERLAYS = {"data-50": "recipes/table1/data-50.yaml", "data-10": "recipes/table1/data-10.yaml",
+            "mlp-heads": "recipes/table1/mlp-heads.yaml", "reconstruction": "recipes/table1/reconstruction.yaml"}
+TASKS = {
+    "toy-reach": {"generate": ["--envs", "16", "--transitions", "20000"], "recipes": ["recipes/toy/base.yaml",
+                  "recipes/toy/pretrain.yaml"], "evaluate": ["--trials", "32", "--envs", "8", "--samples", "128",
+                                                             "--iterations", "4"], "paper": None},
+    "ur5e-peg": {"generate": ["--preset", "cpu"], "recipes": ["recipes/ur5e-peg/base.yaml",
+                 "recipes/ur5e-peg/pretrain.yaml"], "evaluate": ["--grid", "wide", "--trials", "2", "--envs", "20"],
+                 "paper": 0},
+    "ur5e-table-leg": {"generate": ["--preset", "cpu"], "recipes": ["recipes/ur5e-table-leg/base.yaml",
+                       "recipes/ur5e-table-leg/pretrain.yaml"], "evaluate": ["--grid", "wide", "--trials", "2",
+                                                                             "--envs", "20"], "paper": 1},
+}
+
+
+def _simdist(*args: str) -> list[str]:
+    return [sys.executable, "-m", "simdist.cli", *args]
+
+
+def _run(cmd: list[str], log: Path, dry: bool, stdout: Path | None = None) -> None:
+    print("+", " ".join(cmd), flush=True)
+    if dry:
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), "HF_HUB_OFFLINE": "1"}
+    with open(log, "a") as err:
+        out = open(stdout.with_suffix(".tmp"), "w") if stdout is not None else err
+        rc = subprocess.call(cmd, cwd=ROOT, env=env, stdout=out, stderr=err)
+        if stdout is not None:
+            out.close()
+    if rc != 0:
+        sys.exit(f"failed (rc {rc}): see {log}")
+    if stdout is not None:
+        os.replace(stdout.with_suffix(".tmp"), stdout)
+
+
+def variant(task: str, name: str, seed: int, dry: bool) -> Path:
+    """Data, pretraining, export and evaluation of one variant; returns its result JSON."""
+    spec, work = TASKS[task], ROOT / "outputs" / "table1" / task
+    result = ROOT / "results" / "table1" / task / f"{name}.json"
+    if result.exists():
+        return result
+    data = work / ("data-expert-only" if name == "expert-only" else "data")
+    if not (data / "dataset.json").exists():
+        extra = ["--expert-only"] if name == "expert-only" else []
+        _run(_simdist("generate", "--task", task, *spec["generate"], *extra, "--seed", str(seed), "--out",
+                      str(data), "--no-progress"), work / "generate.log", dry)
+    out = work / name
+    model = out / "model"
+    if not (model / "config.json").exists():
+        configs = [a for r in spec["recipes"] for a in ("--config", r)]
+        if name in OVERLAYS:
+            configs += ["--config", OVERLAYS[name]]
+        ckpt = out / "checkpoints" / "last.ckpt"
+        resume = ["--ckpt_path", str(ckpt)] if ckpt.exists() else []
+        placement = out / "placement.yaml"  # this variant's folders: replaces the stage's checkpoint callback
+        if not dry:
+            out.mkdir(parents=True, exist_ok=True)
+            placement.write_text(json.dumps({"trainer": {
+                "default_root_dir": str(out),
+                "logger": {"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": str(out)}},
+                "callbacks": [{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint",
+                               "init_args": {"dirpath": str(out / "checkpoints"), "save_last": True,
+                                             "every_n_train_steps": 200}}]}}))
+        _run(_simdist("fit", *configs, "--config", str(placement), "--seed_everything", str(seed),
+                      "--data.train", str(data), *resume), out / "fit.log", dry)
+        _run(_simdist("export", "--ckpt", str(ckpt), "--out", str(model)), out / "fit.log", dry)
+    result.parent.mkdir(parents=True, exist_ok=True)
+    _run(_simdist("evaluate", "--task", task, "--agent", str(model), "--profile", "sim", *spec["evaluate"],
+                  "--seed", str(seed), "--json"), out / "evaluate.log", dry, stdout=result)
+    return result
+
+
+def table(task: str, names: list[str]) -> str:
+    from simdist.evaluation import EvaluationResult
+
+    col = TASKS[task]["paper"]
+    metric = "return" if col is None else "success"
+    lines = [f"| variant | {metric}, mean [95 % CI] | trials | paper ({'peg' if col == 0 else 'table leg'}) |"
+             if col is not None else f"| variant | {metric}, mean [95 % CI] | trials |",
+             "|---|---|---|---|" if col is not None else "|---|---|---|"]
+    for name in names:
+        path = ROOT / "results" / "table1" / task / f"{name}.json"
+        if not path.exists():
+            continue
+        res = EvaluationResult.load(path)
+        est = res.success_estimate() if col is not None else res.estimate()
+        row = f"| {name} | {est} | {res.trials} |"
+        lines.append(row + (f" {PAPER[name][col]:.2f} |" if col is not None else ""))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", choices=sorted(TASKS), required=True)
+    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dry-run", action="store_true", help="print the commands only")
+    args = parser.parse_args()
+    names = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = sorted(set(names) - set(VARIANTS))
+    if unknown:
+        parser.error(f"--variants: unknown {unknown}; known: {', '.join(VARIANTS)}")
+    for i, name in enumerate(names):
+        print(f"[{i + 1}/{len(names)}] {args.task} {name}", flush=True)
+        variant(args.task, name, args.seed, args.dry_run)
+    if not args.dry_run:
+        text = table(args.task, names)
+        (ROOT / "results" / "table1" / args.task / "table.md").write_text(text + "\n")
+        print(text)
+        print(json.dumps({"task": args.task, "variants": names}))
+
+
+if __name__ == "__main__":
+    main()
