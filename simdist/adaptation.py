@@ -22,6 +22,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from simdist.agents import Agent, load_agent
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.freeze import FreezePolicy
 from simdist.fsutil import atomic_path, atomic_write_json, remove_stale_temporaries
+from simdist.parallel import evaluate_in_workers, evaluation_passes
 from simdist.provenance import weights_fingerprint
 from simdist.tasks import Task
 from simdist.world_model import WorldModel
@@ -128,6 +130,9 @@ class AdaptConfig:
         init: finetune every stage from the "base" model (on all data) or from the "previous" stage's model
         episodes_per_eval: evaluation trials (per condition of the task's protocol)
         num_envs: parallel envs for collection and evaluation
+        eval_workers: processes each stage's evaluation is spread over (tasks whose protocol splits into
+            independent passes; the numbers equal one process at one torch thread, so stages recorded with
+            another count are kept on resume)
         heldout_episodes: held-out real episodes for the consistency loss (collected once, never trained on)
         samples: MPPI samples per iteration (planning agents)
         iterations: MPPI iterations per tick
@@ -148,6 +153,7 @@ class AdaptConfig:
     init: str = "base"
     episodes_per_eval: int = 8
     num_envs: int = 8
+    eval_workers: int = 1
     heldout_episodes: int = 4
     samples: int = 128
     iterations: int = 4
@@ -174,8 +180,8 @@ class AdaptConfig:
             raise ValueError(f"an episode schedule needs whole numbers of episodes, got {self.schedule}")
         if self.init not in ("base", "previous"):
             raise ValueError(f"init must be 'base' or 'previous', got {self.init!r}")
-        for name in ("episodes_per_eval", "num_envs", "heldout_episodes", "samples", "iterations", "epochs",
-                     "windows_per_epoch", "batch_size"):
+        for name in ("episodes_per_eval", "num_envs", "eval_workers", "heldout_episodes", "samples", "iterations",
+                     "epochs", "windows_per_epoch", "batch_size"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -203,6 +209,8 @@ class AdaptationLoop:
         self.model_id = str(model)
         self.task = task
         self.cfg = config or AdaptConfig()
+        evaluation_passes(task, self.cfg.episodes_per_eval, self.cfg.seed + 1, self.cfg.eval_workers,
+                          "--eval-workers")  # a task that cannot split its evaluation: refused before any work
         self.out = Path(out)
         self.progress = progress
         self.log = log
@@ -268,15 +276,7 @@ class AdaptationLoop:
     # -- helpers ----------------------------------------------------------------------------------
     def planner(self, agent: Agent, seed: int) -> Agent:
         """``agent`` acting with this run's planner budget (planning agents) and ``seed``."""
-        if not getattr(agent, "plans", False):
-            return agent.with_settings(seed=seed)
-        from simdist.planning.presets import preset_settings
-
-        settings = preset_settings(self.task.planner_preset, self.cfg.samples, self.cfg.iterations,
-                                   init_std=self.cfg.init_std, warm_start=self.cfg.warm_start,
-                                   **self.task.planner_defaults)
-        return agent.with_settings(**{**settings, "planner": "mppi", "seed": seed,
-                                      "temporal_ensemble": self.cfg.temporal_ensemble or None})
+        return stage_planner(agent, self.task, self.cfg, seed)
 
     def minutes(self, steps: int) -> float:
         return steps * self.task.dt / 60.0
@@ -438,8 +438,14 @@ class AdaptationLoop:
                 model.save_pretrained(path, base_model=self.model_id,
                                       metrics={"real_minutes": entry["minutes"], "stage": k,
                                                "heldout_consistency": entry["consistency"]["after"]})
-        result = self.task.evaluate(self.planner(model, cfg.seed + 1), cfg.episodes_per_eval, cfg.seed + 1,
-                                    num_envs=cfg.num_envs)
+        if cfg.eval_workers == 1:
+            result = self.task.evaluate(self.planner(model, cfg.seed + 1), cfg.episodes_per_eval, cfg.seed + 1,
+                                        num_envs=cfg.num_envs)
+        else:  # each worker loads the stage's saved model (stage 0: the model id) and plans as self.planner
+            result = evaluate_in_workers(self.task, path, cfg.episodes_per_eval, cfg.seed + 1,
+                                         workers=cfg.eval_workers, num_envs=cfg.num_envs,
+                                         build=partial(stage_controller, cfg=cfg, seed=cfg.seed + 1),
+                                         option="--eval-workers")
         entry["eval"] = result.to_dict()
         estimate = result.estimate()
         entry["value"], entry["ci95"], entry["trials"] = estimate.mean, [estimate.low, estimate.high], estimate.n
@@ -449,9 +455,10 @@ class AdaptationLoop:
     def stage_settings(self, k: int) -> dict[str, Any]:
         """Everything but the logged data that stage ``k``'s numbers depend on: the task, the schedule up to
         ``k`` and every budget and seed of the config. The default ``schedule_unit`` (minutes) is left out, so
-        runs recorded before the option existed resume instead of running again."""
+        runs recorded before the option existed resume instead of running again, and so is ``eval_workers``,
+        which does not change the numbers."""
         config = {key: value for key, value in asdict(self.cfg).items()
-                  if key != "schedule" and not (key == "schedule_unit" and value == "minutes")}
+                  if key not in ("schedule", "eval_workers") and not (key == "schedule_unit" and value == "minutes")}
         return {"task": self.task.describe(), "schedule": self.cfg.schedule[: k + 1], "config": config}
 
     def stages_done(self) -> int:
@@ -506,6 +513,24 @@ class AdaptationLoop:
         with atomic_path(self.out / "curve.png") as tmp:
             plot_curve(curve, tmp)
         return curve
+
+
+def stage_planner(agent: Agent, task: Task, cfg: AdaptConfig, seed: int) -> Agent:
+    """``agent`` acting with ``cfg``'s planner budget on ``task`` (planning agents) and ``seed``."""
+    if not getattr(agent, "plans", False):
+        return agent.with_settings(seed=seed)
+    from simdist.planning.presets import preset_settings
+
+    settings = preset_settings(task.planner_preset, cfg.samples, cfg.iterations, init_std=cfg.init_std,
+                               warm_start=cfg.warm_start, **task.planner_defaults)
+    return agent.with_settings(**{**settings, "planner": "mppi", "seed": seed,
+                                  "temporal_ensemble": cfg.temporal_ensemble or None})
+
+
+def stage_controller(task: Task, path: str, *, cfg: AdaptConfig, seed: int) -> Agent:
+    """A stage's agent as an ``eval_workers`` process builds it: the saved model at ``path``, planning as
+    :func:`stage_planner`."""
+    return stage_planner(load_agent(path), task, cfg, seed)
 
 
 def plot_curve(curve: dict[str, Any], path: str | Path) -> None:

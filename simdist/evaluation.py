@@ -8,6 +8,7 @@ count. Two results whose intervals overlap are reported as no difference (:func:
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -18,6 +19,10 @@ import numpy as np
 #: bootstrap resamples behind every interval (the interval's third digit is stable at this count)
 RESAMPLES = 10_000
 CONFIDENCE = 0.95
+#: the detail :meth:`EvaluationResult.concat` records per-pass values under when a detail differs between passes
+DIFFERS_BY_PASS = "differs_by_pass"
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -168,6 +173,47 @@ class EvaluationResult:
         return {**asdict(self), "summary": self.summary()}
 
     @classmethod
+    def concat(cls, results: Sequence[EvaluationResult]) -> EvaluationResult:
+        """Consecutive passes of one protocol as one result (:meth:`simdist.tasks.Task.evaluation_passes`).
+
+        ``values``, ``success``, ``diverged`` and ``groups`` are concatenated in order; so is every detail that
+        is a list with one entry per trial in every pass. Any other detail must be the same in every pass: where
+        it is not, the first pass's value is kept and the values of all passes are recorded under
+        ``details["differs_by_pass"][KEY]`` (with a warning). ``task``, ``metric`` and ``profile`` must agree.
+        """
+        results = list(results)
+        if not results:
+            raise ValueError("EvaluationResult.concat needs at least one result")
+        first = results[0]
+        for r in results[1:]:
+            for name in ("task", "metric", "profile"):
+                if getattr(r, name) != getattr(first, name):
+                    raise ValueError(f"EvaluationResult.concat: the passes disagree on {name} "
+                                     f"({getattr(first, name)!r} vs {getattr(r, name)!r})")
+        if len({bool(r.groups) for r in results}) > 1:
+            raise ValueError("EvaluationResult.concat: some passes label their trials with groups, others do not")
+        missing = object()
+        details: dict[str, Any] = {}
+        differs: dict[str, list[Any]] = {}
+        for key in dict.fromkeys(k for r in results for k in r.details):
+            got = [r.details.get(key, missing) for r in results]
+            if all(isinstance(v, list) and len(v) == r.trials for v, r in zip(got, results)):
+                details[key] = [x for v in got for x in v]
+            elif all(v is not missing and _same(v, got[0]) for v in got):
+                details[key] = got[0]
+            else:
+                details[key] = None if got[0] is missing else got[0]
+                differs[key] = [None if v is missing else v for v in got]
+        if differs:
+            logger.warning("%s: details %s differ between the %d passes; kept the first pass's (all under "
+                           "details[%r])", first.task, sorted(differs), len(results), DIFFERS_BY_PASS)
+            details[DIFFERS_BY_PASS] = differs
+        return cls(task=first.task, metric=first.metric, profile=first.profile,
+                   values=[v for r in results for v in r.values], success=[s for r in results for s in r.success],
+                   diverged=[d for r in results for d in r.diverged], groups=[g for r in results for g in r.groups],
+                   details=details)
+
+    @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvaluationResult:
         keys = {"task", "metric", "values", "success", "diverged", "groups", "profile", "details"}
         missing = sorted({"task", "metric", "values", "success"} - set(data))
@@ -186,3 +232,11 @@ class EvaluationResult:
             return cls.from_dict(data)
         except (TypeError, ValueError) as err:
             raise ValueError(f"{path}: {err}") from err
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values (also nested containers of arrays, compared by their JSON form)."""
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # arrays compare elementwise
+        return json.dumps(a, sort_keys=True, default=repr) == json.dumps(b, sort_keys=True, default=repr)

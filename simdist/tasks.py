@@ -138,6 +138,17 @@ class Task(abc.ABC):
     def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8) -> EvaluationResult:
         """Run the task's protocol with ``agent`` (``trials``: the protocol's trial count per condition)."""
 
+    def evaluation_passes(self, trials: int, seed: int) -> list[tuple[int, int]] | None:
+        """The protocol ``evaluate(agent, trials, seed)`` as independent passes, or None (the default) when it
+        cannot be split (e.g. all trials run in one batch).
+
+        A task returns ``(trials, seed)`` pairs such that the results of ``evaluate(agent, t, s)`` for each pair,
+        concatenated in order (:meth:`EvaluationResult.concat`), equal ``evaluate(agent, trials, seed)`` for the
+        same ``num_envs``: each pass builds its own env and reseeds the agent, so it depends on its own
+        arguments only. :func:`simdist.parallel.evaluate_in_workers` (``simdist evaluate --workers N``) runs
+        the passes in worker processes."""
+        return None
+
     @abc.abstractmethod
     def success(self, result: Any) -> np.ndarray:
         """Per finished episode of a :class:`~simdist.rollout.RolloutResult`: did it succeed?"""

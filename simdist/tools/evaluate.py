@@ -5,15 +5,19 @@ or ``expert:PATH`` (an exported privileged expert), runs the task's evaluation p
 profile ``--profile`` and prints the metric's mean with its 95 % bootstrap interval and the trial count
 per condition, or the whole result as JSON with ``--json``. Planning agents act with the MPPI budget of
 the planner options (the paper's by default; ``--planner agent`` keeps the agent's saved settings).
+``--workers N`` spreads the protocol's independent passes over N processes (tasks that have them:
+:meth:`simdist.tasks.Task.evaluation_passes`); the result equals the one-process run at one torch thread.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from typing import Any
 
 from simdist.cli import add_mppi_arguments, positive_int, setup_logging, tool_parser
+from simdist.parallel import evaluate_in_workers, evaluation_passes
 from simdist.tasks import Task, TaskError, add_task_argument, preparse_task, task_class
 
 
@@ -48,6 +52,13 @@ def build_controller(spec: str, planner: str = "mppi", samples: int | None = Non
     return agent.with_settings(**settings)
 
 
+def controller_for(task: Task, spec: str, **settings: Any) -> Any:
+    """``--agent SPEC``: the task's own agent (:meth:`Task.builtin_agent`) or :func:`build_controller` with
+    ``settings`` (its keyword arguments); what each ``--workers`` process builds for itself."""
+    controller = task.builtin_agent(spec)
+    return controller if controller is not None else build_controller(spec, task=task, **settings)
+
+
 def main(argv: list[str]) -> int:
     try:
         cls = task_class(preparse_task(argv))
@@ -68,6 +79,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--envs", type=positive_int, default=8, help="parallel envs (tasks that batch trials)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--workers", type=positive_int, default=1,
+                        help="processes the protocol's independent passes are spread over (tasks that split "
+                             "their protocol); the result equals one process at one torch thread")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     cls.add_arguments(parser, "evaluate")
     args = parser.parse_args(argv)
@@ -75,19 +89,27 @@ def main(argv: list[str]) -> int:
         setup_logging()
     try:
         task = cls.from_args(args, "evaluate", profile=args.profile)
-        controller = task.builtin_agent(args.agent)
-        if controller is None:
-            controller = build_controller(args.agent, args.planner, args.samples, args.iterations, args.device,
-                                          args.seed, args.init_std, args.warm_start, args.temporal_ensemble, task)
+        evaluation_passes(task, args.trials, args.seed, args.workers)  # refuse --workers N before any work
+        build = functools.partial(controller_for, planner=args.planner, samples=args.samples,
+                                  iterations=args.iterations, device=args.device, seed=args.seed,
+                                  init_std=args.init_std, warm_start=args.warm_start,
+                                  temporal_ensemble=args.temporal_ensemble)
+        controller = build(task, args.agent)  # here too: errors before any work, and the provenance
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
-    result = task.evaluate(controller, args.trials, args.seed, num_envs=args.envs,
-                           log=None if args.json else print)
+    log = None if args.json else print
+    if args.workers == 1:
+        result = task.evaluate(controller, args.trials, args.seed, num_envs=args.envs, log=log)
+    else:
+        result = evaluate_in_workers(task, args.agent, args.trials, args.seed, workers=args.workers,
+                                     num_envs=args.envs, build=build, log=log)
     from simdist.provenance import provenance
 
     result.details["settings"] = {"agent": args.agent, "planner": args.planner,
                                   "temporal_ensemble": args.temporal_ensemble, "trials": args.trials,
                                   "seed": args.seed, "provenance": provenance(controller)}
+    if args.workers > 1:  # one torch thread each (the one-process default records none of this)
+        result.details["settings"] |= {"workers": args.workers, "worker_torch_threads": 1}
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:

@@ -134,6 +134,10 @@ class UR5eTask(Task):
                                 details={"grid": self.grid, "cell": cells, "time_to_success_s": times,
                                          "control_hz": self.control_hz})
 
+    def evaluation_passes(self, trials: int, seed: int) -> list[tuple[int, int]] | None:
+        """Pass ``r`` over the lattice is its own env and rollout, seeded ``seed + r``: one pass each."""
+        return [(1, seed + rep) for rep in range(trials)]
+
     def success(self, result: Any) -> np.ndarray:
         return np.array([bool(info.get("success", False)) and not bool(info.get("diverged", False))
                          for info in result.final_info], bool)
