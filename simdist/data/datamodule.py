@@ -43,7 +43,7 @@ import webdataset as wds
 from torch.utils.data import DataLoader, IterableDataset
 
 from simdist.data.schema import DataError, DatasetSpec, Episode, front_pad
-from simdist.data.shards import _info_dirs, iter_episodes, load_spec, load_stats, read_dataset_info, resolve_urls
+from simdist.data.shards import dataset_dirs, iter_episodes, load_spec, load_stats, read_dataset_info, resolve_urls
 from simdist.data.stats import Stats, compute_stats
 from simdist.data.windows import window_at, window_starts
 
@@ -459,7 +459,7 @@ class TrajectoryDataModule(L.LightningDataModule):
         """Training windows in one pass over the data: from ``dataset.json`` (episode and step counts, the
         held-out fraction applied: an estimate within a few windows per episode), else counted by reading
         the episodes."""
-        dirs = _info_dirs(self.train_source)
+        dirs = dataset_dirs(self.train_source)
         per_episode = self.history + self.horizon + self.beg_pad + self.end_pad - self.front_pad
         items = self.train_source if isinstance(self.train_source, (list, tuple)) else [self.train_source]
         if dirs and len(dirs) == len(items):

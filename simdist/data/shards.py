@@ -327,17 +327,17 @@ def _no_dataset_message(folder: str) -> str:
     return f"{folder}: not a dataset (no {DATASET_INFO} and no *.tar shards)"
 
 
-def _info_dirs(source: Source) -> list[str]:
+def dataset_dirs(source: Source) -> list[str]:
     """Dataset folders named in ``source`` (only folders, not shard urls)."""
     if isinstance(source, (list, tuple)):
-        return [d for s in source for d in _info_dirs(s)]
+        return [d for s in source for d in dataset_dirs(s)]
     s = os.fspath(source)
     return [s] if os.path.isdir(s) and os.path.exists(os.path.join(s, DATASET_INFO)) else []
 
 
 def load_spec(source: Source) -> DatasetSpec | None:
     """The spec from ``dataset.json`` of the first folder in ``source`` (or of a shard's folder)."""
-    dirs = _info_dirs(source)
+    dirs = dataset_dirs(source)
     if not dirs:
         urls = resolve_urls(source)
         if urls:
@@ -357,7 +357,7 @@ def load_spec(source: Source) -> DatasetSpec | None:
 def load_stats(source: Source) -> Stats | None:
     """Merged statistics of ``source`` if it consists only of dataset folders with stored statistics."""
     items = list(source) if isinstance(source, (list, tuple)) else [source]
-    dirs = _info_dirs(items)
+    dirs = dataset_dirs(items)
     if len(dirs) != len(items):
         return None
     acc = RunningStats()
