@@ -168,7 +168,7 @@ class WorldModel(nn.Module):
             raise ValueError("the reconstruction loss needs a decoder: set decoder_head in the model config")
         normed = self.normalize_obs(obs)
         target = torch.cat([normed[k].flatten(start_dim=2) for k in self.decoder.groups], dim=-1)
-        return (self.decoder(self.encode_latent(obs)) - target).pow(2).mean()
+        return (self.decoder(self.encoder.encode_latent(normed)) - target).pow(2).mean()
 
     @torch.no_grad()
     def target_latents(self, fut_obs: Mapping[str, Tensor]) -> Tensor:

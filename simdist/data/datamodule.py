@@ -45,7 +45,7 @@ from torch.utils.data import DataLoader, IterableDataset
 from simdist.data.schema import DataError, DatasetSpec, Episode, front_pad
 from simdist.data.shards import dataset_dirs, iter_episodes, load_spec, load_stats, read_dataset_info, resolve_urls
 from simdist.data.stats import Stats, compute_stats
-from simdist.data.windows import window_at, window_starts
+from simdist.data.windows import num_windows, window_at, window_starts
 
 _HELDOUT_SALT = "simdist-heldout-v1"
 
@@ -468,7 +468,8 @@ class TrajectoryDataModule(L.LightningDataModule):
             episodes = sum(int(i["num_episodes"]) for i in infos)
             kept = (1.0 - (self.heldout_fraction if self._holds_out() else 0.0)) * self.data_fraction
             return max(0, int((steps - episodes * per_episode) * kept))
-        return sum(max(0, len(ep) - per_episode) for ep in self._train_episodes())
+        return sum(num_windows(len(ep) + self.front_pad, self.history, self.horizon, self.beg_pad, self.end_pad)
+                   for ep in self._train_episodes())
 
     def _windows_per_epoch(self, world: int) -> int | None:
         if self.windows_per_epoch is not None or world <= 1:

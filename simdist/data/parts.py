@@ -152,6 +152,19 @@ def run_parts(out: str | os.PathLike, *, config: dict[str, Any], spec: DatasetSp
     return result
 
 
+def run_in_parts_or_once(out: str | os.PathLike, run: Callable[[Path, int, int, int], dict[str, Any]], *,
+                         parts: int | None, transitions: int, seed: int, num_envs: int, config: dict[str, Any],
+                         rank: int = 0, world: int = 1, metadata: dict[str, Any] | None = None,
+                         log: Callable[[str], None] = print) -> dict[str, Any]:
+    """``run(folder, budget, seed, first_episode_id)`` once into ``out`` (``parts`` None: the engine's summary),
+    or ``parts`` equal parts of it, this worker's share, through :func:`run_parts`."""
+    if parts is None:
+        return run(Path(out), transitions, seed, 0)
+    return run_parts(out, config=config, spec=None, budgets=part_budgets(transitions, None, parts),
+                     run_part=lambda k, s, folder, budget, first: run(folder, budget, s, first), seed=seed,
+                     num_envs=num_envs, rank=rank, world=world, metadata=metadata, log=log)
+
+
 def _read_state(out: Path, config: dict[str, Any]) -> dict[str, Any]:
     """``generate.json`` (a new one for ``config`` if absent); a different stored run is an error."""
     path = out / STATE_FILE

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
+
+from simdist.data.parts import run_in_parts_or_once
 
 logger = logging.getLogger(__name__)
 
@@ -34,23 +37,17 @@ def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 
     perturbation = PerturbationConfig.manipulation()
     metadata = {"task": "toy-reach", "variant": variant, "values": values}
 
-    def run(folder: str, budget: int, s: int, first_id: int = 0) -> dict:
+    def run(folder: Path, budget: int, s: int, first_id: int) -> dict:
         env = ToyReachEnv(num_envs, variant=variant, seed=s)
         try:
-            return generate(env, expert_policy(), suboptimal_policies(seed), out_dir=folder,
+            return generate(env, expert_policy(), suboptimal_policies(seed), out_dir=str(folder),
                             total_transitions=budget, expert_prob=expert_prob, perturbation=perturbation,
                             value_fn=value_fn, seed=s, progress=progress, metadata=metadata,
                             first_episode_id=first_id, expert_only=expert_only)
         finally:
             env.close()
 
-    if parts is None:
-        return run(out_dir, transitions, seed)
-    from simdist.data.parts import part_budgets, run_parts
-
     config = {**metadata, "num_envs": num_envs, "transitions": transitions, "seed": seed, "expert_prob": expert_prob,
               "critic_epochs": critic_epochs, "expert_only": expert_only}
-    return run_parts(out_dir, config=config, spec=None,
-                     budgets=part_budgets(transitions, None, parts),
-                     run_part=lambda k, s, folder, budget, first: run(str(folder), budget, s, first), seed=seed,
-                     num_envs=num_envs, rank=rank, world=world, metadata=metadata, log=logger.info)
+    return run_in_parts_or_once(out_dir, run, parts=parts, transitions=transitions, seed=seed, num_envs=num_envs,
+                                config=config, rank=rank, world=world, metadata=metadata, log=logger.info)

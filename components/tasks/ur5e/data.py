@@ -98,7 +98,7 @@ def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, s
     alone, never perturbed (the paper's expert-only ablation data; the critic is the same)."""
     from simdist.components.tasks.ur5e.expert import make_expert, suboptimal_experts
     from simdist.data.engine import PerturbationConfig, generate
-    from simdist.data.parts import folder_lock, part_budgets, run_parts
+    from simdist.data.parts import folder_lock, run_in_parts_or_once
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -109,7 +109,7 @@ def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, s
     metadata = {"task": task.task_name, "preset": preset, "control_hz": task.control_hz,
                 "values": "V^e critic fitted on expert continuations", "critic": report}
 
-    def run(folder: Path, budget: int, s: int, first_id: int = 0) -> dict[str, Any]:
+    def run(folder: Path, budget: int, s: int, first_id: int) -> dict[str, Any]:
         env = task.make_env(num_envs, s, real=False)
         try:
             return generate(
@@ -120,16 +120,12 @@ def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, s
         finally:
             env.close()
 
-    if parts is None:
-        summary = run(out, transitions, seed)
-    else:
-        config = {"task": task.task_name, "num_envs": num_envs, "transitions": transitions, "seed": seed,
-                  "control_hz": task.control_hz, "expert_only": expert_only,
-                  "critic": {"envs": critic_envs, "steps": critic_steps, "epochs": critic_epochs}}
-        summary = run_parts(out, config=config, spec=None, budgets=part_budgets(transitions, None, parts),
-                            run_part=lambda k, s, folder, budget, first: run(folder, budget, s, first), seed=seed,
-                            num_envs=num_envs, rank=rank, world=world, metadata={"preset": preset, "critic": report},
-                            log=logger.info)
+    config = {"task": task.task_name, "num_envs": num_envs, "transitions": transitions, "seed": seed,
+              "control_hz": task.control_hz, "expert_only": expert_only,
+              "critic": {"envs": critic_envs, "steps": critic_steps, "epochs": critic_epochs}}
+    summary = run_in_parts_or_once(out, run, parts=parts, transitions=transitions, seed=seed, num_envs=num_envs,
+                                   config=config, rank=rank, world=world,
+                                   metadata={"preset": preset, "critic": report}, log=logger.info)
     summary["critic"] = report
     summary["trajectories"] = summary["episodes"]
     logger.info("%s: %d trajectories, %d transitions, clean expert fraction %.3f", task.task_name,
