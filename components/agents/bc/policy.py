@@ -49,6 +49,17 @@ class BCPolicy(nn.Module):
         if cfg.stats is not None:
             self.set_stats(cfg.stats)
 
+    @classmethod
+    def from_world_model(cls, world_model: Any, hidden: list[int] | None = None) -> BCPolicy:
+        """A policy on a SimDist world model's encoder: its config's observations, actions and encoder, a copy
+        of its encoder weights and its normaliser statistics (observations, actions, commands), and a fresh MLP
+        head of ``hidden`` sizes. Freeze the encoder (``heads_only``) to keep it SimDist's (the paper's rule for
+        its baselines)."""
+        stats = world_model.normalizer.stats() if bool(world_model.normalizer.fitted) else None
+        policy = cls(BCConfig.from_world_model_config(world_model.config, hidden=hidden, stats=stats))
+        policy.encoder.load_state_dict(world_model.encoder.state_dict(), strict=True)
+        return policy.to(world_model.device)
+
     # ------------------------------------------------------------------ structure
     @property
     def components(self) -> dict[str, nn.Module]:
@@ -86,9 +97,14 @@ class BCPolicy(nn.Module):
     def normalize_obs(self, obs: Mapping[str, Tensor]) -> dict[str, Tensor]:
         return normalize_groups(self.normalizer, obs, self.config.obs_spec, self.raw_obs_keys, "the policy")
 
-    def forward(self, obs_hist: Mapping[str, Tensor], act_hist: Tensor, command: Tensor | None = None) -> Tensor:
-        """Normalised action (B, A) for o_{t-H..t} (each (B, H+1, *shape)), a_{t-H..t-1} (B, H, A) and the
-        current command (B, C), all in environment units."""
+    @property
+    def feature_dim(self) -> int:
+        """Size of :meth:`features`: the latent plus the command."""
+        return self.config.latent_dim + self.config.command_dim
+
+    def features(self, obs_hist: Mapping[str, Tensor], act_hist: Tensor, command: Tensor | None = None) -> Tensor:
+        """The head's input (B, latent + command) for o_{t-H..t} (each (B, H+1, *shape)), a_{t-H..t-1} (B, H, A)
+        and the current command (B, C), all in environment units: the encoder's latent ‖ the normalised command."""
         encoding = self.encoder(self.normalize_obs(obs_hist), self.normalizer.normalize("actions", act_hist))
         features = encoding.latent
         if self.config.command_dim:
@@ -96,7 +112,11 @@ class BCPolicy(nn.Module):
                 raise ValueError(f"this policy is command-conditioned (command_dim={self.config.command_dim}); "
                                  "pass the current command")
             features = torch.cat([features, self.normalizer.normalize("commands", command)], dim=-1)
-        return self.policy(features)
+        return features
+
+    def forward(self, obs_hist: Mapping[str, Tensor], act_hist: Tensor, command: Tensor | None = None) -> Tensor:
+        """Normalised action (B, A) for the inputs of :meth:`features`."""
+        return self.policy(self.features(obs_hist, act_hist, command))
 
     def clip(self, actions: Tensor) -> Tensor:
         """``actions`` clipped to the configured bounds (unchanged when the config has none)."""

@@ -1,0 +1,86 @@
+"""``IQLAgent``: Implicit Q-Learning (Kostrikov et al., 2022) with torchrl's ``IQLLoss``.
+
+Twin critics with Polyak targets, a state value fitted by expectile regression against the target critics'
+minimum, and advantage-weighted regression of the Gaussian actor, all on dataset actions only
+(BASELINES.md 2.1). The actor starts from the single-step BC policy, the offline phase is
+:meth:`~simdist.latent.LatentAgent.pretrain` on the simulation data (the paper: "the value function
+pretrained in simulation"), and the online phase adds real transitions with one update per transition
+(``utd`` 1, after every episode when the adaptation loop calls it per episode).
+
+Defaults are the official AntMaze (sparse reward) settings: expectile 0.9, inverse temperature β 10, Adam
+3e-4, (256, 256) MLPs, γ 0.99, Polyak 0.005, batch 256. For dense rewards (``rewards="logged"``) the paper's
+locomotion settings are expectile 0.7, β 3. torchrl's own defaults (expectile 0.5, temperature 1) are not the
+paper's, so every one is set here. One deviation, said: batches mix the real data with the prior by
+``online_fraction`` (0.5) instead of one uniform buffer, where the prior would drown the few real transitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor, nn
+
+from simdist.components.agents.bc.policy import BCPolicy
+from simdist.latent import LatentAgent, LatentModel
+from simdist.latent.networks import (
+    QNetwork,
+    ValueNetwork,
+    torchrl_actor,
+    torchrl_critic,
+    torchrl_value,
+    transition_tensordict,
+)
+from simdist.registry import register
+
+__all__ = ["IQLAgent"]
+
+
+@register("agent", "iql")
+class IQLAgent(LatentAgent):
+    """IQL on frozen SimDist features; see the module docstring."""
+
+    agent_type = "iql"
+    policy_class = BCPolicy
+    default_settings: ClassVar[dict[str, Any]] = {
+        "expectile": 0.9,
+        "temperature": 10.0,  # β, the inverse temperature of the advantage weights (torchrl's ``temperature``)
+        "polyak": 0.005,
+    }
+
+    @classmethod
+    def build_parts(cls, model: LatentModel, settings: Mapping[str, Any]) -> dict[str, nn.Module]:
+        from torchrl.objectives import IQLLoss, ValueEstimators
+
+        if not 0.0 < settings["expectile"] < 1.0:
+            raise ValueError(f"iql: expectile must be in (0, 1), got {settings['expectile']!r}")
+        f, a, hidden = model.feature_dim, model.action_dim, settings["hidden"]
+        loss = IQLLoss(torchrl_actor(model.gaussian_head()), torchrl_critic(QNetwork(f, a, hidden)),
+                       torchrl_value(ValueNetwork(f, hidden)), num_qvalue_nets=2, loss_function="l2",
+                       temperature=float(settings["temperature"]), expectile=float(settings["expectile"]))
+        loss.make_value_estimator(ValueEstimators.TD0, gamma=float(settings["gamma"]))
+        return {"loss": loss}
+
+    @property
+    def loss_module(self) -> Any:
+        return self.model.parts["loss"]
+
+    def optimizer_groups(self) -> dict[str, list[nn.Parameter]]:
+        loss = self.loss_module
+        return {"actor": list(loss.actor_network_params.values(True, True)),
+                "qvalue": list(loss.qvalue_network_params.values(True, True)),
+                "value": list(loss.value_network_params.values(True, True))}
+
+    def update(self, batch: Mapping[str, Tensor], optimizers: Mapping[str, torch.optim.Optimizer]) -> dict[str, float]:
+        """Value, actor and critic losses of one batch (each depends on its own parameters only, the others'
+        outputs detached inside the loss), one Adam step each, then the Polyak update of the target critics."""
+        out = self.loss_module(transition_tensordict(batch))
+        total = out["loss_actor"] + out["loss_qvalue"] + out["loss_value"]
+        for opt in optimizers.values():
+            opt.zero_grad(set_to_none=True)
+        total.backward()
+        for opt in optimizers.values():
+            opt.step()
+        self.target_updater().step()
+        return {k: float(out[k].detach()) for k in ("loss_actor", "loss_qvalue", "loss_value")}
