@@ -34,7 +34,7 @@ from simdist.data.schema import DatasetSpec, Episode
 from simdist.freeze import FreezePolicy
 from simdist.fsutil import atomic_path, atomic_write_json, remove_stale_temporaries
 from simdist.parallel import evaluate_in_workers, evaluation_passes
-from simdist.provenance import weights_fingerprint
+from simdist.provenance import agent_module, weights_fingerprint
 from simdist.tasks import Task
 from simdist.world_model import WorldModel
 
@@ -145,6 +145,12 @@ class AdaptConfig:
         lr: peak learning rate (decays to lr / 2)
         warmup_steps: learning-rate warm-up steps
         seed: base seed of collection, finetuning and evaluation
+        update_every: update the agent after every this many real episodes while collecting (the model-free
+            baselines update after every episode: 1), each update continuing from the last; None: once per stage
+            (SimDist, finetuned from ``init`` on all data so far). World-model finetuning options (epochs, lr,
+            ...) go to world-model agents only; the others train with their own settings
+        prior: dataset folders an agent that learns from prior data (the baselines' simulation data and demos)
+            is finetuned with besides the real data
     """
 
     schedule: list[float] = field(default_factory=lambda: [0.0, 8.0, 16.0, 27.0, 36.0])
@@ -166,6 +172,8 @@ class AdaptConfig:
     lr: float = 2e-4
     warmup_steps: int = 50
     seed: int = 0
+    update_every: int | None = None
+    prior: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         try:
@@ -194,6 +202,17 @@ class AdaptConfig:
         te = self.temporal_ensemble
         if te is not None and not (np.isfinite(te) and 0 <= te < 1):
             raise ValueError(f"temporal_ensemble must be a decay in [0, 1), got {te!r}")
+        ue = self.update_every
+        if ue is not None and (isinstance(ue, bool) or not isinstance(ue, int) or ue < 1):
+            raise ValueError(f"update_every must be a positive number of episodes (or None), got {ue!r}")
+        if ue is not None and self.schedule_unit != "episodes":
+            raise ValueError("update_every needs schedule_unit='episodes' (updates are counted in real episodes)")
+        if isinstance(self.prior, (str, Path)):
+            self.prior = [str(self.prior)]
+        self.prior = [str(x) for x in self.prior]
+        missing = [x for x in self.prior if not (Path(x) / "dataset.json").is_file()]
+        if missing:
+            raise ValueError(f"prior: {missing} are not dataset folders (no dataset.json)")
         self.schedule = s
 
 
@@ -255,7 +274,7 @@ class AdaptationLoop:
         return self.out / "real-data"
 
     def _load_state(self) -> dict[str, Any]:
-        fresh = {"model": self.model_id, "model_weights": weights_fingerprint(world_model_of(self.base) or self.base),
+        fresh = {"model": self.model_id, "model_weights": weights_fingerprint(agent_module(self.base)),
                  "task": self.task.describe(),
                  "freeze": self.cfg.freeze, "config": asdict(self.cfg), "stages": [], "labels": {}}
         if not self.state_path.exists():
@@ -365,23 +384,36 @@ class AdaptationLoop:
         return value_auc(model, eps, ok, self.pad) if eps else None
 
     # -- stage steps ------------------------------------------------------------------------------
-    def collect_until(self, amount: float, model: Agent, stage: int) -> None:
+    def collect_until(self, amount: float, model: Agent, stage: int) -> Agent:
         """Append on-policy episodes of ``model`` to the real-data folder until it holds ``amount`` (minutes
-        or episodes, the schedule's unit).
+        or episodes, the schedule's unit); returns the agent acting at the end (``model``, or with
+        ``update_every`` the agent updated after every that many episodes).
 
         Each chunk's seed derives from the stage and the id of its first episode (not from a call count),
-        so a rerun after an interruption collects exactly what an uninterrupted run would have."""
-        by_episodes = self.cfg.schedule_unit == "episodes"
+        so a rerun after an interruption collects exactly what an uninterrupted run would have. With
+        ``update_every`` the updated agent is saved after each update (``live/``, with the episode count in
+        ``state.json``), so a rerun continues from the last update."""
+        cfg = self.cfg
+        by_episodes = cfg.schedule_unit == "episodes"
         target = int(round(amount)) if by_episodes else int(np.ceil(amount * 60.0 / self.task.dt - 1e-6))
         measure = "num_episodes" if by_episodes else "num_steps"
-        while (have := int(self._info(self.data_dir).get(measure, 0))) < target:
+        every = cfg.update_every
+        if every is not None:
+            model, updated_at = self._resume_live(model, stage)
+        while True:
+            have = int(self._info(self.data_dir).get(measure, 0))
+            if every is not None and have > updated_at and (have % every == 0 or have >= target):
+                model = self._update_live(model, stage, have)
+                updated_at = have
+            if have >= target:
+                return model
+            chunk = cfg.num_envs if every is None else min(cfg.num_envs, every - have % every)
             info = self._info(self.data_dir)
             done = {int(i) for i in self.state["labels"].get("real", {})}
             done |= {int(i) for sh in info["shards"] for i in sh["episode_ids"]}
             first = max(done | set(info.get("dropped_episode_ids", [])), default=-1) + 1
-            seed = chunk_seed(self.cfg.seed, stage, first)
-            eps, ok = self.task.collect(self.planner(model, seed), self.cfg.num_envs, self.cfg.num_envs, seed,
-                                        first_episode_id=first)
+            seed = chunk_seed(cfg.seed, stage, first)
+            eps, ok = self.task.collect(self.collector(model, seed), chunk, chunk, seed, first_episode_id=first)
             keep, steps = 0, have
             while keep < len(eps) and steps < target:
                 steps += 1 if by_episodes else len(eps[keep])
@@ -389,15 +421,56 @@ class AdaptationLoop:
             self._write(self.data_dir, eps[:keep], ok[:keep], "real")
             self._save()
 
+    def collector(self, agent: Agent, seed: int) -> Agent:
+        """``agent`` as it collects real data: the run's planner budget and, for agents that explore (the RL
+        baselines), sampled actions."""
+        collector = self.planner(agent, seed)
+        return collector.with_settings(explore=True) if getattr(agent, "explores", False) else collector
+
+    @property
+    def live_dir(self) -> Path:
+        return self.out / "live"
+
+    def _resume_live(self, model: Agent, stage: int) -> tuple[Agent, int]:
+        """The agent of the last per-episode update of ``stage`` and its episode count (a rerun), else ``model``
+        and the episodes logged before the stage."""
+        live = self.state.get("live")
+        if live and live.get("stage") == stage and (self.live_dir / "config.json").is_file():
+            return self._load_model(str(self.live_dir)), int(live["episodes"])
+        start = int(self._info(self.data_dir).get("num_episodes", 0))
+        self.state["live"] = {"stage": stage, "episodes": start}
+        self._save()
+        return model, start
+
+    def _update_live(self, model: Agent, stage: int, episodes: int) -> Agent:
+        """One per-episode update of ``model`` on the real data so far; saved as ``live/`` before ``state.json``
+        records it."""
+        updated = self.finetune_agent(model, stage)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", ".*is not a Hub repo id.*")
+            updated.save_pretrained(self.live_dir)
+        self.state["live"] = {"stage": stage, "episodes": episodes}
+        self._save()
+        return updated
+
     def finetune(self, init_from: str, stage: int) -> Agent:
         """Finetune ``init_from`` on every real episode so far under the freeze policy; returns it."""
-        cfg = self.cfg
         start = self.base if init_from == self.model_id else self._load_model(init_from)
-        return start.finetune(self.data_dir, freeze=cfg.freeze, out=self.out / "lightning" / f"stage-{stage}",
-                              seed=cfg.seed + stage, epochs=cfg.epochs, windows_per_epoch=cfg.windows_per_epoch,
-                              batch_size=cfg.batch_size, lr=cfg.lr, warmup_steps=cfg.warmup_steps,
-                              obs_noise=self.task.obs_noise, loss_weights=self.loss_weights(),
-                              progress=self.progress)
+        return self.finetune_agent(start, stage)
+
+    def finetune_agent(self, start: Agent, stage: int) -> Agent:
+        """``start`` finetuned on the real data so far: world-model agents with this run's finetuning budget,
+        other agents with their own settings; agents get the ``prior`` folders when the run has them."""
+        cfg = self.cfg
+        options: dict[str, Any] = {"freeze": cfg.freeze, "out": self.out / "lightning" / f"stage-{stage}",
+                                   "seed": cfg.seed + stage, "progress": self.progress}
+        if world_model_of(start) is not None:
+            options.update(epochs=cfg.epochs, windows_per_epoch=cfg.windows_per_epoch, batch_size=cfg.batch_size,
+                           lr=cfg.lr, warmup_steps=cfg.warmup_steps, obs_noise=self.task.obs_noise,
+                           loss_weights=self.loss_weights())
+        if cfg.prior:
+            options["prior"] = list(cfg.prior)
+        return start.finetune(self.data_dir, **options)
 
     def loss_weights(self) -> dict[str, float]:
         """Latent consistency for the dynamics; an ablation that unfreezes the reward or value head also
@@ -415,6 +488,9 @@ class AdaptationLoop:
         before = self.consistency(incoming)
         if k == 0:
             model, path, trained = self.base, self.model_id, False
+        elif cfg.update_every is not None:  # updated while collecting, each update from the last
+            model = self.collect_until(amount, incoming, k)
+            path, trained = str(self.out / "stages" / f"stage-{k}"), True
         else:
             self.collect_until(amount, incoming, k)
             model = self.finetune(self.model_id if cfg.init == "base" else prev, k)
@@ -456,9 +532,10 @@ class AdaptationLoop:
         """Everything but the logged data that stage ``k``'s numbers depend on: the task, the schedule up to
         ``k`` and every budget and seed of the config. The default ``schedule_unit`` (minutes) is left out, so
         runs recorded before the option existed resume instead of running again, and so is ``eval_workers``,
-        which does not change the numbers."""
+        which does not change the numbers; ``update_every`` and ``prior`` are left out while unset."""
+        defaults = {"schedule_unit": "minutes", "update_every": None, "prior": []}  # unset: as before they existed
         config = {key: value for key, value in asdict(self.cfg).items()
-                  if key not in ("schedule", "eval_workers") and not (key == "schedule_unit" and value == "minutes")}
+                  if key not in ("schedule", "eval_workers") and not (key in defaults and value == defaults[key])}
         return {"task": self.task.describe(), "schedule": self.cfg.schedule[: k + 1], "config": config}
 
     def stages_done(self) -> int:

@@ -53,10 +53,22 @@ def provenance(model: Any = None) -> dict[str, Any]:
     info["source_commit"] = source_commit()
     info |= {"python": platform.python_version(), "machine": platform.machine(), "processor": platform.processor(),
              "torch_threads": torch.get_num_threads(), "torch_interop_threads": torch.get_num_interop_threads()}
-    module = getattr(model, "world_model", getattr(model, "net", model))
-    if isinstance(module, torch.nn.Module):
+    module = agent_module(model)
+    if module is not None:
         info["model_weights"] = weights_fingerprint(module)
     return info
+
+
+def agent_module(agent: Any) -> Any:
+    """The torch module holding an agent's weights: its ``world_model``, ``model``, ``policy`` or ``net`` (the
+    first that is a module), the agent itself if it is one, else None."""
+    import torch
+
+    for attr in ("world_model", "model", "policy", "net"):
+        module = getattr(agent, attr, None)
+        if isinstance(module, torch.nn.Module):
+            return module
+    return agent if isinstance(agent, torch.nn.Module) else None
 
 
 def weights_fingerprint(model: torch.nn.Module) -> str:

@@ -253,11 +253,16 @@ class LatentAgent(Agent):
                                   device=self.device)
 
     def with_settings(self, **settings: Any) -> LatentAgent:
-        """``explore`` (sample actions, for collection) and ``seed``; anything else is refused."""
+        """``explore`` (sample actions, for collection: a shallow copy that shares the weights) and ``seed``;
+        anything else is refused."""
         explore = settings.pop("explore", None)
-        if explore is not None:
-            self.explore = bool(explore)
-        return super().with_settings(**settings)
+        agent = self
+        if explore is not None and bool(explore) != self.explore:
+            agent = copy.copy(self)
+            agent.explore = bool(explore)
+            agent._generator = torch.Generator(device="cpu")
+            agent._generator.set_state(self._generator.get_state())
+        return Agent.with_settings(agent, **settings)
 
     # -- training -------------------------------------------------------------------------------
     def _encoder(self) -> EncodedFolders:
