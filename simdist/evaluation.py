@@ -76,6 +76,30 @@ def bootstrap_ci(values: Sequence[float] | np.ndarray, *, confidence: float = CO
     return Estimate(float(x.mean()), float(low), float(high), int(x.size), confidence)
 
 
+def seeds_bootstrap_ci(per_seed: Sequence[Sequence[float] | np.ndarray], *, confidence: float = CONFIDENCE,
+                       resamples: int = RESAMPLES, seed: int = 0) -> Estimate:
+    """Mean over training seeds (each seed's trials averaged, seeds weighted equally) with a two-level
+    percentile-bootstrap interval: seeds resampled, then trials within each drawn seed, so the interval holds
+    both the spread between training runs and the evaluation noise. ``n`` counts the trials."""
+    groups = [np.asarray(g, np.float64).ravel() for g in per_seed]
+    groups = [g for g in groups if g.size]
+    if not groups:
+        return Estimate(float("nan"), float("nan"), float("nan"), 0, confidence)
+    if any(not np.isfinite(g).all() for g in groups):
+        raise ValueError("seeds_bootstrap_ci got non-finite values")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    mean = float(np.mean([g.mean() for g in groups]))
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(groups), size=(resamples, len(groups)))
+    means = np.empty(resamples)
+    for r in range(resamples):
+        means[r] = np.mean([groups[i][rng.integers(0, groups[i].size, groups[i].size)].mean() for i in picks[r]])
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return Estimate(mean, float(min(low, mean)), float(max(high, mean)), int(sum(g.size for g in groups)), confidence)
+
+
 def compare(before: Estimate, after: Estimate, what: str = "the metric", fmt: str = ".3g") -> str:
     """One sentence saying whether ``after`` differs from ``before`` beyond their intervals."""
     if before.n == 0 or after.n == 0:

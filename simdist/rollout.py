@@ -148,7 +148,8 @@ def rollout(
                 info["final_obs"] = {k: _to_numpy(v)[e] for k, v in obs.items()}
                 infos.append(info)
             if recorder is not None:
-                logged += recorder.finish(done, {**(meta or {}), "controller": type(controller).__name__})
+                logged += recorder.finish(done, [{**(meta or {}), "controller": type(controller).__name__,
+                                                  "terminated": bool(step.terminated[e])} for e in done])
             ep_return[done] = 0.0
             ep_len[done] = 0
             if len(returns) >= episodes:

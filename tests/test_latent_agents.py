@@ -228,3 +228,43 @@ def test_bad_settings_name_the_key(policy: BCPolicy, tmp_path: Path) -> None:
     folder = IQLAgent.from_bc(policy, **TINY).save_pretrained(tmp_path / "iql")
     with pytest.raises(ConfigError, match="not a 'rlpd' one"):
         RLPDAgent.from_pretrained(folder)
+
+
+# ------------------------------------------------------------------------------------------ protocol pieces
+def test_bc_start_on_the_frozen_encoder(sim_data: Path, tmp_path: Path) -> None:
+    """Single-step BC on SimDist's encoder: the encoder and normaliser are the world model's, only the head trains."""
+    from simdist.components.agents.bc import BCAgent
+
+    wm = WorldModel.from_preset("toy")
+    stats = load_stats(str(sim_data))
+    wm.normalizer.set_stats(stats.to_dict() if hasattr(stats, "to_dict") else stats)
+    agent = BCAgent.train_on_encoder(sim_data, wm, hidden=[16], steps=8, batch_size=16, out=tmp_path)
+    assert all(torch.equal(v, agent.policy.encoder.state_dict()[k]) for k, v in wm.encoder.state_dict().items())
+    assert torch.equal(agent.policy.normalizer.mean("actions"), wm.normalizer.mean("actions"))
+    assert len(agent.train_losses) == 8
+
+
+def test_simulation_episodes_carry_success_and_real_logs_termination(sim_data: Path) -> None:
+    """The data engine records the env's success at the episode's end (the sparse label of the simulation data)
+    and rollouts record whether an episode terminated (a true end, mask 0)."""
+    from simdist.components.tasks.toy_reach import ToyReachTask
+    from simdist.components.tasks.toy_reach.pointmass import SUCCESS_RADIUS
+
+    eps = episodes(sim_data)
+    assert all(isinstance(ep.meta["success"], bool) for ep in eps)
+    task = ToyReachTask()
+    logged, ok = task.collect(task.builtin_agent("expert"), 3, 3, seed=0)
+    assert all("terminated" in ep.meta for ep in logged) and len(ok) == 3
+    assert SUCCESS_RADIUS == 0.15
+
+
+def test_seeds_bootstrap_interval() -> None:
+    from simdist.evaluation import seeds_bootstrap_ci
+
+    est = seeds_bootstrap_ci([[1, 1, 0, 1], [0, 0, 0, 1], [1, 1, 1, 1]])
+    assert est.mean == pytest.approx((0.75 + 0.25 + 1.0) / 3) and est.n == 12
+    assert est.low < est.mean < est.high and 0.0 <= est.low and est.high <= 1.0
+    tight = seeds_bootstrap_ci([[1, 0] * 50, [0, 1] * 50, [1, 0] * 50])
+    assert tight.high - tight.low < est.high - est.low
+    with pytest.raises(ValueError, match="non-finite"):
+        seeds_bootstrap_ci([[float("nan")]])

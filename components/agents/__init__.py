@@ -5,3 +5,4 @@ from simdist.components.agents import iql as _iql  # noqa: F401
 from simdist.components.agents import rlpd as _rlpd  # noqa: F401
 from simdist.components.agents import sgft as _sgft  # noqa: F401
 from simdist.components.agents import simdist as _simdist  # noqa: F401
+from simdist.components.agents import simdist_bc as _simdist_bc  # noqa: F401

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "results"))
+from runner import run_command as _run  # noqa: E402
+from runner import simdist_command as _simdist  # noqa: E402
+
 #: the paper's Table I (SIMDIST.md 13 §4.1): peg, table leg, quadruped
 PAPER = {"full": (0.90, 0.85, 22.78), "data-50": (0.72, 0.61, 22.73), "data-10": (0.06, 0.02, 19.38),
          "expert-only": (0.10, 0.05, 16.68), "mlp-heads": (0.82, 0.60, 19.47),
@@ -42,27 +44,6 @@ TASKS = {
                        "recipes/ur5e-table-leg/pretrain.yaml"], "evaluate": ["--grid", "wide", "--trials", "2",
                                                                              "--envs", "20"], "paper": 1},
 }
-
-
-def _simdist(*args: str) -> list[str]:
-    return [sys.executable, "-m", "simdist.cli", *args]
-
-
-def _run(cmd: list[str], log: Path, dry: bool, stdout: Path | None = None) -> None:
-    print("+", " ".join(cmd), flush=True)
-    if dry:
-        return
-    log.parent.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), "HF_HUB_OFFLINE": "1"}
-    with open(log, "a") as err:
-        out = open(stdout.with_suffix(".tmp"), "w") if stdout is not None else err
-        rc = subprocess.call(cmd, cwd=ROOT, env=env, stdout=out, stderr=err)
-        if stdout is not None:
-            out.close()
-    if rc != 0:
-        sys.exit(f"failed (rc {rc}): see {log}")
-    if stdout is not None:
-        os.replace(stdout.with_suffix(".tmp"), stdout)
 
 
 def variant(task: str, name: str, seed: int, dry: bool) -> Path:

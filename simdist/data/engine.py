@@ -385,6 +385,10 @@ def generate(
 def _episode_meta(env: Any, ids: np.ndarray, assign: np.ndarray, names: list[str], perturber: ActionPerturber,
                   res: Any, bad: np.ndarray, seed: int, t: int) -> list[dict[str, Any]]:
     env_meta = env.episode_meta(ids) if hasattr(env, "episode_meta") else [{} for _ in ids]
+    success = res.info.get("success")  # envs that report it: the sparse reward label of the RL baselines
+    if success is not None:
+        env_meta = [{**em, "success": bool(np.asarray(success).reshape(-1)[e]) and not bool(bad[e])}
+                    for em, e in zip(env_meta, ids)]
     return [
         {
             **em,

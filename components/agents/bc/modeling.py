@@ -131,6 +131,24 @@ class BCAgent(Agent):
         agent.train_losses = losses
         return agent
 
+    @classmethod
+    def train_on_encoder(cls, data: str | Path | list[str], world_model: Any, *, hidden: list[int] | None = None,
+                         steps: int = 2_000, batch_size: int = 256, lr: float = 1e-3, seed: int = 0,
+                         out: str | Path | None = None, expert_only: bool = True,
+                         progress: bool = False) -> BCAgent:
+        """The paper's single-step BC baseline: an MLP head on SimDist's frozen encoder (``world_model``'s weights
+        and normaliser statistics, :meth:`BCPolicy.from_world_model`), trained for ``steps`` batches on the
+        dataset folder(s) ``data``, on their expert-flagged steps with ``expert_only`` (BASELINES.md 6)."""
+        _check_positive(steps=steps, batch_size=batch_size)
+        start = BCPolicy.from_world_model(world_model, hidden=hidden)
+        policy, losses = _fit(copy.deepcopy(start.config), data, start.state_dict(), freeze="heads_only",
+                              expert_only=expert_only, epochs=1, windows_per_epoch=steps * batch_size,
+                              batch_size=batch_size, lr=lr, end_lr=None, warmup_steps=0, obs_noise=None,
+                              front_pad=start.config.history, seed=seed, out=out, progress=progress)
+        agent = cls(policy)
+        agent.train_losses = losses
+        return agent
+
     def finetune(self, data: str | Path, *, freeze: str = "all", out: str | Path | None = None, seed: int = 0,
                  epochs: int = 3, windows_per_epoch: int = 6_000, batch_size: int = 32, lr: float = 2e-4,
                  end_lr: float | None = None, warmup_steps: int = 0, obs_noise: Any = None,

@@ -96,8 +96,10 @@ class SimDistAgent(Agent):
 
     # -- Hub I/O -----------------------------------------------------------------------------
     def save_pretrained(self, folder: str | Path, **kwargs: Any) -> Path:
-        """The world model's folder plus ``planner.json`` (``kwargs`` go to ``WorldModel.save_pretrained``)."""
+        """The world model's folder plus ``planner.json`` (``kwargs`` go to ``WorldModel.save_pretrained``);
+        ``config.json`` names this class's ``agent_type``."""
         kwargs.setdefault("planner_config", self.config.to_planner_dict())
+        kwargs.setdefault("agent_type", self.agent_type)
         return self.world_model.save_pretrained(folder, **kwargs)
 
     @classmethod

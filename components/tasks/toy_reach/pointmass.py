@@ -46,6 +46,8 @@ REAL_MASS = 2.5
 REAL_FRICTION = 0.02  # PTFE-like: the drift (1.2 N) clearly exceeds dry friction (0.5 N)
 REAL_TILT = 0.05  # rad (≈ 2.9°): drift force 2.5·9.81·sin(0.05) ≈ 1.2 N, 61 % of the actuator's
 ARENA_RADIUS = 2.0
+#: success: the puck within this distance (m) of the goal (``info["success"]`` of every step; the task's metric)
+SUCCESS_RADIUS = 0.15
 START_RADIUS = 1.2
 GOAL_RADIUS = 0.5
 ALIVE = 3.0
@@ -144,7 +146,8 @@ class ToyReachEnv:
         terminated = (np.linalg.norm(pos, axis=1) > ARENA_RADIUS) | diverged
         truncated = (self.t >= self.episode_length) & ~terminated
         reward = reward_fn(obs["state"][:, :2], a)
-        return StepResult(obs, reward, terminated, truncated, {"diverged": diverged})
+        success = np.linalg.norm(obs["state"][:, :2], axis=1) < SUCCESS_RADIUS  # the state's offset to the goal
+        return StepResult(obs, reward, terminated, truncated, {"diverged": diverged, "success": success})
 
     def close(self) -> None:
         self.models, self.datas = [], []

@@ -8,13 +8,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from simdist.components.tasks.toy_reach.pointmass import SUCCESS_RADIUS
 from simdist.data.schema import DatasetSpec
 from simdist.evaluation import EvaluationResult
 from simdist.registry import register
 from simdist.tasks import Task
 
 #: success: the puck ends within this distance (m) of the goal
-TOY_SUCCESS_RADIUS = 0.15
+TOY_SUCCESS_RADIUS = SUCCESS_RADIUS
 
 
 @register("task", "toy-reach")
@@ -73,6 +74,15 @@ class ToyReachTask(Task):
 
     def success(self, result: Any) -> np.ndarray:
         return _distances(result) < TOY_SUCCESS_RADIUS
+
+    def builtin_agent(self, spec: str) -> Any | None:
+        """``expert``: the scripted PD expert of the data generator, a ``policy(obs)`` callable on this task's
+        observations (on ``real`` some of its attempts fail); None otherwise."""
+        if spec != "expert":
+            return None
+        from simdist.components.tasks.toy_reach.expert import expert_policy
+
+        return expert_policy()
 
     # -- cloned states (the planner-ranking analysis, simdist.mechanism) -----------------------
     def snapshot_states(self, env: Any, rows: np.ndarray) -> dict[str, np.ndarray]:

@@ -1,0 +1,357 @@
+"""The paper's baseline comparison (Fig. 4 / Table IX protocol, BASELINES.md 1 and 8) as one resumable command.
+
+    python results/baselines/compare.py --task toy-reach [--seeds 0,1,2] [--agents simdist,iql,...] [--jobs 2]
+    python results/baselines/compare.py --task ur5e-peg --model PATH   # a pretrained UR5e world model
+    python results/baselines/compare.py --task toy-reach --dry-run      # the plan, with what is done
+
+Every method starts from the same simulation data and SimDist's frozen encoder:
+
+1. shared: the simulation data (``simdist generate``), SimDist's world model (``simdist fit`` + ``export``, or
+   ``--model``), 20 and 100 "teleoperated" demos of the task's expert on the proxy-real profile (``simdist
+   demos``, successful episodes only);
+2. per seed: the single-step BC start (MLP head on the frozen encoder, the simulation's expert-flagged steps
+   plus the 20 demos), then each agent's run on the proxy-real profile, evaluated every 20 real episodes:
+
+   - ``simdist`` (dynamics-only finetuning every 20 episodes) and ``simdist_bc`` (plus its policy head cloned
+     on the 20 demos);
+   - ``iql`` (offline IQL on simulation data and demos, then online), ``rlpd`` (BC actor, fresh critics, prior =
+     simulation data and demos), ``sgft`` (V_sim regressed on the simulation values, then SGFT-SAC): sparse
+     success rewards, updated after every real episode, exploring collection;
+   - flat lines, trained once: ``bc`` (single-step BC on 100 demos) and ``diffusion_policy`` (100 demos, real
+     only) / ``diffusion_policy_cotrain`` (100 demos co-trained with the simulation's expert steps).
+
+Everything resumes: a step whose output exists is skipped, adaptation runs resume themselves (per-episode
+updates from ``live/``). Work goes to ``outputs/baselines/<task>/``; results (each run's ``curve.json``, the
+flat lines' evaluations, ``table.md``, ``summary.json`` and ``success.png``) to ``results/baselines/<task>/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1].parent
+sys.path.insert(0, str(ROOT / "results"))
+from runner import run_command, simdist_command  # noqa: E402
+
+ADAPTING = ("simdist", "simdist_bc", "iql", "rlpd", "sgft")
+FLAT = ("bc", "diffusion_policy", "diffusion_policy_cotrain")
+AGENTS = ADAPTING + FLAT
+
+#: Per task: data, world model, protocol budgets and the CPU scale of the baselines (BASELINES.md values where
+#: they fit; the changes are listed in ``scaled``).
+TASKS: dict[str, dict[str, Any]] = {
+    "toy-reach": {
+        "task": {"name": "toy-reach", "profile": "real"},
+        "generate": ["--envs", "16", "--transitions", "20000"],
+        "recipes": ["recipes/toy/base.yaml", "recipes/toy/pretrain.yaml"],
+        "demo_agent": "expert",
+        "schedule": [0, 20, 40, 60, 80, 100, 120],
+        "eval": {"episodes_per_eval": 32, "num_envs": 8, "samples": 128, "iterations": 4},
+        "simdist": {"epochs": 3, "windows_per_epoch": 6000, "batch_size": 32, "lr": 2e-4, "warmup_steps": 50},
+        "bc": {"hidden": [256, 256], "steps": 2000, "batch_size": 256, "lr": 1e-3},
+        "rl": {"hidden": [64, 64], "batch_size": 256},
+        "iql": {"pretrain_updates": 5000},
+        "rlpd": {"utd": 2},
+        "sgft": {"utd": 2, "pretrain_updates": 3000},
+        "dp": {"steps": 3000, "batch_size": 64},
+        "scaled": "RL critics (64, 64) instead of (256, 256); RLPD/SGFT UTD 2 instead of 20 (torchrl's REDQ "
+                  "update takes about 35 ms here: UTD 20 over 120 episodes would be 84 min a seed); IQL 5,000 "
+                  "offline steps instead of 1M; Diffusion Policy U-Net [64, 128, 256], 3,000 steps",
+    },
+}
+
+
+# ---------------------------------------------------------------------------------------------- shared steps
+def shared(task: str, spec: dict[str, Any], work: Path, model: str | None, seed: int, dry: bool) -> dict[str, str]:
+    """Simulation data, world model and demos (skipped when present); returns their paths."""
+    sim, wm = work / "sim", Path(model) if model else work / "simdist"
+    t = spec["task"]
+    if not (sim / "dataset.json").exists():
+        run_command(simdist_command("generate", "--task", t["name"], *spec["generate"], "--seed", str(seed),
+                                    "--out", str(sim), "--no-progress"), work / "generate.log", dry)
+    if model is None and not (wm / "config.json").exists():
+        out = work / "pretrain"
+        ckpt = out / "checkpoints" / "last.ckpt"
+        placement = out / "placement.json"
+        if not dry:
+            out.mkdir(parents=True, exist_ok=True)
+            placement.write_text(json.dumps({"trainer": {
+                "default_root_dir": str(out),
+                "logger": {"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": str(out)}},
+                "callbacks": [{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint",
+                               "init_args": {"dirpath": str(out / "checkpoints"), "save_last": True,
+                                             "every_n_train_steps": 200}}]}}))
+        configs = [a for r in spec["recipes"] for a in ("--config", r)]
+        resume = ["--ckpt_path", str(ckpt)] if ckpt.exists() else []
+        run_command(simdist_command("fit", *configs, "--config", str(placement), "--seed_everything", str(seed),
+                                    "--data.train", str(sim), *resume), out / "fit.log", dry)
+        run_command(simdist_command("export", "--ckpt", str(ckpt), "--out", str(wm)), out / "fit.log", dry)
+    demos = {}
+    for n, demo_seed in ((20, 1_000), (100, 2_000)):
+        folder = work / f"demos-{n}"
+        demos[n] = str(folder)
+        run_command(simdist_command("demos", "--task", t["name"], "--profile", t["profile"], "--agent",
+                                    spec["demo_agent"], "--episodes", str(n), "--seed", str(demo_seed), "--out",
+                                    str(folder)), work / "demos.log", dry)
+    return {"sim": str(sim), "model": str(wm), "demos20": demos[20], "demos100": demos[100]}
+
+
+# ---------------------------------------------------------------------------------------------- per seed
+def make_task(spec: dict[str, Any]) -> Any:
+    from simdist.tasks import make_task as build
+
+    return build(spec["task"]["name"], profile=spec["task"]["profile"])
+
+
+def bc_start(spec: dict[str, Any], paths: dict[str, str], work: Path, seed: int) -> str:
+    """The single-step BC policy on the frozen encoder: the simulation's expert steps and the 20 demos."""
+    from simdist.agents import load_agent
+    from simdist.components.agents.bc import BCAgent
+
+    folder = work / f"seed-{seed}" / "bc-start"
+    if not (folder / "config.json").exists():
+        b = spec["bc"]
+        agent = BCAgent.train_on_encoder([paths["sim"], paths["demos20"]], load_agent(paths["model"]).world_model,
+                                         hidden=b["hidden"], steps=b["steps"], batch_size=b["batch_size"], lr=b["lr"],
+                                         seed=seed, out=work / f"seed-{seed}" / "lightning-bc-start")
+        agent.save_pretrained(folder)
+    return str(folder)
+
+
+def initial_agent(name: str, spec: dict[str, Any], paths: dict[str, str], work: Path, seed: int) -> str:
+    """The agent an adaptation run starts from (built and saved once); returns its folder."""
+    from simdist.agents import load_agent
+
+    if name == "simdist":
+        return paths["model"]
+    folder = work / f"seed-{seed}" / f"{name}-init"
+    if (folder / "config.json").exists():
+        return str(folder)
+    if name == "simdist_bc":
+        from simdist.components.agents.simdist_bc import SimDistBCAgent
+
+        agent = SimDistBCAgent.from_simdist(load_agent(paths["model"]), demos=paths["demos20"])
+    else:
+        from simdist.agents import agent_class
+
+        start = load_agent(bc_start(spec, paths, work, seed))
+        cls = agent_class(name)
+        settings = {**spec["rl"], **{k: v for k, v in spec.get(name, {}).items() if k != "pretrain_updates"}}
+        agent = cls.from_bc(start, rewards="sparse", **settings)
+        updates = spec.get(name, {}).get("pretrain_updates", 0)
+        if updates:
+            prior = [paths["sim"]] if name == "sgft" else [paths["sim"], paths["demos20"]]
+            agent = agent.pretrain(prior, updates=updates, seed=seed)
+    agent.save_pretrained(folder)
+    return str(folder)
+
+
+def adapt(name: str, task_name: str, paths: dict[str, str], work: Path, results: Path, seed: int) -> str:
+    """One agent's adaptation run for ``seed`` (resumes); returns its curve file."""
+    import torch
+
+    from simdist.adaptation import AdaptationLoop, AdaptConfig
+
+    torch.set_num_threads(1)
+    spec = TASKS[task_name]
+    start = initial_agent(name, spec, paths, work, seed)
+    world_model = name in ("simdist", "simdist_bc")
+    options = {**spec["eval"], **(spec["simdist"] if world_model else {})}
+    cfg = AdaptConfig(schedule=spec["schedule"], schedule_unit="episodes", seed=seed, heldout_episodes=2,
+                      freeze="dynamics_only" if world_model else "heads_only",
+                      update_every=None if world_model else 1,
+                      prior=[] if world_model else [paths["sim"], paths["demos20"]], **options)
+    out = work / f"seed-{seed}" / name
+    started = time.perf_counter()
+    AdaptationLoop(start, make_task(spec), out, cfg, log=lambda m: print(f"[{name} seed {seed}] {m}", flush=True)
+                   ).run()
+    dest = results / "runs" / f"{name}-seed{seed}.json"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    state = json.loads((out / "state.json").read_text())
+    record = {"agent": name, "seed": seed, "stages": [{k: s[k] for k in ("episodes", "value", "ci95", "trials",
+                                                                        "eval", "seconds")}
+                                                      for s in state["stages"]]}
+    tmp = dest.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1))
+    os.replace(tmp, dest)
+    print(f"[{name} seed {seed}] done in {time.perf_counter() - started:.0f}s", flush=True)
+    return str(dest)
+
+
+def flat(name: str, task_name: str, paths: dict[str, str], work: Path, results: Path, seed: int) -> str:
+    """A baseline trained once on the 100 demos and evaluated on the proxy-real profile."""
+    import torch
+
+    from simdist.agents import load_agent
+
+    torch.set_num_threads(1)
+    spec = TASKS[task_name]
+    dest = results / "runs" / f"{name}-seed{seed}.json"
+    if dest.exists():
+        return str(dest)
+    folder = work / f"seed-{seed}" / name
+    if not (folder / "config.json").exists():
+        wm = load_agent(paths["model"]).world_model
+        if name == "bc":
+            from simdist.components.agents.bc import BCAgent
+
+            b = spec["bc"]
+            agent = BCAgent.train_on_encoder([paths["demos100"]], wm, hidden=b["hidden"], steps=b["steps"],
+                                             batch_size=b["batch_size"], lr=b["lr"], seed=seed,
+                                             out=work / f"seed-{seed}" / "lightning-bc")
+        else:
+            from simdist.components.agents.diffusion_policy import DiffusionPolicyAgent
+
+            d = spec["dp"]
+            prior = [paths["sim"]] if name == "diffusion_policy_cotrain" else None
+            agent = DiffusionPolicyAgent.train([paths["demos100"]], wm, prior=prior, steps=d["steps"],
+                                               batch_size=d["batch_size"], seed=seed,
+                                               out=work / f"seed-{seed}" / f"lightning-{name}")
+        agent.save_pretrained(folder)
+    e = spec["eval"]
+    result = make_task(spec).evaluate(load_agent(folder).with_settings(seed=seed + 1), e["episodes_per_eval"],
+                                      seed + 1, num_envs=e["num_envs"])
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    record = {"agent": name, "seed": seed, "stages": [{"episodes": 0, "eval": result.to_dict()}]}
+    tmp = dest.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1))
+    os.replace(tmp, dest)
+    return str(dest)
+
+
+# ---------------------------------------------------------------------------------------------- report
+def summarize(task_name: str, results: Path, agents: list[str], seeds: list[int]) -> dict[str, Any]:
+    """Success (and the task's metric) per agent and amount of real data: mean over seeds, seeds-and-trials
+    bootstrap 95 % interval; ``table.md``, ``summary.json`` and ``success.png``."""
+    from simdist.evaluation import EvaluationResult, seeds_bootstrap_ci
+
+    spec = TASKS[task_name]
+    summary: dict[str, Any] = {"task": spec["task"], "seeds": seeds, "schedule": spec["schedule"],
+                               "scaled": spec["scaled"], "agents": {}}
+    for name in agents:
+        runs = [json.loads(p.read_text()) for s in seeds if (p := results / "runs" / f"{name}-seed{s}.json").exists()]
+        if not runs:
+            continue
+        points = []
+        for i, stage in enumerate(runs[0]["stages"]):
+            evals = [EvaluationResult.from_dict(r["stages"][i]["eval"]) for r in runs if len(r["stages"]) > i]
+            succ = seeds_bootstrap_ci([[float(x) for x in e.success] for e in evals])
+            value = seeds_bootstrap_ci([e.values for e in evals])
+            points.append({"episodes": stage["episodes"], "seeds": len(evals), "trials": succ.n,
+                           "success": [succ.mean, succ.low, succ.high], "metric": [value.mean, value.low, value.high]})
+        summary["agents"][name] = {"flat": name in FLAT, "points": points}
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    (results / "table.md").write_text(table(summary) + "\n")
+    plot(summary, results / "success.png")
+    return summary
+
+
+def table(summary: dict[str, Any]) -> str:
+    agents = summary["agents"]
+    xs = [x for x in summary["schedule"]]
+    head = "| agent | " + " | ".join(f"{x} ep." for x in xs) + " | seeds |"
+    lines = [head, "|---|" + "---|" * (len(xs) + 1)]
+    for name, a in agents.items():
+        by_x = {p["episodes"]: p for p in a["points"]}
+        cells = []
+        for x in xs:
+            p = a["points"][0] if a["flat"] else by_x.get(x)
+            cells.append("—" if p is None else "{:.2f} [{:.2f}, {:.2f}]".format(*p["success"]))
+        lines.append(f"| {name}{' (flat)' if a['flat'] else ''} | " + " | ".join(cells)
+                     + f" | {a['points'][0]['seeds']} |")
+    return "\n".join(lines)
+
+
+def plot(summary: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    xs = summary["schedule"]
+    for name, a in summary["agents"].items():
+        pts = a["points"]
+        if a["flat"]:
+            m, lo, hi = pts[0]["success"]
+            line = ax.plot([xs[0], xs[-1]], [m, m], "--", label=name)[0]
+            ax.fill_between([xs[0], xs[-1]], [lo, lo], [hi, hi], color=line.get_color(), alpha=0.08)
+            continue
+        x = [p["episodes"] for p in pts]
+        m = [p["success"][0] for p in pts]
+        line = ax.plot(x, m, "o-", label=name)[0]
+        ax.fill_between(x, [p["success"][1] for p in pts], [p["success"][2] for p in pts], color=line.get_color(),
+                        alpha=0.15)
+    ax.set_xlabel("real episodes")
+    ax.set_ylabel("success rate")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"{summary['task']['name']} on {summary['task']['profile']}: mean over {len(summary['seeds'])} "
+                 "seeds, 95 % CI")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------------------------- main
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", choices=sorted(TASKS), required=True)
+    parser.add_argument("--model", default=None, help="a pretrained SimDist world model (default: pretrain one)")
+    parser.add_argument("--seeds", default="0,1,2", help="training seeds (comma list)")
+    parser.add_argument("--agents", default=",".join(AGENTS), help=f"comma list of {', '.join(AGENTS)}")
+    parser.add_argument("--jobs", type=int, default=2, help="runs in parallel (one torch thread each)")
+    parser.add_argument("--dry-run", action="store_true", help="print the plan only")
+    parser.add_argument("--report-only", action="store_true", help="only rebuild the table and plot")
+    args = parser.parse_args()
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    unknown = sorted(set(agents) - set(AGENTS))
+    if unknown:
+        parser.error(f"--agents: unknown {unknown}; known: {', '.join(AGENTS)}")
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        parser.error(f"--seeds must be a comma list of integers, got {args.seeds!r}")
+    if args.jobs < 1:
+        parser.error("--jobs must be >= 1")
+    if args.model is not None and not (Path(args.model) / "config.json").is_file():
+        parser.error(f"--model {args.model}: no config.json (not a saved model folder)")
+    spec = TASKS[args.task]
+    work, results = ROOT / "outputs" / "baselines" / args.task, ROOT / "results" / "baselines" / args.task
+    if not args.report_only:
+        paths = shared(args.task, spec, work, args.model, 0, args.dry_run)
+        units = [(a, s) for s in seeds for a in agents]
+        print(f"{len(units)} runs: " + ", ".join(f"{a}/{s}" for a, s in units), flush=True)
+        if args.dry_run:
+            return
+        for s in seeds:  # shared by iql, rlpd and sgft: built once, before the parallel runs
+            if {"iql", "rlpd", "sgft"} & set(agents):
+                bc_start(spec, paths, work, s)
+        started, done = time.perf_counter(), 0
+        with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(adapt if a in ADAPTING else flat, a, args.task, paths, work, results, s)
+                       for a, s in units]
+            for f in futures:
+                f.result()
+                done += 1
+                rate = (time.perf_counter() - started) / done
+                print(f"[{done}/{len(units)}] runs done, ETA {rate * (len(units) - done):.0f}s", flush=True)
+    summary = summarize(args.task, results, agents, seeds)
+    print(table(summary))
+    shutil.rmtree(results / "__pycache__", ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

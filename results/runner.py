@@ -1,0 +1,36 @@
+"""What the experiment runners under results/ share: the ``simdist`` command in this interpreter, and running a
+step with its log, once (a step whose ``stdout`` result exists is the caller's to skip)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def simdist_command(*args: str) -> list[str]:
+    """``simdist ARGS`` through this Python (the runners' virtual environment)."""
+    return [sys.executable, "-m", "simdist.cli", *args]
+
+
+def run_command(cmd: list[str], log: Path, dry: bool, stdout: Path | None = None) -> None:
+    """Run ``cmd`` from the repository root with one OpenMP thread and the Hub offline, its stderr (and stdout,
+    unless ``stdout`` names a result file, written atomically) appended to ``log``; exit naming the log on
+    failure. ``dry``: print only."""
+    print("+", " ".join(cmd), flush=True)
+    if dry:
+        return
+    log.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), "HF_HUB_OFFLINE": "1"}
+    with open(log, "a") as err:
+        out = open(stdout.with_suffix(".tmp"), "w") if stdout is not None else err
+        rc = subprocess.call(cmd, cwd=ROOT, env=env, stdout=out, stderr=err)
+        if stdout is not None:
+            out.close()
+    if rc != 0:
+        sys.exit(f"failed (rc {rc}): see {log}")
+    if stdout is not None:
+        os.replace(stdout.with_suffix(".tmp"), stdout)
