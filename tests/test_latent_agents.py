@@ -268,3 +268,23 @@ def test_seeds_bootstrap_interval() -> None:
     assert tight.high - tight.low < est.high - est.low
     with pytest.raises(ValueError, match="non-finite"):
         seeds_bootstrap_ci([[float("nan")]])
+
+
+def test_loads_through_the_zoo(policy: BCPolicy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A baseline bundled in a zoo loads by its repo id offline, and the zoo lists its type."""
+    import json as _json
+
+    from simdist import zoo
+    from simdist.tools.zoo import describe
+
+    root = tmp_path / "zoo"
+    agent = RLPDAgent.from_bc(policy, **TINY, num_critics=3)
+    agent.save_pretrained(root / "models" / "toy-rlpd")
+    entry = {"name": "toy-rlpd", "repo_id": "simdist/toy-rlpd", "task": "toy", "architecture": "toy",
+             "recipe": "results/baselines/compare.py", "status": "available", "folder": "models/toy-rlpd"}
+    (root / zoo.INDEX_NAME).write_text(_json.dumps({"schema_version": 1, "models": [entry]}))
+    monkeypatch.setenv(zoo.ENV_VAR, str(root))
+    loaded = load_agent("simdist/toy-rlpd")
+    assert type(loaded) is RLPDAgent and same_weights(loaded, agent)
+    row = describe(zoo.find("toy-rlpd"))
+    assert row["type"] == "rlpd" and row["bundled"] and row["parameters"] > 0
