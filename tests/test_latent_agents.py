@@ -248,7 +248,7 @@ def test_simulation_episodes_carry_success_and_real_logs_termination(sim_data: P
     """The data engine records the env's success at the episode's end (the sparse label of the simulation data)
     and rollouts record whether an episode terminated (a true end, mask 0)."""
     from simdist.components.tasks.toy_reach import ToyReachTask
-    from simdist.components.tasks.toy_reach.pointmass import SUCCESS_RADIUS
+    from simdist.components.tasks.toy_reach.constants import SUCCESS_RADIUS
 
     eps = episodes(sim_data)
     assert all(isinstance(ep.meta["success"], bool) for ep in eps)

@@ -68,6 +68,17 @@ TASKS: dict[str, dict[str, Any]] = {
                   "offline steps instead of 1M; Diffusion Policy U-Net [64, 128, 256], 3,000 steps",
     },
 }
+#: the UR5e tasks: the Wide grid, one pass over its 20-cell lattice per evaluation and the paper's manipulation
+#: MPPI (as recipes/ur5e-*/adapt.yaml); the "teleoperator" is the expert retuned for the proxy-real cell
+for _name, _profile in (("ur5e-peg", "peg-real"), ("ur5e-table-leg", "table-leg-real")):
+    TASKS[_name] = {
+        **TASKS["toy-reach"],
+        "task": {"name": _name, "profile": _profile, "kwargs": {"grid": "wide"}},
+        "generate": ["--preset", "cpu"],
+        "recipes": [f"recipes/{_name}/base.yaml", f"recipes/{_name}/pretrain.yaml"],
+        "demo_agent": "scripted:retuned",
+        "eval": {"episodes_per_eval": 1, "num_envs": 10, "samples": 256, "iterations": 3},
+    }
 
 
 # ---------------------------------------------------------------------------------------------- shared steps
@@ -109,7 +120,7 @@ def shared(task: str, spec: dict[str, Any], work: Path, model: str | None, seed:
 def make_task(spec: dict[str, Any]) -> Any:
     from simdist.tasks import make_task as build
 
-    return build(spec["task"]["name"], profile=spec["task"]["profile"])
+    return build(spec["task"]["name"], profile=spec["task"]["profile"], **spec["task"].get("kwargs", {}))
 
 
 def bc_start(spec: dict[str, Any], paths: dict[str, str], work: Path, seed: int) -> str:
@@ -229,12 +240,35 @@ def flat(name: str, task_name: str, paths: dict[str, str], work: Path, results: 
 
 
 # ---------------------------------------------------------------------------------------------- report
+def budget(name: str, spec: dict[str, Any], work: Path, seed: int) -> dict[str, Any]:
+    """What a run used, counted from its folders: real episodes and transitions it collected, demos, and the
+    gradient updates of its adaptation (BASELINES.md 8.3-8.4)."""
+    from simdist.data import read_dataset_info
+
+    out = work / f"seed-{seed}" / name
+    demos = {"simdist": 0, "simdist_bc": 20, "iql": 20, "rlpd": 20, "sgft": 20}.get(name, 100)
+    if name in FLAT:
+        return {"seed": seed, "real_episodes": 0, "real_steps": 0, "demos": demos, "updates": None}
+    info = read_dataset_info(out / "real-data")
+    stages = json.loads((out / "state.json").read_text())["stages"]
+    if name in ("simdist", "simdist_bc"):  # dynamics finetuning per stage (SimDist+BC adds its policy-head cloning)
+        cfg = spec["simdist"]
+        updates = (len(stages) - 1) * cfg["epochs"] * (cfg["windows_per_epoch"] // cfg["batch_size"])
+    else:
+        updates = json.loads((Path(stages[-1]["model"]) / "config.json").read_text())["counters"]["updates"]
+        init = json.loads((work / f"seed-{seed}" / f"{name}-init" / "config.json").read_text())["counters"]["updates"]
+        updates -= init  # the offline phase is not adaptation
+    return {"seed": seed, "real_episodes": int(info["num_episodes"]), "real_steps": int(info["num_steps"]),
+            "demos": demos, "updates": int(updates)}
+
+
 def summarize(task_name: str, results: Path, agents: list[str], seeds: list[int]) -> dict[str, Any]:
     """Success (and the task's metric) per agent and amount of real data: mean over seeds, seeds-and-trials
     bootstrap 95 % interval; ``table.md``, ``summary.json`` and ``success.png``."""
     from simdist.evaluation import EvaluationResult, seeds_bootstrap_ci
 
     spec = TASKS[task_name]
+    work = ROOT / "outputs" / "baselines" / task_name
     summary: dict[str, Any] = {"task": spec["task"], "seeds": seeds, "schedule": spec["schedule"],
                                "scaled": spec["scaled"], "agents": {}}
     for name in agents:
@@ -248,7 +282,9 @@ def summarize(task_name: str, results: Path, agents: list[str], seeds: list[int]
             value = seeds_bootstrap_ci([e.values for e in evals])
             points.append({"episodes": stage["episodes"], "seeds": len(evals), "trials": succ.n,
                            "success": [succ.mean, succ.low, succ.high], "metric": [value.mean, value.low, value.high]})
-        summary["agents"][name] = {"flat": name in FLAT, "points": points}
+        summary["agents"][name] = {"flat": name in FLAT, "points": points,
+                                   "budget": [budget(name, spec, work, s) for s in seeds
+                                              if (results / "runs" / f"{name}-seed{s}.json").exists()]}
     results.mkdir(parents=True, exist_ok=True)
     (results / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     (results / "table.md").write_text(table(summary) + "\n")
@@ -269,6 +305,12 @@ def table(summary: dict[str, Any]) -> str:
             cells.append("—" if p is None else "{:.2f} [{:.2f}, {:.2f}]".format(*p["success"]))
         lines.append(f"| {name}{' (flat)' if a['flat'] else ''} | " + " | ".join(cells)
                      + f" | {a['points'][0]['seeds']} |")
+    lines += ["", "Budgets (per seed, counted from the run folders): real episodes / real transitions / demos / "
+              "gradient updates of the adaptation", "", "| agent | per seed |", "|---|---|"]
+    for name, a in agents.items():
+        per = "; ".join(f"{b['real_episodes']} / {b['real_steps']} / {b['demos']} / {b['updates']}"
+                        for b in a.get("budget", []))
+        lines.append(f"| {name} | {per} |")
     return "\n".join(lines)
 
 

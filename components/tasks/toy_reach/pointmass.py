@@ -30,6 +30,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from simdist.components.tasks.toy_reach.constants import SUCCESS_RADIUS
 from simdist.components.tasks.toy_reach.profiles import ToyProfile, load_profile
 from simdist.envs.base import ArraySpec, StepResult
 from simdist.registry import register
@@ -46,8 +47,6 @@ REAL_MASS = 2.5
 REAL_FRICTION = 0.02  # PTFE-like: the drift (1.2 N) clearly exceeds dry friction (0.5 N)
 REAL_TILT = 0.05  # rad (≈ 2.9°): drift force 2.5·9.81·sin(0.05) ≈ 1.2 N, 61 % of the actuator's
 ARENA_RADIUS = 2.0
-#: success: the puck within this distance (m) of the goal (``info["success"]`` of every step; the task's metric)
-SUCCESS_RADIUS = 0.15
 START_RADIUS = 1.2
 GOAL_RADIUS = 0.5
 ALIVE = 3.0

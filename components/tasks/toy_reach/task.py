@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from simdist.components.tasks.toy_reach.pointmass import SUCCESS_RADIUS
+from simdist.components.tasks.toy_reach.constants import SUCCESS_RADIUS
 from simdist.data.schema import DatasetSpec
 from simdist.evaluation import EvaluationResult
 from simdist.registry import register
