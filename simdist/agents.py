@@ -95,6 +95,34 @@ def read_agent_type(config_path: str | Path) -> str:
     return value
 
 
+#: keyword arguments of ``from_pretrained`` that go to the Hub resolver
+HUB_KEYS = ("revision", "cache_dir", "local_files_only", "token")
+
+
+def open_agent_folder(name_or_path: str | Path, agent_type: str, hub: dict[str, Any], who: str,
+                      ) -> tuple[Path, str, dict[str, Any]]:
+    """The folder, source and ``config.json`` of a saved ``agent_type`` agent (a folder or Hub id; ``hub``: the
+    resolver's ``revision``, ``cache_dir``, ``local_files_only``, ``token``, anything else a TypeError naming
+    ``who``). FileNotFoundError without ``config.json`` or the weights; ConfigError for another agent type."""
+    from simdist.config import ConfigError
+    from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME
+    from simdist.hub.load import CheckpointError
+    from simdist.hub.resolve import resolve_folder
+
+    unknown = sorted(set(hub) - set(HUB_KEYS))
+    if unknown:
+        raise TypeError(f"{who} got unexpected keyword arguments {unknown}")
+    folder, source = resolve_folder(name_or_path, **hub)
+    for name in (CONFIG_NAME, WEIGHTS_NAME):
+        if not (folder / name).is_file():
+            raise FileNotFoundError(f"{source} has no {name} (looked in {folder})")
+    data = read_json_object(folder / CONFIG_NAME, CheckpointError)
+    if data.get(AGENT_TYPE_KEY) != agent_type:
+        raise ConfigError(f"{folder / CONFIG_NAME}: the folder holds a {data.get(AGENT_TYPE_KEY, LEGACY_AGENT_TYPE)!r} "
+                          f"agent, not a {agent_type!r} one; load it with simdist.agents.load_agent")
+    return folder, source, data
+
+
 def load_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     """Load any agent from a folder or Hub id: the folder's ``config.json`` names the class.
 
@@ -103,10 +131,9 @@ def load_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     from simdist.hub.files import CONFIG_NAME
     from simdist.hub.resolve import resolve_folder
 
-    hub_keys = ("revision", "cache_dir", "local_files_only", "token")
-    folder, _ = resolve_folder(name_or_path, **{k: kwargs[k] for k in hub_keys if k in kwargs})
+    folder, _ = resolve_folder(name_or_path, **{k: kwargs[k] for k in HUB_KEYS if k in kwargs})
     if not (folder / CONFIG_NAME).is_file():
         raise FileNotFoundError(f"{name_or_path}: no {CONFIG_NAME} in {folder}")
     cls = agent_class(read_agent_type(folder / CONFIG_NAME))
-    rest = {k: v for k, v in kwargs.items() if k not in hub_keys}
+    rest = {k: v for k, v in kwargs.items() if k not in HUB_KEYS}
     return cls.from_pretrained(folder, **rest)

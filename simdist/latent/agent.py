@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from simdist.agents import AGENT_TYPE_KEY, Agent
+from simdist.agents import Agent
 from simdist.config import ConfigError
 from simdist.latent.replay import EncodedFolders, mixed_batch
 from simdist.latent.transitions import REWARD_LABELS, Transitions
@@ -37,7 +37,6 @@ from simdist.latent.transitions import REWARD_LABELS, Transitions
 __all__ = ["COMMON_SETTINGS", "LatentAgent", "LatentModel"]
 
 OPTIMIZER_NAME = "optimizer.pt"
-_HUB_KEYS = ("revision", "cache_dir", "local_files_only", "token")
 
 #: settings every latent agent takes (algorithm settings come on top)
 COMMON_SETTINGS: dict[str, Any] = {
@@ -385,22 +384,11 @@ class LatentAgent(Agent):
     def from_pretrained(cls, name_or_path: str | Path, *, map_location: str | torch.device = "cpu",
                         **hub: Any) -> LatentAgent:
         """Load a folder or Hub id written by :meth:`save_pretrained` (strict: the weights must match)."""
-        from simdist.fsutil import read_json_object
+        from simdist.agents import open_agent_folder
         from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME
-        from simdist.hub.load import CheckpointError, load_state, read_weights
-        from simdist.hub.resolve import resolve_folder
+        from simdist.hub.load import load_state, read_weights
 
-        unknown = sorted(set(hub) - set(_HUB_KEYS))
-        if unknown:
-            raise TypeError(f"{cls.__name__}.from_pretrained got unexpected keyword arguments {unknown}")
-        folder, source = resolve_folder(name_or_path, **hub)
-        for name in (CONFIG_NAME, WEIGHTS_NAME):
-            if not (folder / name).is_file():
-                raise FileNotFoundError(f"{source} has no {name} (looked in {folder})")
-        data = read_json_object(folder / CONFIG_NAME, CheckpointError)
-        if data.get(AGENT_TYPE_KEY) != cls.agent_type:
-            raise ConfigError(f"{folder / CONFIG_NAME}: the folder holds a {data.get(AGENT_TYPE_KEY, 'simdist')!r} "
-                              f"agent, not a {cls.agent_type!r} one; load it with simdist.agents.load_agent")
+        folder, source, data = open_agent_folder(name_or_path, cls.agent_type, hub, f"{cls.__name__}.from_pretrained")
         for key in ("policy", "settings"):
             if not isinstance(data.get(key), Mapping):
                 raise ConfigError(f"{folder / CONFIG_NAME}: {key!r} must be an object")

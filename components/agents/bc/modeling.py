@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from simdist.agents import AGENT_TYPE_KEY, Agent
+from simdist.agents import Agent
 from simdist.components.agents.bc.configuration import BCConfig
 from simdist.components.agents.bc.policy import HORIZON, BCPolicy, bc_freeze_policy
 from simdist.config import ConfigError, WorldModelConfig
@@ -33,7 +33,6 @@ __all__ = ["BCAgent", "count_windows"]
 AGENT_TYPE = "bc"
 #: the window paddings of :class:`~simdist.data.TrajectoryDataModule` (defaults, as pretraining uses them)
 BEG_PAD = END_PAD = 5
-_HUB_KEYS = ("revision", "cache_dir", "local_files_only", "token")
 
 
 def count_windows(data: str | Path | list[str], history: int, *, front_pad: int = 0, expert_only: bool = False,
@@ -184,22 +183,11 @@ class BCAgent(Agent):
                         **hub: Any) -> BCAgent:
         """Load from a folder or Hub id (``hub``: ``revision``, ``cache_dir``, ``local_files_only``, ``token``);
         the weights must match the architecture exactly (strict loading)."""
-        from simdist.fsutil import read_json_object
+        from simdist.agents import open_agent_folder
         from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME
-        from simdist.hub.load import CheckpointError, load_state, read_weights
-        from simdist.hub.resolve import resolve_folder
+        from simdist.hub.load import load_state, read_weights
 
-        unknown = sorted(set(hub) - set(_HUB_KEYS))
-        if unknown:
-            raise TypeError(f"BCAgent.from_pretrained got unexpected keyword arguments {unknown}")
-        folder, source = resolve_folder(name_or_path, **hub)
-        for name in (CONFIG_NAME, WEIGHTS_NAME):
-            if not (folder / name).is_file():
-                raise FileNotFoundError(f"{source} has no {name} (looked in {folder})")
-        data = read_json_object(folder / CONFIG_NAME, CheckpointError)
-        if data.get(AGENT_TYPE_KEY) != AGENT_TYPE:
-            raise ConfigError(f"{folder / CONFIG_NAME}: the folder holds a {data.get(AGENT_TYPE_KEY, 'simdist')!r} "
-                              f"agent, not a {AGENT_TYPE!r} one; load it with simdist.agents.load_agent")
+        folder, source, data = open_agent_folder(name_or_path, AGENT_TYPE, hub, "BCAgent.from_pretrained")
         try:
             config = BCConfig.from_dict(data)
         except ConfigError as err:

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from simdist.agents import AGENT_TYPE_KEY, Agent
+from simdist.agents import Agent
 from simdist.components.agents.bc.policy import BCPolicy
 from simdist.components.agents.diffusion_policy.configuration import (
     SETTINGS,
@@ -37,7 +37,6 @@ from simdist.registry import register
 __all__ = ["DiffusionPolicyAgent"]
 
 AGENT_TYPE = "diffusion_policy"
-_HUB_KEYS = ("revision", "cache_dir", "local_files_only", "token")
 #: freeze policies finetuning accepts: the encoder is never trained (BASELINES.md 8.1), so they mean the same
 _FREEZES = ("heads_only", "all", "policy")
 Folders = str | Path | Sequence[str | Path]
@@ -276,22 +275,11 @@ class DiffusionPolicyAgent(Agent):
                         **hub: Any) -> DiffusionPolicyAgent:
         """Load a folder or Hub id written by :meth:`save_pretrained` (``hub``: ``revision``, ``cache_dir``,
         ``local_files_only``, ``token``); the weights must match the architecture exactly (strict loading)."""
-        from simdist.fsutil import read_json_object
+        from simdist.agents import open_agent_folder
         from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME
-        from simdist.hub.load import CheckpointError, load_state, read_weights
-        from simdist.hub.resolve import resolve_folder
+        from simdist.hub.load import load_state, read_weights
 
-        unknown = sorted(set(hub) - set(_HUB_KEYS))
-        if unknown:
-            raise TypeError(f"{cls.__name__}.from_pretrained got unexpected keyword arguments {unknown}")
-        folder, source = resolve_folder(name_or_path, **hub)
-        for name in (CONFIG_NAME, WEIGHTS_NAME):
-            if not (folder / name).is_file():
-                raise FileNotFoundError(f"{source} has no {name} (looked in {folder})")
-        data = read_json_object(folder / CONFIG_NAME, CheckpointError)
-        if data.get(AGENT_TYPE_KEY) != AGENT_TYPE:
-            raise ConfigError(f"{folder / CONFIG_NAME}: the folder holds a {data.get(AGENT_TYPE_KEY, 'simdist')!r} "
-                              f"agent, not a {AGENT_TYPE!r} one; load it with simdist.agents.load_agent")
+        folder, source, data = open_agent_folder(name_or_path, AGENT_TYPE, hub, f"{cls.__name__}.from_pretrained")
         try:
             model = DiffusionPolicy(DiffusionPolicyConfig.from_dict(data))
         except ConfigError as err:

@@ -19,7 +19,6 @@ from typing import Any
 
 import torch
 
-from simdist.agents import AGENT_TYPE_KEY
 from simdist.components.agents.simdist import SimDistAgent, SimDistAgentConfig
 from simdist.components.agents.simdist_bc.configuration import BC_CONFIG_NAME, SimDistBCConfig
 from simdist.config import ConfigError, WorldModelConfig
@@ -29,7 +28,6 @@ from simdist.world_model import WorldModel
 __all__ = ["SimDistBCAgent"]
 
 AGENT_TYPE = "simdist_bc"
-_HUB_KEYS = ("revision", "cache_dir", "local_files_only", "token")
 _CARD_DESCRIPTION = ("A SimDist+BC agent: a SimDist world model whose dynamics are finetuned on real episodes and "
                      f"whose base policy head is cloned on demonstrations (`{BC_CONFIG_NAME}` names them). Load it "
                      "with `simdist.agents.load_agent`.")
@@ -141,22 +139,11 @@ class SimDistBCAgent(SimDistAgent):
         """Load the world model (``strict``: the weights must match the architecture exactly), ``planner.json``
         and ``simdist_bc.json`` from a folder or Hub id (``hub``: ``revision``, ``cache_dir``,
         ``local_files_only``, ``token``)."""
-        from simdist.fsutil import read_json_object
+        from simdist.agents import open_agent_folder
         from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME
-        from simdist.hub.load import CheckpointError, load_state, read_weights
-        from simdist.hub.resolve import resolve_folder
+        from simdist.hub.load import load_state, read_weights
 
-        unknown = sorted(set(hub) - set(_HUB_KEYS))
-        if unknown:
-            raise TypeError(f"{cls.__name__}.from_pretrained got unexpected keyword arguments {unknown}")
-        folder, source = resolve_folder(name_or_path, **hub)
-        for name in (CONFIG_NAME, WEIGHTS_NAME):
-            if not (folder / name).is_file():
-                raise FileNotFoundError(f"{source} has no {name} (looked in {folder})")
-        data = read_json_object(folder / CONFIG_NAME, CheckpointError)
-        if data.get(AGENT_TYPE_KEY) != cls.agent_type:
-            raise ConfigError(f"{folder / CONFIG_NAME}: the folder holds a {data.get(AGENT_TYPE_KEY, 'simdist')!r} "
-                              f"agent, not a {cls.agent_type!r} one; load it with simdist.agents.load_agent")
+        folder, source, data = open_agent_folder(name_or_path, cls.agent_type, hub, f"{cls.__name__}.from_pretrained")
         try:
             config = WorldModelConfig.from_dict(data)
         except ConfigError as err:
