@@ -146,7 +146,8 @@ class AdaptConfig:
         warmup_steps: learning-rate warm-up steps
         seed: base seed of collection, finetuning and evaluation
         update_every: update the agent after every this many real episodes while collecting (the model-free
-            baselines update after every episode: 1), each update continuing from the last; None: once per stage
+            baselines update after every episode: 1; counted in episodes whatever the schedule's unit), each update
+            continuing from the last; None: once per stage
             (SimDist, finetuned from ``init`` on all data so far). World-model finetuning options (epochs, lr,
             ...) go to world-model agents only; the others train with their own settings
         prior: dataset folders an agent that learns from prior data (the baselines' simulation data and demos)
@@ -205,8 +206,6 @@ class AdaptConfig:
         ue = self.update_every
         if ue is not None and (isinstance(ue, bool) or not isinstance(ue, int) or ue < 1):
             raise ValueError(f"update_every must be a positive number of episodes (or None), got {ue!r}")
-        if ue is not None and self.schedule_unit != "episodes":
-            raise ValueError("update_every needs schedule_unit='episodes' (updates are counted in real episodes)")
         if isinstance(self.prior, (str, Path)):
             self.prior = [str(self.prior)]
         self.prior = [str(x) for x in self.prior]
@@ -402,12 +401,13 @@ class AdaptationLoop:
             model, updated_at = self._resume_live(model, stage)
         while True:
             have = int(self._info(self.data_dir).get(measure, 0))
-            if every is not None and have > updated_at and (have % every == 0 or have >= target):
-                model = self._update_live(model, stage, have)
-                updated_at = have
+            episodes = int(self._info(self.data_dir).get("num_episodes", 0))
+            if every is not None and episodes > updated_at and (episodes % every == 0 or have >= target):
+                model = self._update_live(model, stage, episodes)
+                updated_at = episodes
             if have >= target:
                 return model
-            chunk = cfg.num_envs if every is None else min(cfg.num_envs, every - have % every)
+            chunk = cfg.num_envs if every is None else min(cfg.num_envs, every - episodes % every)
             info = self._info(self.data_dir)
             done = {int(i) for i in self.state["labels"].get("real", {})}
             done |= {int(i) for sh in info["shards"] for i in sh["episode_ids"]}

@@ -288,3 +288,32 @@ def test_loads_through_the_zoo(policy: BCPolicy, tmp_path: Path, monkeypatch: py
     assert type(loaded) is RLPDAgent and same_weights(loaded, agent)
     row = describe(zoo.find("toy-rlpd"))
     assert row["type"] == "rlpd" and row["bundled"] and row["parameters"] > 0
+
+
+def test_model_rewards_label_with_the_reward_head(policy: BCPolicy, sim_data: Path, tmp_path: Path) -> None:
+    """rewards='model': R_θ of each step, as the world model predicts it for that step's window."""
+    from simdist.data import gather_windows
+    from simdist.data.schema import front_pad
+    from simdist.latent.rewards import model_rewards
+
+    torch.manual_seed(0)
+    wm = WorldModel.from_preset("toy")
+    stats = load_stats(str(sim_data))
+    wm.normalizer.set_stats(stats.to_dict() if hasattr(stats, "to_dict") else stats)
+    wm.eval()
+    ep = episodes(sim_data)[0]
+    r = model_rewards(wm, ep)
+    assert r.shape == (len(ep),) and np.isfinite(r).all()
+    h, t, step = wm.config.history, wm.config.horizon, 10
+    w = gather_windows(front_pad(ep, h), np.array([step]), h, t, value_offset=wm.config.value_offset)
+    batch = {k: ({g: torch.from_numpy(x) for g, x in v.items()} if isinstance(v, dict) else torch.from_numpy(
+        np.asarray(v, np.float32))) for k, v in w.items()}
+    with torch.no_grad():
+        pred = wm.predict(batch, heads=True).rewards[:, :1].unsqueeze(-1)
+    assert r[step] == pytest.approx(float(wm.normalizer.denormalize("rewards", pred).reshape(-1)[0]), abs=1e-5)
+    folder = wm.save_pretrained(tmp_path / "wm")
+    agent = IQLAgent.from_bc(BCPolicy.from_world_model(wm, hidden=[16]), rewards="model", reward_model=str(folder),
+                             **TINY)
+    assert torch.allclose(agent._encoder().load(sim_data).rewards[: len(ep) - 1], torch.from_numpy(r[:-1]))
+    with pytest.raises(ConfigError, match="reward_model"):
+        IQLAgent.from_bc(policy, rewards="model")

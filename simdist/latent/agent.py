@@ -40,7 +40,8 @@ OPTIMIZER_NAME = "optimizer.pt"
 
 #: settings every latent agent takes (algorithm settings come on top)
 COMMON_SETTINGS: dict[str, Any] = {
-    "rewards": "sparse",  # reward labels of the replay: "sparse" success or the "logged" rewards
+    "rewards": "sparse",  # reward labels of the replay: "sparse" success, the "logged" rewards or the "model"'s
+    "reward_model": "",  # with rewards="model": the SimDist model (folder or Hub id) whose reward head labels them
     "gamma": 0.99,
     "batch_size": 256,
     "lr": 3e-4,
@@ -124,6 +125,9 @@ def _check_settings(cls: type[LatentAgent], settings: Mapping[str, Any]) -> dict
         out[key] = value
     if out["rewards"] not in REWARD_LABELS:
         raise ConfigError(f"{cls.agent_type}: setting 'rewards' must be one of {REWARD_LABELS}, got {out['rewards']!r}")
+    if (out["rewards"] == "model") != bool(out["reward_model"]):
+        raise ConfigError(f"{cls.agent_type}: setting 'reward_model' names the SimDist model whose reward head labels "
+                          "the transitions; give it with rewards='model' (and only then)")
     for key in ("batch_size", "utd"):
         if out[key] < 1:
             raise ConfigError(f"{cls.agent_type}: setting {key!r} must be >= 1, got {out[key]!r}")
@@ -266,7 +270,12 @@ class LatentAgent(Agent):
     # -- training -------------------------------------------------------------------------------
     def _encoder(self) -> EncodedFolders:
         if self._encoded is None:
-            self._encoded = EncodedFolders(self.policy, self.settings["rewards"])
+            reward_model = None
+            if self.settings["rewards"] == "model":
+                from simdist.agents import load_agent
+
+                reward_model = load_agent(self.settings["reward_model"]).world_model.to(self.device)
+            self._encoded = EncodedFolders(self.policy, self.settings["rewards"], reward_model)
         return self._encoded
 
     def optimizers(self) -> dict[str, torch.optim.Optimizer]:

@@ -22,9 +22,10 @@ class EncodedFolders:
     baselines re-read a growing real-data folder and encode only the episodes they have not seen.
     """
 
-    def __init__(self, policy: Any, rewards: str) -> None:
+    def __init__(self, policy: Any, rewards: str, reward_model: Any = None) -> None:
         self.policy = policy
         self.rewards = rewards
+        self.reward_model = reward_model
         self._cache: dict[tuple[str, int], Transitions | None] = {}
 
     def load(self, folders: str | Path | Sequence[str | Path]) -> Transitions | None:
@@ -40,7 +41,7 @@ class EncodedFolders:
                 key = (str(Path(root).resolve()), int(ep.episode_id))
                 if key not in self._cache:
                     try:
-                        self._cache[key] = encode_transitions(self.policy, [ep], self.rewards)
+                        self._cache[key] = encode_transitions(self.policy, [ep], self.rewards, self.reward_model)
                     except ValueError:  # an episode too short to give a transition
                         self._cache[key] = None
                 if self._cache[key] is not None:

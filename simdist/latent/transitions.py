@@ -9,7 +9,9 @@ Reward labels (``rewards``):
 
 - ``"sparse"``: 1 on the last step of a successful episode (``meta["success"]``), else 0; success is terminal
   (the paper's manipulation RL baselines learn from sparse success rewards);
-- ``"logged"``: the episode's own per-step rewards.
+- ``"logged"``: the episode's own per-step rewards;
+- ``"model"``: SimDist's learned reward model R_θ (:func:`~simdist.latent.rewards.model_rewards`), the signal of
+  the paper's quadruped baselines.
 
 Terminal steps (mask 0 in a TD target) are true ends only: a success under ``"sparse"`` or an episode whose
 ``meta["terminated"]`` is set (a fall); a time-out is not terminal (BASELINES.md 8.8). The last step of an
@@ -30,7 +32,7 @@ from simdist.data.schema import DataError, Episode, front_pad
 
 __all__ = ["REWARD_LABELS", "Transitions", "encode_transitions", "episode_features", "sparse_success"]
 
-REWARD_LABELS = ("sparse", "logged")
+REWARD_LABELS = ("sparse", "logged", "model")
 
 
 @dataclass
@@ -90,7 +92,7 @@ def episode_features(policy: Any, ep: Episode, chunk: int = 4096) -> Tensor:
     return torch.cat(out).cpu()
 
 
-def _episode_transitions(policy: Any, ep: Episode, rewards: str) -> Transitions | None:
+def _episode_transitions(policy: Any, ep: Episode, rewards: str, reward_model: Any = None) -> Transitions | None:
     n = len(ep)
     if n == 0:
         return None
@@ -103,6 +105,10 @@ def _episode_transitions(policy: Any, ep: Episode, rewards: str) -> Transitions 
     if rewards == "sparse":
         r = np.zeros(n, np.float32)
         r[-1] = float(success)
+    elif rewards == "model":
+        from simdist.latent.rewards import model_rewards
+
+        r = model_rewards(reward_model, ep)
     else:
         r = ep.rewards.astype(np.float32)
     terminal = np.zeros(n, bool)
@@ -118,15 +124,19 @@ def _episode_transitions(policy: Any, ep: Episode, rewards: str) -> Transitions 
         episode_ids=torch.full((keep,), int(ep.episode_id), dtype=torch.int64))
 
 
-def encode_transitions(policy: Any, episodes: Iterable[Episode], rewards: str = "sparse") -> Transitions:
-    """The transitions of ``episodes`` in ``policy``'s feature space (see the module docstring); a ValueError
-    when ``rewards`` is not a label kind or no episode yields a transition."""
+def encode_transitions(policy: Any, episodes: Iterable[Episode], rewards: str = "sparse",
+                       reward_model: Any = None) -> Transitions:
+    """The transitions of ``episodes`` in ``policy``'s feature space (see the module docstring; ``reward_model``:
+    the world model whose reward head labels them with ``rewards="model"``); a ValueError when ``rewards`` is
+    not a label kind, lacks its model, or no episode yields a transition."""
     if rewards not in REWARD_LABELS:
         raise ValueError(f"rewards must be one of {REWARD_LABELS}, got {rewards!r}")
+    if rewards == "model" and reward_model is None:
+        raise ValueError("rewards='model' needs the world model whose reward head labels the transitions")
     was_training = policy.training
     policy.eval()
     try:
-        parts = [t for ep in episodes if (t := _episode_transitions(policy, ep, rewards)) is not None]
+        parts = [t for ep in episodes if (t := _episode_transitions(policy, ep, rewards, reward_model)) is not None]
     finally:
         policy.train(was_training)
     if not parts:
