@@ -20,6 +20,10 @@ Every method starts from the same simulation data and SimDist's frozen encoder:
    - flat lines, trained once: ``bc`` (single-step BC on 100 demos) and ``diffusion_policy`` (100 demos, real
      only) / ``diffusion_policy_cotrain`` (100 demos co-trained with the simulation's expert steps).
 
+The quadruped (``go2-slope``, ``go2-foam``: Table IX) has no demos: SimDist (the zoo model), IQL (value pretrained
+in simulation) and RLPD from the single-step BC start, all learning from SimDist's reward model R_θ, and the
+single-step BC itself; real data counted in minutes, the RL methods updated after every episode.
+
 Everything resumes: a step whose output exists is skipped, adaptation runs resume themselves (per-episode
 updates from ``live/``). Work goes to ``outputs/baselines/<task>/``; results (each run's ``curve.json``, the
 flat lines' evaluations, ``table.md``, ``summary.json`` and ``success.png``) to ``results/baselines/<task>/``.
@@ -51,6 +55,12 @@ AGENTS = ADAPTING + FLAT
 TASKS: dict[str, dict[str, Any]] = {
     "toy-reach": {
         "task": {"name": "toy-reach", "profile": "real"},
+        "agents": AGENTS,
+        "demos": True,
+        "rewards": "sparse",
+        "schedule_unit": "episodes",
+        "plot": "success",
+        "model": None,
         "generate": ["--envs", "16", "--transitions", "20000"],
         "recipes": ["recipes/toy/base.yaml", "recipes/toy/pretrain.yaml"],
         "demo_agent": "expert",
@@ -79,12 +89,38 @@ for _name, _profile in (("ur5e-peg", "peg-real"), ("ur5e-table-leg", "table-leg-
         "demo_agent": "scripted:retuned",
         "eval": {"episodes_per_eval": 1, "num_envs": 10, "samples": 256, "iterations": 3},
     }
+#: the quadruped (Table IX) at a reduced, equal budget: 8 minutes of proxy-real data at 50 Hz (the paper: 36), the
+#: zoo model, 5 trials per protocol speed, the real-time planner as ``simdist adapt`` runs it on the Go2
+for _name, _profile, _model in (("go2-slope", "ptfe-slope-5.7deg", "hub/models/go2-slope"),
+                                ("go2-foam", "foam", "hub/models/go2-foam")):
+    TASKS[_name] = {
+        "task": {"name": "go2", "profile": _profile},
+        "agents": ("simdist", "iql", "rlpd", "bc"),
+        "demos": False,
+        "rewards": "model",
+        "schedule_unit": "minutes",
+        "plot": "metric",
+        "model": _model,
+        "generate": ["--experts", "go2", "--envs", "64", "--transitions", "100000"],
+        "schedule": [0, 4, 8],
+        "eval": {"episodes_per_eval": 5, "num_envs": 16, "samples": 16, "iterations": 1, "init_std": 0.1,
+                 "warm_start": "policy", "temporal_ensemble": 0.8},  # the real-time planner (docs/go2.md)
+        "simdist": {"epochs": 3, "windows_per_epoch": 12000, "batch_size": 32, "lr": 2e-4, "warmup_steps": 50},
+        "bc": {"hidden": [256, 256], "steps": 1000, "batch_size": 256, "lr": 1e-3},
+        "rl": {"hidden": [64, 64], "batch_size": 256},
+        "iql": {"pretrain_updates": 3000, "expectile": 0.7, "temperature": 3.0},
+        "rlpd": {"utd": 2},
+        "scaled": "8 minutes of proxy-real data instead of 36; 100k simulation transitions as the prior; RL critics "
+                  "(64, 64); RLPD UTD 2 instead of 20; IQL 3,000 offline steps; BC 1,000 steps",
+    }
 
 
 # ---------------------------------------------------------------------------------------------- shared steps
 def shared(task: str, spec: dict[str, Any], work: Path, model: str | None, seed: int, dry: bool) -> dict[str, str]:
     """Simulation data, world model and demos (skipped when present); returns their paths."""
-    sim, wm = work / "sim", Path(model) if model else work / "simdist"
+    model = model or spec["model"]
+    sim, wm = work / "sim", (ROOT / model if not Path(model).is_absolute() else Path(model)) if model else \
+        work / "simdist"
     t = spec["task"]
     if not (sim / "dataset.json").exists():
         run_command(simdist_command("generate", "--task", t["name"], *spec["generate"], "--seed", str(seed),
@@ -106,8 +142,8 @@ def shared(task: str, spec: dict[str, Any], work: Path, model: str | None, seed:
         run_command(simdist_command("fit", *configs, "--config", str(placement), "--seed_everything", str(seed),
                                     "--data.train", str(sim), *resume), out / "fit.log", dry)
         run_command(simdist_command("export", "--ckpt", str(ckpt), "--out", str(wm)), out / "fit.log", dry)
-    demos = {}
-    for n, demo_seed in ((20, 1_000), (100, 2_000)):
+    demos: dict[int, str | None] = {20: None, 100: None}
+    for n, demo_seed in ((20, 1_000), (100, 2_000)) if spec["demos"] else ():
         folder = work / f"demos-{n}"
         demos[n] = str(folder)
         run_command(simdist_command("demos", "--task", t["name"], "--profile", t["profile"], "--agent",
@@ -123,15 +159,20 @@ def make_task(spec: dict[str, Any]) -> Any:
     return build(spec["task"]["name"], profile=spec["task"]["profile"], **spec["task"].get("kwargs", {}))
 
 
+def prior(paths: dict[str, str | None]) -> list[str]:
+    """The offline data of every method: the simulation data and, where the task has them, the 20 demos."""
+    return [p for p in (paths["sim"], paths["demos20"]) if p]
+
+
 def bc_start(spec: dict[str, Any], paths: dict[str, str], work: Path, seed: int) -> str:
-    """The single-step BC policy on the frozen encoder: the simulation's expert steps and the 20 demos."""
+    """The single-step BC policy on the frozen encoder: the simulation's expert steps (and the 20 demos)."""
     from simdist.agents import load_agent
     from simdist.components.agents.bc import BCAgent
 
     folder = work / f"seed-{seed}" / "bc-start"
     if not (folder / "config.json").exists():
         b = spec["bc"]
-        agent = BCAgent.train_on_encoder([paths["sim"], paths["demos20"]], load_agent(paths["model"]).world_model,
+        agent = BCAgent.train_on_encoder(prior(paths), load_agent(paths["model"]).world_model,
                                          hidden=b["hidden"], steps=b["steps"], batch_size=b["batch_size"], lr=b["lr"],
                                          seed=seed, out=work / f"seed-{seed}" / "lightning-bc-start")
         agent.save_pretrained(folder)
@@ -157,11 +198,12 @@ def initial_agent(name: str, spec: dict[str, Any], paths: dict[str, str], work: 
         start = load_agent(bc_start(spec, paths, work, seed))
         cls = agent_class(name)
         settings = {**spec["rl"], **{k: v for k, v in spec.get(name, {}).items() if k != "pretrain_updates"}}
-        agent = cls.from_bc(start, rewards="sparse", **settings)
+        if spec["rewards"] == "model":
+            settings["reward_model"] = paths["model"]
+        agent = cls.from_bc(start, rewards=spec["rewards"], **settings)
         updates = spec.get(name, {}).get("pretrain_updates", 0)
         if updates:
-            prior = [paths["sim"]] if name == "sgft" else [paths["sim"], paths["demos20"]]
-            agent = agent.pretrain(prior, updates=updates, seed=seed)
+            agent = agent.pretrain([paths["sim"]] if name == "sgft" else prior(paths), updates=updates, seed=seed)
     agent.save_pretrained(folder)
     return str(folder)
 
@@ -177,10 +219,9 @@ def adapt(name: str, task_name: str, paths: dict[str, str], work: Path, results:
     start = initial_agent(name, spec, paths, work, seed)
     world_model = name in ("simdist", "simdist_bc")
     options = {**spec["eval"], **(spec["simdist"] if world_model else {})}
-    cfg = AdaptConfig(schedule=spec["schedule"], schedule_unit="episodes", seed=seed, heldout_episodes=2,
+    cfg = AdaptConfig(schedule=spec["schedule"], schedule_unit=spec["schedule_unit"], seed=seed, heldout_episodes=2,
                       freeze="dynamics_only" if world_model else "heads_only",
-                      update_every=None if world_model else 1,
-                      prior=[] if world_model else [paths["sim"], paths["demos20"]], **options)
+                      update_every=None if world_model else 1, prior=[] if world_model else prior(paths), **options)
     out = work / f"seed-{seed}" / name
     started = time.perf_counter()
     AdaptationLoop(start, make_task(spec), out, cfg, log=lambda m: print(f"[{name} seed {seed}] {m}", flush=True)
@@ -188,9 +229,8 @@ def adapt(name: str, task_name: str, paths: dict[str, str], work: Path, results:
     dest = results / "runs" / f"{name}-seed{seed}.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
     state = json.loads((out / "state.json").read_text())
-    record = {"agent": name, "seed": seed, "stages": [{k: s[k] for k in ("episodes", "value", "ci95", "trials",
-                                                                        "eval", "seconds")}
-                                                      for s in state["stages"]]}
+    keys = ("episodes", "minutes", "value", "ci95", "trials", "eval", "seconds")
+    record = {"agent": name, "seed": seed, "stages": [{k: s[k] for k in keys} for s in state["stages"]]}
     tmp = dest.with_suffix(".tmp")
     tmp.write_text(json.dumps(record, indent=1))
     os.replace(tmp, dest)
@@ -210,6 +250,8 @@ def flat(name: str, task_name: str, paths: dict[str, str], work: Path, results: 
     if dest.exists():
         return str(dest)
     folder = work / f"seed-{seed}" / name
+    if name == "bc" and not spec["demos"]:  # no demos (the quadruped): the single-step BC start is the baseline
+        folder = Path(bc_start(spec, paths, work, seed))
     if not (folder / "config.json").exists():
         wm = load_agent(paths["model"]).world_model
         if name == "bc":
@@ -224,9 +266,10 @@ def flat(name: str, task_name: str, paths: dict[str, str], work: Path, results: 
 
             d = spec["dp"]
             prior = [paths["sim"]] if name == "diffusion_policy_cotrain" else None
+            settings = {k: v for k, v in d.items() if k not in ("steps", "batch_size")}
             agent = DiffusionPolicyAgent.train([paths["demos100"]], wm, prior=prior, steps=d["steps"],
                                                batch_size=d["batch_size"], seed=seed,
-                                               out=work / f"seed-{seed}" / f"lightning-{name}")
+                                               out=work / f"seed-{seed}" / f"lightning-{name}", **settings)
         agent.save_pretrained(folder)
     e = spec["eval"]
     result = make_task(spec).evaluate(load_agent(folder).with_settings(seed=seed + 1), e["episodes_per_eval"],
@@ -246,7 +289,8 @@ def budget(name: str, spec: dict[str, Any], work: Path, seed: int) -> dict[str, 
     from simdist.data import read_dataset_info
 
     out = work / f"seed-{seed}" / name
-    demos = {"simdist": 0, "simdist_bc": 20, "iql": 20, "rlpd": 20, "sgft": 20}.get(name, 100)
+    demos = {"simdist": 0, "simdist_bc": 20, "iql": 20, "rlpd": 20, "sgft": 20}.get(name, 100) if spec["demos"] \
+        else 0
     if name in FLAT:
         return {"seed": seed, "real_episodes": 0, "real_steps": 0, "demos": demos, "updates": None}
     info = read_dataset_info(out / "real-data")
@@ -270,6 +314,7 @@ def summarize(task_name: str, results: Path, agents: list[str], seeds: list[int]
     spec = TASKS[task_name]
     work = ROOT / "outputs" / "baselines" / task_name
     summary: dict[str, Any] = {"task": spec["task"], "seeds": seeds, "schedule": spec["schedule"],
+                               "unit": spec["schedule_unit"], "plot": spec["plot"],
                                "scaled": spec["scaled"], "agents": {}}
     for name in agents:
         runs = [json.loads(p.read_text()) for s in seeds if (p := results / "runs" / f"{name}-seed{s}.json").exists()]
@@ -280,7 +325,8 @@ def summarize(task_name: str, results: Path, agents: list[str], seeds: list[int]
             evals = [EvaluationResult.from_dict(r["stages"][i]["eval"]) for r in runs if len(r["stages"]) > i]
             succ = seeds_bootstrap_ci([[float(x) for x in e.success] for e in evals])
             value = seeds_bootstrap_ci([e.values for e in evals])
-            points.append({"episodes": stage["episodes"], "seeds": len(evals), "trials": succ.n,
+            points.append({"x": spec["schedule"][i], "episodes": stage["episodes"],
+                           "minutes": stage.get("minutes"), "seeds": len(evals), "trials": succ.n,
                            "success": [succ.mean, succ.low, succ.high], "metric": [value.mean, value.low, value.high]})
         summary["agents"][name] = {"flat": name in FLAT, "points": points,
                                    "budget": [budget(name, spec, work, s) for s in seeds
@@ -288,21 +334,22 @@ def summarize(task_name: str, results: Path, agents: list[str], seeds: list[int]
     results.mkdir(parents=True, exist_ok=True)
     (results / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     (results / "table.md").write_text(table(summary) + "\n")
-    plot(summary, results / "success.png")
+    plot(summary, results / f"{spec['plot']}.png")
     return summary
 
 
 def table(summary: dict[str, Any]) -> str:
     agents = summary["agents"]
-    xs = [x for x in summary["schedule"]]
-    head = "| agent | " + " | ".join(f"{x} ep." for x in xs) + " | seeds |"
+    xs, key = summary["schedule"], summary.get("plot", "success")
+    unit = "ep." if summary.get("unit", "episodes") == "episodes" else "min"
+    head = f"{key}, mean [95 % CI]\n\n| agent | " + " | ".join(f"{x} {unit}" for x in xs) + " | seeds |"
     lines = [head, "|---|" + "---|" * (len(xs) + 1)]
     for name, a in agents.items():
-        by_x = {p["episodes"]: p for p in a["points"]}
+        by_x = {p.get("x", p["episodes"]): p for p in a["points"]}
         cells = []
         for x in xs:
             p = a["points"][0] if a["flat"] else by_x.get(x)
-            cells.append("—" if p is None else "{:.2f} [{:.2f}, {:.2f}]".format(*p["success"]))
+            cells.append("—" if p is None else "{:.2f} [{:.2f}, {:.2f}]".format(*p[key]))
         lines.append(f"| {name}{' (flat)' if a['flat'] else ''} | " + " | ".join(cells)
                      + f" | {a['points'][0]['seeds']} |")
     lines += ["", "Budgets (per seed, counted from the run folders): real episodes / real transitions / demos / "
@@ -321,22 +368,23 @@ def plot(summary: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    xs = summary["schedule"]
+    xs, key = summary["schedule"], summary.get("plot", "success")
     for name, a in summary["agents"].items():
         pts = a["points"]
         if a["flat"]:
-            m, lo, hi = pts[0]["success"]
+            m, lo, hi = pts[0][key]
             line = ax.plot([xs[0], xs[-1]], [m, m], "--", label=name)[0]
             ax.fill_between([xs[0], xs[-1]], [lo, lo], [hi, hi], color=line.get_color(), alpha=0.08)
             continue
-        x = [p["episodes"] for p in pts]
-        m = [p["success"][0] for p in pts]
+        x = [p.get("x", p["episodes"]) for p in pts]
+        m = [p[key][0] for p in pts]
         line = ax.plot(x, m, "o-", label=name)[0]
-        ax.fill_between(x, [p["success"][1] for p in pts], [p["success"][2] for p in pts], color=line.get_color(),
+        ax.fill_between(x, [p[key][1] for p in pts], [p[key][2] for p in pts], color=line.get_color(),
                         alpha=0.15)
-    ax.set_xlabel("real episodes")
-    ax.set_ylabel("success rate")
-    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("real episodes" if summary.get("unit", "episodes") == "episodes" else "real data (min)")
+    ax.set_ylabel("success rate" if key == "success" else "metric")
+    if key == "success":
+        ax.set_ylim(-0.02, 1.02)
     ax.set_title(f"{summary['task']['name']} on {summary['task']['profile']}: mean over {len(summary['seeds'])} "
                  "seeds, 95 % CI")
     ax.legend(fontsize=7, ncol=2)
@@ -353,15 +401,16 @@ def main() -> None:
     parser.add_argument("--task", choices=sorted(TASKS), required=True)
     parser.add_argument("--model", default=None, help="a pretrained SimDist world model (default: pretrain one)")
     parser.add_argument("--seeds", default="0,1,2", help="training seeds (comma list)")
-    parser.add_argument("--agents", default=",".join(AGENTS), help=f"comma list of {', '.join(AGENTS)}")
+    parser.add_argument("--agents", default=None, help=f"comma list of {', '.join(AGENTS)} (default: the task's)")
     parser.add_argument("--jobs", type=int, default=2, help="runs in parallel (one torch thread each)")
     parser.add_argument("--dry-run", action="store_true", help="print the plan only")
     parser.add_argument("--report-only", action="store_true", help="only rebuild the table and plot")
     args = parser.parse_args()
-    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
-    unknown = sorted(set(agents) - set(AGENTS))
+    spec = TASKS[args.task]
+    agents = list(spec["agents"]) if args.agents is None else [a.strip() for a in args.agents.split(",") if a.strip()]
+    unknown = sorted(set(agents) - set(spec["agents"]))
     if unknown:
-        parser.error(f"--agents: unknown {unknown}; known: {', '.join(AGENTS)}")
+        parser.error(f"--agents: {unknown} not run on {args.task}; its agents: {', '.join(spec['agents'])}")
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     except ValueError:
@@ -370,7 +419,6 @@ def main() -> None:
         parser.error("--jobs must be >= 1")
     if args.model is not None and not (Path(args.model) / "config.json").is_file():
         parser.error(f"--model {args.model}: no config.json (not a saved model folder)")
-    spec = TASKS[args.task]
     work, results = ROOT / "outputs" / "baselines" / args.task, ROOT / "results" / "baselines" / args.task
     if not args.report_only:
         paths = shared(args.task, spec, work, args.model, 0, args.dry_run)

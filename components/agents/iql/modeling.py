@@ -23,6 +23,7 @@ import torch
 from torch import Tensor, nn
 
 from simdist.components.agents.bc.policy import BCPolicy
+from simdist.config import ConfigError
 from simdist.latent import LatentAgent, LatentModel
 from simdist.latent.networks import (
     QNetwork,
@@ -54,7 +55,7 @@ class IQLAgent(LatentAgent):
         from torchrl.objectives import IQLLoss, ValueEstimators
 
         if not 0.0 < settings["expectile"] < 1.0:
-            raise ValueError(f"iql: expectile must be in (0, 1), got {settings['expectile']!r}")
+            raise ConfigError(f"iql: expectile must be in (0, 1), got {settings['expectile']!r}")
         f, a, hidden = model.feature_dim, model.action_dim, settings["hidden"]
         loss = IQLLoss(torchrl_actor(model.gaussian_head()), torchrl_critic(QNetwork(f, a, hidden)),
                        torchrl_value(ValueNetwork(f, hidden)), num_qvalue_nets=2, loss_function="l2",

@@ -22,6 +22,7 @@ import torch
 from torch import Tensor, nn
 
 from simdist.components.agents.bc.policy import BCPolicy
+from simdist.config import ConfigError
 from simdist.latent import LatentAgent, LatentModel
 from simdist.latent.networks import QNetwork, torchrl_actor, torchrl_critic, transition_tensordict
 from simdist.registry import register
@@ -49,7 +50,7 @@ class RLPDAgent(LatentAgent):
         from torchrl.objectives import REDQLoss, ValueEstimators
 
         if settings["num_critics"] < 2 or not 1 <= settings["target_subset"] < settings["num_critics"]:
-            raise ValueError(f"{cls.agent_type}: need num_critics >= 2 and 1 <= target_subset < num_critics, got "
+            raise ConfigError(f"{cls.agent_type}: need num_critics >= 2 and 1 <= target_subset < num_critics, got "
                              f"{settings['num_critics']}, {settings['target_subset']}")
         critic = QNetwork(model.feature_dim, model.action_dim, settings["hidden"], settings["layer_norm"])
         loss = REDQLoss(torchrl_actor(model.gaussian_head(), return_log_prob=True), torchrl_critic(critic),
