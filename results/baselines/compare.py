@@ -72,10 +72,10 @@ TASKS: dict[str, dict[str, Any]] = {
         "iql": {"pretrain_updates": 5000},
         "rlpd": {"utd": 2},
         "sgft": {"utd": 2, "pretrain_updates": 3000},
-        "dp": {"steps": 3000, "batch_size": 64},
+        "dp": {"steps": 2000, "batch_size": 64},
         "scaled": "RL critics (64, 64) instead of (256, 256); RLPD/SGFT UTD 2 instead of 20 (torchrl's REDQ "
                   "update takes about 35 ms here: UTD 20 over 120 episodes would be 84 min a seed); IQL 5,000 "
-                  "offline steps instead of 1M; Diffusion Policy U-Net [64, 128, 256], 3,000 steps",
+                  "offline steps instead of 1M; Diffusion Policy U-Net [64, 128, 256], 2,000 steps at batch 64",
     },
 }
 #: the UR5e tasks: the Wide grid, one pass over its 20-cell lattice per evaluation and the paper's manipulation
@@ -89,7 +89,7 @@ for _name, _profile in (("ur5e-peg", "peg-real"), ("ur5e-table-leg", "table-leg-
         "demo_agent": "scripted:retuned",
         "eval": {"episodes_per_eval": 1, "num_envs": 10, "samples": 256, "iterations": 3},
     }
-#: the quadruped (Table IX) at a reduced, equal budget: 8 minutes of proxy-real data at 50 Hz (the paper: 36), the
+#: the quadruped (Table IX) at a reduced, equal budget: 4 minutes of proxy-real data at 50 Hz (the paper: 36), the
 #: zoo model, 5 trials per protocol speed, the real-time planner as ``simdist adapt`` runs it on the Go2
 for _name, _profile, _model in (("go2-slope", "ptfe-slope-5.7deg", "hub/models/go2-slope"),
                                 ("go2-foam", "foam", "hub/models/go2-foam")):
@@ -102,7 +102,7 @@ for _name, _profile, _model in (("go2-slope", "ptfe-slope-5.7deg", "hub/models/g
         "plot": "metric",
         "model": _model,
         "generate": ["--experts", "go2", "--envs", "64", "--transitions", "100000"],
-        "schedule": [0, 4, 8],
+        "schedule": [0, 4],
         "eval": {"episodes_per_eval": 5, "num_envs": 16, "samples": 16, "iterations": 1, "init_std": 0.1,
                  "warm_start": "policy", "temporal_ensemble": 0.8},  # the real-time planner (docs/go2.md)
         "simdist": {"epochs": 3, "windows_per_epoch": 12000, "batch_size": 32, "lr": 2e-4, "warmup_steps": 50},
@@ -110,8 +110,8 @@ for _name, _profile, _model in (("go2-slope", "ptfe-slope-5.7deg", "hub/models/g
         "rl": {"hidden": [64, 64], "batch_size": 256},
         "iql": {"pretrain_updates": 3000, "expectile": 0.7, "temperature": 3.0},
         "rlpd": {"utd": 2},
-        "scaled": "8 minutes of proxy-real data instead of 36; 100k simulation transitions as the prior; RL critics "
-                  "(64, 64); RLPD UTD 2 instead of 20; IQL 3,000 offline steps; BC 1,000 steps",
+        "scaled": "4 minutes of proxy-real data instead of 36 (the demo's budget); 100k simulation transitions as "
+                  "the prior; RL critics (64, 64); RLPD UTD 2 instead of 20; IQL 3,000 offline steps; BC 1,000 steps",
     }
 
 
