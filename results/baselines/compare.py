@@ -314,7 +314,7 @@ def summarize(task_name: str, results: Path, agents: list[str], seeds: list[int]
     spec = TASKS[task_name]
     work = ROOT / "outputs" / "baselines" / task_name
     summary: dict[str, Any] = {"task": spec["task"], "seeds": seeds, "schedule": spec["schedule"],
-                               "unit": spec["schedule_unit"], "plot": spec["plot"],
+                               "unit": spec["schedule_unit"], "plot": spec["plot"], "metric": None,
                                "scaled": spec["scaled"], "agents": {}}
     for name in agents:
         runs = [json.loads(p.read_text()) for s in seeds if (p := results / "runs" / f"{name}-seed{s}.json").exists()]
@@ -323,6 +323,7 @@ def summarize(task_name: str, results: Path, agents: list[str], seeds: list[int]
         points = []
         for i, stage in enumerate(runs[0]["stages"]):
             evals = [EvaluationResult.from_dict(r["stages"][i]["eval"]) for r in runs if len(r["stages"]) > i]
+            summary["metric"] = evals[0].metric
             succ = seeds_bootstrap_ci([[float(x) for x in e.success] for e in evals])
             value = seeds_bootstrap_ci([e.values for e in evals])
             points.append({"x": spec["schedule"][i], "episodes": stage["episodes"],
@@ -339,20 +340,26 @@ def summarize(task_name: str, results: Path, agents: list[str], seeds: list[int]
 
 
 def table(summary: dict[str, Any]) -> str:
-    agents = summary["agents"]
-    xs, key = summary["schedule"], summary.get("plot", "success")
+    """The plotted quantity per agent and amount of real data (then the task's metric, when that is success),
+    mean [95 % CI] over the seeds; then each run's budget."""
+    agents, xs = summary["agents"], summary["schedule"]
     unit = "ep." if summary.get("unit", "episodes") == "episodes" else "min"
-    head = f"{key}, mean [95 % CI]\n\n| agent | " + " | ".join(f"{x} {unit}" for x in xs) + " | seeds |"
-    lines = [head, "|---|" + "---|" * (len(xs) + 1)]
-    for name, a in agents.items():
-        by_x = {p.get("x", p["episodes"]): p for p in a["points"]}
-        cells = []
-        for x in xs:
-            p = a["points"][0] if a["flat"] else by_x.get(x)
-            cells.append("—" if p is None else "{:.2f} [{:.2f}, {:.2f}]".format(*p[key]))
-        lines.append(f"| {name}{' (flat)' if a['flat'] else ''} | " + " | ".join(cells)
-                     + f" | {a['points'][0]['seeds']} |")
-    lines += ["", "Budgets (per seed, counted from the run folders): real episodes / real transitions / demos / "
+    key = summary.get("plot", "success")
+    lines: list[str] = []
+    for k in [key, *(["metric"] if key == "success" else [])]:
+        name_of = {"success": "success rate", "metric": f"{summary.get('metric', 'metric')}"}[k]
+        lines += [f"{name_of}, mean [95 % CI] over seeds", "",
+                  "| agent | " + " | ".join(f"{x} {unit}" for x in xs) + " | seeds |", "|---|" + "---|" * (len(xs) + 1)]
+        for name, a in agents.items():
+            by_x = {p.get("x", p["episodes"]): p for p in a["points"]}
+            cells = []
+            for x in xs:
+                p = a["points"][0] if a["flat"] else by_x.get(x)
+                cells.append("—" if p is None else "{:.2f} [{:.2f}, {:.2f}]".format(*p[k]))
+            lines.append(f"| {name}{' (flat)' if a['flat'] else ''} | " + " | ".join(cells)
+                         + f" | {a['points'][0]['seeds']} |")
+        lines.append("")
+    lines += ["Budgets (per seed, counted from the run folders): real episodes / real transitions / demos / "
               "gradient updates of the adaptation", "", "| agent | per seed |", "|---|---|"]
     for name, a in agents.items():
         per = "; ".join(f"{b['real_episodes']} / {b['real_steps']} / {b['demos']} / {b['updates']}"
