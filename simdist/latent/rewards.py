@@ -1,4 +1,4 @@
-"""SimDist's learned reward model R_θ as the reward of logged transitions: the paper's quadruped baselines all
+"""SimDist's learned reward model R_θ as the reward of logged transitions: the paper's legged-robot baselines all
 learn from it ("so that only the adaptation strategy differs", BASELINES.md 1.3)."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Reward labels (``rewards``):
   (the paper's manipulation RL baselines learn from sparse success rewards);
 - ``"logged"``: the episode's own per-step rewards;
 - ``"model"``: SimDist's learned reward model R_θ (:func:`~simdist.latent.rewards.model_rewards`), the signal of
-  the paper's quadruped baselines.
+  the paper's legged-robot baselines.
 
 Terminal steps (mask 0 in a TD target) are true ends only: a success under ``"sparse"`` or an episode whose
 ``meta["terminated"]`` is set (a fall); a time-out is not terminal (BASELINES.md 8.8). The last step of an
