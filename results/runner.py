@@ -34,3 +34,26 @@ def run_command(cmd: list[str], log: Path, dry: bool, stdout: Path | None = None
         sys.exit(f"failed (rc {rc}): see {log}")
     if stdout is not None:
         os.replace(stdout.with_suffix(".tmp"), stdout)
+
+
+def pretrain_and_export(configs: list[str], data: Path, out: Path, model: Path, seed: int, dry: bool,
+                        placement_name: str = "placement.json") -> None:
+    """``simdist fit`` with the recipe ``configs`` (``--config`` arguments) on ``data``, its logs and checkpoints in
+    ``out`` (a placement file replaces the recipe's checkpoint callback; a killed fit resumes from ``last.ckpt``),
+    then ``simdist export`` of the last checkpoint to ``model``."""
+    import json
+
+    ckpt = out / "checkpoints" / "last.ckpt"
+    placement = out / placement_name
+    if not dry:
+        out.mkdir(parents=True, exist_ok=True)
+        placement.write_text(json.dumps({"trainer": {
+            "default_root_dir": str(out),
+            "logger": {"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": str(out)}},
+            "callbacks": [{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint",
+                           "init_args": {"dirpath": str(out / "checkpoints"), "save_last": True,
+                                         "every_n_train_steps": 200}}]}}))
+    resume = ["--ckpt_path", str(ckpt)] if ckpt.exists() else []
+    run_command(simdist_command("fit", *configs, "--config", str(placement), "--seed_everything", str(seed),
+                                "--data.train", str(data), *resume), out / "fit.log", dry)
+    run_command(simdist_command("export", "--ckpt", str(ckpt), "--out", str(model)), out / "fit.log", dry)

@@ -44,7 +44,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1].parent
 sys.path.insert(0, str(ROOT / "results"))
-from runner import run_command, simdist_command  # noqa: E402
+from runner import pretrain_and_export, run_command, simdist_command  # noqa: E402
 
 ADAPTING = ("simdist", "simdist_bc", "iql", "rlpd", "sgft")
 FLAT = ("bc", "diffusion_policy", "diffusion_policy_cotrain")
@@ -126,22 +126,8 @@ def shared(task: str, spec: dict[str, Any], work: Path, model: str | None, seed:
         run_command(simdist_command("generate", "--task", t["name"], *spec["generate"], "--seed", str(seed),
                                     "--out", str(sim), "--no-progress"), work / "generate.log", dry)
     if model is None and not (wm / "config.json").exists():
-        out = work / "pretrain"
-        ckpt = out / "checkpoints" / "last.ckpt"
-        placement = out / "placement.json"
-        if not dry:
-            out.mkdir(parents=True, exist_ok=True)
-            placement.write_text(json.dumps({"trainer": {
-                "default_root_dir": str(out),
-                "logger": {"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": str(out)}},
-                "callbacks": [{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint",
-                               "init_args": {"dirpath": str(out / "checkpoints"), "save_last": True,
-                                             "every_n_train_steps": 200}}]}}))
         configs = [a for r in spec["recipes"] for a in ("--config", r)]
-        resume = ["--ckpt_path", str(ckpt)] if ckpt.exists() else []
-        run_command(simdist_command("fit", *configs, "--config", str(placement), "--seed_everything", str(seed),
-                                    "--data.train", str(sim), *resume), out / "fit.log", dry)
-        run_command(simdist_command("export", "--ckpt", str(ckpt), "--out", str(wm)), out / "fit.log", dry)
+        pretrain_and_export(configs, sim, work / "pretrain", wm, seed, dry)
     demos: dict[int, str | None] = {20: None, 100: None}
     for n, demo_seed in ((20, 1_000), (100, 2_000)) if spec["demos"] else ():
         folder = work / f"demos-{n}"

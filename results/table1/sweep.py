@@ -23,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "results"))
+from runner import pretrain_and_export  # noqa: E402
 from runner import run_command as _run  # noqa: E402
 from runner import simdist_command as _simdist  # noqa: E402
 
@@ -63,20 +64,7 @@ def variant(task: str, name: str, seed: int, dry: bool) -> Path:
         configs = [a for r in spec["recipes"] for a in ("--config", r)]
         if name in OVERLAYS:
             configs += ["--config", OVERLAYS[name]]
-        ckpt = out / "checkpoints" / "last.ckpt"
-        resume = ["--ckpt_path", str(ckpt)] if ckpt.exists() else []
-        placement = out / "placement.yaml"  # this variant's folders: replaces the stage's checkpoint callback
-        if not dry:
-            out.mkdir(parents=True, exist_ok=True)
-            placement.write_text(json.dumps({"trainer": {
-                "default_root_dir": str(out),
-                "logger": {"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": str(out)}},
-                "callbacks": [{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint",
-                               "init_args": {"dirpath": str(out / "checkpoints"), "save_last": True,
-                                             "every_n_train_steps": 200}}]}}))
-        _run(_simdist("fit", *configs, "--config", str(placement), "--seed_everything", str(seed),
-                      "--data.train", str(data), *resume), out / "fit.log", dry)
-        _run(_simdist("export", "--ckpt", str(ckpt), "--out", str(model)), out / "fit.log", dry)
+        pretrain_and_export(configs, data, out, model, seed, dry, placement_name="placement.yaml")
     result.parent.mkdir(parents=True, exist_ok=True)
     _run(_simdist("evaluate", "--task", task, "--agent", str(model), "--profile", "sim", *spec["evaluate"],
                   "--seed", str(seed), "--json"), out / "evaluate.log", dry, stdout=result)
