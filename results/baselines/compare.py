@@ -375,7 +375,7 @@ def plot(summary: dict[str, Any], path: Path) -> None:
         ax.fill_between(x, [p[key][1] for p in pts], [p[key][2] for p in pts], color=line.get_color(),
                         alpha=0.15)
     ax.set_xlabel("real episodes" if summary.get("unit", "episodes") == "episodes" else "real data (min)")
-    ax.set_ylabel("success rate" if key == "success" else "metric")
+    ax.set_ylabel("success rate" if key == "success" else str(summary.get("metric") or "metric"))
     if key == "success":
         ax.set_ylim(-0.02, 1.02)
     ax.set_title(f"{summary['task']['name']} on {summary['task']['profile']}: mean over {len(summary['seeds'])} "
