@@ -147,9 +147,9 @@ class AdaptConfig:
         seed: base seed of collection, finetuning and evaluation
         update_every: update the agent after every this many real episodes while collecting (the model-free
             baselines update after every episode: 1; counted in episodes whatever the schedule's unit), each update
-            continuing from the last; None: once per stage
-            (SimDist, finetuned from ``init`` on all data so far). World-model finetuning options (epochs, lr,
-            ...) go to world-model agents only; the others train with their own settings
+            continuing from the last; None: once per stage (SimDist, finetuned from ``init`` on all data so far).
+            World-model finetuning options (epochs, lr, ...) go to world-model agents only; the others train with
+            their own settings
         prior: dataset folders an agent that learns from prior data (the baselines' simulation data and demos)
             is finetuned with besides the real data
     """
