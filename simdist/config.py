@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, field
 from typing import Any
 
@@ -123,6 +124,33 @@ class WorldModelConfig:
         data = self.to_dict()
         data.update(changes)
         return WorldModelConfig.from_dict(data)
+
+
+def check_int(value: Any, name: str, low: int = 1) -> int:
+    """``value`` if it is an integer >= ``low`` (not a bool), else a ConfigError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}")
+    return value
+
+
+def dataclass_fields_from_dict(cls: type, data: Mapping[str, Any], what: str, schema_version: int
+                               ) -> dict[str, Any]:
+    """The keyword arguments of the config dataclass ``cls`` in a ``config.json`` dict (a deep copy, without
+    ``agent_type`` and ``simdist_version``); a ConfigError, naming the config ``what``, for a schema newer than
+    ``schema_version``, unknown keys or missing required ones."""
+    data = {k: v for k, v in dict(data).items() if k not in ("agent_type", "simdist_version")}
+    version = data.get("schema_version", schema_version)
+    if isinstance(version, int) and version > schema_version:
+        raise ConfigError(f"{what} config schema_version {version} is newer than this simdist understands "
+                          f"({schema_version}); upgrade simdist")
+    unknown = set(data) - set(cls.__dataclass_fields__)
+    if unknown:
+        raise ConfigError(f"unknown {what} config keys: {sorted(unknown)}")
+    missing = [k for k, f in cls.__dataclass_fields__.items()
+               if f.default is MISSING and f.default_factory is MISSING and k not in data]
+    if missing:
+        raise ConfigError(f"{what} config is missing required keys: {missing}")
+    return copy.deepcopy(data)
 
 
 def migrate_config(data: dict[str, Any]) -> dict[str, Any]:

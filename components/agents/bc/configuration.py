@@ -5,19 +5,13 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from dataclasses import MISSING, asdict, dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from simdist.config import ComponentSpec, ConfigError, WorldModelConfig
+from simdist.config import ComponentSpec, ConfigError, WorldModelConfig, check_int, dataclass_fields_from_dict
 
 #: Version of the BC ``config.json`` layout.
 BC_CONFIG_SCHEMA_VERSION = 1
-
-
-def _positive_int(value: Any, name: str, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}")
-    return value
 
 
 def _finite_list(value: Any, name: str, length: int | None = None) -> list[float]:
@@ -67,7 +61,7 @@ class BCConfig:
             spec[str(group)] = [int(s) for s in dims]
         self.obs_spec = spec
         for name, low in (("action_dim", 1), ("command_dim", 0), ("history", 1), ("latent_dim", 1)):
-            _positive_int(getattr(self, name), name, low)
+            check_int(getattr(self, name), name, low)
         try:
             self.encoder = ComponentSpec.parse(self.encoder)
         except ConfigError as err:
@@ -76,7 +70,7 @@ class BCConfig:
             raise ConfigError(f"encoder must name a registered encoder, got {self.encoder.name!r}")
         if isinstance(self.hidden, (str, bytes)) or not isinstance(self.hidden, (list, tuple)):
             raise ConfigError(f"hidden must be a list of layer sizes, got {self.hidden!r}")
-        self.hidden = [_positive_int(h, f"hidden[{i}]") for i, h in enumerate(self.hidden)]
+        self.hidden = [check_int(h, f"hidden[{i}]") for i, h in enumerate(self.hidden)]
         if (self.action_low is None) != (self.action_high is None):
             raise ConfigError("action_low and action_high must be given together (or neither)")
         if self.action_low is not None and self.action_high is not None:
@@ -138,19 +132,7 @@ class BCConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BCConfig:
         """From a ``config.json`` dict (``agent_type`` and ``simdist_version`` are ignored)."""
-        data = {k: v for k, v in dict(data).items() if k not in ("agent_type", "simdist_version")}
-        version = data.get("schema_version", BC_CONFIG_SCHEMA_VERSION)
-        if isinstance(version, int) and version > BC_CONFIG_SCHEMA_VERSION:
-            raise ConfigError(f"BC config schema_version {version} is newer than this simdist understands "
-                              f"({BC_CONFIG_SCHEMA_VERSION}); upgrade simdist")
-        unknown = set(data) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ConfigError(f"unknown BC config keys: {sorted(unknown)}")
-        missing = [k for k, f in cls.__dataclass_fields__.items()
-                   if f.default is MISSING and f.default_factory is MISSING and k not in data]
-        if missing:
-            raise ConfigError(f"BC config is missing required keys: {missing}")
-        return cls(**copy.deepcopy(data))
+        return cls(**dataclass_fields_from_dict(cls, data, "BC", BC_CONFIG_SCHEMA_VERSION))
 
     def replace(self, **changes: Any) -> BCConfig:
         return BCConfig.from_dict({**self.to_dict(), **changes})

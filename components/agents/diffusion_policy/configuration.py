@@ -6,14 +6,13 @@ CPU cost forces a smaller setting, marked "CPU scale" below.
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
 from simdist.components.agents.bc.configuration import BCConfig
-from simdist.config import ConfigError
+from simdist.config import ConfigError, check_int, dataclass_fields_from_dict
 
 __all__ = ["DP_CONFIG_SCHEMA_VERSION", "SAMPLERS", "SETTINGS", "DiffusionPolicyConfig"]
 
@@ -23,12 +22,6 @@ SAMPLERS = ("ddim", "ddpm")
 BETA_SCHEDULES = ("squaredcos_cap_v2", "linear", "scaled_linear")
 #: a dimension whose data range is below this is not scaled (only centred), as the official normaliser does
 RANGE_EPS = 1e-4
-
-
-def _int(value: Any, name: str, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}")
-    return value
 
 
 def _number(value: Any, name: str, low: float, high: float, *, low_open: bool = False,
@@ -106,19 +99,19 @@ class DiffusionPolicyConfig:
                               f"({DP_CONFIG_SCHEMA_VERSION})")
         for name in ("obs_steps", "horizon", "action_steps", "kernel_size", "n_groups", "num_train_timesteps",
                      "inference_steps", "batch_size"):
-            _int(getattr(self, name), name)
-        _int(self.warmup_steps, "warmup_steps", 0)
+            check_int(getattr(self, name), name)
+        check_int(self.warmup_steps, "warmup_steps", 0)
         if self.action_steps > self.horizon - self.obs_steps + 1:
             raise ConfigError(f"action_steps ({self.action_steps}) must be <= horizon - obs_steps + 1 "
                               f"({self.horizon - self.obs_steps + 1}): the executed actions must lie in the chunk")
         if self.kernel_size % 2 == 0:
             raise ConfigError(f"kernel_size must be odd (same-length convolutions), got {self.kernel_size}")
-        if _int(self.step_embed_dim, "step_embed_dim", 4) % 2:
+        if check_int(self.step_embed_dim, "step_embed_dim", 4) % 2:
             raise ConfigError(f"step_embed_dim must be even (sin and cos halves), got {self.step_embed_dim}")
         if isinstance(self.down_dims, (str, bytes)) or not isinstance(self.down_dims, (list, tuple)) \
                 or not self.down_dims:
             raise ConfigError(f"down_dims must be a non-empty list of channel counts, got {self.down_dims!r}")
-        self.down_dims = [_int(d, f"down_dims[{i}]") for i, d in enumerate(self.down_dims)]
+        self.down_dims = [check_int(d, f"down_dims[{i}]") for i, d in enumerate(self.down_dims)]
         bad = [d for d in self.down_dims if d % self.n_groups]
         if bad:
             raise ConfigError(f"down_dims {self.down_dims} must be multiples of n_groups ({self.n_groups}) for "
@@ -187,19 +180,7 @@ class DiffusionPolicyConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> DiffusionPolicyConfig:
         """From a ``config.json`` dict (``agent_type`` and ``simdist_version`` are ignored)."""
-        data = {k: v for k, v in dict(data).items() if k not in ("agent_type", "simdist_version")}
-        version = data.get("schema_version", DP_CONFIG_SCHEMA_VERSION)
-        if isinstance(version, int) and version > DP_CONFIG_SCHEMA_VERSION:
-            raise ConfigError(f"diffusion_policy config schema_version {version} is newer than this simdist "
-                              f"understands ({DP_CONFIG_SCHEMA_VERSION}); upgrade simdist")
-        unknown = sorted(set(data) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ConfigError(f"unknown diffusion_policy config keys: {unknown}")
-        missing = [f.name for f in fields(cls)
-                   if f.default is MISSING and f.default_factory is MISSING and f.name not in data]
-        if missing:
-            raise ConfigError(f"diffusion_policy config is missing required keys: {missing}")
-        return cls(**copy.deepcopy(data))
+        return cls(**dataclass_fields_from_dict(cls, data, "diffusion_policy", DP_CONFIG_SCHEMA_VERSION))
 
     def replace(self, **changes: Any) -> DiffusionPolicyConfig:
         return DiffusionPolicyConfig.from_dict({**self.to_dict(), **changes})
