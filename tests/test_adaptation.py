@@ -220,7 +220,7 @@ def test_episode_value_score_reads_the_value_of_the_episodes_end(toy_model: str,
     from simdist.components.tasks.toy_reach import generate_toy_dataset
     from simdist.data import Episode, iter_episodes
     from simdist.data.windows import gather_windows, window_starts
-    from simdist.training.evaluate import _to_device
+    from simdist.training.evaluate import tensors_to_device
 
     generate_toy_dataset(str(tmp_path / "d"), transitions=300, seed=3, num_envs=2, critic_epochs=1)
     ep = next(iter(iter_episodes(str(tmp_path / "d"), shuffle_shards=False, split_by_node=False,
@@ -228,7 +228,7 @@ def test_episode_value_score_reads_the_value_of_the_episodes_end(toy_model: str,
     model = WorldModel.from_pretrained(toy_model).eval()
     cfg = model.config
     last = window_starts(len(ep), cfg.history, cfg.horizon)[-1:]
-    batch = _to_device(gather_windows(ep, last, cfg.history, cfg.horizon, value_offset=cfg.value_offset),
+    batch = tensors_to_device(gather_windows(ep, last, cfg.history, cfg.horizon, value_offset=cfg.value_offset),
                        model.device)
     with torch.no_grad():
         expected = model.normalizer.denormalize("values", model.predict(batch, heads=True).values)[0, -1]

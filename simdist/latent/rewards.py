@@ -34,6 +34,8 @@ def model_rewards(world_model: Any, ep: Episode, chunk: int = 1024) -> np.ndarra
     """R_θ(z_t, a_t, c_t) at every step of ``ep`` (environment units, (L,)): the reward head's first prediction of
     the window at ``t`` imagined with the logged actions (the episode front-padded by the history, as the
     controller's buffer starts)."""
+    from simdist.training.evaluate import tensors_to_device
+
     cfg = world_model.config
     h, t = cfg.history, cfg.horizon
     padded = _end_pad(front_pad(ep, h), t + 1)
@@ -43,10 +45,8 @@ def model_rewards(world_model: Any, ep: Episode, chunk: int = 1024) -> np.ndarra
     try:
         for lo in range(0, len(ep), chunk):
             starts = np.arange(lo, min(lo + chunk, len(ep)), dtype=np.int64)
-            w = gather_windows(padded, starts, h, t, value_offset=cfg.value_offset)
-            batch = {k: ({g: torch.from_numpy(np.asarray(x, np.float32)).to(world_model.device) for g, x in v.items()}
-                         if isinstance(v, dict) else torch.from_numpy(np.asarray(v, np.float32)).to(world_model.device))
-                     for k, v in w.items()}
+            batch = tensors_to_device(gather_windows(padded, starts, h, t, value_offset=cfg.value_offset),
+                                      world_model.device)
             pred = world_model.predict(batch, heads=True)
             first = pred.rewards[:, :1].unsqueeze(-1)  # (N, 1, 1): r̂ at the window's current step
             out.append(world_model.normalizer.denormalize("rewards", first).reshape(-1).cpu().numpy())

@@ -26,11 +26,13 @@ def episode_batch(model: WorldModel, ep: Episode, front_padding: int = 0, last_o
     if len(starts) == 0:
         return None
     windows = gather_windows(ep, starts, cfg.history, cfg.horizon, value_offset=cfg.value_offset)
-    return _to_device(windows, model.device)
+    return tensors_to_device(windows, model.device)
 
 
-def _to_device(tree: dict[str, Any], device: torch.device) -> dict[str, Any]:
-    return {k: _to_device(v, device) if isinstance(v, dict)
+def tensors_to_device(tree: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    """A (nested) dict of arrays, e.g. :func:`~simdist.data.gather_windows` windows, as float32 tensors on
+    ``device``."""
+    return {k: tensors_to_device(v, device) if isinstance(v, dict)
             else torch.as_tensor(np.asarray(v, dtype=np.float32), device=device) for k, v in tree.items()}
 
 
