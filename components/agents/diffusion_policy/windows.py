@@ -60,13 +60,17 @@ class Windows:
         range was fitted on these data; finetuning data may exceed it)."""
         return replace(self, actions=normalize(self.actions).clamp(-1.0, 1.0))
 
+    def _steps(self, rows: Tensor, count: int) -> Tensor:
+        """(B, count) indices of the steps t-T_o+1 .. t-T_o+count of the windows ``rows``, clamped to their episode
+        (the boundary padding)."""
+        off, last, t = self.offset[rows, None], self.length[rows, None] - 1, self.time[rows, None]
+        return off + torch.clamp(t - self.obs_steps + 1 + torch.arange(count), torch.zeros_like(last), last)
+
     def batch(self, rows: Tensor) -> dict[str, Tensor]:
         """The windows ``rows``: ``cond`` (B, T_o * latent + C), ``actions`` (B, T_p, A), ``mask`` (B, T_p)."""
-        off, last, t = self.offset[rows, None], self.length[rows, None] - 1, self.time[rows, None]
-        zero = torch.zeros_like(last)
-        cond_idx = off + torch.clamp(t - self.obs_steps + 1 + torch.arange(self.obs_steps), zero, last)
-        chunk_idx = off + torch.clamp(t - self.obs_steps + 1 + torch.arange(self.horizon), zero, last)
-        cond = torch.cat([self.latents[cond_idx].flatten(1), self.commands[(off + t)[:, 0]]], dim=-1)
+        cond_idx, chunk_idx = self._steps(rows, self.obs_steps), self._steps(rows, self.horizon)
+        current = self.offset[rows] + self.time[rows]
+        cond = torch.cat([self.latents[cond_idx].flatten(1), self.commands[current]], dim=-1)
         mask = self.expert[chunk_idx].float() if self.expert_only else torch.ones(chunk_idx.shape)
         return {"cond": cond, "actions": self.actions[chunk_idx], "mask": mask}
 
@@ -75,8 +79,7 @@ class Windows:
         used = torch.zeros(len(self.actions), dtype=torch.bool)
         for lo in range(0, len(self), 4096):
             rows = torch.arange(lo, min(lo + 4096, len(self)))
-            off, last, t = self.offset[rows, None], self.length[rows, None] - 1, self.time[rows, None]
-            idx = off + torch.clamp(t - self.obs_steps + 1 + torch.arange(self.horizon), torch.zeros_like(last), last)
+            idx = self._steps(rows, self.horizon)
             keep = self.expert[idx] if self.expert_only else torch.ones(idx.shape, dtype=torch.bool)
             used[idx[keep]] = True
         return int(used.sum())
@@ -84,11 +87,9 @@ class Windows:
 
 def _episodes(folders: Folders) -> Any:
     from simdist.data import iter_episodes
+    from simdist.latent.replay import dataset_folders
 
-    roots = [folders] if isinstance(folders, (str, Path)) else list(folders)
-    for root in roots:
-        if not (Path(root) / "dataset.json").is_file():
-            raise FileNotFoundError(f"{root}: not a dataset folder (no dataset.json)")
+    for root in dataset_folders(folders):
         yield from iter_episodes(str(root), shuffle_shards=False, split_by_node=False, split_by_worker=False)
 
 
