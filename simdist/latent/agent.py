@@ -31,8 +31,8 @@ from torch import Tensor, nn
 
 from simdist.agents import Agent
 from simdist.config import ConfigError
-from simdist.latent.replay import EncodedFolders, mixed_batch
-from simdist.latent.transitions import REWARD_LABELS, Transitions
+from simdist.latent.replay import EncodedFolders, mixed_batch, uniform_batch
+from simdist.latent.transitions import REWARD_LABELS
 
 __all__ = ["COMMON_SETTINGS", "LatentAgent", "LatentModel"]
 
@@ -198,10 +198,6 @@ class LatentAgent(Agent):
             self._target_updater = SoftUpdate(self.model.parts["loss"], tau=float(self.settings["polyak"]))
         return self._target_updater
 
-    def pretrain_batch(self, prior: Transitions) -> dict[str, Tensor]:
-        """A batch of the offline phase (default: uniform over the prior)."""
-        return mixed_batch(prior, None, self.settings["batch_size"], 0.0, self._generator)
-
     # -- construction -------------------------------------------------------------------------
     @property
     def policy(self) -> Any:
@@ -316,7 +312,8 @@ class LatentAgent(Agent):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(run_seed)
             for i in range(updates):
-                metrics = self.update(draw(), opts)
+                batch = {k: v.to(self.device) for k, v in draw().items()}  # replay stays on the CPU
+                metrics = self.update(batch, opts)
                 bad = [k for k, v in metrics.items() if not math.isfinite(v)]
                 if bad:
                     raise FloatingPointError(f"{self.agent_type} {what} diverged at update "
@@ -342,7 +339,8 @@ class LatentAgent(Agent):
         data = agent._encoder().load(prior)
         if data is None:
             raise ValueError(f"{prior}: no transitions to pretrain on")
-        agent._run(updates, lambda: agent.pretrain_batch(data), seed, progress, "pretraining")
+        agent._run(updates, lambda: uniform_batch(data, agent.settings["batch_size"], agent._generator), seed, progress,
+                   "pretraining")
         return agent
 
     def finetune(self, data: str | Path, *, prior: str | Path | Sequence[str | Path] | None = None,

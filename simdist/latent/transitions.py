@@ -55,9 +55,6 @@ class Transitions:
         """The rows ``index`` as a batch dict (one key per field)."""
         return {f.name: getattr(self, f.name)[index] for f in fields(self)}
 
-    def to(self, device: str | torch.device) -> Transitions:
-        return Transitions(**{f.name: getattr(self, f.name).to(device) for f in fields(self)})
-
     @classmethod
     def concat(cls, parts: Sequence[Transitions]) -> Transitions:
         """Rows of ``parts`` in order (at least one part)."""
