@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import time
@@ -45,6 +44,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1].parent
 sys.path.insert(0, str(ROOT / "results"))
 from runner import pretrain_and_export, run_command, simdist_command  # noqa: E402
+
+from simdist.fsutil import atomic_path, atomic_write_json, atomic_write_text  # noqa: E402
 
 ADAPTING = ("simdist", "simdist_bc", "iql", "rlpd", "sgft")
 FLAT = ("bc", "diffusion_policy", "diffusion_policy_cotrain")
@@ -217,9 +218,7 @@ def adapt(name: str, task_name: str, paths: dict[str, str], work: Path, results:
     state = json.loads((out / "state.json").read_text())
     keys = ("episodes", "minutes", "value", "ci95", "trials", "eval", "seconds")
     record = {"agent": name, "seed": seed, "stages": [{k: s[k] for k in keys} for s in state["stages"]]}
-    tmp = dest.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1))
-    os.replace(tmp, dest)
+    atomic_write_json(dest, record)
     print(f"[{name} seed {seed}] done in {time.perf_counter() - started:.0f}s", flush=True)
     return str(dest)
 
@@ -262,9 +261,7 @@ def flat(name: str, task_name: str, paths: dict[str, str], work: Path, results: 
                                       seed + 1, num_envs=e["num_envs"])
     dest.parent.mkdir(parents=True, exist_ok=True)
     record = {"agent": name, "seed": seed, "stages": [{"episodes": 0, "eval": result.to_dict()}]}
-    tmp = dest.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1))
-    os.replace(tmp, dest)
+    atomic_write_json(dest, record)
     return str(dest)
 
 
@@ -319,8 +316,8 @@ def summarize(task_name: str, results: Path, agents: list[str], seeds: list[int]
                                    "budget": [budget(name, spec, work, s) for s in seeds
                                               if (results / "runs" / f"{name}-seed{s}.json").exists()]}
     results.mkdir(parents=True, exist_ok=True)
-    (results / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    (results / "table.md").write_text(table(summary) + "\n")
+    atomic_write_json(results / "summary.json", summary)
+    atomic_write_text(results / "table.md", table(summary) + "\n")
     plot(summary, results / f"{spec['plot']}.png")
     return summary
 
@@ -382,10 +379,9 @@ def plot(summary: dict[str, Any], path: Path) -> None:
                  "seeds, 95 % CI")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
-    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------------------------------------------- main

@@ -126,6 +126,8 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def main() -> None:
+    from simdist.fsutil import atomic_write_json, atomic_write_text
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default="toy-reach")
     parser.add_argument("--seeds", default="0,1,2")
@@ -140,9 +142,9 @@ def main() -> None:
               "iql": [iql_weights(work, s) for s in runs["iql"]],
               "sgft": [sgft_values(work, s) for s in runs["sgft"]]}
     out.mkdir(parents=True, exist_ok=True)
-    (out / "mechanism.json").write_text(json.dumps(report, indent=1) + "\n")
+    atomic_write_json(out / "mechanism.json", report)
     text = markdown(report)
-    (out / "mechanism.md").write_text(text + "\n")
+    atomic_write_text(out / "mechanism.md", text + "\n")
     print(text)
 
 
