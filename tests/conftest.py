@@ -78,6 +78,17 @@ def single_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture(scope="session")
+def sim_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small toy-reach simulation dataset (expert / sub-optimal mixture, Monte-Carlo values), made once per run;
+    the agents' tests read it (never write into it)."""
+    from simdist.components.tasks.toy_reach import generate_toy_dataset
+
+    out = tmp_path_factory.mktemp("toy") / "sim"
+    generate_toy_dataset(str(out), transitions=600, num_envs=2, seed=0, values="mc")
+    return out
+
+
 @pytest.fixture
 def tiny_world_model() -> WorldModel:
     """The tiny MLP model with seeded weights and non-trivial normaliser statistics."""

@@ -78,3 +78,20 @@ def write_linear_dataset(
                 expert=rng.random(length) > 0.2, episode_id=ep_id, meta={"source": "test"},
             ))
     return out
+
+
+def episodes_of(folder: str | Path) -> list:
+    """Every episode of a dataset folder, in shard order."""
+    from simdist.data import iter_episodes
+
+    return list(iter_episodes(str(folder), shuffle_shards=False, split_by_node=False, split_by_worker=False))
+
+
+def toy_world_model(data: str | Path) -> Any:
+    """The toy preset's world model (freshly initialised) with the normaliser statistics of the dataset ``data``."""
+    from simdist import WorldModel
+    from simdist.data import load_stats
+
+    model = WorldModel.from_preset("toy")
+    model.normalizer.set_stats(load_stats(str(data)).to_dict())
+    return model

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import episodes_of, toy_world_model
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -23,18 +25,14 @@ def compare():
 
 
 def test_tiny_protocol_budgets(compare, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, single_thread) -> None:
-    from simdist import WorldModel
     from simdist.components.tasks.toy_reach import generate_toy_dataset
-    from simdist.data import load_stats, read_dataset_info
+    from simdist.data import read_dataset_info
 
     monkeypatch.setattr(compare, "ROOT", tmp_path)
     work = tmp_path / "outputs" / "baselines" / "toy-test"
     results = tmp_path / "results"
     generate_toy_dataset(str(work / "sim"), transitions=400, num_envs=2, seed=0, values="mc")
-    wm = WorldModel.from_preset("toy")
-    stats = load_stats(str(work / "sim"))
-    wm.normalizer.set_stats(stats.to_dict() if hasattr(stats, "to_dict") else stats)
-    model = str(wm.save_pretrained(tmp_path / "model"))
+    model = str(toy_world_model(work / "sim").save_pretrained(tmp_path / "model"))
     tiny = {**compare.TASKS["toy-reach"], "schedule": [0, 2, 3],
             "eval": {"episodes_per_eval": 2, "num_envs": 2, "samples": 8, "iterations": 1},
             "simdist": {"epochs": 1, "windows_per_epoch": 64, "batch_size": 16, "lr": 2e-4, "warmup_steps": 2},
@@ -65,7 +63,4 @@ def test_tiny_protocol_budgets(compare, tmp_path: Path, monkeypatch: pytest.Monk
 
 def _timeouts(run: Path) -> int:
     """Episodes of a run that ended neither in success nor a fall: their last step has no next observation."""
-    from simdist.data import iter_episodes
-
-    eps = iter_episodes(str(run / "real-data"), shuffle_shards=False, split_by_node=False, split_by_worker=False)
-    return sum(not (ep.meta["success"] or ep.meta.get("terminated")) for ep in eps)
+    return sum(not (ep.meta["success"] or ep.meta.get("terminated")) for ep in episodes_of(run / "real-data"))

@@ -29,16 +29,6 @@ def toy_config(**changes) -> BCConfig:
 
 
 @pytest.fixture(scope="module")
-def sim_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small toy-reach dataset (expert / sub-optimal mixture; about a quarter of the steps expert)."""
-    from simdist.components.tasks.toy_reach import generate_toy_dataset
-
-    out = tmp_path_factory.mktemp("bc") / "sim"
-    generate_toy_dataset(str(out), transitions=600, num_envs=2, seed=0, values="mc")
-    return out
-
-
-@pytest.fixture(scope="module")
 def demo_data(sim_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same episodes as rollout-recorded demonstrations: no step expert-flagged."""
     out = tmp_path_factory.mktemp("bc") / "demos"

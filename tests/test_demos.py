@@ -10,16 +10,13 @@ import pytest
 
 from simdist import cli
 from simdist.components.tasks.toy_reach import PDPolicy, ToyReachTask
-from simdist.data import iter_episodes, read_dataset_info
+from simdist.data import read_dataset_info
 from simdist.demos import DEMO_SOURCE, record_demos
+from tests.helpers import episodes_of
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
 EPISODES, ENVS = 3, 2
-
-
-def episodes_of(folder: Path) -> list:
-    return list(iter_episodes(str(folder), shuffle_shards=False, split_by_node=False, split_by_worker=False))
 
 
 def same_episodes(a: list, b: list) -> bool:

@@ -20,28 +20,16 @@ from simdist.components.agents.diffusion_policy.policy import ema_decay
 from simdist.components.agents.diffusion_policy.schedulers import inference_scheduler, training_scheduler
 from simdist.components.agents.diffusion_policy.windows import BatchStream, encode_windows, window_times
 from simdist.config import ConfigError
-from simdist.data import EpisodeWriter, iter_episodes, load_spec, load_stats
+from simdist.data import EpisodeWriter, load_spec
 from simdist.hub.load import CheckpointError
+from tests.helpers import episodes_of as episodes
+from tests.helpers import toy_world_model
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
 STEPS, BATCH = 60, 32
 #: a tiny U-Net (the CPU default is [64, 128, 256] with a 256-d step embedding)
 TINY = {"down_dims": [16, 32, 64], "step_embed_dim": 32, "lr": 2e-3, "warmup_steps": 5}
-
-
-def episodes(data: Path) -> list:
-    return list(iter_episodes(str(data), shuffle_shards=False, split_by_node=False, split_by_worker=False))
-
-
-@pytest.fixture(scope="module")
-def sim_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small toy-reach dataset (expert / sub-optimal mixture, expert segments broken by injected noise)."""
-    from simdist.components.tasks.toy_reach import generate_toy_dataset
-
-    out = tmp_path_factory.mktemp("dp") / "sim"
-    generate_toy_dataset(str(out), transitions=600, num_envs=2, seed=0, values="mc")
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +46,7 @@ def demo_data(sim_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def world_model(sim_data: Path) -> WorldModel:
     """The toy preset with normaliser statistics fitted on the simulation data (its encoder is the frozen one)."""
     torch.manual_seed(0)
-    model = WorldModel.from_preset("toy")
-    model.normalizer.set_stats(load_stats(str(sim_data)).to_dict())
-    return model
+    return toy_world_model(sim_data)
 
 
 @pytest.fixture(scope="module")

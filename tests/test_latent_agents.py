@@ -11,36 +11,24 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from simdist import WorldModel
 from simdist.agents import load_agent
 from simdist.components.agents.bc import BCPolicy
 from simdist.components.agents.iql import IQLAgent
 from simdist.components.agents.rlpd import RLPDAgent
 from simdist.components.agents.sgft import SGFTAgent
 from simdist.config import ConfigError
-from simdist.data import EpisodeWriter, iter_episodes, load_spec, load_stats
+from simdist.data import EpisodeWriter, load_spec
 from simdist.data.schema import DataError
 from simdist.hub.load import CheckpointError
 from simdist.latent import Transitions, encode_transitions, mixed_batch
+from tests.helpers import episodes_of as episodes
+from tests.helpers import toy_world_model
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
 TINY = {"batch_size": 32, "hidden": [32, 32]}
 AGENTS = {"iql": (IQLAgent, {}), "rlpd": (RLPDAgent, {"utd": 3, "num_critics": 4}),
           "sgft": (SGFTAgent, {"utd": 3, "num_critics": 4})}
-
-
-def episodes(folder: Path) -> list:
-    return list(iter_episodes(str(folder), shuffle_shards=False, split_by_node=False, split_by_worker=False))
-
-
-@pytest.fixture(scope="module")
-def sim_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from simdist.components.tasks.toy_reach import generate_toy_dataset
-
-    out = tmp_path_factory.mktemp("latent") / "sim"
-    generate_toy_dataset(str(out), transitions=600, num_envs=2, seed=0, values="mc")
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +44,7 @@ def real_data(sim_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def policy(sim_data: Path) -> BCPolicy:
-    wm = WorldModel.from_preset("toy")
-    stats = load_stats(str(sim_data))
-    wm.normalizer.set_stats(stats.to_dict() if hasattr(stats, "to_dict") else stats)
+    wm = toy_world_model(sim_data)
     return BCPolicy.from_world_model(wm, hidden=[32, 32])
 
 
@@ -235,9 +221,7 @@ def test_bc_start_on_the_frozen_encoder(sim_data: Path, tmp_path: Path) -> None:
     """Single-step BC on SimDist's encoder: the encoder and normaliser are the world model's, only the head trains."""
     from simdist.components.agents.bc import BCAgent
 
-    wm = WorldModel.from_preset("toy")
-    stats = load_stats(str(sim_data))
-    wm.normalizer.set_stats(stats.to_dict() if hasattr(stats, "to_dict") else stats)
+    wm = toy_world_model(sim_data)
     agent = BCAgent.train_on_encoder(sim_data, wm, hidden=[16], steps=8, batch_size=16, out=tmp_path)
     assert all(torch.equal(v, agent.policy.encoder.state_dict()[k]) for k, v in wm.encoder.state_dict().items())
     assert torch.equal(agent.policy.normalizer.mean("actions"), wm.normalizer.mean("actions"))
@@ -297,9 +281,7 @@ def test_model_rewards_label_with_the_reward_head(policy: BCPolicy, sim_data: Pa
     from simdist.latent.rewards import model_rewards
 
     torch.manual_seed(0)
-    wm = WorldModel.from_preset("toy")
-    stats = load_stats(str(sim_data))
-    wm.normalizer.set_stats(stats.to_dict() if hasattr(stats, "to_dict") else stats)
+    wm = toy_world_model(sim_data)
     wm.eval()
     ep = episodes(sim_data)[0]
     r = model_rewards(wm, ep)

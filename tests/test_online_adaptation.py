@@ -9,14 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from simdist import WorldModel
 from simdist.adaptation import AdaptationLoop, AdaptConfig
 from simdist.agents import load_agent
 from simdist.components.agents.bc import BCPolicy
 from simdist.components.agents.iql import IQLAgent
 from simdist.components.tasks.toy_reach import ToyReachTask
-from simdist.data import load_stats
 from simdist.latent import encode_transitions
+from tests.helpers import episodes_of, toy_world_model
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -28,10 +27,8 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
 
     root = tmp_path_factory.mktemp("online")
     generate_toy_dataset(str(root / "sim"), transitions=400, num_envs=2, seed=0, values="mc")
-    wm = WorldModel.from_preset("toy")
-    stats = load_stats(str(root / "sim"))
-    wm.normalizer.set_stats(stats.to_dict() if hasattr(stats, "to_dict") else stats)
-    agent = IQLAgent.from_bc(BCPolicy.from_world_model(wm, hidden=[16]), batch_size=16, hidden=[16], utd=1)
+    policy = BCPolicy.from_world_model(toy_world_model(root / "sim"), hidden=[16])
+    agent = IQLAgent.from_bc(policy, batch_size=16, hidden=[16], utd=1)
     return str(agent.save_pretrained(root / "iql")), str(root / "sim")
 
 
@@ -47,11 +44,11 @@ def test_updates_after_every_episode(setup: tuple[str, str], tmp_path: Path) -> 
     curve = AdaptationLoop(model, ToyReachTask(), out, config(prior), log=lambda m: None).run()
     assert curve["episodes"] == [0, 2, 3]
     final = load_agent(out / "stages" / "stage-2")
-    real = encode_transitions(final.policy, _episodes(out / "real-data"), rewards="sparse")
+    real = encode_transitions(final.policy, episodes_of(out / "real-data"), rewards="sparse")
     # one update per real transition (utd 1), done episode by episode: every transition seen once
     assert final.counters["online_seen"] == len(real) and final.counters["updates"] == len(real)
     assert json.loads((out / "state.json").read_text())["live"] == {"stage": 2, "episodes": 3}
-    labels = [ep.meta["success"] for ep in _episodes(out / "real-data")]
+    labels = [ep.meta["success"] for ep in episodes_of(out / "real-data")]
     assert len(labels) == 3
 
 
@@ -94,8 +91,3 @@ def test_bad_protocol_options() -> None:
     with pytest.raises(ValueError, match="prior: .*not dataset folders"):
         AdaptConfig(schedule=[0, 1], prior=["/nonexistent"])
 
-
-def _episodes(folder: Path) -> list:
-    from simdist.data import iter_episodes
-
-    return list(iter_episodes(str(folder), shuffle_shards=False, split_by_node=False, split_by_worker=False))

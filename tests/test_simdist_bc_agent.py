@@ -18,6 +18,7 @@ from simdist.components.tasks.toy_reach import ToyReachTask
 from simdist.config import ConfigError
 from simdist.demos import record_demos
 from simdist.hub.load import CheckpointError
+from tests.helpers import toy_world_model
 
 pytestmark = [pytest.mark.usefixtures("single_thread"),
               pytest.mark.filterwarnings("ignore:.*(eval mode|does not have many workers|__len__|LeafSpec|is not a Hub "
@@ -38,15 +39,6 @@ def same(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
 
 
 @pytest.fixture(scope="module")
-def sim_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from simdist.components.tasks.toy_reach import generate_toy_dataset
-
-    out = tmp_path_factory.mktemp("sbc") / "sim"
-    generate_toy_dataset(str(out), transitions=600, num_envs=2, seed=0, values="mc")
-    return out
-
-
-@pytest.fixture(scope="module")
 def demos(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Three successful demos of the PD expert on the real profile (no step expert-flagged)."""
     task = ToyReachTask()
@@ -58,12 +50,8 @@ def demos(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def base(sim_data: Path) -> SimDistAgent:
     """The toy world model, untrained, with the simulation data's normaliser statistics."""
-    from simdist.data import load_stats
-
     torch.manual_seed(0)
-    model = WorldModel.from_preset("toy")
-    model.normalizer.set_stats(load_stats(str(sim_data)).to_dict())
-    return SimDistAgent(model.eval(), source="toy-base")
+    return SimDistAgent(toy_world_model(sim_data).eval(), source="toy-base")
 
 
 @pytest.fixture(scope="module")
