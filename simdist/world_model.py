@@ -162,13 +162,22 @@ class WorldModel(nn.Module):
         return Prediction(latents=latents, rewards=rewards, values=values, actions=actions)
 
     def reconstruction_error(self, obs: Mapping[str, Tensor]) -> Tensor:
-        """Mean squared error of the decoder's reconstruction of ``obs`` (each (B, T, *shape)) from E(o), in
-        normalised units; gradients reach the encoder (Table I's reconstruction ablation)."""
+        """The decoder's squared error reconstructing ``obs`` (each (B, T, *shape)) from E(o); gradients reach
+        the encoder (Table I's reconstruction ablation).
+
+        A decoder with ``reconstruction_error(latents, obs, pixels)`` computes it from the observations as the
+        encoder reads them (state groups normalised, raw groups as recorded) and the encoder's ``pixels`` (how
+        its backbone sees an image group, ``None`` without): ``decoder_head/mlp`` the mean over every state
+        element, ``decoder_head/pixels`` the mean of its pixel and state terms. Any other decoder: the mean
+        squared error of its output against ``decoder.groups`` concatenated, normalised units."""
         if self.decoder is None:
             raise ValueError("the reconstruction loss needs a decoder: set decoder_head in the model config")
         normed = self.normalize_obs(obs)
-        target = torch.cat([normed[k].flatten(start_dim=2) for k in self.decoder.groups], dim=-1)
-        return (self.decoder(self.encoder.encode_latent(normed)) - target).pow(2).mean()
+        latents = self.encoder.encode_latent(normed)
+        if hasattr(self.decoder, "reconstruction_error"):
+            return self.decoder.reconstruction_error(latents, normed, getattr(self.encoder, "pixels", None))
+        target = torch.cat([normed[k].flatten(start_dim=latents.dim() - 1) for k in self.decoder.groups], dim=-1)
+        return (self.decoder(latents) - target).pow(2).mean()
 
     @torch.no_grad()
     def target_latents(self, fut_obs: Mapping[str, Tensor]) -> Tensor:

@@ -59,6 +59,12 @@ STAGES: dict[tuple[str, str], dict[str, Any]] = {
     (PEG, "recipes/table1/reconstruction.yaml"): {
         "model.init_args.preset_overrides.decoder_head.name": "mlp", "model.init_args.loss_weights.reconstruction": 1.0,
         "model.init_args.loss_weights.action": 4.0},
+    (PEG, "recipes/table1/reconstruction-image.yaml"): {
+        "model.init_args.preset_overrides.decoder_head.name": "pixels",
+        "model.init_args.loss_weights.reconstruction": 1.0},
+    (GO2, "recipes/table1/go2-reduced.yaml"): {
+        "model.init_args.preset": "go2", "trainer.max_steps": 1500, "model.init_args.decay_steps": 1500,
+        "model.init_args.warmup_steps": 150, "data.batch_size": 128},
     (PEG, "recipes/table1/data-50.yaml"): {"data.data_fraction": 0.5, "data.data_fraction_seed": 0},
     (PEG, "recipes/table1/data-10.yaml"): {"data.data_fraction": 0.1, "data.data_fraction_seed": 0},
     (GO2_FT, "recipes/go2-slope/finetune.yaml"): {

@@ -1,5 +1,5 @@
-"""Registered heads: reward/value ``transformer`` and ``mlp``; policy ``transformer``; decoder ``mlp``."""
+"""Registered heads: reward/value ``transformer`` and ``mlp``; policy ``transformer``; decoder ``mlp``, ``pixels``."""
 
-from . import decoder, policy, sequence
+from . import decoder, pixel_decoder, policy, sequence
 
-__all__ = ["decoder", "policy", "sequence"]
+__all__ = ["decoder", "pixel_decoder", "policy", "sequence"]
