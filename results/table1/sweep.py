@@ -4,14 +4,16 @@ the same planner settings on the same simulation trials, tabled beside the paper
     python results/table1/sweep.py --task toy-reach [--variants full,data-10] [--dry-run]
     python results/table1/sweep.py --task ur5e-peg          # the cpu data preset, Wide lattice
     python results/table1/sweep.py --task ur5e-table-leg
+    python results/table1/sweep.py --task go2              # reduced equal budget, the reward grid
 
 Per variant: the data (`simdist generate`; the expert-only variant generates its own, same budget), `simdist
 fit` with the task's base and stage and the variant's overlay from recipes/table1/, `simdist export`, `simdist
 evaluate --profile sim --json`. Every step is skipped when its output exists, so rerunning resumes (a killed
 `fit` resumes from its last checkpoint). Outputs: `outputs/table1/<task>/<variant>/`, results
 `results/table1/<task>/<variant>.json` and `results/table1/<task>/table.md` (mean, 95 % CI, trials).
-The Go2 row is not here yet: its metric (the accumulated reward over speed × friction × terrain × difficulty)
-is not implemented (docs/table1.md).
+The Go2's metric is the paper's: the mean accumulated reward per episode over a grid of speed × friction × terrain
+type × difficulty (`simdist evaluate --task go2 --reward-grid`), every variant pretrained at one reduced budget
+(recipes/table1/go2-reduced.yaml); `--zoo` adds the zoo's go2-slope model on the same grid for comparison.
 """
 
 from __future__ import annotations
@@ -44,7 +46,15 @@ TASKS = {
     "ur5e-table-leg": {"generate": ["--preset", "cpu"], "recipes": ["recipes/ur5e-table-leg/base.yaml",
                        "recipes/ur5e-table-leg/pretrain.yaml"], "evaluate": ["--grid", "wide", "--trials", "2",
                                                                              "--envs", "20"], "paper": 1},
+    "go2": {"generate": ["--experts", "hub/experts/go2", "--envs", "128", "--transitions", "400000"],
+            "recipes": ["recipes/go2/base.yaml", "recipes/table1/go2-reduced.yaml"],
+            "evaluate": ["--reward-grid", "--planner", "mppi", "--planner-preset", "realtime",
+                         "--temporal-ensemble", "0.8"], "paper": 2, "sim": False},
 }
+#: the paper's metric per column of PAPER
+COLUMNS = ("peg success", "table-leg success", "quadruped reward / episode")
+#: the zoo model the Go2 variants are set beside (`--zoo`)
+ZOO_MODEL = "hub/models/go2-slope"
 
 
 def variant(task: str, name: str, seed: int, dry: bool) -> Path:
@@ -66,27 +76,40 @@ def variant(task: str, name: str, seed: int, dry: bool) -> Path:
             configs += ["--config", OVERLAYS[name]]
         pretrain_and_export(configs, data, out, model, seed, dry, placement_name="placement.yaml")
     result.parent.mkdir(parents=True, exist_ok=True)
-    _run(_simdist("evaluate", "--task", task, "--agent", str(model), "--profile", "sim", *spec["evaluate"],
-                  "--seed", str(seed), "--json"), out / "evaluate.log", dry, stdout=result)
+    evaluate(task, model, result, seed, dry)
     return result
 
 
+def evaluate(task: str, model: Path, result: Path, seed: int, dry: bool) -> None:
+    """The task's evaluation of ``model`` into ``result`` (JSON), its log beside the result."""
+    spec = TASKS[task]
+    where = ["--profile", "sim"] if spec.get("sim", True) else []
+    _run(_simdist("evaluate", "--task", task, "--agent", str(model), *where, *spec["evaluate"], "--seed", str(seed),
+                  "--json"), result.with_suffix(".log"), dry, stdout=result)
+
+
 def table(task: str, names: list[str]) -> str:
+    """Markdown: each variant's metric (mean [95 % CI], trials) beside the paper's number for the task's column."""
     from simdist.evaluation import EvaluationResult
 
     col = TASKS[task]["paper"]
-    metric = "return" if col is None else "success"
-    lines = [f"| variant | {metric}, mean [95 % CI] | trials | paper ({'peg' if col == 0 else 'table leg'}) |"
-             if col is not None else f"| variant | {metric}, mean [95 % CI] | trials |",
-             "|---|---|---|---|" if col is not None else "|---|---|---|"]
-    for name in names:
-        path = ROOT / "results" / "table1" / task / f"{name}.json"
+    metric = "return" if col is None else ("success" if col < 2 else "reward / episode")
+    head = f"| variant | {metric}, mean [95 % CI] | trials |"
+    head += f" paper ({COLUMNS[col]}) |" if col is not None else ""
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    rows = [(name, ROOT / "results" / "table1" / task / f"{name}.json") for name in names]
+    if task == "go2":
+        rows.append(("zoo model (go2-slope)", ROOT / "results" / "table1" / task / "zoo.json"))
+    for name, path in rows:
         if not path.exists():
             continue
         res = EvaluationResult.load(path)
-        est = res.success_estimate() if col is not None else res.estimate()
+        est = res.success_estimate() if col is not None and col < 2 else res.estimate()
         row = f"| {name} | {est} | {res.trials} |"
-        lines.append(row + (f" {PAPER[name][col]:.2f} |" if col is not None else ""))
+        paper = PAPER.get(name)
+        if col is not None:
+            row += f" {paper[col]:.2f} |" if paper else " |"
+        lines.append(row)
     return "\n".join(lines)
 
 
@@ -96,6 +119,7 @@ def main() -> None:
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dry-run", action="store_true", help="print the commands only")
+    parser.add_argument("--zoo", action="store_true", help=f"go2: also evaluate {ZOO_MODEL} on the same grid")
     args = parser.parse_args()
     names = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = sorted(set(names) - set(VARIANTS))
@@ -104,6 +128,10 @@ def main() -> None:
     for i, name in enumerate(names):
         print(f"[{i + 1}/{len(names)}] {args.task} {name}", flush=True)
         variant(args.task, name, args.seed, args.dry_run)
+    zoo = ROOT / "results" / "table1" / args.task / "zoo.json"
+    if args.zoo and args.task == "go2" and not zoo.exists():
+        zoo.parent.mkdir(parents=True, exist_ok=True)
+        evaluate(args.task, ROOT / ZOO_MODEL, zoo, args.seed, args.dry_run)
     if not args.dry_run:
         text = table(args.task, names)
         (ROOT / "results" / "table1" / args.task / "table.md").write_text(text + "\n")

@@ -57,7 +57,8 @@ class CommandGenerator:
     """
 
     def __init__(self, num_envs: int, dt: float, mode: str = "random",
-                 fixed: tuple[float, float, float] = (0.5, 0.0, 0.0), speed: float | tuple[float, float] = 0.5,
+                 fixed: tuple[float, float, float] | np.ndarray = (0.5, 0.0, 0.0),
+                 speed: float | tuple[float, float] = 0.5,
                  gains: tuple[float, float, float] = (1.0, 1.0, 1.0), resample_s: float = 10.0,
                  walk_start_prob: float = 0.0, hold_steps: tuple[int, int] = WALK_HOLD_STEPS,
                  walk_speed: tuple[float, float] = WALK_SPEED) -> None:
@@ -65,6 +66,8 @@ class CommandGenerator:
             raise ValueError(f"unknown command mode {mode!r}; use 'random', 'fixed' or 'straight'")
         self.num_envs, self.dt, self.mode = num_envs, dt, mode
         self.fixed = np.asarray(fixed, dtype=np.float64)
+        if self.fixed.shape not in ((3,), (num_envs, 3)):
+            raise ValueError(f"fixed command must be (3,) or ({num_envs}, 3), got shape {self.fixed.shape}")
         low, high = (speed, speed) if np.isscalar(speed) else speed
         if not 0.0 <= low <= high:
             raise ValueError(f"straight speed must be >= 0 or a (low, high) range, got {speed!r}")
@@ -103,7 +106,7 @@ class CommandGenerator:
             if self.walk_start_prob > 0:
                 self._draw_walk_starts(ids, rng)
         elif self.mode == "fixed":
-            self.command[ids] = self.fixed
+            self.command[ids] = self.fixed[ids] if self.fixed.ndim == 2 else self.fixed
         else:
             self.command[ids] = 0.0
             low, high = self.speed_range

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import mujoco
@@ -93,9 +94,13 @@ class Go2Env:
     Args:
         num_envs: batch size B.
         terrain: ``"flat"`` (plane), ``"rough"`` (official tile grid), or a :class:`Terrain`.
-        terrain_mode: ``"curriculum"`` (start at level 0, cos-similarity promotion) or
-            ``"random"`` (random tile, i.e. random difficulty, at every reset).
-        command_mode: ``"random"`` (six modes), ``"fixed"`` (``fixed_command``) or
+        terrain_mode: ``"curriculum"`` (start at level 0, cos-similarity promotion),
+            ``"random"`` (random tile, i.e. random difficulty, at every reset) or ``"fixed"`` (each env
+            always starts on its tile of ``tiles``).
+        tiles: ``terrain_mode="fixed"``: (B, 2) integer (row, column) of each env's tile in the grid.
+        friction: (B,) foot-ground friction per env, replacing the nominal or randomised value (a profile's
+            friction still wins).
+        command_mode: ``"random"`` (six modes), ``"fixed"`` (``fixed_command``: one (3,) or a (B, 3) per env) or
             ``"straight"`` (PD on an x_des advancing at ``straight_speed``, or at a speed drawn per episode
             from a (low, high) ``straight_speed``).
         walk_start_prob: random or straight command mode: the probability that an episode starts with
@@ -117,17 +122,22 @@ class Go2Env:
 
     def __init__(self, num_envs: int = 256, *, terrain: str | Terrain = "flat",
                  terrain_mode: str = "curriculum", command_mode: str = "random",
-                 fixed_command: tuple[float, float, float] = (0.5, 0.0, 0.0),
+                 fixed_command: tuple[float, float, float] | np.ndarray = (0.5, 0.0, 0.0),
                  straight_speed: float | tuple[float, float] = 0.5, randomize: bool = True,
                  gait_reward: str = "corrected",
                  only_positive_rewards: bool = False, episode_length_s: float = 20.0,
                  base_height_termination: float | None = None,
                  profile: str | RealityProfile | dict | None = None, nthread: int = 0, seed: int = 0,
                  terrain_kwargs: dict[str, Any] | None = None, walk_start_prob: float = 0.0,
-                 walk_start_hold: tuple[int, int] = WALK_HOLD_STEPS, end_at_course_end: bool = False) -> None:
-        if terrain_mode not in ("curriculum", "random"):
-            raise ValueError(f"terrain_mode must be 'curriculum' or 'random', got {terrain_mode!r}")
+                 walk_start_hold: tuple[int, int] = WALK_HOLD_STEPS, end_at_course_end: bool = False,
+                 tiles: np.ndarray | None = None, friction: np.ndarray | None = None) -> None:
+        if terrain_mode not in ("curriculum", "random", "fixed"):
+            raise ValueError(f"terrain_mode must be 'curriculum', 'random' or 'fixed', got {terrain_mode!r}")
         self.num_envs = int(num_envs)
+        if terrain_mode == "fixed" and tiles is None:
+            raise ValueError("terrain_mode 'fixed' needs tiles: the (row, column) of each env's tile")
+        self.tiles = _per_env(tiles, (self.num_envs, 2), "tiles", np.int64) if terrain_mode == "fixed" else None
+        self.friction = _per_env(friction, (self.num_envs,), "friction", np.float64) if friction is not None else None
         self.dt = R.CONTROL_DT
         self.randomize = randomize
         self.gait_reward = gait_reward
@@ -141,6 +151,8 @@ class Go2Env:
             raise ValueError("end_at_course_end needs a reality profile (its course length)")
         self.end_at_course_end = end_at_course_end
         self.terrain = self._make_terrain(terrain, terrain_kwargs or {})
+        if self.tiles is not None and (self.terrain.num_rows == 0 or self.profile is not None):
+            raise ValueError("terrain_mode 'fixed' needs a tile grid terrain (make_grid) and no profile")
         self.observation_spec = {
             "proprio": ArraySpec((PROPRIO_DIM,)),
             "extero": ArraySpec((SCAN_DIM,), low=-2.0, high=2.0),
@@ -222,6 +234,8 @@ class Go2Env:
         if self.randomize:
             self.params.sample_startup(ids, self._rng)
         p = self.profile
+        if self.friction is not None:
+            self.params.friction[ids] = self.friction[ids]
         if p is not None:
             self.params.friction[ids] = p.friction
         self.m_friction[ids[:, None], self.foot_geom_ids[None, :], 0] = self.params.friction[ids, None]
@@ -503,6 +517,11 @@ class Go2Env:
         if self.terrain.num_rows == 0 or self.profile is not None:
             return
         rows = self.terrain.num_rows
+        if self.tiles is not None:
+            if self.tiles[:, 0].max() >= rows or self.tiles[:, 1].max() >= self.terrain.num_cols:
+                raise ValueError(f"tiles outside the {rows} x {self.terrain.num_cols} grid")
+            self.terrain_level[ids], self.terrain_col[ids] = self.tiles[ids, 0], self.tiles[ids, 1]
+            return
         if self.terrain_mode == "random":
             self.terrain_level[ids] = self._rng.integers(0, rows, size=len(ids))
             self.terrain_col[ids] = self._rng.integers(0, self.terrain.num_cols, size=len(ids))
@@ -595,6 +614,14 @@ _CLONED_ENV_FIELDS = ("last_action", "prev_action", "best_progress", "episode_st
                       "terrain_col", "_cos_sum", "_diverged")
 _CLONED_COMMAND_FIELDS = ("speed", "command", "kind", "heading", "acc", "std", "timer", "origin", "yaw0", "elapsed",
                           "hold")
+
+
+def _per_env(value: np.ndarray | Sequence[float], shape: tuple[int, ...], name: str, dtype: type) -> np.ndarray:
+    """``value`` as a finite array of ``shape`` (one entry per env), or a ValueError naming ``name``."""
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.shape != shape or not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be a finite array of shape {shape}, got shape {arr.shape}")
+    return arr.astype(dtype)
 
 
 def _state_fields() -> tuple[str, ...]:

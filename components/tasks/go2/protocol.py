@@ -265,12 +265,8 @@ def run_trials(env: Any, controller: Any, speed: float, course_length: float, *,
                     controller.reset()
         if not walking:
             actions = np.zeros((b, 12), np.float32)
-        elif history is not None:
-            if history.command_dim:
-                history.command[:] = _tensor_like(history.command, cmd)
-            actions = _numpy(controller.act(history))
         else:
-            actions = _numpy(controller(_with_command(obs, cmd)))
+            actions = controller_actions(controller, history, obs, cmd)
         res = env.step(actions)
         if walking:
             gen.step(rng, np.array(env.base_pos[:, :2]), _yaw(env))
@@ -301,6 +297,16 @@ def run_trials(env: Any, controller: Any, speed: float, course_length: float, *,
     return SpeedResult(speed=float(speed), progress=best.tolist(), success=success.tolist(),
                        terminated=fell.tolist(), walk_time=walk_time.tolist(), forward_speed=fwd.tolist(),
                        diverged=diverged.tolist())
+
+
+def controller_actions(controller: Any, history: Any, obs: dict[str, np.ndarray], cmd: np.ndarray) -> np.ndarray:
+    """(B, 12) float32 actions of ``controller`` under command ``cmd``: from its observation ``history`` (written
+    with the command first) when it has one, else from ``obs`` with the command in its observations."""
+    if history is not None:
+        if history.command_dim:
+            history.command[:] = _tensor_like(history.command, cmd)
+        return _numpy(controller.act(history))
+    return _numpy(controller(_with_command(obs, cmd)))
 
 
 def _numpy(x: Any) -> np.ndarray:

@@ -60,6 +60,9 @@ class Go2Task(Task):
     time_factor: float = 2.0
     reset_steps: int | None = None
     walk_start_history: str = "keep"
+    #: Table I's quadruped metric instead of the protocol: accumulated reward over a speed × friction × terrain ×
+    #: difficulty grid (:mod:`.reward_grid`)
+    reward_grid: Any = None
 
     metric: ClassVar[str] = "forward_progress"
     dt: ClassVar[float] = 0.02
@@ -133,8 +136,14 @@ class Go2Task(Task):
 
     # -- evaluation ----------------------------------------------------------------------------
     def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> EvaluationResult:
-        """The straight-walk protocol: ``trials`` per speed, one batch per speed (``num_envs`` is unused)."""
+        """The straight-walk protocol: ``trials`` per speed, one batch per speed (``num_envs`` is unused); with
+        ``reward_grid``, Table I's accumulated reward, one episode per grid cell (``trials`` is unused)."""
         from simdist.components.tasks.go2.protocol import RESET_STEPS, run_protocol
+
+        if self.reward_grid is not None:
+            from simdist.components.tasks.go2.reward_grid import run_reward_grid
+
+            return run_reward_grid(agent, self.reward_grid, seed=seed, task=self.task_name, log=log)
 
         result = run_protocol(agent, self.course(seed), speeds=self.speeds or (0.3,), trials=trials, seed=seed,
                               randomize=self.randomize, time_factor=self.time_factor, max_steps=self.max_steps,
@@ -232,6 +241,15 @@ class Go2Task(Task):
             parser.add_argument("--walk-start-history", default="keep", choices=WALK_START_HISTORY,
                                 help="go2 world models: keep the history of the reset phase when walking starts "
                                      "(official), or refill it with copies of the current observation")
+            parser.add_argument("--reward-grid", action="store_true",
+                                help="go2: Table I's metric: the mean accumulated reward of one episode per cell "
+                                     "of speed x friction x terrain type x difficulty (docs/table1.md)")
+            parser.add_argument("--grid-speeds", default=None, help="go2 --reward-grid: commanded speeds (m/s)")
+            parser.add_argument("--grid-frictions", default=None, help="go2 --reward-grid: foot frictions")
+            parser.add_argument("--grid-terrains", default=None, help="go2 --reward-grid: terrain types")
+            parser.add_argument("--grid-difficulties", default=None, help="go2 --reward-grid: difficulties in [0, 1]")
+            parser.add_argument("--grid-steps", type=positive_int, default=None,
+                                help="go2 --reward-grid: episode length in control steps (default 1000)")
         if command == "generate":
             from simdist.components.tasks.go2.data import PART_STEPS, WALK_START_PROB
 
@@ -264,6 +282,38 @@ class Go2Task(Task):
                 kwargs["speeds"] = tuple(float(s) for s in speeds.split(",") if s.strip())
             except ValueError as err:
                 raise TaskError(f"--speeds must be comma-separated numbers, got {speeds!r}") from err
-        if command == "evaluate" and profile is None and kwargs.get("terrain") is None:
-            raise TaskError("go2 evaluate needs --profile P or --terrain T")
+        if getattr(args, "reward_grid", False):
+            if profile is not None or kwargs.get("terrain") is not None:
+                raise TaskError("--reward-grid builds its own terrains in the training simulator: drop --profile "
+                                "and --terrain")
+            kwargs["reward_grid"] = _reward_grid(args)
+            kwargs["profile"] = None
+        elif any(getattr(args, f"grid_{k}", None) is not None for k in GRID_OPTIONS):
+            raise TaskError("--grid-* options apply with --reward-grid only")
+        if command == "evaluate" and kwargs.get("profile") is None and kwargs.get("terrain") is None \
+                and "reward_grid" not in kwargs:
+            raise TaskError("go2 evaluate needs --profile P, --terrain T or --reward-grid")
         return cls(**kwargs)
+
+
+#: the --grid-* options of ``simdist evaluate --task go2 --reward-grid``
+GRID_OPTIONS: tuple[str, ...] = ("speeds", "frictions", "terrains", "difficulties", "steps")
+
+
+def _reward_grid(args: argparse.Namespace) -> Any:
+    """The :class:`RewardGrid` of the --grid-* options (defaults where absent); bad values name their option."""
+    from simdist.components.tasks.go2.reward_grid import RewardGrid, parse_floats
+
+    kwargs: dict[str, Any] = {}
+    try:
+        for key in ("speeds", "frictions", "difficulties"):
+            text = getattr(args, f"grid_{key}", None)
+            if text is not None:
+                kwargs[key] = parse_floats(text, f"--grid-{key}")
+        if getattr(args, "grid_terrains", None) is not None:
+            kwargs["terrains"] = tuple(t.strip() for t in args.grid_terrains.split(",") if t.strip())
+        if getattr(args, "grid_steps", None) is not None:
+            kwargs["steps"] = args.grid_steps
+        return RewardGrid(**kwargs)
+    except ValueError as err:
+        raise TaskError(f"--reward-grid: {err}") from err

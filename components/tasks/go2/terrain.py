@@ -300,18 +300,24 @@ def columns_for(num_cols: int, proportions: dict[str, float] | None = None) -> t
 
 def make_grid(num_rows: int = 10, num_cols: int = 12, tile_size: float = 8.0, resolution: float = 0.1,
               border: float = 4.0, proportions: dict[str, float] | None = None,
-              types: Sequence[str] | None = None, seed: int = 0) -> Terrain:
-    """Tile grid: rows (along x) are difficulty levels, columns (along y) terrain types."""
+              types: Sequence[str] | None = None, difficulties: Sequence[float] | None = None,
+              seed: int = 0) -> Terrain:
+    """Tile grid: rows (along x) are difficulty levels, columns (along y) terrain types.
+
+    ``difficulties`` (one per column) fixes every tile of a column at that difficulty instead: a strip of one
+    terrain type and difficulty along x, which a robot walking +x from row 0 stays on (Table I's grid)."""
     cols = tuple(types) if types is not None else columns_for(num_cols, proportions)
     if len(cols) != num_cols:
         raise ValueError(f"{len(cols)} column types given for {num_cols} columns")
+    if difficulties is not None and len(difficulties) != num_cols:
+        raise ValueError(f"{len(difficulties)} column difficulties given for {num_cols} columns")
     n = int(round(tile_size / resolution))
     nb = int(round(border / resolution))
     heights = np.zeros((num_cols * n + 2 * nb + 1, num_rows * n + 2 * nb + 1), dtype=np.float32)
     rng = np.random.default_rng(seed)
     for i in range(num_rows):
         for j, kind in enumerate(cols):
-            d = (i + rng.uniform()) / num_rows
+            d = (i + rng.uniform()) / num_rows if difficulties is None else float(difficulties[j])
             tile = sub_terrain(kind, d, tile_size, resolution, int(rng.integers(1 << 31)))
             # heights is indexed [iy, ix]: tile columns (y) map to axis 0, rows (x) to axis 1
             heights[nb + j * n: nb + (j + 1) * n, nb + i * n: nb + (i + 1) * n] = tile.T
