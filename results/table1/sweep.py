@@ -13,7 +13,8 @@ evaluate --profile sim --json`. Every step is skipped when its output exists, so
 `results/table1/<task>/<variant>.json` and `results/table1/<task>/table.md` (mean, 95 % CI, trials).
 The Go2's metric is the paper's: the mean accumulated reward per episode over a grid of speed × friction × terrain
 type × difficulty (`simdist evaluate --task go2 --reward-grid`), every variant pretrained at one reduced budget
-(recipes/table1/go2-reduced.yaml); `--zoo` adds the zoo's go2-slope model on the same grid for comparison.
+(recipes/table1/go2-reduced.yaml); `--references` adds the zoo's go2-slope model (same planner) and the PPO expert
+(privileged observations, the data's expert) on the same grid for comparison.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "results"))
@@ -48,19 +51,26 @@ TASKS = {
                                                                              "--envs", "20"], "paper": 1},
     "go2": {"generate": ["--experts", "hub/experts/go2", "--envs", "128", "--transitions", "400000"],
             "recipes": ["recipes/go2/base.yaml", "recipes/table1/go2-reduced.yaml"],
-            "evaluate": ["--reward-grid", "--planner", "mppi", "--planner-preset", "realtime",
-                         "--temporal-ensemble", "0.8"], "paper": 2, "sim": False},
+            "evaluate": ["--reward-grid"], "paper": 2, "sim": False,
+            "planner": ["--planner", "mppi", "--planner-preset", "realtime", "--temporal-ensemble", "0.8"]},
 }
 #: the paper's metric per column of PAPER
 COLUMNS = ("peg success", "table-leg success", "quadruped reward / episode")
-#: the zoo model the Go2 variants are set beside (`--zoo`)
+#: the zoo model the Go2 variants are set beside (`--references`)
 ZOO_MODEL = "hub/models/go2-slope"
+#: result name -> (table row, agent, planner arguments: None for the variants' own) of the Go2's reference rows
+REFERENCES = {"zoo": ("zoo model (go2-slope)", ZOO_MODEL, None),
+              "expert": ("PPO expert (privileged observations)", "expert:hub/experts/go2", [])}
+#: `--policy-head`: every variant also acts with its policy head alone (no planning), results `<variant>-policy`
+POLICY_HEAD = ["--planner", "policy"]
 
 
-def variant(task: str, name: str, seed: int, dry: bool) -> Path:
-    """Data, pretraining, export and evaluation of one variant; returns its result JSON."""
+def variant(task: str, name: str, seed: int, dry: bool, steps: int | None = None) -> Path:
+    """Data, pretraining, export and evaluation of one variant; returns its result JSON. ``steps`` replaces the
+    recipe's step budget (and its learning-rate decay), the outputs and result named ``<variant>-<steps>steps``."""
     spec, work = TASKS[task], ROOT / "outputs" / "table1" / task
-    result = ROOT / "results" / "table1" / task / f"{name}.json"
+    tag = name if steps is None else f"{name}-{steps}steps"
+    result = ROOT / "results" / "table1" / task / f"{tag}.json"
     if result.exists():
         return result
     data = work / ("data-expert-only" if name == "expert-only" else "data")
@@ -68,24 +78,29 @@ def variant(task: str, name: str, seed: int, dry: bool) -> Path:
         extra = ["--expert-only"] if name == "expert-only" else []
         _run(_simdist("generate", "--task", task, *spec["generate"], *extra, "--seed", str(seed), "--out",
                       str(data), "--no-progress"), work / "generate.log", dry)
-    out = work / name
+    out = work / tag
     model = out / "model"
     if not (model / "config.json").exists():
         configs = [a for r in spec["recipes"] for a in ("--config", r)]
         if name in OVERLAYS:
             configs += ["--config", OVERLAYS[name]]
+        if steps is not None:
+            configs += ["--trainer.max_steps", str(steps), "--model.init_args.decay_steps", str(steps)]
         pretrain_and_export(configs, data, out, model, seed, dry, placement_name="placement.yaml")
     result.parent.mkdir(parents=True, exist_ok=True)
     evaluate(task, model, result, seed, dry)
     return result
 
 
-def evaluate(task: str, model: Path, result: Path, seed: int, dry: bool) -> None:
-    """The task's evaluation of ``model`` into ``result`` (JSON), its log beside the result."""
+def evaluate(task: str, agent: Path | str, result: Path, seed: int, dry: bool,
+             planner: list[str] | None = None) -> None:
+    """The task's evaluation of ``agent`` (a model folder, or any ``--agent`` value) into ``result`` (JSON), its
+    log beside the result; ``planner``: planner arguments (None: the task's planner settings)."""
     spec = TASKS[task]
     where = ["--profile", "sim"] if spec.get("sim", True) else []
-    _run(_simdist("evaluate", "--task", task, "--agent", str(model), *where, *spec["evaluate"], "--seed", str(seed),
-                  "--json"), result.with_suffix(".log"), dry, stdout=result)
+    planner = spec.get("planner", []) if planner is None else planner
+    _run(_simdist("evaluate", "--task", task, "--agent", str(agent), *where, *spec["evaluate"], *planner, "--seed",
+                  str(seed), "--json"), result.with_suffix(".log"), dry, stdout=result)
 
 
 def table(task: str, names: list[str]) -> str:
@@ -93,19 +108,42 @@ def table(task: str, names: list[str]) -> str:
     from simdist.evaluation import EvaluationResult
 
     col = TASKS[task]["paper"]
+    folder = ROOT / "results" / "table1" / task
     metric = "return" if col is None else ("success" if col < 2 else "reward / episode")
-    head = f"| variant | {metric}, mean [95 % CI] | trials |"
-    head += f" paper ({COLUMNS[col]}) |" if col is not None else ""
-    lines = [head, "|" + "---|" * (head.count("|") - 1)]
-    rows = [(name, ROOT / "results" / "table1" / task / f"{name}.json") for name in names]
-    if task == "go2":
-        rows.append(("zoo model (go2-slope)", ROOT / "results" / "table1" / task / "zoo.json"))
-    for name, path in rows:
-        if not path.exists():
-            continue
+
+    def cell(path: Path) -> tuple[str, int]:
         res = EvaluationResult.load(path)
         est = res.success_estimate() if col is not None and col < 2 else res.estimate()
-        row = f"| {name} | {est} | {res.trials} |"
+        return est.interval(".2f" if col is not None and col < 2 else ".3g"), res.trials
+
+    def survival(path: Path) -> str:
+        """The reward grid's mean episode length (steps before a fall or the end) and the share that never fell."""
+        res = EvaluationResult.load(path)
+        return f" {np.mean(res.details['steps']):.0f} | {res.success_rate:.2f} |"
+
+    heads = any(folder.glob("*-policy.json"))
+    grid = task == "go2"
+    head = f"| variant | {metric}, mean [95 % CI] | trials |"
+    head += " steps per episode | never fell |" if grid else ""
+    head += " policy head alone |" if heads else ""
+    head += f" paper ({COLUMNS[col]}) |" if col is not None else ""
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    rows = []
+    for name in names:  # each variant, then its runs at other budgets (`--steps`)
+        rows.append((name, name))
+        other = sorted(folder.glob(f"{name}-*steps.json"), key=lambda p: int(p.stem.rsplit("-", 1)[1][:-5]))
+        rows += [(f"{name}, {p.stem.rsplit('-', 1)[1][:-5]} steps", p.stem) for p in other]
+    if task == "go2":
+        rows += [(label, name) for name, (label, _, _) in REFERENCES.items()]
+    for label, name in rows:
+        if not (folder / f"{name}.json").exists():
+            continue
+        est, trials = cell(folder / f"{name}.json")
+        row = f"| {label} | {est} | {trials} |"
+        row += survival(folder / f"{name}.json") if grid else ""
+        if heads:
+            policy = folder / f"{name}-policy.json"
+            row += f" {cell(policy)[0]} |" if policy.exists() else " |"
         paper = PAPER.get(name)
         if col is not None:
             row += f" {paper[col]:.2f} |" if paper else " |"
@@ -118,8 +156,13 @@ def main() -> None:
     parser.add_argument("--task", choices=sorted(TASKS), required=True)
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=None,
+                        help="another step budget for the chosen variants (results <variant>-<steps>steps)")
     parser.add_argument("--dry-run", action="store_true", help="print the commands only")
-    parser.add_argument("--zoo", action="store_true", help=f"go2: also evaluate {ZOO_MODEL} on the same grid")
+    parser.add_argument("--references", action="store_true",
+                        help=f"go2: also evaluate {ZOO_MODEL} and the PPO expert on the same grid")
+    parser.add_argument("--policy-head", action="store_true",
+                        help="also evaluate every variant with its policy head alone (no planning)")
     args = parser.parse_args()
     names = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = sorted(set(names) - set(VARIANTS))
@@ -127,13 +170,19 @@ def main() -> None:
         parser.error(f"--variants: unknown {unknown}; known: {', '.join(VARIANTS)}")
     for i, name in enumerate(names):
         print(f"[{i + 1}/{len(names)}] {args.task} {name}", flush=True)
-        variant(args.task, name, args.seed, args.dry_run)
-    zoo = ROOT / "results" / "table1" / args.task / "zoo.json"
-    if args.zoo and args.task == "go2" and not zoo.exists():
-        zoo.parent.mkdir(parents=True, exist_ok=True)
-        evaluate(args.task, ROOT / ZOO_MODEL, zoo, args.seed, args.dry_run)
+        variant(args.task, name, args.seed, args.dry_run, args.steps)
+    folder = ROOT / "results" / "table1" / args.task
+    tags = [n if args.steps is None else f"{n}-{args.steps}steps" for n in names]
+    extra = [(f"{t}-policy", ROOT / "outputs" / "table1" / args.task / t / "model", POLICY_HEAD)
+             for t in tags if args.policy_head]
+    if args.references and args.task == "go2":
+        extra += [(n, agent, planner) for n, (_, agent, planner) in REFERENCES.items()]
+        extra += [("zoo-policy", ROOT / ZOO_MODEL, POLICY_HEAD)] if args.policy_head else []
+    for name, agent, planner in extra:
+        if not (folder / f"{name}.json").exists():
+            evaluate(args.task, agent, folder / f"{name}.json", args.seed, args.dry_run, planner)
     if not args.dry_run:
-        text = table(args.task, names)
+        text = table(args.task, [n for n in VARIANTS if n in names or (folder / f"{n}.json").exists()])
         (ROOT / "results" / "table1" / args.task / "table.md").write_text(text + "\n")
         print(text)
         print(json.dumps({"task": args.task, "variants": names}))
