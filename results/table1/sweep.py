@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -65,11 +66,14 @@ REFERENCES = {"zoo": ("zoo model (go2-slope)", ZOO_MODEL, None),
 POLICY_HEAD = ["--planner", "policy"]
 
 
-def variant(task: str, name: str, seed: int, dry: bool, steps: int | None = None) -> Path:
+def variant(task: str, name: str, seed: int, dry: bool, steps: int | None = None,
+            train_seed: int | None = None) -> Path:
     """Data, pretraining, export and evaluation of one variant; returns its result JSON. ``steps`` replaces the
-    recipe's step budget (and its learning-rate decay), the outputs and result named ``<variant>-<steps>steps``."""
+    recipe's step budget (and its learning-rate decay), ``train_seed`` the pretraining seed alone (same data, same
+    evaluation); the outputs and result are then named ``<variant>[-<steps>steps][-seed<train_seed>]``."""
     spec, work = TASKS[task], ROOT / "outputs" / "table1" / task
-    tag = name if steps is None else f"{name}-{steps}steps"
+    tag = name + ("" if steps is None else f"-{steps}steps")
+    tag += "" if train_seed is None or train_seed == seed else f"-seed{train_seed}"
     result = ROOT / "results" / "table1" / task / f"{tag}.json"
     if result.exists():
         return result
@@ -86,7 +90,8 @@ def variant(task: str, name: str, seed: int, dry: bool, steps: int | None = None
             configs += ["--config", OVERLAYS[name]]
         if steps is not None:
             configs += ["--trainer.max_steps", str(steps), "--model.init_args.decay_steps", str(steps)]
-        pretrain_and_export(configs, data, out, model, seed, dry, placement_name="placement.yaml")
+        pretrain_and_export(configs, data, out, model, seed if train_seed is None else train_seed, dry,
+                            placement_name="placement.yaml")
     result.parent.mkdir(parents=True, exist_ok=True)
     evaluate(task, model, result, seed, dry)
     return result
@@ -131,8 +136,10 @@ def table(task: str, names: list[str]) -> str:
     rows = []
     for name in names:  # each variant, then its runs at other budgets (`--steps`)
         rows.append((name, name))
-        other = sorted(folder.glob(f"{name}-*steps.json"), key=lambda p: int(p.stem.rsplit("-", 1)[1][:-5]))
-        rows += [(f"{name}, {p.stem.rsplit('-', 1)[1][:-5]} steps", p.stem) for p in other]
+        for stem in sorted(p.stem for p in folder.glob(f"{name}-*.json")):
+            m = re.fullmatch(re.escape(name) + r"(?:-(\d+)steps)?(?:-seed(\d+))?", stem)
+            if m and stem != name:
+                rows.append((", ".join([name] + [f"{m[1]} steps"] * bool(m[1]) + [f"seed {m[2]}"] * bool(m[2])), stem))
     if task == "go2":
         rows += [(label, name) for name, (label, _, _) in REFERENCES.items()]
     for label, name in rows:
@@ -155,7 +162,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", choices=sorted(TASKS), required=True)
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="data, pretraining and evaluation seed")
+    parser.add_argument("--train-seed", type=int, default=None,
+                        help="another pretraining seed alone, on the same data and trials (results <variant>-seedN)")
     parser.add_argument("--steps", type=int, default=None,
                         help="another step budget for the chosen variants (results <variant>-<steps>steps)")
     parser.add_argument("--dry-run", action="store_true", help="print the commands only")
@@ -170,9 +179,10 @@ def main() -> None:
         parser.error(f"--variants: unknown {unknown}; known: {', '.join(VARIANTS)}")
     for i, name in enumerate(names):
         print(f"[{i + 1}/{len(names)}] {args.task} {name}", flush=True)
-        variant(args.task, name, args.seed, args.dry_run, args.steps)
+        variant(args.task, name, args.seed, args.dry_run, args.steps, args.train_seed)
     folder = ROOT / "results" / "table1" / args.task
-    tags = [n if args.steps is None else f"{n}-{args.steps}steps" for n in names]
+    tags = [n + ("" if args.steps is None else f"-{args.steps}steps")
+            + ("" if args.train_seed in (None, args.seed) else f"-seed{args.train_seed}") for n in names]
     extra = [(f"{t}-policy", ROOT / "outputs" / "table1" / args.task / t / "model", POLICY_HEAD)
              for t in tags if args.policy_head]
     if args.references and args.task == "go2":
