@@ -109,5 +109,7 @@ def test_env_refuses_tiles_it_cannot_place():
         Go2Env(2, terrain="rough", terrain_mode="fixed")
     with pytest.raises(ValueError, match="tile grid"):
         Go2Env(2, terrain="flat", terrain_mode="fixed", tiles=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="outside the 10 x 12 grid"):
+        Go2Env(2, terrain="rough", terrain_mode="fixed", tiles=np.array([[0, 0], [0, 12]]))
     with pytest.raises(ValueError, match="friction must be"):
         Go2Env(2, friction=np.array([0.5, np.nan]))

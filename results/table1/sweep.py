@@ -110,7 +110,7 @@ def evaluate(task: str, agent: Path | str, result: Path, seed: int, dry: bool,
 
 def table(task: str, names: list[str]) -> str:
     """Markdown: each variant's metric (mean [95 % CI], trials) beside the paper's number for the task's column."""
-    from simdist.evaluation import EvaluationResult
+    from simdist.evaluation import EvaluationResult, seeds_bootstrap_ci
 
     col = TASKS[task]["paper"]
     folder = ROOT / "results" / "table1" / task
@@ -133,13 +133,17 @@ def table(task: str, names: list[str]) -> str:
     head += " policy head alone |" if heads else ""
     head += f" paper ({COLUMNS[col]}) |" if col is not None else ""
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
-    rows = []
-    for name in names:  # each variant, then its runs at other budgets (`--steps`)
+    rows, pooled = [], []
+    for name in names:  # each variant, then its runs at other budgets (`--steps`) and seeds (`--train-seed`)
         rows.append((name, name))
+        seeds = [name]
         for stem in sorted(p.stem for p in folder.glob(f"{name}-*.json")):
             m = re.fullmatch(re.escape(name) + r"(?:-(\d+)steps)?(?:-seed(\d+))?", stem)
             if m and stem != name:
                 rows.append((", ".join([name] + [f"{m[1]} steps"] * bool(m[1]) + [f"seed {m[2]}"] * bool(m[2])), stem))
+                seeds += [stem] if m[2] and not m[1] else []
+        if len(seeds) > 1:
+            pooled.append((name, seeds))
     if task == "go2":
         rows += [(label, name) for name, (label, _, _) in REFERENCES.items()]
     for label, name in rows:
@@ -155,6 +159,11 @@ def table(task: str, names: list[str]) -> str:
         if col is not None:
             row += f" {paper[col]:.2f} |" if paper else " |"
         lines.append(row)
+    for name, stems in pooled:  # a variant's training seeds together: seeds, then trials, resampled
+        values = [EvaluationResult.load(folder / f"{stem}.json").values for stem in stems]
+        lines.append(f"\n{name} over its {len(stems)} training seeds (two-level bootstrap): "
+                     f"{seeds_bootstrap_ci(values).interval('.3g')}; per seed "
+                     + ", ".join(f"{np.mean(v):.3g}" for v in values))
     return "\n".join(lines)
 
 

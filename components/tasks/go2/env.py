@@ -153,6 +153,9 @@ class Go2Env:
         self.terrain = self._make_terrain(terrain, terrain_kwargs or {})
         if self.tiles is not None and (self.terrain.num_rows == 0 or self.profile is not None):
             raise ValueError("terrain_mode 'fixed' needs a tile grid terrain (make_grid) and no profile")
+        if self.tiles is not None and not ((self.tiles >= 0).all() and (self.tiles[:, 0] < self.terrain.num_rows).all()
+                                           and (self.tiles[:, 1] < self.terrain.num_cols).all()):
+            raise ValueError(f"tiles outside the {self.terrain.num_rows} x {self.terrain.num_cols} grid")
         self.observation_spec = {
             "proprio": ArraySpec((PROPRIO_DIM,)),
             "extero": ArraySpec((SCAN_DIM,), low=-2.0, high=2.0),
@@ -518,8 +521,6 @@ class Go2Env:
             return
         rows = self.terrain.num_rows
         if self.tiles is not None:
-            if self.tiles[:, 0].max() >= rows or self.tiles[:, 1].max() >= self.terrain.num_cols:
-                raise ValueError(f"tiles outside the {rows} x {self.terrain.num_cols} grid")
             self.terrain_level[ids], self.terrain_col[ids] = self.tiles[ids, 0], self.tiles[ids, 1]
             return
         if self.terrain_mode == "random":
