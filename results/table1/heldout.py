@@ -88,7 +88,9 @@ def main() -> None:
     episodes = list(islice(iter_episodes(str(data), shuffle_shards=False, split_by_node=False,
                                          split_by_worker=False), args.episodes))
     rows = {}
+    # every variant, then its other budgets and seeds (`sweep.py --steps`, `--train-seed`)
     folders = [(name, work / name / "model") for name in VARIANTS]
+    folders += [(p.parent.name, p) for p in sorted(work.glob("*-*/model")) if p.parent.name not in VARIANTS]
     if args.task == "go2":
         folders.append(("zoo model (go2-slope)", ROOT / ZOO_MODEL))
     for name, folder in folders:
