@@ -66,14 +66,19 @@ REFERENCES = {"zoo": ("zoo model (go2-slope)", ZOO_MODEL, None),
 POLICY_HEAD = ["--planner", "policy"]
 
 
+def run_tag(name: str, seed: int, steps: int | None = None, train_seed: int | None = None) -> str:
+    """A run's name: ``<variant>[-<steps>steps][-seed<train_seed>]`` (its outputs folder and result file)."""
+    tag = name + ("" if steps is None else f"-{steps}steps")
+    return tag + ("" if train_seed is None or train_seed == seed else f"-seed{train_seed}")
+
+
 def variant(task: str, name: str, seed: int, dry: bool, steps: int | None = None,
             train_seed: int | None = None) -> Path:
     """Data, pretraining, export and evaluation of one variant; returns its result JSON. ``steps`` replaces the
     recipe's step budget (and its learning-rate decay), ``train_seed`` the pretraining seed alone (same data, same
-    evaluation); the outputs and result are then named ``<variant>[-<steps>steps][-seed<train_seed>]``."""
+    evaluation); the outputs and result are then named by :func:`run_tag`."""
     spec, work = TASKS[task], ROOT / "outputs" / "table1" / task
-    tag = name + ("" if steps is None else f"-{steps}steps")
-    tag += "" if train_seed is None or train_seed == seed else f"-seed{train_seed}"
+    tag = run_tag(name, seed, steps, train_seed)
     result = ROOT / "results" / "table1" / task / f"{tag}.json"
     if result.exists():
         return result
@@ -116,14 +121,12 @@ def table(task: str, names: list[str]) -> str:
     folder = ROOT / "results" / "table1" / task
     metric = "return" if col is None else ("success" if col < 2 else "reward / episode")
 
-    def cell(path: Path) -> tuple[str, int]:
-        res = EvaluationResult.load(path)
+    def cell(res: EvaluationResult) -> str:
         est = res.success_estimate() if col is not None and col < 2 else res.estimate()
-        return est.interval(".2f" if col is not None and col < 2 else ".3g"), res.trials
+        return est.interval(".2f" if col is not None and col < 2 else ".3g")
 
-    def survival(path: Path) -> str:
+    def survival(res: EvaluationResult) -> str:
         """The reward grid's mean episode length (steps before a fall or the end) and the share that never fell."""
-        res = EvaluationResult.load(path)
         return f" {np.mean(res.details['steps']):.0f} | {res.success_rate:.2f} |"
 
     heads = any(folder.glob("*-policy.json"))
@@ -146,21 +149,23 @@ def table(task: str, names: list[str]) -> str:
             pooled.append((name, seeds))
     if task == "go2":
         rows += [(label, name) for name, (label, _, _) in REFERENCES.items()]
+    results: dict[str, EvaluationResult] = {}
     for label, name in rows:
         if not (folder / f"{name}.json").exists():
             continue
-        est, trials = cell(folder / f"{name}.json")
-        row = f"| {label} | {est} | {trials} |"
-        row += survival(folder / f"{name}.json") if grid else ""
+        res = EvaluationResult.load(folder / f"{name}.json")
+        results[name] = res
+        row = f"| {label} | {cell(res)} | {res.trials} |"
+        row += survival(res) if grid else ""
         if heads:
             policy = folder / f"{name}-policy.json"
-            row += f" {cell(policy)[0]} |" if policy.exists() else " |"
+            row += f" {cell(EvaluationResult.load(policy))} |" if policy.exists() else " |"
         paper = PAPER.get(name)
         if col is not None:
             row += f" {paper[col]:.2f} |" if paper else " |"
         lines.append(row)
     for name, stems in pooled:  # a variant's training seeds together: seeds, then trials, resampled
-        values = [EvaluationResult.load(folder / f"{stem}.json").values for stem in stems]
+        values = [results[stem].values for stem in stems]
         lines.append(f"\n{name} over its {len(stems)} training seeds (two-level bootstrap): "
                      f"{seeds_bootstrap_ci(values).interval('.3g')}; per seed "
                      + ", ".join(f"{np.mean(v):.3g}" for v in values))
@@ -190,8 +195,7 @@ def main() -> None:
         print(f"[{i + 1}/{len(names)}] {args.task} {name}", flush=True)
         variant(args.task, name, args.seed, args.dry_run, args.steps, args.train_seed)
     folder = ROOT / "results" / "table1" / args.task
-    tags = [n + ("" if args.steps is None else f"-{args.steps}steps")
-            + ("" if args.train_seed in (None, args.seed) else f"-seed{args.train_seed}") for n in names]
+    tags = [run_tag(n, args.seed, args.steps, args.train_seed) for n in names]
     extra = [(f"{t}-policy", ROOT / "outputs" / "table1" / args.task / t / "model", POLICY_HEAD)
              for t in tags if args.policy_head]
     if args.references and args.task == "go2":

@@ -241,13 +241,7 @@ def run_trials(env: Any, controller: Any, speed: float, course_length: float, *,
     gen = CommandGenerator(b, dt, "straight", speed=speed)
     rng = np.random.default_rng(seed)
     cmd = np.zeros((b, 3), np.float32)
-    from simdist.planning.history import history_for
-
-    history = history_for(controller, b)
-    if history is not None:
-        history.reset(obs, command=cmd if history.command_dim else None)
-        if hasattr(controller, "reset"):
-            controller.reset()
+    history = controller_history(controller, obs, cmd)
     active = np.ones(b, bool)
     best = np.zeros(b)
     success = np.zeros(b, bool)
@@ -297,6 +291,19 @@ def run_trials(env: Any, controller: Any, speed: float, course_length: float, *,
     return SpeedResult(speed=float(speed), progress=best.tolist(), success=success.tolist(),
                        terminated=fell.tolist(), walk_time=walk_time.tolist(), forward_speed=fwd.tolist(),
                        diverged=diverged.tolist())
+
+
+def controller_history(controller: Any, obs: dict[str, np.ndarray], cmd: np.ndarray) -> Any:
+    """The observation history ``controller`` acts on (None for a plain ``policy(obs)``), started from the first
+    observations ``obs`` under command ``cmd`` (zero past actions), the controller's own state reset with it."""
+    from simdist.planning.history import history_for
+
+    history = history_for(controller, len(cmd))
+    if history is not None:
+        history.reset(obs, command=cmd if history.command_dim else None)
+        if hasattr(controller, "reset"):
+            controller.reset()
+    return history
 
 
 def controller_actions(controller: Any, history: Any, obs: dict[str, np.ndarray], cmd: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from simdist.components.tasks.go2.robot import CONTROL_DT
 from simdist.components.tasks.go2.terrain import OFFICIAL_PROPORTIONS, TERRAIN_TYPES
 from simdist.evaluation import EvaluationResult
 
@@ -64,7 +65,7 @@ class RewardGrid:
     @property
     def strip_tiles(self) -> int:
         """Tiles per strip: from the first tile's centre, room for the fastest cell's whole episode."""
-        reach = max(self.speeds) * self.steps * 0.02 + STRIP_MARGIN
+        reach = max(self.speeds) * self.steps * CONTROL_DT + STRIP_MARGIN
         return int(np.ceil(0.5 + reach / self.tile_size))
 
     def to_dict(self) -> dict[str, Any]:
@@ -86,7 +87,7 @@ def grid_env(grid: RewardGrid, *, seed: int = 0) -> Any:
     return Go2Env(len(cells), terrain=terrain, terrain_mode="fixed",
                   tiles=np.stack([np.zeros_like(columns), columns], axis=1),
                   friction=np.array([f for _, f, _, _ in cells]), command_mode="fixed", fixed_command=command,
-                  randomize=False, episode_length_s=grid.steps * 0.02, seed=seed)
+                  randomize=False, episode_length_s=grid.steps * CONTROL_DT, seed=seed)
 
 
 def run_reward_grid(controller: Any, grid: RewardGrid | None = None, *, seed: int = 0, task: str = "go2",
@@ -94,8 +95,7 @@ def run_reward_grid(controller: Any, grid: RewardGrid | None = None, *, seed: in
     """One episode per cell of ``grid`` with ``controller`` (a world-model planner or agent, or a
     ``policy(obs)`` callable); the result's values are the accumulated rewards, ``success`` is "did not fail",
     groups name the terrain type. Reseeds the controller with ``seed`` first, so a call is reproducible."""
-    from simdist.components.tasks.go2.protocol import controller_actions
-    from simdist.planning.history import history_for
+    from simdist.components.tasks.go2.protocol import controller_actions, controller_history
     from simdist.rollout import reseed
 
     grid = grid or RewardGrid()
@@ -105,11 +105,7 @@ def run_reward_grid(controller: Any, grid: RewardGrid | None = None, *, seed: in
     try:
         obs = env.reset(seed=seed)
         cmd = env.commands.command.astype(np.float32)
-        history = history_for(controller, b)
-        if history is not None:
-            history.reset(obs, command=cmd if history.command_dim else None)
-            if hasattr(controller, "reset"):
-                controller.reset()
+        history = controller_history(controller, obs, cmd)
         total, active = np.zeros(b), np.ones(b, bool)
         failed, diverged, steps = np.zeros(b, bool), np.zeros(b, bool), np.zeros(b, np.int64)
         every = max(grid.steps // 10, 1)
