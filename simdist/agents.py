@@ -14,12 +14,15 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from torch import Tensor
 
 from simdist.fsutil import read_json_object
 from simdist.registry import RegistryError, get, list_components
+
+if TYPE_CHECKING:
+    from simdist.tasks import Task
 
 #: ``config.json`` key naming the agent class that reads the folder
 AGENT_TYPE_KEY = "agent_type"
@@ -137,3 +140,32 @@ def load_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     cls = agent_class(read_agent_type(folder / CONFIG_NAME))
     rest = {k: v for k, v in kwargs.items() if k not in HUB_KEYS}
     return cls.from_pretrained(folder, **rest)
+
+
+def build_controller(spec: str, planner: str = "mppi", samples: int | None = None,
+                     iterations: int | None = None, device: str = "cpu", seed: int = 0,
+                     init_std: float | None = None, warm_start: str | None = None,
+                     temporal_ensemble: float | None = None, task: Task | None = None) -> Any:
+    """An agent from a Hub id or folder (``model:`` prefix optional), or ``expert:PATH``.
+
+    ``planner``: a registered planner built from the other settings (MPPI: the settings of ``task``'s planner
+    preset, its paper setting, at the given budget, with its ``planner_defaults``; without a task the
+    official ``paper`` preset), or ``agent`` for the settings saved with the agent."""
+    kind, _, target = spec.partition(":")
+    if kind == "expert":
+        if not target:
+            raise ValueError("--agent expert:PATH needs the exported expert's path")
+        from simdist.experts import load_policy
+
+        return load_policy(target)
+    agent = load_agent(target if kind == "model" and target else spec, map_location=device)
+    if planner == "agent" or not getattr(agent, "plans", False):
+        return agent.with_settings(seed=seed)
+    settings: dict[str, Any] = {"planner": planner, "temporal_ensemble": temporal_ensemble}
+    if planner.startswith("mppi"):
+        from simdist.planning.presets import preset_settings
+
+        defaults = task.planner_defaults if task is not None else {}
+        settings |= preset_settings(task.planner_preset if task is not None else "paper", samples, iterations,
+                                    init_std=init_std, warm_start=warm_start, **{**defaults, "seed": seed})
+    return agent.with_settings(**settings)

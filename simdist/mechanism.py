@@ -149,7 +149,7 @@ def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
 @torch.no_grad()
 def predicted_returns(world_model: Any, visited: VisitedStates, gamma: float) -> np.ndarray:
     """(S, K) returns the model predicts for the candidates, from the same histories the planner had."""
-    from simdist.components.planners.base import discounted_return, eval_mode
+    from simdist.planning.base import discounted_return, eval_mode
 
     with eval_mode(world_model):
         dev = next(world_model.parameters()).device

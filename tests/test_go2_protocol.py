@@ -12,6 +12,7 @@ import torch
 
 pytest.importorskip("mujoco.batch")
 
+from simdist.agents import build_controller  # noqa: E402
 from simdist.components.tasks.go2 import data as go2_data  # noqa: E402
 from simdist.components.tasks.go2.protocol import (  # noqa: E402
     PLAIN_TERRAINS,
@@ -170,9 +171,9 @@ def test_evaluate_cli_model(tmp_path: Path, capsys: pytest.CaptureFixture[str], 
     out = json.loads(capsys.readouterr().out)
     assert all(0.0 <= p <= 3.0 for p in out["values"])
     with pytest.raises(ValueError, match="expert:PATH"):
-        evaluate_tool.build_controller("expert:")
+        build_controller("expert:")
     with pytest.raises(FileNotFoundError):
-        evaluate_tool.build_controller(str(tmp_path / "missing"))
+        build_controller(str(tmp_path / "missing"))
 
 
 def test_saved_results_load_and_pool(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""No import cycles between simdist modules.
+"""No import cycles between simdist modules, and the layers hold (the core, the plug-ins, the command line).
 
 Every module of the package (``simdist/`` and ``components/``, installed as ``simdist.components``) is parsed
 with ``ast``; each ``import``/``from`` statement adds an edge, whether it runs at import time or inside a
@@ -212,6 +212,66 @@ def test_internal_code_avoids_the_facades() -> None:
             statement = f"import {target}" if attr is None else f"from {target} import {attr}"
             offenders.append(f"{path.relative_to(REPO)}:{line}: {statement}")
     assert not offenders, "import from the job modules of simdist.hub instead:\n" + "\n".join(offenders)
+
+
+# ------------------------------------------------------------------------------------------ the layers
+#: The layers, by module-name prefix: plug-ins (tasks, agents and the other components) and the command line.
+PLUGINS, TASKS, AGENTS = "simdist.components", "simdist.components.tasks", "simdist.components.agents"
+CLI = ("simdist.cli", "simdist.tools")
+
+
+def _in(module: str, prefixes: str | tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in ((prefixes,) if isinstance(prefixes, str)
+                                                                    else prefixes))
+
+
+def layer_violations(graph: Mapping[str, Mapping[str, int]], modules: Mapping[str, Path]) -> list[str]:
+    """Edges that break a layer rule, as ``file:line: a -> b (rule)``:
+
+    * the core (``simdist`` outside ``simdist.components``) imports no plug-in module; it reaches plug-ins by
+      registry name only (``create``/``get``, which import them dynamically);
+    * tasks and agents never import the command line (``simdist.cli``, ``simdist.tools``);
+    * agents never import tasks.
+    """
+    rules = (
+        (lambda a: not _in(a, PLUGINS), lambda b: _in(b, PLUGINS), "the core imports a plug-in"),
+        (lambda a: _in(a, (TASKS, AGENTS)), lambda b: _in(b, CLI), "a task or agent imports the command line"),
+        (lambda a: _in(a, AGENTS), lambda b: _in(b, TASKS), "an agent imports a task"),
+    )
+    found: dict[tuple[str, int, str], str] = {}  # one per statement and rule: its deepest module
+    for a, deps in graph.items():
+        for b, line in deps.items():
+            for source, target, rule in rules:
+                if source(a) and target(b) and len(b) > len(found.get((a, line, rule), "")):
+                    found[a, line, rule] = b
+    return sorted(f"  {modules[a].relative_to(REPO) if modules[a].is_relative_to(REPO) else modules[a]}:{line}: "
+                  f"{a} -> {b}  ({rule})" for (a, line, rule), b in found.items())
+
+
+def test_layers() -> None:
+    modules = discover()
+    violations = layer_violations(build_graph(modules), modules)
+    assert not violations, ("layer rules broken (move the shared code into the core, pass objects in, or look the "
+                            "plug-in up by its registered name):\n" + "\n".join(violations))
+
+
+def test_layer_checker_finds_each_rule(tmp_path: Path) -> None:
+    _write(tmp_path / "simdist", {
+        "__init__.py": "", "core.py": "from simdist.components.tasks.t import X\n", "cli.py": "",
+        "tools/__init__.py": "", "tools/run.py": "from simdist.components.tasks import t\n",
+        "lazy.py": "import importlib\nimportlib.import_module('simdist.components.tasks.t')\n",
+    })
+    _write(tmp_path / "components", {
+        "__init__.py": "", "tasks/__init__.py": "", "tasks/t.py": "def f():\n    from simdist.cli import main\n",
+        "agents/__init__.py": "", "agents/a.py": "from simdist.components.tasks.t import X\nfrom simdist import core\n",
+    })
+    modules = discover({"simdist": tmp_path / "simdist", "simdist.components": tmp_path / "components"})
+    found = layer_violations(build_graph(modules), modules)
+    assert [line.split("  (")[1] for line in found] == [
+        "an agent imports a task)", "a task or agent imports the command line)", "the core imports a plug-in)",
+        "the core imports a plug-in)"]
+    assert any("simdist.tools.run -> simdist.components.tasks.t" in line for line in found)
+    assert not any("simdist.lazy" in line for line in found)  # a dynamic import is a lookup by name
 
 
 # ------------------------------------------------------------------------------------------ the checker itself

@@ -12,14 +12,8 @@ import torch
 
 import simdist
 from simdist import WorldModel, WorldModelConfig
-from simdist.components.planners import execution
-from simdist.planning import (
-    MPPIPlanner,
-    NaiveMPPIPlanner,
-    ObservationHistory,
-    PolicyPlanner,
-    discounted_return,
-)
+from simdist.components.planners import MPPIPlanner, NaiveMPPIPlanner, PolicyPlanner
+from simdist.planning import ObservationHistory, discounted_return, execution
 from simdist.types import Imagination
 
 SMALL = dict(num_samples=32, iterations=2, num_elites=8)
@@ -521,7 +515,8 @@ def test_temporal_ensemble_blends_what_recent_plans_say_for_now(wm):
 
 
 def test_build_planner_from_a_planner_json_mapping(wm):
-    from simdist.planning import MPPIPlanner, PolicyPlanner, TemporalEnsemble, build_planner
+    from simdist.components.planners import MPPIPlanner, PolicyPlanner
+    from simdist.planning import TemporalEnsemble, build_planner
     from simdist.planning.presets import REALTIME
 
     settings = {"planner": "mppi", **REALTIME, "temporal_ensemble": 0.8}
@@ -567,7 +562,7 @@ def test_shadow_planners_measure_how_far_a_change_moves_the_executed_action(wm):
 # ---------------------------------------------------------------------- non-finite inputs and models
 @pytest.mark.parametrize("planner_name", ["mppi", "policy"])
 def test_planners_refuse_non_finite_inputs_naming_env_and_key(wm: WorldModel, planner_name: str) -> None:
-    from simdist.components.planners.base import NonFiniteError
+    from simdist.planning import NonFiniteError
 
     planner = simdist.create("planner", planner_name, world_model=wm, **(SMALL if planner_name == "mppi" else {}))
     for key in ("obs", "act", "command"):
@@ -587,7 +582,7 @@ def test_planners_refuse_non_finite_inputs_naming_env_and_key(wm: WorldModel, pl
 
 def test_a_nan_weight_never_reaches_an_actuator(wm: WorldModel) -> None:
     """Every candidate scores NaN: MPPI raises instead of averaging random samples; the policy planner too."""
-    from simdist.components.planners.base import NonFiniteError
+    from simdist.planning import NonFiniteError
 
     broken = copy.deepcopy(wm)
     with torch.no_grad():

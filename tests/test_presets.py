@@ -9,8 +9,9 @@ import pytest
 import torch
 
 from simdist import WorldModel, WorldModelConfig
-from simdist.cli import add_mppi_arguments
-from simdist.planning import MPPIPlanner, TemporalEnsemble, build_planner
+from simdist.arguments import add_mppi_arguments
+from simdist.components.planners import MPPIPlanner
+from simdist.planning import TemporalEnsemble, build_planner
 from simdist.planning import presets as P
 
 

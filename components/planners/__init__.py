@@ -1,11 +1,11 @@
-"""Registered planners: ``mppi``, ``mppi_naive`` and ``policy``."""
+"""Registered planners: ``mppi``, ``mppi_naive`` and ``policy``.
 
-from . import base, mppi, policy
-from .base import Planner, PlanResult, discounted_return
+The contract they implement (``Planner``, ``PlanResult``, ``discounted_return``, ...) is the core's
+:mod:`simdist.planning.base`.
+"""
+
+from . import mppi, policy
 from .mppi import MPPIPlanner, NaiveMPPIPlanner
 from .policy import PolicyPlanner
 
-__all__ = [
-    "MPPIPlanner", "NaiveMPPIPlanner", "PlanResult", "Planner", "PolicyPlanner", "base", "discounted_return",
-    "mppi", "policy",
-]
+__all__ = ["MPPIPlanner", "NaiveMPPIPlanner", "PolicyPlanner", "mppi", "policy"]

@@ -10,7 +10,7 @@ base-policy samples once per tick instead of once per iteration.
 
 This module holds the algorithm (sampling, elites, weights, warm start, momentum). How the tick and its
 scoring run (chunks, private single-threaded threads on CPU, ``torch.compile``) is
-:class:`~simdist.components.planners.execution.TickExecutor`'s business; it changes no process-wide torch
+:class:`~simdist.planning.execution.TickExecutor`'s business; it changes no process-wide torch
 setting. The presets (``PAPER``, ``REALTIME``, ``scaled_settings``) live in :mod:`simdist.planning.presets`:
 ``build_planner(world_model, planner_preset("realtime"))``.
 """
@@ -23,13 +23,10 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from simdist.planning.base import WARM_STARTS, Bound, NonFiniteError, Planner, PlanResult, discounted_return
+from simdist.planning.execution import TickExecutor
 from simdist.planning.presets import PAPER, REALTIME, scaled_settings  # noqa: F401  (re-exported: older imports)
 from simdist.registry import register
-
-from .base import Bound, NonFiniteError, Planner, PlanResult, discounted_return
-from .execution import TickExecutor
-
-WARM_STARTS = ("shift", "official", "none", "policy")
 
 
 @register("planner", "mppi")
@@ -52,7 +49,7 @@ class MPPIPlanner(Planner):
     one iteration, where a wide first draw cannot be narrowed again; needs a policy head). After ``reset``
     (or a change of batch size) the mean starts at zero.
 
-    Execution (:class:`~simdist.components.planners.execution.TickExecutor`; the plan stays the same):
+    Execution (:class:`~simdist.planning.execution.TickExecutor`; the plan stays the same):
     ``score_chunk``: most sequences per ``imagine`` call (None: 128 on CPU, all at once elsewhere);
     ``parallel_chunks``: on CPU, when the calling thread runs torch on T > 1 threads, tick on the planner's
     own single-threaded threads and score chunks on T of them (False: on the calling thread with its

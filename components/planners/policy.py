@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
+from simdist.planning.base import Bound, Planner, PlanResult, discounted_return
 from simdist.registry import register
-
-from .base import Bound, Planner, PlanResult, discounted_return
 
 
 @register("planner", "policy")

@@ -1,4 +1,6 @@
-"""Planning with a world model: the rolling input history and (lazily) the registered planners."""
+"""Planning with a world model: the planner contract, the rolling input history, temporal ensembling, shadow
+planners and presets. The planners themselves are registered plug-ins: ``create("planner", "mppi", ...)`` or
+:func:`build_planner`."""
 
 from __future__ import annotations
 
@@ -9,12 +11,12 @@ from simdist.planning.actor import PlannerPolicy
 from simdist.planning.history import ObservationHistory
 
 _LAZY = {
-    "Planner": "simdist.components.planners.base",
-    "PlanResult": "simdist.components.planners.base",
-    "discounted_return": "simdist.components.planners.base",
-    "MPPIPlanner": "simdist.components.planners.mppi",
-    "NaiveMPPIPlanner": "simdist.components.planners.mppi",
-    "PolicyPlanner": "simdist.components.planners.policy",
+    "Planner": "simdist.planning.base",
+    "PlanResult": "simdist.planning.base",
+    "NonFiniteError": "simdist.planning.base",
+    "WARM_STARTS": "simdist.planning.base",
+    "discounted_return": "simdist.planning.base",
+    "eval_mode": "simdist.planning.base",
     "TemporalEnsemble": "simdist.planning.ensemble",
     "build_planner": "simdist.planning.ensemble",
     "ShadowPlanners": "simdist.planning.shadow",

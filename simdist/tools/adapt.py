@@ -14,7 +14,7 @@ import logging
 import sys
 import warnings
 
-from simdist.cli import dashes_to_underscores, jsonargparse_parser, setup_logging
+from simdist.arguments import dashes_to_underscores, jsonargparse_parser, setup_logging
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from simdist.cli import tool_parser
+from simdist.arguments import tool_parser
 
 
 def main(argv: list[str]) -> int:

@@ -16,40 +16,10 @@ import json
 import sys
 from typing import Any
 
-from simdist.cli import add_mppi_arguments, positive_int, setup_logging, tool_parser
+from simdist.agents import build_controller
+from simdist.arguments import add_mppi_arguments, positive_int, setup_logging, tool_parser
 from simdist.parallel import evaluate_in_workers, evaluation_passes
 from simdist.tasks import Task, TaskError, add_task_argument, preparse_task, task_class
-
-
-def build_controller(spec: str, planner: str = "mppi", samples: int | None = None,
-                     iterations: int | None = None, device: str = "cpu", seed: int = 0,
-                     init_std: float | None = None, warm_start: str | None = None,
-                     temporal_ensemble: float | None = None, task: Task | None = None) -> Any:
-    """An agent from a Hub id or folder (``model:`` prefix optional), or ``expert:PATH``.
-
-    ``planner``: a registered planner built from the other settings (MPPI: the settings of ``task``'s planner
-    preset, its paper setting, at the given budget, with its ``planner_defaults``; without a task the
-    official ``paper`` preset), or ``agent`` for the settings saved with the agent."""
-    kind, _, target = spec.partition(":")
-    if kind == "expert":
-        if not target:
-            raise ValueError("--agent expert:PATH needs the exported expert's path")
-        from simdist.experts import load_policy
-
-        return load_policy(target)
-    from simdist.agents import load_agent
-
-    agent = load_agent(target if kind == "model" and target else spec, map_location=device)
-    if planner == "agent" or not getattr(agent, "plans", False):
-        return agent.with_settings(seed=seed)
-    settings: dict[str, Any] = {"planner": planner, "temporal_ensemble": temporal_ensemble}
-    if planner.startswith("mppi"):
-        from simdist.planning.presets import preset_settings
-
-        defaults = task.planner_defaults if task is not None else {}
-        settings |= preset_settings(task.planner_preset if task is not None else "paper", samples, iterations,
-                                    init_std=init_std, warm_start=warm_start, **{**defaults, "seed": seed})
-    return agent.with_settings(**settings)
 
 
 def controller_for(task: Task, spec: str, **settings: Any) -> Any:

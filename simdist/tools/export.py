@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from simdist.cli import tool_parser
+from simdist.arguments import tool_parser
 
 
 def main(argv: list[str]) -> int:

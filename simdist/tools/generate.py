@@ -14,7 +14,7 @@ import json
 import logging
 import sys
 
-from simdist.cli import positive_int, setup_logging, tool_parser
+from simdist.arguments import positive_int, setup_logging, tool_parser
 from simdist.tasks import TaskError, add_task_argument, get_task_name, preparse_task, task_class
 
 logger = logging.getLogger(__name__)

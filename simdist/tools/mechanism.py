@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from simdist.cli import add_mppi_arguments, positive_int, setup_logging, tool_parser
+from simdist.arguments import add_mppi_arguments, positive_int, setup_logging, tool_parser
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 
@@ -44,8 +44,8 @@ def format_report(report: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
+    from simdist.agents import build_controller
     from simdist.mechanism import MechanismConfig, run_mechanism
-    from simdist.tools.evaluate import build_controller
 
     try:
         cls = task_class(preparse_task(argv))

@@ -13,7 +13,7 @@ import json
 import math
 import sys
 
-from simdist.cli import positive_int, setup_logging, tool_parser
+from simdist.arguments import positive_int, setup_logging, tool_parser
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 

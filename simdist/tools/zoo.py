@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simdist.cli import tool_parser
+from simdist.arguments import tool_parser
 
 if TYPE_CHECKING:
     from simdist.zoo import ZooEntry

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simdist.cli import add_mppi_arguments, positive_float, positive_int, tool_parser
+from simdist.arguments import add_mppi_arguments, positive_float, positive_int, tool_parser
 
 PREFIX = "[go2-demo]"
 #: video length: the protocol's reset phase plus this much walking (or less: the trial ends on success or a fall)
@@ -185,9 +185,9 @@ def measure_rates(loop: Any, batches: set[int]) -> dict[str, Any]:
     import torch
 
     from simdist.adaptation import world_model_of
+    from simdist.benchmarking import random_batch, random_history, time_calls
     from simdist.freeze import DynamicsOnly
     from simdist.losses import WorldModelLoss
-    from simdist.tools.bench import random_batch, random_history, time_calls
 
     model, tick = world_model_of(loop.base), {}
     for b in sorted(batches):

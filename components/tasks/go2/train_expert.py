@@ -8,7 +8,7 @@ every iteration. ``--export DIR`` then writes the expert set the data generator 
 
 from __future__ import annotations
 
-from simdist.cli import positive_int, tool_parser
+from simdist.arguments import positive_int, tool_parser
 
 
 def parse_proportions(text: str) -> dict[str, float]:

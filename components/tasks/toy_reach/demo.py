@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from simdist.cli import tool_parser
+from simdist.arguments import tool_parser
 
 
 @dataclass

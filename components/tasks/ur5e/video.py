@@ -105,7 +105,7 @@ def write_rollout_video(task_name: str = "ur5e-peg", agent_spec: str = "expert",
     task = make_task(task_name, **kwargs)
     agent = task.builtin_agent(agent_spec)
     if agent is None:
-        from simdist.tools.evaluate import build_controller
+        from simdist.agents import build_controller
 
         agent = build_controller(agent_spec, seed=seed, task=task)
     model, rows, info = rollout_states(task, agent, grid=grid, cell=cell, seed=seed)

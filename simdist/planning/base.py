@@ -1,4 +1,8 @@
-"""Planner base class: input handling, eval/no-grad context, action bounds, seeded generator."""
+"""The planning contract: the ``Planner`` base (input handling, eval/no-grad context, action bounds), its
+``PlanResult``, the non-finite error, the warm-start names and the discounted return planners score with.
+
+The algorithms (``mppi``, ``mppi_naive``, ``policy``) are registered plug-ins in ``simdist.components.planners``.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,10 @@ from torch import Tensor, nn
 from simdist.planning.history import ObservationHistory
 
 Bound = float | Sequence[float] | Tensor | None
+
+#: MPPI's initial mean per tick (``warm_start``): the previous plan shifted, the official reset, zeros, or the
+#: base policy's action chunk
+WARM_STARTS = ("shift", "official", "none", "policy")
 
 
 class NonFiniteError(ValueError):
