@@ -16,7 +16,15 @@ default_offscreen_gl()  # before any task imports MuJoCo
 
 __version__ = "0.1.0"
 
+#: the public API: what users call (README, docs/), loaded on first access
 _LAZY = {
+    "load_agent": "simdist.agents",
+    "build_controller": "simdist.agents",
+    "Agent": "simdist.agents",
+    "make_task": "simdist.tasks",
+    "Task": "simdist.tasks",
+    "EvaluationResult": "simdist.evaluation",
+    "build_planner": "simdist.planning.ensemble",
     "WorldModel": "simdist.world_model",
     "WorldModelConfig": "simdist.config",
     "ComponentSpec": "simdist.config",

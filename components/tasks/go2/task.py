@@ -122,11 +122,11 @@ class Go2Task(Task):
 
         speed = self.collect_speed if isinstance(self.collect_speed, tuple) else float(self.collect_speed or 0.3)
         # every logged episode starts and ends as the protocol's trials do: 25 steps standing, then the walk
-        # until the course end (success), a fall or the time limit
+        # until the course end (success; the simulator without a profile has no course), a fall or the time limit
         profile = self.profile if real else None
         return Go2Env(num_envs, profile=profile, command_mode="straight", straight_speed=speed, randomize=False,
                       episode_length_s=self.episode_length_s, seed=seed, walk_start_prob=1.0,
-                      walk_start_hold=(RESET_STEPS, RESET_STEPS + 1), end_at_course_end=True)
+                      walk_start_hold=(RESET_STEPS, RESET_STEPS + 1), end_at_course_end=profile is not None)
 
     def course(self, seed: int = 0) -> Any:
         from simdist.components.tasks.go2.protocol import make_course
@@ -212,7 +212,7 @@ class Go2Task(Task):
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser, command: str) -> None:
-        from simdist.cli import nonnegative_int, positive_float, positive_int, unit_interval
+        from simdist.arguments import nonnegative_int, positive_float, positive_int, unit_interval
 
         if command in ("adapt", "demo"):
             parser.add_argument("--collect-speed", type=parse_speed, default=None, metavar="SPEED|LOW,HIGH",

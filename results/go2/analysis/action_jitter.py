@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from simdist import build_controller
 from simdist.components.tasks.go2.protocol import RESET_STEPS, make_course, run_protocol
-from simdist.tools.evaluate import build_controller
 
 REALTIME = dict(samples=16, iterations=1, init_std=0.1, warm_start="policy")
 

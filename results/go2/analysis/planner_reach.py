@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from simdist import build_controller
 from simdist.components.tasks.go2.protocol import make_course, run_protocol
 from simdist.planning.shadow import ShadowPlanners
-from simdist.tools.evaluate import build_controller
 
 SHADOWS = ("adapted", "reseeded", "policy_head")
 
