@@ -14,13 +14,13 @@ from safetensors.torch import load_file, save_file
 from simdist.agents import load_agent
 from simdist.components.agents.bc import BCPolicy
 from simdist.components.agents.iql import IQLAgent
+from simdist.components.agents.latent import Transitions, encode_transitions, mixed_batch
 from simdist.components.agents.rlpd import RLPDAgent
 from simdist.components.agents.sgft import SGFTAgent
 from simdist.config import ConfigError
 from simdist.data import EpisodeWriter, load_spec
 from simdist.data.schema import DataError
 from simdist.hub.load import CheckpointError
-from simdist.latent import Transitions, encode_transitions, mixed_batch
 from tests.helpers import episodes_of as episodes
 from tests.helpers import toy_world_model
 
@@ -163,7 +163,7 @@ def test_expectile_loss_is_asymmetric(policy: BCPolicy, sim_data: Path) -> None:
     agent = IQLAgent.from_bc(policy, rewards="logged", **TINY)
     batch = mixed_batch(encode_transitions(policy, episodes(sim_data), rewards="logged"), None, 64, 0.0,
                         torch.Generator().manual_seed(0))
-    from simdist.latent.networks import transition_tensordict
+    from simdist.components.agents.latent.networks import transition_tensordict
 
     loss = agent.loss_module
     agent.target_updater()
@@ -276,9 +276,9 @@ def test_loads_through_the_zoo(policy: BCPolicy, tmp_path: Path, monkeypatch: py
 
 def test_model_rewards_label_with_the_reward_head(policy: BCPolicy, sim_data: Path, tmp_path: Path) -> None:
     """rewards='model': R_θ of each step, as the world model predicts it for that step's window."""
+    from simdist.components.agents.latent.rewards import model_rewards
     from simdist.data import gather_windows
     from simdist.data.schema import front_pad
-    from simdist.latent.rewards import model_rewards
 
     torch.manual_seed(0)
     wm = toy_world_model(sim_data)

@@ -13,8 +13,8 @@ from simdist.adaptation import AdaptationLoop, AdaptConfig
 from simdist.agents import load_agent
 from simdist.components.agents.bc import BCPolicy
 from simdist.components.agents.iql import IQLAgent
+from simdist.components.agents.latent import encode_transitions
 from simdist.components.tasks.toy_reach import ToyReachTask
-from simdist.latent import encode_transitions
 from tests.helpers import episodes_of, toy_world_model
 
 pytestmark = pytest.mark.usefixtures("single_thread")

@@ -38,7 +38,7 @@ def drift(agent: Any, start: Any, features: torch.Tensor) -> float:
 
 def stage_rows(work: Path, name: str, seed: int) -> list[dict[str, Any]]:
     from simdist.agents import load_agent
-    from simdist.latent import encode_transitions
+    from simdist.components.agents.latent import encode_transitions
 
     run = work / f"seed-{seed}" / name
     state = json.loads((run / "state.json").read_text())
@@ -60,7 +60,7 @@ def iql_weights(work: Path, seed: int) -> dict[str, float]:
     """IQL's advantage weights exp(β(min Q − V)) (clipped at 100) on the simulation data after the offline phase:
     their effective sample size as a share of the batch (1: uniform, BC on every action; small: selective)."""
     from simdist.agents import load_agent
-    from simdist.latent.networks import transition_tensordict
+    from simdist.components.agents.latent.networks import transition_tensordict
 
     agent = load_agent(work / f"seed-{seed}" / "iql-init")
     data = agent._encoder().load([work / "sim"])
@@ -85,7 +85,7 @@ def iql_weights(work: Path, seed: int) -> dict[str, float]:
 def sgft_values(work: Path, seed: int) -> dict[str, float]:
     """V_sim on the simulation's and the real run's states, and the spread of the shaped reward on real data."""
     from simdist.agents import load_agent
-    from simdist.latent import encode_transitions
+    from simdist.components.agents.latent import encode_transitions
 
     agent = load_agent(work / f"seed-{seed}" / "sgft-init")
     sim = encode_transitions(agent.policy, _episodes(work / "sim"), rewards="sparse")

@@ -1,6 +1,6 @@
 """Training windows of Diffusion Policy in the frozen encoder's feature space.
 
-Every episode is encoded once (:func:`~simdist.latent.transitions.episode_features`: the latent of
+Every episode is encoded once (:func:`~simdist.components.agents.latent.transitions.episode_features`: the latent of
 o_{t-H..t}, a_{t-H..t-1} at every step, the episode front-padded by the history as the controller's buffer
 starts). A window at current step ``t`` pairs the condition [latents of t-T_o+1..t, command at t] with the chunk
 a_{t-T_o+1} .. a_{t-T_o+T_p}, with the official sampler's episode-boundary padding (BASELINES.md 5.4): steps
@@ -86,8 +86,8 @@ class Windows:
 
 
 def _episodes(folders: Folders) -> Any:
+    from simdist.components.agents.latent.replay import dataset_folders
     from simdist.data import iter_episodes
-    from simdist.latent.replay import dataset_folders
 
     for root in dataset_folders(folders):
         yield from iter_episodes(str(root), shuffle_shards=False, split_by_node=False, split_by_worker=False)
@@ -98,7 +98,7 @@ def encode_windows(backbone: Any, folders: Folders, *, obs_steps: int, horizon: 
                    expert_only: bool = False) -> Windows | None:
     """The windows of the dataset folder(s) ``folders`` in ``backbone``'s feature space (a
     :class:`~simdist.components.agents.bc.BCPolicy`, in eval mode); None when there are none."""
-    from simdist.latent.transitions import episode_features
+    from simdist.components.agents.latent.transitions import episode_features
 
     latent_dim = int(backbone.config.latent_dim)
     parts: dict[str, list[Tensor]] = {k: [] for k in ("latents", "commands", "actions", "expert", "offset", "length",

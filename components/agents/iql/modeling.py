@@ -3,7 +3,7 @@
 Twin critics with Polyak targets, a state value fitted by expectile regression against the target critics'
 minimum, and advantage-weighted regression of the Gaussian actor, all on dataset actions only
 (BASELINES.md 2.1). The actor starts from the single-step BC policy, the offline phase is
-:meth:`~simdist.latent.LatentAgent.pretrain` on the simulation data (the paper: "the value function
+:meth:`~simdist.components.agents.latent.LatentAgent.pretrain` on the simulation data (the paper: "the value function
 pretrained in simulation"), and the online phase adds real transitions with one update per transition
 (``utd`` 1, after every episode when the adaptation loop calls it per episode).
 
@@ -23,9 +23,8 @@ import torch
 from torch import Tensor, nn
 
 from simdist.components.agents.bc.policy import BCPolicy
-from simdist.config import ConfigError
-from simdist.latent import LatentAgent, LatentModel
-from simdist.latent.networks import (
+from simdist.components.agents.latent import LatentAgent, LatentModel
+from simdist.components.agents.latent.networks import (
     QNetwork,
     ValueNetwork,
     torchrl_actor,
@@ -33,6 +32,7 @@ from simdist.latent.networks import (
     torchrl_value,
     transition_tensordict,
 )
+from simdist.config import ConfigError
 from simdist.registry import register
 
 __all__ = ["IQLAgent"]

@@ -22,9 +22,9 @@ import torch
 from torch import Tensor, nn
 
 from simdist.components.agents.bc.policy import BCPolicy
+from simdist.components.agents.latent import LatentAgent, LatentModel
+from simdist.components.agents.latent.networks import QNetwork, torchrl_actor, torchrl_critic, transition_tensordict
 from simdist.config import ConfigError
-from simdist.latent import LatentAgent, LatentModel
-from simdist.latent.networks import QNetwork, torchrl_actor, torchrl_critic, transition_tensordict
 from simdist.registry import register
 
 __all__ = ["RLPDAgent"]

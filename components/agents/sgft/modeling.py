@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor, nn
 
+from simdist.components.agents.latent import LatentModel
+from simdist.components.agents.latent.networks import ValueNetwork
 from simdist.components.agents.rlpd.modeling import RLPDAgent
-from simdist.latent import LatentModel
-from simdist.latent.networks import ValueNetwork
 from simdist.registry import register
 
 __all__ = ["SGFTAgent"]

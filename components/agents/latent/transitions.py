@@ -10,7 +10,8 @@ Reward labels (``rewards``):
 - ``"sparse"``: 1 on the last step of a successful episode (``meta["success"]``), else 0; success is terminal
   (the paper's manipulation RL baselines learn from sparse success rewards);
 - ``"logged"``: the episode's own per-step rewards;
-- ``"model"``: SimDist's learned reward model R_θ (:func:`~simdist.latent.rewards.model_rewards`), the signal of
+- ``"model"``: SimDist's learned reward model R_θ
+  (:func:`~simdist.components.agents.latent.rewards.model_rewards`), the signal of
   the paper's legged-robot baselines.
 
 Terminal steps (mask 0 in a TD target) are true ends only: a success under ``"sparse"`` or an episode whose
@@ -103,7 +104,7 @@ def _episode_transitions(policy: Any, ep: Episode, rewards: str, reward_model: A
         r = np.zeros(n, np.float32)
         r[-1] = float(success)
     elif rewards == "model":
-        from simdist.latent.rewards import model_rewards
+        from simdist.components.agents.latent.rewards import model_rewards
 
         r = model_rewards(reward_model, ep)
     else:

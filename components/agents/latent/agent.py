@@ -30,9 +30,9 @@ import torch
 from torch import Tensor, nn
 
 from simdist.agents import Agent
+from simdist.components.agents.latent.replay import EncodedFolders, mixed_batch, uniform_batch
+from simdist.components.agents.latent.transitions import REWARD_LABELS
 from simdist.config import ConfigError
-from simdist.latent.replay import EncodedFolders, mixed_batch, uniform_batch
-from simdist.latent.transitions import REWARD_LABELS
 
 __all__ = ["COMMON_SETTINGS", "LatentAgent", "LatentModel"]
 

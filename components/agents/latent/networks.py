@@ -75,7 +75,8 @@ def torchrl_value(network: ValueNetwork) -> Any:
 
 
 def transition_tensordict(batch: Mapping[str, Tensor], rewards: Tensor | None = None) -> Any:
-    """A :meth:`~simdist.latent.Transitions.take` batch in torchrl's layout (``rewards`` replaces the batch's)."""
+    """A :meth:`~simdist.components.agents.latent.Transitions.take` batch in torchrl's layout (``rewards`` replaces
+    the batch's)."""
     from tensordict import TensorDict
 
     n = batch["features"].shape[0]

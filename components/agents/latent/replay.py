@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from simdist.latent.transitions import Transitions, encode_transitions
+from simdist.components.agents.latent.transitions import Transitions, encode_transitions
 
 __all__ = ["EncodedFolders", "dataset_folders", "mixed_batch", "uniform_batch"]
 
