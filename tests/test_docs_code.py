@@ -165,3 +165,15 @@ def test_public_api_is_exported() -> None:
     assert all(getattr(simdist, name) is not None for name in simdist.__all__)
     with pytest.raises(AttributeError, match="no attribute 'load_agents'"):
         simdist.load_agents  # noqa: B018
+
+
+def test_architecture_names_every_task_and_agent() -> None:
+    """docs/architecture.md's layout names every task and agent folder and its tables every registered name."""
+    from simdist import list_components
+
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    folders = [f"components/{kind}/{p.name}/" for kind in ("tasks", "agents")
+               for p in sorted((REPO / "components" / kind).iterdir()) if (p / "__init__.py").is_file()]
+    names = [f"`{n}`" for kind in ("task", "agent") for n in list_components(kind)]
+    missing = [x for x in folders + names if x not in text]
+    assert not missing, f"docs/architecture.md does not name {missing}"

@@ -110,3 +110,19 @@ main(["zoo", "list"])
     rows = {line.split()[0]: line.split() for line in out.splitlines()[3:]}
     assert rows["go2-slope"][4] == "yes" and rows["go2-foam"][4] == "yes" and rows["go2-slope"][1] == "simdist", out
     assert not (tmp_path / "hf-home" / "hub").exists() or not any((tmp_path / "hf-home" / "hub").iterdir())
+
+
+def test_every_package_folder_is_listed() -> None:
+    """A new task or agent folder is one line in pyproject's ``packages``; a missing line would ship a wheel without
+    it, so this names the folder (no build needed)."""
+    import tomllib
+
+    setup = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    roots = {name: REPO / folder for name, folder in setup["package-dir"].items()}
+    found = set()
+    for name, root in roots.items():
+        for init in root.rglob("__init__.py"):
+            parts = init.parent.relative_to(root).parts
+            if "__pycache__" not in parts and not any(p.endswith(".egg-info") for p in parts):
+                found.add(".".join((name, *parts)))
+    assert sorted(found - set(setup["packages"])) == [], "add these packages to pyproject.toml"

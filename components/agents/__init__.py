@@ -1,9 +1,10 @@
-"""Built-in agents, each in one folder; importing this package registers them as kind ``agent``."""
+"""Built-in agents, one folder each; importing this package imports every folder, which registers its agents as
+kind ``agent`` (``latent`` is the body the latent-space RL agents share). A new built-in agent is a new folder
+here: nothing in this file names one."""
 
-from simdist.components.agents import bc as _bc  # noqa: F401
-from simdist.components.agents import diffusion_policy as _diffusion_policy  # noqa: F401
-from simdist.components.agents import iql as _iql  # noqa: F401
-from simdist.components.agents import rlpd as _rlpd  # noqa: F401
-from simdist.components.agents import sgft as _sgft  # noqa: F401
-from simdist.components.agents import simdist as _simdist  # noqa: F401
-from simdist.components.agents import simdist_bc as _simdist_bc  # noqa: F401
+import importlib
+import pkgutil
+
+__all__ = sorted(info.name for info in pkgutil.iter_modules(__path__) if info.ispkg)
+for _name in __all__:
+    importlib.import_module(f"{__name__}.{_name}")

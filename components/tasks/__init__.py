@@ -1,6 +1,10 @@
-"""Built-in tasks, each in one folder; importing this package registers them (kind ``task``) and their
-world-model presets without importing MuJoCo. Their envs (kind ``env``) register from :mod:`.envs`."""
+"""Built-in tasks, one folder each; importing this package imports every folder, which registers its tasks (kind
+``task``) and world-model presets without importing MuJoCo. Their envs (kind ``env``) register from :mod:`.envs`.
+A new built-in task is a new folder here: nothing in this file names one."""
 
-from simdist.components.tasks import go2, toy_reach, ur5e
+import importlib
+import pkgutil
 
-__all__ = ["go2", "toy_reach", "ur5e"]
+__all__ = sorted(info.name for info in pkgutil.iter_modules(__path__) if info.ispkg)
+for _name in __all__:
+    importlib.import_module(f"{__name__}.{_name}")

@@ -512,7 +512,7 @@ def exp_friction_sweep(a: argparse.Namespace) -> list[Step]:
     return plan + [analysis("ptfe_friction_table.py", out)]
 
 
-#: the README's Go2 results table: label -> result files (pooled); see README.md "Results"
+#: the Go2 summary table (docs/go2.md "Summary"): label -> result files (pooled)
 README_ROWS = [
     "expert, flat=results/go2/expert_flat.json",
     "expert, 5.7 deg slope=results/go2/expert_slope.json",
@@ -526,7 +526,7 @@ README_ROWS = [
 
 
 def exp_readme_table(a: argparse.Namespace) -> list[Step]:
-    """The README's Go2 results table (mean, 95 % bootstrap CI, trials) from the committed result files."""
+    """The Go2 summary table of docs/go2.md (mean, 95 % bootstrap CI, trials) from the committed result files."""
     return [analysis("walk_ci.py", *README_ROWS)]
 
 
