@@ -45,6 +45,7 @@ from typing import Any
 
 import torch
 
+from simdist.benchmarking import machine_info, random_history, time_calls
 from simdist.fsutil import atomic_write_json
 from simdist.tools import bench
 
@@ -90,7 +91,7 @@ class Check:
             cls = task_class(task)
             torch.manual_seed(0)
             wm = WorldModel.from_preset(cls.preset).to(self.device).eval()
-            self._fixtures[task] = (wm, planner_preset(cls.planner_preset), bench.random_history(wm, 1), cls.dt)
+            self._fixtures[task] = (wm, planner_preset(cls.planner_preset), random_history(wm, 1), cls.dt)
         return self._fixtures[task]
 
     def tick(self, task: str, mode: str | None, repeats: int) -> dict[str, Any]:
@@ -102,7 +103,7 @@ class Check:
         sequences = (planner.num_samples + planner.num_policy_samples) * planner.iterations
         extra: dict[str, Any] = {}
         if mode is None:
-            timing = bench.time_calls(lambda: planner.plan(history), repeats, self.sizes.warmup, self.device)
+            timing = time_calls(lambda: planner.plan(history), repeats, self.sizes.warmup, self.device)
         else:
             timing, extra["compile_s"] = bench.time_compiled(
                 wm, settings, True if mode == "default" else mode, history, repeats, self.sizes.warmup,
@@ -200,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = args.out or RESULTS / f"device-check-{now.date().isoformat()}{'-cpu' if device.type == 'cpu' else ''}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     check = Check(device, QUICK if args.quick else FULL)
-    machine = bench.machine_info(device)
+    machine = machine_info(device)
     compile_ok = None
     if args.quick and device.type == "cpu" and not args.with_compile:
         compile_ok = ("--quick on CPU: compiling the paper-size planner takes minutes on CPU (run it with "

@@ -1,5 +1,8 @@
 """What the experiment runners under results/ share: the ``simdist`` command in this interpreter, and running a
-step with its log, once (a step whose ``stdout`` result exists is the caller's to skip)."""
+step with its log, once (a step whose ``stdout`` result exists is the caller's to skip).
+
+The runners that use it run as modules from the repository root (``python -m results.go2.run ...``), so they
+import it as ``results.runner``."""
 
 from __future__ import annotations
 
@@ -12,8 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def simdist_command(*args: str) -> list[str]:
-    """``simdist ARGS`` through this Python (the runners' virtual environment)."""
-    return [sys.executable, "-m", "simdist.cli", *args]
+    """``simdist ARGS`` of this Python's environment: the ``simdist`` next to it (the README's install), else
+    ``python -m simdist.cli``."""
+    exe = Path(sys.executable).with_name("simdist")
+    return [str(exe), *args] if exe.is_file() else [sys.executable, "-m", "simdist.cli", *args]
 
 
 def run_command(cmd: list[str], log: Path, dry: bool, stdout: Path | None = None) -> None:

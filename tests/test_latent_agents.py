@@ -296,6 +296,6 @@ def test_model_rewards_label_with_the_reward_head(policy: BCPolicy, sim_data: Pa
     folder = wm.save_pretrained(tmp_path / "wm")
     agent = IQLAgent.from_bc(BCPolicy.from_world_model(wm, hidden=[16]), rewards="model", reward_model=str(folder),
                              **TINY)
-    assert torch.allclose(agent._encoder().load(sim_data).rewards[: len(ep) - 1], torch.from_numpy(r[:-1]))
+    assert torch.allclose(agent.encoded_replay().load(sim_data).rewards[: len(ep) - 1], torch.from_numpy(r[:-1]))
     with pytest.raises(ConfigError, match="reward_model"):
         IQLAgent.from_bc(policy, rewards="model")

@@ -1,8 +1,8 @@
 """The paper's baseline comparison (Fig. 4 / Table IX protocol, BASELINES.md 1 and 8) as one resumable command.
 
-    python results/baselines/compare.py --task toy-reach [--seeds 0,1,2] [--agents simdist,iql,...] [--jobs 2]
-    python results/baselines/compare.py --task ur5e-peg --model PATH   # a pretrained UR5e world model
-    python results/baselines/compare.py --task toy-reach --dry-run      # the plan, with what is done
+    python -m results.baselines.compare --task toy-reach [--seeds 0,1,2] [--agents simdist,iql,...] [--jobs 2]
+    python -m results.baselines.compare --task ur5e-peg --model PATH   # a pretrained UR5e world model
+    python -m results.baselines.compare --task toy-reach --dry-run      # the plan, with what is done
 
 Every method starts from the same simulation data and SimDist's frozen encoder:
 
@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -42,9 +41,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1].parent
-sys.path.insert(0, str(ROOT / "results"))
-from runner import pretrain_and_export, run_command, simdist_command  # noqa: E402
-
+from results.runner import pretrain_and_export, run_command, simdist_command  # noqa: E402
 from simdist.fsutil import atomic_path, atomic_write_json, atomic_write_text  # noqa: E402
 
 ADAPTING = ("simdist", "simdist_bc", "iql", "rlpd", "sgft")

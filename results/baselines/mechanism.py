@@ -63,7 +63,7 @@ def iql_weights(work: Path, seed: int) -> dict[str, float]:
     from simdist.components.agents.latent.networks import transition_tensordict
 
     agent = load_agent(work / f"seed-{seed}" / "iql-init")
-    data = agent._encoder().load([work / "sim"])
+    data = agent.encoded_replay().load([work / "sim"])
     idx = torch.randperm(len(data), generator=torch.Generator().manual_seed(0))[:4096]
     batch = transition_tensordict(data.take(idx))
     loss = agent.loss_module

@@ -1,15 +1,15 @@
 """Go2 experiment runners: one subcommand per figure or table of docs/go2.md.
 
-    python results/go2/run.py --help                     # the experiments
-    python results/go2/run.py EXPERIMENT --help          # its parameters and defaults
-    python results/go2/run.py EXPERIMENT [...] --dry-run # print the commands it would run, run nothing
-    python results/go2/run.py EXPERIMENT [...]           # run them, from the repository root
+    python -m results.go2.run --help                     # the experiments
+    python -m results.go2.run EXPERIMENT --help          # its parameters and defaults
+    python -m results.go2.run EXPERIMENT [...] --dry-run # print the commands it would run, run nothing
+    python -m results.go2.run EXPERIMENT [...]           # run them, from the repository root
 
 Every experiment is a list of `simdist` commands (and the analysis scripts in results/go2/analysis/). Runs
 resume: an evaluation whose result file exists is skipped (results are written to FILE.tmp, then renamed),
 training resumes from the stage's last.ckpt, `simdist adapt` and `simdist generate` resume themselves.
 Logs go to runs/ (git-ignored); results to results/go2/ by default. Runs use the `simdist` next to this
-Python (the README's install: `.venv/bin/python results/go2/run.py ...`), else `python -m simdist.cli`.
+Python (the README's install: `.venv/bin/python -m results.go2.run ...`), else `python -m simdist.cli`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from results.runner import simdist_command
 
 ROOT = Path(__file__).resolve().parents[2]
 R = "results/go2"
@@ -54,11 +56,6 @@ class Step:
     parallel: list[Step] = field(default_factory=list)
 
 
-def _simdist() -> list[str]:
-    exe = Path(sys.executable).with_name("simdist")
-    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "simdist.cli"]
-
-
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -73,7 +70,7 @@ def _resolve(argv: list[str]) -> list[str]:
     """``simdist`` -> the installed command, ``python`` -> this interpreter (the first one in ``argv``)."""
     for i, token in enumerate(argv):
         if token in ("simdist", "python"):
-            return [*argv[:i], *(_simdist() if token == "simdist" else [sys.executable]), *argv[i + 1:]]
+            return [*argv[:i], *(simdist_command() if token == "simdist" else [sys.executable]), *argv[i + 1:]]
     return argv
 
 

@@ -1,6 +1,6 @@
 """What each Table I variant predicts on the same held-out data: the mechanism behind its closed-loop number.
 
-    python results/table1/heldout.py --task go2 [--episodes 40]
+    python -m results.table1.heldout --task go2 [--episodes 40]
 
 Held-out data is a fresh dataset of the task's data engine with another seed (`simdist generate ... --seed 1`,
 generated once into outputs/table1/<task>/heldout), so no variant has seen it, the expert-only one included. Per
@@ -14,17 +14,14 @@ results/table1/<task>/heldout.{json,md}.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "results"))
-sys.path.insert(0, str(ROOT / "results" / "table1"))
-from runner import run_command, simdist_command  # noqa: E402
-from sweep import TASKS, VARIANTS, ZOO_MODEL  # noqa: E402
+from results.runner import run_command, simdist_command  # noqa: E402
+from results.table1.sweep import TASKS, VARIANTS, ZOO_MODEL  # noqa: E402
 
 
 def _r2(pred: np.ndarray, target: np.ndarray) -> float:

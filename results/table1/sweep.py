@@ -1,10 +1,10 @@
 """Table I as one sweep: every ablation variant pretrained with the same seed and step budget, evaluated with
 the same planner settings on the same simulation trials, tabled beside the paper's numbers.
 
-    python results/table1/sweep.py --task toy-reach [--variants full,data-10] [--dry-run]
-    python results/table1/sweep.py --task ur5e-peg          # the cpu data preset, Wide lattice
-    python results/table1/sweep.py --task ur5e-table-leg
-    python results/table1/sweep.py --task go2              # reduced equal budget, the reward grid
+    python -m results.table1.sweep --task toy-reach [--variants full,data-10] [--dry-run]
+    python -m results.table1.sweep --task ur5e-peg          # the cpu data preset, Wide lattice
+    python -m results.table1.sweep --task ur5e-table-leg
+    python -m results.table1.sweep --task go2              # reduced equal budget, the reward grid
 
 Per variant: the data (`simdist generate`; the expert-only variant generates its own, same budget), `simdist
 fit` with the task's base and stage and the variant's overlay from recipes/table1/, `simdist export`, `simdist
@@ -22,16 +22,14 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "results"))
-from runner import pretrain_and_export  # noqa: E402
-from runner import run_command as _run  # noqa: E402
-from runner import simdist_command as _simdist  # noqa: E402
+from results.runner import pretrain_and_export  # noqa: E402
+from results.runner import run_command as _run  # noqa: E402
+from results.runner import simdist_command as _simdist  # noqa: E402
 
 #: the paper's Table I (SIMDIST.md 13 §4.1): peg, table leg, quadruped
 PAPER = {"full": (0.90, 0.85, 22.78), "data-50": (0.72, 0.61, 22.73), "data-10": (0.06, 0.02, 19.38),

@@ -1,18 +1,18 @@
 """UR5e experiment runners: one subcommand per table of docs/ur5e.md.
 
-    python results/ur5e/run.py --help
-    python results/ur5e/run.py experts  [--task ur5e-peg] [--dry-run]  # expert and variants, nominal simulation
-    python results/ur5e/run.py profiles [--task ur5e-peg] [--dry-run]  # expert vs retuned expert per profile
-    python results/ur5e/run.py speed    [--task ur5e-peg] [--dry-run]  # env throughput vs bare stepping
-    python results/ur5e/run.py data     [--task ur5e-peg] [--dry-run]  # the cpu-preset dataset
-    python results/ur5e/run.py export   [--task ur5e-peg] [--dry-run]  # the pretrained model's folder
-    python results/ur5e/run.py planner  [--task ur5e-peg] [--dry-run]  # the pretrained model's MPPI, both grids
-    python results/ur5e/run.py bench    [--task ur5e-peg] [--dry-run]  # the MPPI tick at 5 Hz (median, p99)
+    python -m results.ur5e.run --help
+    python -m results.ur5e.run experts  [--task ur5e-peg] [--dry-run]  # expert and variants, nominal simulation
+    python -m results.ur5e.run profiles [--task ur5e-peg] [--dry-run]  # expert vs retuned expert per profile
+    python -m results.ur5e.run speed    [--task ur5e-peg] [--dry-run]  # env throughput vs bare stepping
+    python -m results.ur5e.run data     [--task ur5e-peg] [--dry-run]  # the cpu-preset dataset
+    python -m results.ur5e.run export   [--task ur5e-peg] [--dry-run]  # the pretrained model's folder
+    python -m results.ur5e.run planner  [--task ur5e-peg] [--dry-run]  # the pretrained model's MPPI, both grids
+    python -m results.ur5e.run bench    [--task ur5e-peg] [--dry-run]  # the MPPI tick at 5 Hz (median, p99)
 
 Each evaluation is a ``simdist evaluate --json`` command whose output is kept in
 ``results/ur5e/<experiment>/<task>/<name>.json`` (written atomically; an existing file is not rerun); the
 experiment then prints and writes its table (``table.md`` next to them). Run from the repository root with
-the README's environment (``.venv/bin/python results/ur5e/run.py ...``).
+the README's environment (``.venv/bin/python -m results.ur5e.run ...``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from results.runner import simdist_command
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "results" / "ur5e"
 VARIANTS = ("slow", "aim_bias_2mm", "aim_bias_5mm", "no_spiral", "small_spiral", "clumsy",
@@ -32,14 +34,9 @@ VARIANTS = ("slow", "aim_bias_2mm", "aim_bias_5mm", "no_spiral", "small_spiral",
 LEG_VARIANTS = (*VARIANTS[:-1], "under_twist")
 
 
-def _simdist() -> list[str]:
-    exe = Path(sys.executable).with_name("simdist")
-    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "simdist.cli"]
-
-
 def evaluate(out: Path, args: list[str], dry: bool) -> dict | None:
     """Run ``simdist evaluate ARGS --json`` into ``out`` unless it exists; returns the parsed result."""
-    cmd = [*_simdist(), "evaluate", *args, "--json"]
+    cmd = [*simdist_command(), "evaluate", *args, "--json"]
     print(("[dry-run] " if dry else "") + shlex.join(cmd) + f" > {out.relative_to(ROOT)}", flush=True)
     if dry:
         return None
@@ -125,7 +122,7 @@ def export(task: str, dry: bool) -> None:
 
     run = ROOT / "outputs" / task
     plan = run / "planner.json"
-    cmd = [*_simdist(), "export", "--ckpt", str(run / "pretrain" / "checkpoints" / "last.ckpt"), "--out",
+    cmd = [*simdist_command(), "export", "--ckpt", str(run / "pretrain" / "checkpoints" / "last.ckpt"), "--out",
            str(run / "model"), "--planner", str(plan), "--repo-id", f"simdist/{task}",
            "--train-config", str(max((run / "logs").rglob("config.yaml"), key=lambda f: f.stat().st_mtime))]
     print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
@@ -156,7 +153,7 @@ def bench(task: str, dry: bool) -> None:
     """The manipulation MPPI tick for one env (``simdist bench --sections mppi``): median and p99, 1 and 2
     threads, against the 200 ms period of 5 Hz."""
     out = OUT / "bench" / f"{task}.json"
-    cmd = [*_simdist(), "bench", "--task", task, "--sections", "mppi", "--threads", "1,2", "--repeats", "200",
+    cmd = [*simdist_command(), "bench", "--task", task, "--sections", "mppi", "--threads", "1,2", "--repeats", "200",
            "--json"]
     print(("[dry-run] " if dry else "") + shlex.join(cmd) + f" > {out.relative_to(ROOT)}", flush=True)
     if not dry:
@@ -179,7 +176,7 @@ def data(task: str, dry: bool) -> None:
     """The ``cpu``-preset pretraining dataset (progress with an ETA in ``outputs/ur5e/<task>-cpu.log``)."""
     out = f"outputs/ur5e/{task}-cpu"
     summary = OUT / "data" / f"{task}-cpu.json"
-    cmd = [*_simdist(), "generate", "--task", task, "--preset", "cpu", "--out", out, "--seed", "0", "--json"]
+    cmd = [*simdist_command(), "generate", "--task", task, "--preset", "cpu", "--out", out, "--seed", "0", "--json"]
     print(("[dry-run] " if dry else "") + shlex.join(cmd) + f" > {summary.relative_to(ROOT)} 2> {out}.log",
           flush=True)
     if not dry:

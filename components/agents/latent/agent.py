@@ -264,7 +264,9 @@ class LatentAgent(Agent):
         return Agent.with_settings(agent, **settings)
 
     # -- training -------------------------------------------------------------------------------
-    def _encoder(self) -> EncodedFolders:
+    def encoded_replay(self) -> EncodedFolders:
+        """What encodes dataset folders into this agent's transitions (its policy's frozen encoder and reward
+        labels), built on first use."""
         if self._encoded is None:
             reward_model = None
             if self.settings["rewards"] == "model":
@@ -336,7 +338,7 @@ class LatentAgent(Agent):
         if isinstance(updates, bool) or not isinstance(updates, int) or updates < 0:
             raise ValueError(f"updates must be an integer >= 0, got {updates!r}")
         agent = self._copy()
-        data = agent._encoder().load(prior)
+        data = agent.encoded_replay().load(prior)
         if data is None:
             raise ValueError(f"{prior}: no transitions to pretrain on")
         agent._run(updates, lambda: uniform_batch(data, agent.settings["batch_size"], agent._generator), seed, progress,
@@ -355,7 +357,7 @@ class LatentAgent(Agent):
             raise ValueError(f"freeze={freeze!r}: a {self.agent_type} agent trains its heads on a frozen encoder; "
                              "use 'heads_only'")
         agent = self._copy()
-        enc = agent._encoder()
+        enc = agent.encoded_replay()
         online = enc.load(data)
         offline = enc.load(prior) if prior is not None else None
         seen = len(online) if online is not None else 0

@@ -203,7 +203,8 @@ def pooled_trials(paths: Iterable[str | Path]) -> dict[str, list]:
     return pooled
 
 
-def _with_command(obs: dict[str, np.ndarray], cmd: np.ndarray) -> dict[str, np.ndarray]:
+def with_command(obs: dict[str, np.ndarray], cmd: np.ndarray) -> dict[str, np.ndarray]:
+    """``obs`` with its ``command`` group (and the command slots of ``privileged``) set to ``cmd`` (B, 3)."""
     out = dict(obs)
     out["command"] = cmd.astype(np.float32)
     if "privileged" in obs:
@@ -213,7 +214,8 @@ def _with_command(obs: dict[str, np.ndarray], cmd: np.ndarray) -> dict[str, np.n
     return out
 
 
-def _yaw(env: Any) -> np.ndarray:
+def base_yaw(env: Any) -> np.ndarray:
+    """Each env's base yaw (B,), radians."""
     q = np.asarray(env.qpos[:, 3:7], np.float64)
     return yaw_from_rotmat(quat_to_rotmat(q / np.linalg.norm(q, axis=1, keepdims=True)))
 
@@ -236,7 +238,7 @@ def run_trials(env: Any, controller: Any, speed: float, course_length: float, *,
     b, dt = env.num_envs, env.dt
     obs = env.reset(seed=seed)
     spawn = np.array(env.base_pos[:, :2], np.float64)
-    yaw0 = _yaw(env)
+    yaw0 = base_yaw(env)
     heading = np.stack([np.cos(yaw0), np.sin(yaw0)], axis=1)
     gen = CommandGenerator(b, dt, "straight", speed=speed)
     rng = np.random.default_rng(seed)
@@ -251,7 +253,7 @@ def run_trials(env: Any, controller: Any, speed: float, course_length: float, *,
     for t in range(max_steps):
         walking = t >= reset_steps
         if t == reset_steps:
-            gen.reset(np.arange(b), rng, np.array(env.base_pos[:, :2]), _yaw(env))
+            gen.reset(np.arange(b), rng, np.array(env.base_pos[:, :2]), base_yaw(env))
             cmd = gen.command.astype(np.float32)
             if history is not None and walk_start_history == "pad":
                 history.reset(obs)
@@ -263,7 +265,7 @@ def run_trials(env: Any, controller: Any, speed: float, course_length: float, *,
             actions = controller_actions(controller, history, obs, cmd)
         res = env.step(actions)
         if walking:
-            gen.step(rng, np.array(env.base_pos[:, :2]), _yaw(env))
+            gen.step(rng, np.array(env.base_pos[:, :2]), base_yaw(env))
             cmd = gen.command.astype(np.float32)
             walked += active
         obs = res.obs
@@ -313,7 +315,7 @@ def controller_actions(controller: Any, history: Any, obs: dict[str, np.ndarray]
         if history.command_dim:
             history.command[:] = _tensor_like(history.command, cmd)
         return _numpy(controller.act(history))
-    return _numpy(controller(_with_command(obs, cmd)))
+    return _numpy(controller(with_command(obs, cmd)))
 
 
 def _numpy(x: Any) -> np.ndarray:

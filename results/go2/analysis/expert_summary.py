@@ -1,4 +1,4 @@
-"""Summary of the expert's 20 s bars (`python results/go2/run.py expert`): episodes without termination per run.
+"""Summary of the expert's 20 s bars (`python -m results.go2.run expert`): episodes without termination per run.
 
 Reads every ``TERRAIN[_seedS][_dD].json`` in the folder (``simdist evaluate --json`` results, one speed) and
 writes ``summary.json``: per file the episodes without termination, the trials and the mean forward speed;

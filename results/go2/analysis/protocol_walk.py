@@ -17,7 +17,7 @@ import torch
 
 import simdist
 from simdist.components.tasks.go2.commands import CommandGenerator
-from simdist.components.tasks.go2.protocol import RESET_STEPS, _with_command, _yaw, make_course, protocol_env
+from simdist.components.tasks.go2.protocol import RESET_STEPS, base_yaw, make_course, protocol_env, with_command
 from simdist.experts import load_policy
 from simdist.planning import PlannerPolicy
 from simdist.world_model import WorldModel
@@ -65,9 +65,9 @@ def compare_walk(model: str, terrain: str, *, trials: int, walk_steps: int, driv
     active, fell_at, reasons = np.ones(b, bool), np.full(b, -1), [""] * b
     for t in range(RESET_STEPS + walk_steps):
         if t == RESET_STEPS:
-            gen.reset(np.arange(b), rng, np.array(env.base_pos[:, :2]), _yaw(env))
+            gen.reset(np.arange(b), rng, np.array(env.base_pos[:, :2]), base_yaw(env))
             cmd = gen.command.astype(np.float32)
-        seen = _with_command(obs, cmd)
+        seen = with_command(obs, cmd)
         head_action = head(seen)
         if t < RESET_STEPS:
             actions = np.zeros((b, 12), np.float32)
@@ -79,7 +79,7 @@ def compare_walk(model: str, terrain: str, *, trials: int, walk_steps: int, driv
         res = env.step(actions)
         head.record(actions)
         if t >= RESET_STEPS:
-            gen.step(rng, np.array(env.base_pos[:, :2]), _yaw(env))
+            gen.step(rng, np.array(env.base_pos[:, :2]), base_yaw(env))
             cmd = gen.command.astype(np.float32)
         obs = res.obs
         for i in np.flatnonzero(np.asarray(res.terminated, bool) & active):

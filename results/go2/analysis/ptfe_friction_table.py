@@ -1,6 +1,6 @@
 """Tables of the PTFE friction sweep: expert and zoo-model progress per friction, then the adaptation curves.
 
-Made by `python results/go2/run.py friction-sweep`, which runs this script last.
+Made by `python -m results.go2.run friction-sweep`, which runs this script last.
 
 Usage: python results/go2/analysis/ptfe_friction_table.py RESULTS_DIR   (writes RESULTS_DIR/table.md too)
 """

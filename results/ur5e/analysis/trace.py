@@ -63,10 +63,7 @@ def load_controller(task, spec: str, planner: str = "policy"):  # type: ignore[n
 
         agent = load_agent(spec)
         return agent.with_settings(planner=planner) if agent.plans else agent
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from state_bc import load_saved
+    from state_bc import load_saved  # beside this script, which runs by its path
 
     return load_saved(spec).act_on
 

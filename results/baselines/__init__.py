@@ -1,0 +1,1 @@
+"""The baselines runners (``python -m results.baselines.…``)."""

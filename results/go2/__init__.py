@@ -1,0 +1,1 @@
+"""The go2 runners (``python -m results.go2.…``)."""

@@ -1,0 +1,1 @@
+"""The table1 runners (``python -m results.table1.…``)."""

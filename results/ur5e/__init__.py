@@ -1,0 +1,1 @@
+"""The ur5e runners (``python -m results.ur5e.…``)."""
