@@ -30,10 +30,22 @@ AGENT_TYPE_KEY = "agent_type"
 LEGACY_AGENT_TYPE = "simdist"
 
 
+class RegisteredAgentType:
+    """``cls.agent_type``: the name ``cls`` (or the nearest registered class it derives from) is registered under as
+    kind ``agent``, what ``config.json`` records and :func:`load_agent` dispatches on; "" for an unregistered class."""
+
+    def __get__(self, obj: Any, owner: type) -> str:
+        for cls in owner.__mro__:
+            key = cls.__dict__.get("_simdist_registry_key")
+            if key is not None and key[0] == "agent":
+                return str(key[1])
+        return ""
+
+
 class Agent(abc.ABC):
     """Acts on :class:`~simdist.planning.ObservationHistory` batches; finetunes; saves and loads."""
 
-    agent_type: ClassVar[str] = ""
+    agent_type = RegisteredAgentType()
     #: whether the agent plans with a world model (then the adaptation loop passes its planner budget)
     plans: ClassVar[bool] = False
 

@@ -85,8 +85,6 @@ class PluginReach(ToyReachTask):
 
 @register("agent", "plugin-zero")
 class ZeroAgent(Agent):
-    agent_type = "plugin-zero"
-
     def __init__(self, action_dim):
         self.action_dim = action_dim
 

@@ -109,3 +109,19 @@ def test_model_lookups_do_not_import_mujoco() -> None:
             "assert 'mujoco' not in sys.modules and 'simdist.envs' not in sys.modules, 'imported the envs'\n"
             "assert 'toy-reach' in simdist.registry.list_components('env')\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_agent_type_is_the_registered_name() -> None:
+    """``agent_type`` (what config.json records) is read from the registration, so the two cannot disagree; an
+    unregistered subclass saves as the registered agent it derives from."""
+    from simdist import Agent, list_components
+    from simdist.registry import get
+
+    for name in list_components("agent"):
+        assert get("agent", name).agent_type == name
+    simdist_agent = get("agent", "simdist")
+
+    class Unregistered(simdist_agent):  # type: ignore[misc, valid-type]
+        pass
+
+    assert Unregistered.agent_type == "simdist" and Agent.agent_type == ""

@@ -63,7 +63,6 @@ def _check_positive(**values: Any) -> None:
 class BCAgent(Agent):
     """A :class:`BCPolicy` acting deterministically on observation histories; ``train`` fits one on a dataset."""
 
-    agent_type = AGENT_TYPE
     plans = False
 
     def __init__(self, policy: BCPolicy, source: str | None = None) -> None:

@@ -68,7 +68,6 @@ def _backbone(source: Any) -> BCPolicy:
 class DiffusionPolicyAgent(Agent):
     """A :class:`DiffusionPolicy` acting by receding horizon; ``train`` fits one on demonstrations."""
 
-    agent_type = AGENT_TYPE
     plans = False
 
     def __init__(self, model: DiffusionPolicy, source: str | None = None) -> None:

@@ -42,7 +42,6 @@ __all__ = ["IQLAgent"]
 class IQLAgent(LatentAgent):
     """IQL on frozen SimDist features; see the module docstring."""
 
-    agent_type = "iql"
     policy_class = BCPolicy
     default_settings: ClassVar[dict[str, Any]] = {
         "expectile": 0.9,

@@ -34,7 +34,6 @@ __all__ = ["RLPDAgent"]
 class RLPDAgent(LatentAgent):
     """RLPD on frozen SimDist features; see the module docstring."""
 
-    agent_type = "rlpd"
     policy_class = BCPolicy
     default_settings: ClassVar[dict[str, Any]] = {
         "utd": 20,

@@ -29,7 +29,6 @@ __all__ = ["SGFTAgent"]
 class SGFTAgent(RLPDAgent):
     """SGFT-SAC on frozen SimDist features; see the module docstring."""
 
-    agent_type = "sgft"
     default_settings: ClassVar[dict[str, Any]] = {**RLPDAgent.default_settings}
 
     @classmethod

@@ -24,7 +24,6 @@ from simdist.world_model import WorldModel
 class SimDistAgent(Agent):
     """A world model and its planner settings; ``act`` runs the planner, ``world_model`` is the model."""
 
-    agent_type = "simdist"
     plans = True
 
     def __init__(self, world_model: WorldModel, config: SimDistAgentConfig | None = None,

@@ -41,7 +41,6 @@ def _folder(path: str | Path | None) -> str | None:
 class SimDistBCAgent(SimDistAgent):
     """A SimDist agent whose finetuning also clones the policy head on :attr:`demos`."""
 
-    agent_type = AGENT_TYPE
 
     def __init__(self, world_model: WorldModel, config: SimDistAgentConfig | None = None, source: str | None = None,
                  bc_config: SimDistBCConfig | None = None) -> None:
