@@ -31,7 +31,6 @@ import torch
 
 from simdist.agents import Agent, load_agent
 from simdist.data.schema import DatasetSpec, Episode
-from simdist.freeze import FreezePolicy
 from simdist.fsutil import atomic_path, atomic_write_json, remove_stale_temporaries
 from simdist.parallel import evaluate_in_workers, evaluation_passes
 from simdist.provenance import agent_module, weights_fingerprint
@@ -459,25 +458,18 @@ class AdaptationLoop:
         return self.finetune_agent(start, stage)
 
     def finetune_agent(self, start: Agent, stage: int) -> Agent:
-        """``start`` finetuned on the real data so far: world-model agents with this run's finetuning budget,
-        other agents with their own settings; agents get the ``prior`` folders when the run has them."""
+        """``start`` finetuned on the real data so far under the run's freeze policy, which the agent turns into
+        its own trainable parts and loss; it takes what it uses of the run's finetuning budget
+        (:meth:`~simdist.agents.Agent.finetune_options`) and the ``prior`` folders when the run has them."""
         cfg = self.cfg
+        budget = {"epochs": cfg.epochs, "windows_per_epoch": cfg.windows_per_epoch, "batch_size": cfg.batch_size,
+                  "lr": cfg.lr, "warmup_steps": cfg.warmup_steps, "obs_noise": self.task.obs_noise}
         options: dict[str, Any] = {"freeze": cfg.freeze, "out": self.out / "lightning" / f"stage-{stage}",
-                                   "seed": cfg.seed + stage, "progress": self.progress}
-        if world_model_of(start) is not None:
-            options.update(epochs=cfg.epochs, windows_per_epoch=cfg.windows_per_epoch, batch_size=cfg.batch_size,
-                           lr=cfg.lr, warmup_steps=cfg.warmup_steps, obs_noise=self.task.obs_noise,
-                           loss_weights=self.loss_weights())
+                                   "seed": cfg.seed + stage, "progress": self.progress,
+                                   **start.finetune_options(budget)}
         if cfg.prior:
             options["prior"] = list(cfg.prior)
         return start.finetune(self.data_dir, **options)
-
-    def loss_weights(self) -> dict[str, float]:
-        """Latent consistency for the dynamics; an ablation that unfreezes the reward or value head also
-        trains it on what real data offers: the logged rewards, and TD targets built from them."""
-        trainable = FreezePolicy.parse(self.cfg.freeze).trainable_names(world_model_of(self.base))
-        return {"dynamics": 1.0, "reward": float("reward" in trainable), "value": float("value" in trainable),
-                "action": 0.0}
 
     def run_stage(self, k: int) -> dict[str, Any]:
         """Collect (stage > 0), finetune and evaluate stage ``k``; returns its entry."""

@@ -12,7 +12,7 @@ group ``simdist.components``.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -75,6 +75,12 @@ class Agent(abc.ABC):
     @abc.abstractmethod
     def from_pretrained(cls, name_or_path: str | Path, **kwargs: Any) -> Agent:
         """Load from a folder or Hub id."""
+
+    def finetune_options(self, budget: Mapping[str, Any]) -> dict[str, Any]:
+        """The keyword arguments of :meth:`finetune` this agent takes from an adaptation run's finetuning budget
+        (``epochs``, ``windows_per_epoch``, ``batch_size``, ``lr``, ``warmup_steps``, ``obs_noise``); the default
+        takes none (the agent finetunes with its own settings)."""
+        return {}
 
     def with_settings(self, **settings: Any) -> Agent:
         """The same agent acting with other settings (``seed``, a planner budget, ...). The default takes only

@@ -108,7 +108,10 @@ def test_resume_with_other_settings_reruns_the_stages_on_the_logged_data(toy_mod
 @pytest.mark.parametrize("freeze", ["dynamics_only", "dynamics,encoder", "dynamics,value"])
 def test_freeze_policy_switch(toy_model: str, tmp_path: Path, freeze: str) -> None:
     loop = AdaptationLoop(toy_model, ToyTask(), tmp_path, _config(freeze=freeze), log=lambda m: None)
-    assert loop.loss_weights()["value"] == float(freeze == "dynamics,value")  # TD targets from real rewards
+    from simdist.components.agents.simdist.modeling import freeze_loss_weights
+
+    weights = freeze_loss_weights(freeze, loop.base.world_model)  # the agent's reading of the run's freeze policy
+    assert weights["value"] == float(freeze == "dynamics,value")  # TD targets from real rewards
     loop.collect_until(SCHEDULE[1], loop.base, stage=1)
     tuned = loop.finetune(toy_model, stage=1)
     base = WorldModel.from_pretrained(toy_model)

@@ -8,6 +8,7 @@ model's (``config.json``, ``model.safetensors``, card) plus ``planner.json``.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -70,18 +71,25 @@ class SimDistAgent(Agent):
         return SimDistAgent(self.world_model, SimDistAgentConfig.from_planner_dict(flat), self.source)
 
     # -- finetuning --------------------------------------------------------------------------
+    def finetune_options(self, budget: Mapping[str, Any]) -> dict[str, Any]:
+        """The whole budget: a world model finetunes on the adaptation run's schedule."""
+        return dict(budget)
+
     def finetune(self, data: str | Path, *, freeze: str = "dynamics_only", out: str | Path | None = None,
                  seed: int = 0, epochs: int = 3, windows_per_epoch: int = 6_000, batch_size: int = 32,
                  lr: float = 2e-4, warmup_steps: int = 50, obs_noise: Any = None,
                  loss_weights: dict[str, float] | None = None, progress: bool = False) -> SimDistAgent:
         """Finetune a copy on the dataset folder ``data`` (``front_pad`` = the model's history, no held-out
-        split); the schedule warms up for ``warmup_steps`` and decays to ``lr / 2``."""
+        split); the schedule warms up for ``warmup_steps`` and decays to ``lr / 2``. ``loss_weights`` None: those
+        of ``freeze`` (:func:`freeze_loss_weights`)."""
         from simdist.data import TrajectoryDataModule
         from simdist.training import FinetuneModule
         from simdist.training.module import epoch_trainer
 
         torch.manual_seed(seed)
         mcfg = self.world_model.config
+        if loss_weights is None:
+            loss_weights = freeze_loss_weights(freeze, self.world_model)
         module = FinetuneModule(model=mcfg.to_dict(), freeze=freeze, lr=lr, end_lr=lr / 2,
                                 warmup_steps=warmup_steps, decay_steps=max(10 * warmup_steps, 2_000),
                                 obs_noise=obs_noise, loss_weights=loss_weights)
@@ -110,3 +118,14 @@ class SimDistAgent(Agent):
         folder, _ = resolve_folder(name_or_path, **hub)
         wm = WorldModel.from_pretrained(folder, **kwargs)
         return cls(wm, SimDistAgentConfig.from_folder(folder), source=str(name_or_path))
+
+
+def freeze_loss_weights(freeze: str, world_model: Any) -> dict[str, float]:
+    """The finetuning loss a freeze policy means on real data: latent consistency for the dynamics; an ablation
+    that unfreezes the reward or value head also trains it on what real data offers (the logged rewards, and TD
+    targets built from them)."""
+    from simdist.freeze import FreezePolicy
+
+    trainable = FreezePolicy.parse(freeze).trainable_names(world_model)
+    return {"dynamics": 1.0, "reward": float("reward" in trainable), "value": float("value" in trainable),
+            "action": 0.0}
