@@ -47,6 +47,9 @@ class TaskError(ValueError):
 class Task(abc.ABC):
     """A robot task on one reality profile (``profile``: None means the training simulator itself).
 
+    A task parses the profile it is given (a built-in name, a YAML path or a mapping) once, when it is built, and
+    keeps the parsed object in ``profile``: that object travels to its envs, courses and protocol, not the name.
+
     Subclasses set ``metric`` (the evaluation's per-trial value, higher is better), ``dt`` (control
     period, s), ``obs_noise`` (Gaussian training-input noise per observation group, raw units),
     ``planner_preset`` (the planner preset of the paper's setting for this task, which the tools scale),

@@ -227,3 +227,29 @@ def test_tasks_command_prints_the_key_table(capsys: pytest.CaptureFixture[str]) 
 def test_core_profile_module_names_no_task() -> None:
     text = (ROOT / "simdist" / "profiles.py").read_text().lower()
     assert not [w for w in ("go2", "toy", "unitree", "quadruped") if w in text]
+
+
+@pytest.mark.parametrize("name, profile", [("go2", "foam"), ("toy-reach", "real"), ("ur5e-peg", "peg-real")])
+def test_a_task_parses_its_profile_once(name: str, profile: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The task parses the profile name when it is built; its name, description and envs use the parsed object,
+    never the name again (the training simulator's env may read its own profile: toy-reach's ``sim``)."""
+    import simdist.components.tasks.go2.profiles as go2_profiles
+    import simdist.components.tasks.toy_reach.profiles as toy_profiles
+    import simdist.tasks as tasks
+    from simdist import make_task
+    from simdist.profiles import load_profile_data
+
+    reads: list[object] = []
+
+    def counted(source: object, *args: object, **kwargs: object) -> object:
+        reads.append(source)
+        return load_profile_data(source, *args, **kwargs)
+
+    for module in (go2_profiles, toy_profiles, tasks):
+        monkeypatch.setattr(module, "load_profile_data", counted)
+    task = make_task(name, profile=profile)
+    assert reads == [profile] and task.profile_name == task.profile.name
+    assert task.name.endswith(f":{task.profile.name}")
+    for real in (True, False):
+        task.make_env(1, seed=0, real=real).close()
+    assert task.describe()["profile"] == task.profile.name and reads.count(profile) == 1

@@ -170,7 +170,7 @@ def _demo_task_cls() -> type:
         def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> Any:
             key, title = ("eval-zero-shot", "zero-shot") if self.stage == 0 else ("eval-adapted", "adapted")
             speeds = ", ".join(f"{v:g}" for v in self.speeds or ())
-            with self.phases.phase(key, f"protocol with the {title} planner on {self.profile}: {trials} trials "
+            with self.phases.phase(key, f"protocol with the {title} planner on {self.profile_name}: {trials} trials "
                                         f"at each of {speeds} m/s"):
                 return super().evaluate(agent, trials, seed, num_envs=num_envs, log=log)
 
@@ -327,7 +327,7 @@ def collect_results(args: argparse.Namespace, loop: Any, curve: dict[str, Any], 
     protocol = zero["eval"]["details"]["protocol"]
     overlap, comparison = _comparison(zero, adapted)
     return {
-        "model": args.model, "real": loop.task.profile, "task": loop.task.describe(),
+        "model": args.model, "real": loop.task.profile_name, "task": loop.task.describe(),
         "course_length": protocol["course_length"], "speeds": list(loop.task.speeds),
         "rows": {"zero_shot": _row(zero, zero_shot_auc, zero["consistency"]["after"]),
                  "adapted": _row(adapted, adapted["value_auc"], adapted["consistency"]["after"])},

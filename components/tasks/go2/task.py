@@ -46,7 +46,8 @@ def parse_speed(text: str | float | Sequence[float]) -> float | tuple[float, flo
 @register("task", "go2")
 @dataclass
 class Go2Task(Task):
-    """A Go2 reality profile (a built-in name or a YAML path; None: the training simulator on ``terrain``)."""
+    """A Go2 reality profile (a built-in name, a YAML path or a ``RealityProfile``, parsed once into the latter;
+    None: the training simulator on ``terrain``)."""
 
     profile: Any = "ptfe-slope-3deg"
     speeds: tuple[float, ...] | None = None
@@ -83,11 +84,9 @@ class Go2Task(Task):
 
         if self.terrain is not None:
             self.profile = None
-        if self.profile is not None:
-            profile = load_profile(self.profile)
-            self.profile = profile.name if isinstance(self.profile, str) and not self.profile.endswith(
-                (".yaml", ".yml")) else self.profile
-            default_speeds: Sequence[float] = profile.eval_speeds
+        if self.profile is not None:  # parsed once; the profile object travels to the envs and the course
+            self.profile = load_profile(self.profile)
+            default_speeds: Sequence[float] = self.profile.eval_speeds
         else:
             default_speeds = (0.1, 0.3, 0.5)
         self.speeds = tuple(float(v) for v in (self.speeds or default_speeds))
@@ -101,14 +100,6 @@ class Go2Task(Task):
             if not 0.0 <= low <= high:
                 raise TaskError(f"collect_speed range must be 0 <= low <= high, got {self.collect_speed!r}")
             self.collect_speed = (low, high)
-
-    @property
-    def profile_name(self) -> str | None:
-        if self.profile is None:
-            return None
-        from simdist.components.tasks.go2.profiles import load_profile
-
-        return load_profile(self.profile).name
 
     # -- envs and data -------------------------------------------------------------------------
     def dataset_spec(self) -> DatasetSpec:
@@ -153,9 +144,7 @@ class Go2Task(Task):
 
     def success(self, result: Any) -> np.ndarray:
         """Reached the course end (the protocol's success), or walked the whole episode without falling."""
-        from simdist.components.tasks.go2.profiles import load_profile
-
-        end = load_profile(self.profile).course_length - 1e-6 if self.profile is not None else np.inf
+        end = self.profile.course_length - 1e-6 if self.profile is not None else np.inf
         reached = np.array([float(info.get("best_progress", 0.0)) >= end for info in result.final_info], bool)
         return (reached | ~np.asarray(result.terminated, bool)) & ~result.diverged
 

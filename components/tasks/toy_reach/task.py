@@ -36,12 +36,8 @@ class ToyReachTask(Task):
     expert_steps: ClassVar[int] = 400
 
     def __post_init__(self) -> None:
-        if self.profile is not None:
-            self.load_profile(self.profile)  # refuse a bad profile before any env is built
-
-    @property
-    def profile_name(self) -> str | None:
-        return None if self.profile is None else str(self.load_profile(self.profile).name)
+        if self.profile is not None:  # parsed once (a bad profile is refused before any env is built); it travels
+            self.profile = self.load_profile(self.profile)
 
     def variant(self, real: bool) -> Any:
         """The env's profile: this task's on the real env, ``sim`` on the training simulator."""

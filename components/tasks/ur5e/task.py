@@ -54,8 +54,8 @@ class UR5eTask(Task):
         from simdist.components.tasks.ur5e.config import ArmEnvConfig
 
         ArmEnvConfig(control_hz=self.control_hz, episode_seconds=self.episode_seconds, grid=self.grid)
-        if self.profile is not None:
-            self.load_profile(self.profile)  # refuse a bad profile before any env is built
+        if self.profile is not None:  # parsed once (a bad profile is refused before any env is built); it travels
+            self.profile = self.load_profile(self.profile)
 
     # ---- what differs between the two tasks ----
     def assembly(self) -> Any:
@@ -68,10 +68,6 @@ class UR5eTask(Task):
     @classmethod
     def profile_dir(cls) -> Path | None:
         return Path(__file__).with_name("profiles") / cls.profile_folder
-
-    @property
-    def profile_name(self) -> str | None:
-        return None if self.profile is None else str(self.load_profile(self.profile).name)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "grid": self.grid, "control_hz": self.control_hz}
@@ -89,7 +85,7 @@ class UR5eTask(Task):
         from simdist.components.tasks.ur5e.env import UR5eEnv
 
         if real:
-            profile = self.load_profile(self.profile) if self.profile is not None else None
+            profile = self.profile
             return UR5eEnv(self.assembly(), num_envs, self.env_config(grid=self.grid, lattice=False),
                            profile=profile, seed=seed)
         return UR5eEnv(self.assembly(), num_envs, self.env_config(grid=None), seed=seed)
@@ -108,7 +104,7 @@ class UR5eTask(Task):
         from simdist.components.tasks.ur5e.images import camera_settings
         from simdist.rollout import rollout
 
-        profile = self.load_profile(self.profile) if self.profile is not None else None
+        profile = self.profile
         cameras = camera_settings(agent)  # an image model's cameras and size; {} for state models and experts
         values: list[float] = []
         times: list[float | None] = []
@@ -171,7 +167,7 @@ class UR5eTask(Task):
         kind, _, name = spec.partition(":")
         if spec != "expert" and kind != "scripted":
             return None
-        profile = self.load_profile(self.profile) if self.profile is not None else None
+        profile = self.profile
         return make_expert(self.assembly(), name or "expert", self.control_hz, profile=profile)
 
     def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,

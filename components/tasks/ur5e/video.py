@@ -55,7 +55,7 @@ def rollout_states(task: Any, agent: Any, *, grid: str = "wide", cell: int = 0, 
 
     if not 0 <= cell < LATTICE_CELLS:
         raise ValueError(f"cell must be in [0, {LATTICE_CELLS}), got {cell}")
-    profile = task.load_profile(task.profile) if task.profile is not None else None
+    profile = task.profile
     env = UR5eEnv(task.assembly(), cell + 1, task.env_config(grid=grid), profile=profile, seed=seed)
     try:
         recorder = _CellRecorder(env, cell)

@@ -22,7 +22,7 @@ def trace(task, controller, cells: int = 8, seed: int = 0, max_steps: int = 225)
     from simdist.components.tasks.ur5e.env import UR5eEnv
     from simdist.planning.history import history_for
 
-    profile = task.load_profile(task.profile) if task.profile is not None else None
+    profile = task.profile
     env = UR5eEnv(task.assembly(), cells, task.env_config(grid=task.grid), profile=profile, seed=seed)
     try:
         obs = env.reset(seed=seed)
