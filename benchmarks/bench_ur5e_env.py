@@ -22,8 +22,8 @@ import time
 
 import numpy as np
 
+from simdist import make_task
 from simdist.components.tasks.ur5e.expert import make_expert
-from simdist.tasks import make_task
 
 
 def run(task_name: str, envs: int, hz: int, steps: int, seed: int) -> dict[str, float]:

@@ -96,7 +96,7 @@ class Check:
 
     def tick(self, task: str, mode: str | None, repeats: int) -> dict[str, Any]:
         """One planner tick of ``task``'s paper setting, eager (``mode`` None) or compiled."""
-        from simdist.planning.ensemble import build_planner
+        from simdist import build_planner
 
         wm, settings, history, period = self.fixture(task)
         planner = build_planner(wm, settings)

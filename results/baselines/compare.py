@@ -150,7 +150,7 @@ def prior(paths: dict[str, str | None]) -> list[str]:
 
 def bc_start(spec: dict[str, Any], paths: dict[str, str], work: Path, seed: int) -> str:
     """The single-step BC policy on the frozen encoder: the simulation's expert steps (and the 20 demos)."""
-    from simdist.agents import load_agent
+    from simdist import load_agent
     from simdist.components.agents.bc import BCAgent
 
     folder = work / f"seed-{seed}" / "bc-start"
@@ -165,7 +165,7 @@ def bc_start(spec: dict[str, Any], paths: dict[str, str], work: Path, seed: int)
 
 def initial_agent(name: str, spec: dict[str, Any], paths: dict[str, str], work: Path, seed: int) -> str:
     """The agent an adaptation run starts from (built and saved once); returns its folder."""
-    from simdist.agents import load_agent
+    from simdist import load_agent
 
     if name == "simdist":
         return paths["model"]
@@ -224,7 +224,7 @@ def flat(name: str, task_name: str, paths: dict[str, str], work: Path, results: 
     """A baseline trained once on the 100 demos and evaluated on the proxy-real profile."""
     import torch
 
-    from simdist.agents import load_agent
+    from simdist import load_agent
 
     torch.set_num_threads(1)
     spec = TASKS[task_name]

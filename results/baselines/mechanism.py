@@ -37,7 +37,7 @@ def drift(agent: Any, start: Any, features: torch.Tensor) -> float:
 
 
 def stage_rows(work: Path, name: str, seed: int) -> list[dict[str, Any]]:
-    from simdist.agents import load_agent
+    from simdist import load_agent
     from simdist.components.agents.latent import encode_transitions
 
     run = work / f"seed-{seed}" / name
@@ -59,7 +59,7 @@ def stage_rows(work: Path, name: str, seed: int) -> list[dict[str, Any]]:
 def iql_weights(work: Path, seed: int) -> dict[str, float]:
     """IQL's advantage weights exp(β(min Q − V)) (clipped at 100) on the simulation data after the offline phase:
     their effective sample size as a share of the batch (1: uniform, BC on every action; small: selective)."""
-    from simdist.agents import load_agent
+    from simdist import load_agent
     from simdist.components.agents.latent.networks import transition_tensordict
 
     agent = load_agent(work / f"seed-{seed}" / "iql-init")
@@ -84,7 +84,7 @@ def iql_weights(work: Path, seed: int) -> dict[str, float]:
 @torch.no_grad()
 def sgft_values(work: Path, seed: int) -> dict[str, float]:
     """V_sim on the simulation's and the real run's states, and the spread of the shaped reward on real data."""
-    from simdist.agents import load_agent
+    from simdist import load_agent
     from simdist.components.agents.latent import encode_transitions
 
     agent = load_agent(work / f"seed-{seed}" / "sgft-init")

@@ -79,8 +79,8 @@ def main() -> None:
                                     "--seed", "1", "--out", str(data), "--no-progress"), work / "heldout.log", False)
     from itertools import islice
 
+    from simdist import WorldModel
     from simdist.data.shards import iter_episodes
-    from simdist.world_model import WorldModel
 
     episodes = list(islice(iter_episodes(str(data), shuffle_shards=False, split_by_node=False,
                                          split_by_worker=False), args.episodes))

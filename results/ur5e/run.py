@@ -53,7 +53,7 @@ def evaluate(out: Path, args: list[str], dry: bool) -> dict | None:
 
 def _cell(result: dict) -> str:
     """``k/n = mean [low, high]``: successes with the 95 % bootstrap interval."""
-    from simdist.evaluation import EvaluationResult
+    from simdist import EvaluationResult
 
     e = EvaluationResult.from_dict(result).success_estimate()
     return f"{int(sum(result['success']))}/{e.n} = {e.mean:.2f} [{e.low:.2f}, {e.high:.2f}]"
@@ -191,7 +191,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench"):
-        s = sub.add_parser(name, help=globals()[name].__doc__)
+        s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
     args = p.parse_args()

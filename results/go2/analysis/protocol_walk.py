@@ -16,11 +16,11 @@ import numpy as np
 import torch
 
 import simdist
+from simdist import WorldModel
 from simdist.components.tasks.go2.commands import CommandGenerator
 from simdist.components.tasks.go2.protocol import RESET_STEPS, base_yaw, make_course, protocol_env, with_command
 from simdist.experts import load_policy
 from simdist.planning import PlannerPolicy
-from simdist.world_model import WorldModel
 
 
 def parser(description: str) -> argparse.ArgumentParser:

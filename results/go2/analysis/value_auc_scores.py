@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from simdist import WorldModel
 from simdist.adaptation import last_quarter_mean, roc_auc, value_trace
 from simdist.data import iter_episodes
-from simdist.world_model import WorldModel
 
 SCORES = {
     "final": lambda first, end: float(end[-1]),

@@ -19,10 +19,9 @@ from pathlib import Path
 
 
 def main() -> None:
-    from simdist.agents import load_agent
+    from simdist import WorldModel, load_agent
     from simdist.components.agents.bc import BCAgent
     from simdist.tasks import make_task, task_class
-    from simdist.world_model import WorldModel
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--task", default="ur5e-peg")

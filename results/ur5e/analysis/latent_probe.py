@@ -17,7 +17,7 @@ import torch
 
 
 def main() -> None:
-    from simdist.agents import load_agent
+    from simdist import load_agent
     from simdist.data.shards import iter_episodes
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])

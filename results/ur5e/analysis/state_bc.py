@@ -116,7 +116,7 @@ def train(args: argparse.Namespace) -> tuple[StateBC, dict]:  # type: ignore[typ
 
 
 def main() -> None:
-    from simdist.tasks import make_task
+    from simdist import make_task
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--task", default="ur5e-peg")

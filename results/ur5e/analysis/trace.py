@@ -59,7 +59,7 @@ def load_controller(task, spec: str, planner: str = "policy"):  # type: ignore[n
     if agent is not None:
         return agent
     if Path(spec).is_dir():  # a saved agent; PLANNER after a colon (default: the policy head)
-        from simdist.agents import load_agent
+        from simdist import load_agent
 
         agent = load_agent(spec)
         return agent.with_settings(planner=planner) if agent.plans else agent
@@ -69,7 +69,7 @@ def load_controller(task, spec: str, planner: str = "policy"):  # type: ignore[n
 
 
 def main() -> None:
-    from simdist.tasks import make_task
+    from simdist import make_task
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--task", default="ur5e-peg")
