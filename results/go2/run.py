@@ -517,8 +517,8 @@ README_ROWS = [
     "expert, foam=results/go2/expert-2549/profile_foam.json",
     "SimDist zoo model, flat=results/go2/stage4-ema/37000/mppi_te0.8_flat_seed*.json",
     "SimDist zoo model, 5.7 deg slope=results/go2/stage4-ema/37000/mppi_te0.8_slope_seed*.json",
-    "demo zero-shot, ptfe-slope-5.7deg=results/go2/demo/results.json#protocol.zero_shot",
-    "demo adapted (4 min), ptfe-slope-5.7deg=results/go2/demo/results.json#protocol.adapted",
+    "demo zero-shot, ptfe-slope-5.7deg=results/go2/demo-30-trials/results.json#protocol.zero_shot",
+    "demo adapted (4 min), ptfe-slope-5.7deg=results/go2/demo-30-trials/results.json#protocol.adapted",
 ]
 
 
