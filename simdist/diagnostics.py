@@ -26,7 +26,7 @@ from torch import Tensor
 
 from simdist.components.planners.base import discounted_return, eval_mode
 
-__all__ = ["ActionInformation", "action_information", "dataset_windows", "derangement"]
+__all__ = ["ActionInformation", "action_information", "dataset_windows", "derangement", "to_device"]
 
 
 @dataclass
@@ -115,7 +115,6 @@ def dataset_windows(folder: str | Path, model: Any, *, windows: int = 512, seed:
     """``windows`` shuffled training windows of the model's history and horizon from the dataset ``folder``, as
     one batch on the model's device (``split="val"``: the folder's held-out episodes, read in order)."""
     from simdist.data import TrajectoryDataModule
-    from simdist.training.evaluate import tensors_to_device
 
     cfg = model.config
     dm = TrajectoryDataModule(str(folder), history=cfg.history, horizon=cfg.horizon, batch_size=int(windows),
@@ -124,4 +123,11 @@ def dataset_windows(folder: str | Path, model: Any, *, windows: int = 512, seed:
                               seed=seed)
     dm.setup("fit")
     batch = next(iter(dm.train_dataloader() if split == "train" else dm.val_dataloader()))
-    return tensors_to_device(batch, model.device)
+    return to_device(batch, model.device)
+
+
+def to_device(tree: Any, device: torch.device) -> Any:
+    """A (nested) dict of tensors, e.g. a collated window batch, on ``device``."""
+    if isinstance(tree, Mapping):
+        return {k: to_device(v, device) for k, v in tree.items()}
+    return tree.to(device)

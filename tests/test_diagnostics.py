@@ -44,3 +44,51 @@ def test_action_information_separates_a_blind_model(sim_data, tmp_path) -> None:
     assert all(np.isfinite(v) for v in metrics.values()) and "diag/latent_shift" in metrics
     with pytest.raises(KeyError, match="rewards"):
         action_information(model, {k: v for k, v in batch.items() if k != "rewards"})
+
+
+@pytest.mark.usefixtures("single_thread")
+def test_every_training_run_logs_action_information(sim_data, tmp_path) -> None:
+    import lightning as L
+
+    from simdist.data import TrajectoryDataModule
+    from simdist.training import PretrainModule
+
+    def fit(**kwargs) -> dict:
+        module = PretrainModule(preset="toy", lr=1e-3, warmup_steps=5, decay_steps=50, **kwargs)
+        dm = TrajectoryDataModule(str(sim_data), history=8, horizon=8, batch_size=32, windows_per_epoch=64,
+                                  heldout_fraction=0.3, seed=0)
+        trainer = L.Trainer(accelerator="cpu", max_epochs=1, logger=False, enable_checkpointing=False,
+                            enable_progress_bar=False, enable_model_summary=False, default_root_dir=tmp_path)
+        trainer.fit(module, dm)
+        return {k: float(v) for k, v in trainer.callback_metrics.items()}
+
+    metrics = fit()
+    for key in ("val/diag/consistency_true", "val/diag/consistency_ratio", "val/diag/latent_shift",
+                "val/diag/return_label_corr_true"):
+        assert np.isfinite(metrics[key]), key
+    assert not any(k.startswith("val/diag/") for k in fit(diagnostics=False))
+
+
+@pytest.mark.usefixtures("single_thread")
+def test_diagnose_command(sim_data, tmp_path, capsys) -> None:
+    import json
+
+    from simdist import WorldModel
+    from simdist.cli import main
+    from simdist.data import TrajectoryDataModule
+
+    torch.manual_seed(0)
+    model = WorldModel.from_preset("toy")
+    dm = TrajectoryDataModule(str(sim_data), history=8, horizon=8, batch_size=8, heldout_fraction=0.0)
+    dm.setup("fit")
+    model.normalizer.set_stats(dm.stats.to_dict())
+    model.save_pretrained(tmp_path / "model")
+    out = tmp_path / "report.json"
+    assert main(["diagnose", "--model", str(tmp_path / "model"), "--data", str(sim_data), "--windows", "32",
+                 "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["windows"] == 32 and len(report["consistency_true"]) == 8
+    assert "latent shift" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["diagnose", "--model", str(tmp_path / "model"), "--data", str(tmp_path / "nothing")])
+    assert "no dataset.json" in capsys.readouterr().err

@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import time
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from simdist.cli import tool_parser
+from simdist.cli import positive_int, tool_parser
 
 
 @dataclass
@@ -326,6 +326,8 @@ def main(argv: list[str]) -> int:
                         help="past actions the mlp dynamics reads each step (0: z_{k+1} = f(z_k, a_k))")
     parser.add_argument("--explore", type=float, default=0.0,
                         help="largest exploration noise std on the planner's actions while logging real data")
+    parser.add_argument("--real-episodes", type=positive_int, default=None,
+                        help="real episodes logged for finetuning (default: the scale's, 24)")
     parser.add_argument("--ranking", action="store_true",
                         help="also measure plan ranking (Spearman rho) and action information, before and after")
     parser.add_argument("--quick", action="store_true", help="tiny scale (seconds), as the tests run it")
@@ -339,6 +341,9 @@ def main(argv: list[str]) -> int:
         parser.error(f"{err}")
     if args.pretrained is not None and not (Path(args.pretrained) / "config.json").is_file():
         parser.error(f"--pretrained {args.pretrained}: no config.json there (a saved world-model folder)")
-    run_toy_pipeline(args.out, QUICK if args.quick else ToyScale(), seed=args.seed, progress=not args.no_progress,
+    scale = QUICK if args.quick else ToyScale()
+    if args.real_episodes is not None:
+        scale = replace(scale, real_episodes=args.real_episodes)
+    run_toy_pipeline(args.out, scale, seed=args.seed, progress=not args.no_progress,
                      real=real, pretrained=args.pretrained, options=options)
     return 0
