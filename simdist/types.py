@@ -15,11 +15,14 @@ class Encoding:
     ``latent``: (B, D) current latent token as the reward head consumes it (official: z_t plus its
     temporal and type encodings).
     ``z``: (B, D) the bare per-step latent E(o_t), in the space of the consistency targets.
+    ``actions``: (B, H, A) the normalised past actions a_{t-H..t-1}, for dynamics that read them directly
+    (``dynamics/mlp`` with ``action_context``); None where an encoder does not pass them on.
     """
 
     context: Tensor
     latent: Tensor
     z: Tensor
+    actions: Tensor | None = None
 
 
 @dataclass

@@ -153,7 +153,7 @@ def test_variants_are_profiles(tmp_path: Path) -> None:
     from simdist.profiles import ProfileError
     from simdist.tasks import make_task
 
-    assert builtin_profiles() == ["real", "sim"]
+    assert builtin_profiles() == ["lag", "real", "sim"]
     real, sim = load_profile("real"), load_profile("sim")
     assert (real.tilt, real.mass_scale * pm.NOMINAL_MASS, real.friction) == (pm.REAL_TILT, pm.REAL_MASS,
                                                                               pm.REAL_FRICTION)
@@ -174,7 +174,7 @@ def test_variants_are_profiles(tmp_path: Path) -> None:
     path.write_text("mass_scale: 0\n")
     with pytest.raises(ProfileError, match=r"heavy.yaml: mass_scale = 0 is out of range \(0, 10\]"):
         make_task("toy-reach", profile=str(path))
-    with pytest.raises(ProfileError, match="unknown reality profile 'mars'; built-ins: real, sim"):
+    with pytest.raises(ProfileError, match="unknown reality profile 'mars'; built-ins: lag, real, sim"):
         make_task("toy-reach", profile="mars")
     with pytest.raises(ProfileError, match="tilt = 1 is out of range"):
         ToyProfile(tilt=1)

@@ -29,7 +29,9 @@ class WorldModelModule(L.LightningModule):
     MLP heads), or ``init_from`` (a Hub id or folder with pretrained weights, for finetuning). Normalisation
     statistics are taken from the datamodule's training data when the model has none yet
     (``fit_normalizer``); a finetuned model keeps its simulation statistics. Adam with the warmup-cosine
-    schedule of SIMDIST.md 4.5 by default.
+    schedule of SIMDIST.md 4.5 by default. ``diagnostics`` (on by default) logs the action-information
+    diagnostic on held-out windows after every validation epoch (``val/diag/*``,
+    :class:`~simdist.training.diagnostics.ActionInformationCallback`).
     """
 
     def __init__(
@@ -50,6 +52,7 @@ class WorldModelModule(L.LightningModule):
         history_dropout: float = 0.0,
         history_dropout_obs: dict[str, list[int]] | None = None,
         preset_overrides: dict[str, Any] | None = None,
+        diagnostics: bool = True,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -96,6 +99,12 @@ class WorldModelModule(L.LightningModule):
             normalizer.set_stats(stats.to_dict() if hasattr(stats, "to_dict") else stats)
         if stage == "fit" and not bool(normalizer.fitted):
             warnings.warn("training a world model whose normaliser was never fitted", stacklevel=2)
+
+    def configure_callbacks(self) -> list[L.Callback]:
+        """The action-information validation metric (``diagnostics``), beside the trainer's own callbacks."""
+        from simdist.training.diagnostics import ActionInformationCallback
+
+        return [ActionInformationCallback()] if self.hparams.get("diagnostics", True) else []
 
     # ------------------------------------------------------------------ steps
     def on_fit_start(self) -> None:
@@ -191,12 +200,14 @@ class FinetuneModule(WorldModelModule):
         fit_normalizer: bool = False,
         eval_frozen: bool = True,
         value_target: str = "td",
+        diagnostics: bool = True,
     ) -> None:
         super().__init__(
             model=model, preset=preset, init_from=init_from, freeze=freeze,
             loss_weights=loss_weights or {"dynamics": 1.0, "reward": 0.0, "value": 0.0, "action": 0.0},
             lr=lr, end_lr=end_lr, warmup_steps=warmup_steps, decay_steps=decay_steps, obs_noise=obs_noise,
             fit_normalizer=fit_normalizer, eval_frozen=eval_frozen, value_target=value_target,
+            diagnostics=diagnostics,
         )
 
 

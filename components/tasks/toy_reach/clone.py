@@ -2,11 +2,13 @@
 
 A snapshot copies each env's MuJoCo integration state (``mj_getState(mjSTATE_INTEGRATION)``: time, position,
 velocity, controls, the solver's warm start), the per-env model fields the env randomises (puck mass and
-inertia, joint friction) and the env's own arrays (goal, mass, friction, step count); the floor's tilt is the
-profile's, so the env a snapshot is restored into must be built on the same profile.
+inertia, joint friction) and the env's own arrays (goal, mass, friction, step count, the actions still in the
+actuation delay); the floor's tilt, the latency and the gain are the profile's, so the env a snapshot is
+restored into must be built on the same profile.
 
-V^e, the expert's value at the end of a candidate, is the PD expert's discounted return from there, rolled
-on the task's env for :data:`EXPERT_STEPS` steps. That is what the toy's value labels estimate: the dataset
+V^e, the expert's value at the end of a candidate, is the PD expert's discounted return from there (on a profile
+with actuation latency or gain, the expert retuned for them, :func:`.expert.expert_for`), rolled on the task's
+env for :data:`EXPERT_STEPS` steps. That is what the toy's value labels estimate: the dataset
 labels ``values[i] = V^expert(s_{i+1})`` with a critic regressed on the expert's discounted returns-to-go over
 at least 400 steps (:func:`.critic.expert_returns`), with no time limit (its state, ``(p - g, v)``, carries no
 time) and leaving the arena absorbing with zero reward. The return here follows the same definition; it is
@@ -29,7 +31,7 @@ from simdist.rows import take_rows
 EXPERT_STEPS = 400
 _SIG = mujoco.mjtState.mjSTATE_INTEGRATION
 _MODEL_FIELDS = ("body_mass", "body_inertia", "dof_frictionloss")
-_ENV_FIELDS = ("goal", "mass", "friction", "t")
+_ENV_FIELDS = ("goal", "mass", "friction", "t", "action_queue")
 
 
 def snapshot(env: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
@@ -68,7 +70,7 @@ def expert_continuation_returns(make_env: Callable[[int, int], Any], snap: dict[
     """(N,) Σ_{k<T} γ^k r_k + γ^T V^e(s_T) of ``actions[i]`` (N, T, 2) open loop from snapshot row i, V^e(s_T)
     the PD expert's discounted return over ``expert_steps`` further steps; the episode's time limit is ignored
     and leaving the arena (termination) ends the return, as in the critic's labels (module docstring)."""
-    from simdist.components.tasks.toy_reach.expert import expert_policy
+    from simdist.components.tasks.toy_reach.expert import expert_for
     from simdist.data.engine import progress_bar
 
     actions = np.asarray(actions, np.float32)
@@ -77,16 +79,18 @@ def expert_continuation_returns(make_env: Callable[[int, int], Any], snap: dict[
         raise ValueError(f"actions must be (N={n}, T, A) open-loop sequences, got {actions.shape}")
     out = np.zeros(n)
     bar = progress_bar(n, progress, desc="true returns", unit="candidate")
-    policy = expert_policy()
     try:
         for lo in range(0, n, batch):
             idx = np.arange(lo, min(lo + batch, n))
             env = make_env(len(idx), seed)
+            policy = expert_for(env.profile)
             try:
                 env.reset(seed=seed)
                 obs = restore(env, take_rows(snap, idx))
                 ret, disc, alive = np.zeros(len(idx)), 1.0, np.ones(len(idx), bool)
                 for t in range(actions.shape[1] + expert_steps):
+                    if t == actions.shape[1] and hasattr(policy, "prime"):
+                        policy.prime(actions[idx])  # the candidate's last actions are still in flight
                     step = env.step(actions[idx, t] if t < actions.shape[1] else policy(obs))
                     ret += np.where(alive, disc * step.reward, 0.0)
                     disc *= gamma

@@ -1,8 +1,11 @@
 """``simdist demo``: the whole SimDist loop on the toy point-mass task, before/after table included.
 
 generate sim data (expert + sub-optimal mixture + perturbation windows) → pretrain the world model →
-plan with MPPI in sim and on the "real" variant (different physics) → log real episodes → finetune
-the dynamics only → plan again. Writes ``results.json``, ``results.md`` and ``progress.png``.
+plan with MPPI in sim and on a proxy-real profile (``--real``: a built-in name or a YAML file) → log real
+episodes → finetune the dynamics only → plan again. Writes ``results.json``, ``results.md`` and ``progress.png``;
+with ``ranking`` the plan-ranking diagnostic (:mod:`simdist.mechanism`) of both models on the profile and of the
+pretrained one in simulation, and the action-information diagnostic (:mod:`simdist.diagnostics`) on fresh
+simulation windows, go into ``results.json`` too.
 """
 
 from __future__ import annotations
@@ -10,13 +13,13 @@ from __future__ import annotations
 import json
 import time
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from simdist.arguments import tool_parser
+from simdist.arguments import positive_int, tool_parser
 
 
 @dataclass
@@ -36,6 +39,29 @@ class ToyScale:
     heldout_episodes: int = 4
 
 
+@dataclass
+class ToyOptions:
+    """The levers of the loop (defaults: the loop as the paper runs it).
+
+    ``dynamics_context``: past actions the ``mlp`` dynamics reads at every step (``action_context``; 0: the
+    plain z_{k+1} = f(z_k, a_k), which cannot carry an actuation delay). ``explore``: the largest noise σ of
+    the data engine's manipulation perturbation windows added to the planner's actions while logging real
+    episodes (0: on-policy planner data), so the finetuned dynamics see actions like those MPPI samples.
+    ``ranking``: run both diagnostics (module docstring). ``ranking_states``: cloned states per ranking."""
+
+    dynamics_context: int = 0
+    explore: float = 0.0
+    ranking: bool = False
+    ranking_states: int = 40
+
+    def __post_init__(self) -> None:
+        if isinstance(self.dynamics_context, bool) or not isinstance(self.dynamics_context, int) \
+                or self.dynamics_context < 0:
+            raise ValueError(f"dynamics_context must be an integer >= 0, got {self.dynamics_context!r}")
+        if not 0.0 <= self.explore <= 2.5:
+            raise ValueError(f"explore must be a noise std in [0, 2.5], got {self.explore!r}")
+
+
 QUICK = ToyScale(sim_transitions=6_000, pretrain_epochs=2, windows_per_epoch=4_000, real_episodes=8,
                  finetune_epochs=3, finetune_windows_per_epoch=1_500, eval_episodes=8, num_envs=8,
                  samples=48, iterations=2)
@@ -49,29 +75,35 @@ def _log(msg: str, started: float) -> None:
     print(f"[{time.perf_counter() - started:6.1f}s] {msg}", flush=True)
 
 
-def _evaluate(planner: Any, variant: str, episodes: int, num_envs: int, seed: int,
-              record: bool = False) -> Any:
+def _evaluate(planner: Any, variant: Any, episodes: int, num_envs: int, seed: int,
+              record: bool = False, explore: float = 0.0) -> Any:
     from simdist.components.tasks.toy_reach.pointmass import ToyReachEnv
+    from simdist.data.engine import PerturbationConfig
     from simdist.data.schema import DatasetSpec
     from simdist.rollout import rollout
 
     env = ToyReachEnv(num_envs, variant=variant, seed=seed)
     spec = DatasetSpec.from_env(env) if record else None
+    noise = PerturbationConfig.manipulation(max_noise=explore) if explore > 0 else None
     try:
-        return rollout(env, planner, episodes=episodes, seed=seed, record_spec=spec,
-                       meta={"source": "real" if variant == "real" else "sim", "task": "toy-reach"})
+        return rollout(env, planner, episodes=episodes, seed=seed, record_spec=spec, perturbation=noise,
+                       meta={"source": "sim" if env.variant == "sim" else "real", "task": "toy-reach"})
     finally:
         env.close()
 
 
 def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int = 0,
-                     progress: bool = True) -> dict[str, Any]:
-    """Run the toy loop end to end in ``out``; returns the results dict (also written to disk)."""
+                     progress: bool = True, real: Any = "real", pretrained: str | Path | None = None,
+                     options: ToyOptions | None = None) -> dict[str, Any]:
+    """Run the toy loop end to end in ``out`` on the proxy-real profile ``real`` (a built-in name, a YAML path, a
+    dict or a profile); returns the results dict (also written to disk). ``pretrained``: a world-model folder to
+    start from instead of generating data and pretraining (stages 1-2 are skipped)."""
     import lightning as L
     import torch
 
     from simdist import create
     from simdist.components.tasks.toy_reach.data import generate_toy_dataset
+    from simdist.components.tasks.toy_reach.profiles import load_profile
     from simdist.data import DatasetSpec, EpisodeWriter, TrajectoryDataModule
     from simdist.evaluation import bootstrap_ci, compare
     from simdist.training import FinetuneModule, PretrainModule
@@ -80,38 +112,57 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
 
     warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__).*")
     scale = scale or ToyScale()
+    options = options or ToyOptions()
+    real = load_profile(real)  # a bad profile stops here, before any work
+    if pretrained is not None and not (Path(pretrained) / "config.json").is_file():
+        raise FileNotFoundError(f"--pretrained {pretrained}: no config.json there (a saved world-model folder)")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     torch.manual_seed(seed)
     L.seed_everything(seed, verbose=False)
 
-    _log(f"1/6 generating {scale.sim_transitions:,} simulated transitions (expert + sub-optimal mixture)", started)
-    gen = generate_toy_dataset(str(out / "sim-data"), transitions=scale.sim_transitions, seed=seed,
-                               num_envs=scale.num_envs, progress=progress)
+    if pretrained is None:
+        _log(f"1/6 generating {scale.sim_transitions:,} simulated transitions (expert + sub-optimal mixture)",
+             started)
+        gen = generate_toy_dataset(str(out / "sim-data"), transitions=scale.sim_transitions, seed=seed,
+                                   num_envs=scale.num_envs, progress=progress)
+        sim_data = {k: gen[k] for k in ("episodes", "transitions", "expert_fraction", "noised_fraction")}
 
-    _log("2/6 pretraining the world model on simulation data (all components)", started)
-    pre = PretrainModule(preset="toy", lr=1e-3, end_lr=3e-4, warmup_steps=100, decay_steps=4_000)
-    cfg = pre.world_model.config
-    dm = TrajectoryDataModule(str(out / "sim-data"), history=cfg.history, horizon=cfg.horizon, batch_size=128,
-                              windows_per_epoch=scale.windows_per_epoch, heldout_fraction=0.0, seed=seed)
-    epoch_trainer(out / "pretrain", scale.pretrain_epochs, progress).fit(pre, dm)
-    sim_model = pre.world_model.save_pretrained(out / "toy-sim", metrics={"sim_transitions": gen["transitions"]})
+        _log("2/6 pretraining the world model on simulation data (all components)", started)
+        overrides = ({"dynamics": {"name": "mlp", "kwargs": {"hidden": [128, 128],
+                                                               "action_context": options.dynamics_context}}}
+                     if options.dynamics_context else None)
+        pre = PretrainModule(preset="toy", lr=1e-3, end_lr=3e-4, warmup_steps=100, decay_steps=4_000,
+                             preset_overrides=overrides)
+        cfg = pre.world_model.config
+        dm = TrajectoryDataModule(str(out / "sim-data"), history=cfg.history, horizon=cfg.horizon, batch_size=128,
+                                  windows_per_epoch=scale.windows_per_epoch, heldout_fraction=0.0, seed=seed)
+        epoch_trainer(out / "pretrain", scale.pretrain_epochs, progress).fit(pre, dm)
+        sim_model = pre.world_model.save_pretrained(out / "toy-sim", metrics={"sim_transitions": gen["transitions"]})
+        model = pre.world_model.eval()
+    else:
+        _log(f"1-2/6 starting from the pretrained model {pretrained}", started)
+        from simdist.world_model import WorldModel
+
+        sim_model, sim_data = Path(pretrained), {"pretrained": str(pretrained)}
+        model = WorldModel.from_pretrained(sim_model).eval()
+        cfg = model.config
 
     def planner_for(model: Any) -> Any:
         return create("planner", "mppi", world_model=model, num_samples=scale.samples,
                       iterations=scale.iterations, num_elites=16, seed=seed)
 
-    _log("3/6 planning with MPPI in simulation and zero-shot on the 'real' variant", started)
-    model = pre.world_model.eval()
+    _log(f"3/6 planning with MPPI in simulation and zero-shot on {real.name!r}", started)
     sim_eval = _evaluate(planner_for(model), "sim", scale.eval_episodes, scale.num_envs, seed + 1)
-    real_before = _evaluate(planner_for(model), "real", scale.eval_episodes, scale.num_envs, seed + 2)
+    real_before = _evaluate(planner_for(model), real, scale.eval_episodes, scale.num_envs, seed + 2)
 
-    _log(f"4/6 logging {scale.real_episodes} 'real' episodes with the planner (finetuning data)", started)
-    heldout = _evaluate(planner_for(model), "real", scale.heldout_episodes, scale.num_envs, seed + 4,
+    _log(f"4/6 logging {scale.real_episodes} {real.name!r} episodes with the planner (finetuning data"
+         f"{f', exploration noise up to {options.explore}' if options.explore else ''})", started)
+    heldout = _evaluate(planner_for(model), real, scale.heldout_episodes, scale.num_envs, seed + 4,
                         record=True).episodes
-    train_eps = _evaluate(planner_for(model), "real", scale.real_episodes, scale.num_envs, seed + 3,
-                          record=True).episodes
+    train_eps = _evaluate(planner_for(model), real, scale.real_episodes, scale.num_envs, seed + 3,
+                          record=True, explore=options.explore).episodes
     spec = DatasetSpec.from_episode(train_eps[0])
     with EpisodeWriter(out / "real-data", spec, max_episodes_per_shard=8) as writer:
         for ep in train_eps:
@@ -130,15 +181,17 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     adapted.save_pretrained(out / "toy-real", base_model=str(sim_model))
     after_loss = consistency_loss(adapted, heldout, front_padding=pad)
 
-    _log("6/6 planning on the 'real' variant with the adapted model", started)
-    real_after = _evaluate(planner_for(adapted), "real", scale.eval_episodes, scale.num_envs, seed + 2)
+    _log(f"6/6 planning on {real.name!r} with the adapted model", started)
+    real_after = _evaluate(planner_for(adapted), real, scale.eval_episodes, scale.num_envs, seed + 2)
 
     evals = (("sim", sim_eval), ("real_zero_shot", real_before), ("real_adapted", real_after))
     returns = {name: bootstrap_ci(r.returns) for name, r in evals}
     distances = {name: bootstrap_ci(_distances(r)) for name, r in evals}
     results = {
+        "profile": real.to_dict(),
         "scale": asdict(scale),
-        "sim_data": {k: gen[k] for k in ("episodes", "transitions", "expert_fraction", "noised_fraction")},
+        "options": asdict(options),
+        "sim_data": sim_data,
         "real_minutes": minutes,
         "return": {name: e.mean for name, e in returns.items()},
         "return_ci95": {name: [e.low, e.high] for name, e in returns.items()},
@@ -149,6 +202,9 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
                               ".3f"),
         "heldout_consistency": {"pretrained": before_loss, "adapted": after_loss},
     }
+    if options.ranking:
+        _log("diagnostics: plan ranking on the profile and in simulation, action information", started)
+        results["diagnostics"] = _diagnostics(model, adapted, real, scale, options, seed, out)
     seconds = time.perf_counter() - started
     (out / "results.json").write_text(json.dumps(results, indent=2))  # numbers only: rewritten byte for byte
     (out / "timing.json").write_text(json.dumps({"seconds": seconds}, indent=2))
@@ -157,6 +213,36 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     _log(f"done in {seconds:.0f}s; results in {out}", started)
     print(results_table(results))
     return results
+
+
+def _diagnostics(model: Any, adapted: Any, real: Any, scale: ToyScale, options: ToyOptions, seed: int,
+                 out: Path) -> dict[str, Any]:
+    """Plan ranking (Spearman ρ, regret) of both models on the profile's states visited by the pretrained model's
+    planner, and of the pretrained model in simulation; action information of both on fresh simulation windows."""
+    from simdist.components.tasks.toy_reach.data import generate_toy_dataset
+    from simdist.components.tasks.toy_reach.task import ToyReachTask
+    from simdist.diagnostics import action_information, dataset_windows
+    from simdist.mechanism import MechanismConfig, run_mechanism
+    from simdist.registry import create
+
+    def agent(m: Any) -> Any:
+        return create("agent", "simdist", world_model=m).with_settings(
+            planner="mppi", num_samples=scale.samples, iterations=scale.iterations, num_elites=16, seed=seed)
+
+    cfg = MechanismConfig(states=options.ranking_states, candidates=32, num_envs=scale.num_envs, seed=seed + 5)
+    agents = {"zero_shot": agent(model), "adapted": agent(adapted)}
+    on_profile = run_mechanism(ToyReachTask(profile=real), agents["zero_shot"], agents, cfg)
+    in_sim = run_mechanism(ToyReachTask(profile="sim"), agents["zero_shot"], {"zero_shot": agents["zero_shot"]},
+                           cfg)
+    ranking = {f"{where}/{name}": {k: r[k] for k in ("spearman", "regret", "relative_regret", "predicted_spread")}
+               for where, report in (("profile", on_profile), ("sim", in_sim))
+               for name, r in report["models"].items()}
+    generate_toy_dataset(str(out / "diag-data"), transitions=max(1_000, scale.sim_transitions // 20),
+                         seed=seed + 1_000, num_envs=scale.num_envs)
+    batch = dataset_windows(out / "diag-data", model, windows=512, seed=seed)
+    info = {name: action_information(m, batch, seed=seed).to_dict() for name, m in
+            (("zero_shot", model), ("adapted", adapted))}
+    return {"ranking": ranking, "action_information": info}
 
 
 def _distances(result: Any) -> np.ndarray:
@@ -172,8 +258,9 @@ def results_table(r: dict[str, Any]) -> str:
     def cell(means: dict[str, float], cis: dict[str, list[float]], key: str) -> str:
         return f"{means[key]:.3f} [{cis[key][0]:.3f}, {cis[key][1]:.3f}]"
 
-    settings = (("sim", "sim (nominal physics)"), ("real_zero_shot", "real, zero-shot (pretrained model)"),
-                ("real_adapted", f"real, adapted ({r['real_minutes']:.1f} min of real data)"))
+    name = r.get("profile", {}).get("name", "real")
+    settings = (("sim", "sim (nominal physics)"), ("real_zero_shot", f"{name}, zero-shot (pretrained model)"),
+                ("real_adapted", f"{name}, adapted ({r['real_minutes']:.1f} min of real data)"))
     rows = ["| setting | return, mean [95 % CI] | final distance to goal (m), mean [95 % CI] | trials |",
             "|---|---|---|---|"]
     rows += [f"| {title} | {cell(ret, ret_ci, key)} | {cell(dist, dist_ci, key)} | {trials[key]} |"
@@ -188,7 +275,21 @@ def results_table(r: dict[str, Any]) -> str:
         f"| adapted (dynamics only) | {cons['adapted']:.4f} |",
         f"| reduction | {cons['pretrained'] / max(cons['adapted'], 1e-12):.2f}x |",
     ]
+    if "diagnostics" in r:
+        diag = r["diagnostics"]
+        rows += ["", "| diagnostic | Spearman ρ [95 % CI] | regret | predicted spread |", "|---|---|---|---|"]
+        rows += [f"| plan ranking, {name.replace('/', ', ')} | {_ci(v['spearman'])} | {_ci(v['regret'])} | "
+                 f"{_ci(v['predicted_spread'])} |" for name, v in diag["ranking"].items()]
+        rows += ["", "| action information (fresh sim windows) | consistency, true / swapped actions | "
+                 "latent shift | return shift | return-label r, true / swapped |", "|---|---|---|---|---|"]
+        rows += [f"| {name} | {v['consistency_true_mean']:.4f} / {v['consistency_permuted_mean']:.4f} | "
+                 f"{v['latent_shift']:.3f} | {v['return_shift']:.3f} | {v['return_label_corr_true']:.3f} / "
+                 f"{v['return_label_corr_permuted']:.3f} |" for name, v in diag["action_information"].items()]
     return "\n".join(rows) + "\n"
+
+
+def _ci(e: dict[str, float]) -> str:
+    return f"{e['mean']:.3f} [{e['low']:.3f}, {e['high']:.3f}]"
 
 
 def _plot(r: dict[str, Any], path: Path) -> None:
@@ -212,12 +313,37 @@ def _plot(r: dict[str, Any], path: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
+    from simdist.components.tasks.toy_reach.profiles import builtin_profiles, load_profile
+    from simdist.profiles import ProfileError
+
     parser = tool_parser("demo", "toy task end to end: generate, pretrain, plan, adapt the dynamics, plan again")
     parser.add_argument("--out", default="outputs/toy-demo")
+    parser.add_argument("--real", default="real",
+                        help=f"the proxy-real profile: {', '.join(builtin_profiles())}, or a YAML file")
+    parser.add_argument("--pretrained", default=None,
+                        help="a saved world-model folder (e.g. an earlier run's toy-sim): skip data and pretraining")
+    parser.add_argument("--dynamics-context", type=int, default=0,
+                        help="past actions the mlp dynamics reads each step (0: z_{k+1} = f(z_k, a_k))")
+    parser.add_argument("--explore", type=float, default=0.0,
+                        help="largest exploration noise std on the planner's actions while logging real data")
+    parser.add_argument("--real-episodes", type=positive_int, default=None,
+                        help="real episodes logged for finetuning (default: the scale's, 24)")
+    parser.add_argument("--ranking", action="store_true",
+                        help="also measure plan ranking (Spearman rho) and action information, before and after")
     parser.add_argument("--quick", action="store_true", help="tiny scale (seconds), as the tests run it")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
-    run_toy_pipeline(args.out, QUICK if args.quick else ToyScale(), seed=args.seed,
-                     progress=not args.no_progress)
+    try:
+        real = load_profile(args.real)
+        options = ToyOptions(dynamics_context=args.dynamics_context, explore=args.explore, ranking=args.ranking)
+    except (ProfileError, ValueError) as err:
+        parser.error(f"{err}")
+    if args.pretrained is not None and not (Path(args.pretrained) / "config.json").is_file():
+        parser.error(f"--pretrained {args.pretrained}: no config.json there (a saved world-model folder)")
+    scale = QUICK if args.quick else ToyScale()
+    if args.real_episodes is not None:
+        scale = replace(scale, real_episodes=args.real_episodes)
+    run_toy_pipeline(args.out, scale, seed=args.seed, progress=not args.no_progress,
+                     real=real, pretrained=args.pretrained, options=options)
     return 0

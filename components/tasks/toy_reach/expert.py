@@ -10,6 +10,8 @@ optionally from Monte-Carlo returns-to-go of the recorded episode.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 KP, KD = 5.0, 1.0
@@ -77,6 +79,14 @@ def expert_policy() -> PDPolicy:
     return PDPolicy(name="expert")
 
 
+def expert_for(profile: Any) -> PDPolicy:
+    """The expert for a profile's actuators: the PD expert, or with a latency or gain other than the simulator's
+    the :class:`DelayCompensatedPD` retuned for them."""
+    if profile.latency == 0 and profile.gain == 1.0:
+        return expert_policy()
+    return DelayCompensatedPD(profile.latency, profile.gain)
+
+
 def suboptimal_policies(seed: int = 0) -> list[PDPolicy | RandomLinear]:
     """Seven sub-optimal policies, from nearly random to nearly expert (SIMDIST 4.4 uses 11 checkpoints)."""
     return [
@@ -88,3 +98,41 @@ def suboptimal_policies(seed: int = 0) -> list[PDPolicy | RandomLinear]:
         PDPolicy(bias=(0.25, -0.15), name="pd_biased"),
         PDPolicy(limit=0.3, name="pd_saturated"),
     ]
+
+
+class DelayCompensatedPD(PDPolicy):
+    """The PD expert retuned for a known actuation ``latency`` (control steps) and ``gain``: PD on the state
+    predicted ``latency`` steps ahead under the actions still in flight (a Smith predictor on the nominal puck:
+    1 kg, the simulator's damping, no friction), with its action divided by ``gain``. It shows that a profile
+    stays solvable by a controller that knows its physics."""
+
+    def __init__(self, latency: int, gain: float = 1.0, name: str = "expert_retuned") -> None:
+        super().__init__(name=name)
+        self.latency, self.gain = int(latency), float(gain)
+        self._queue: np.ndarray | None = None  # (B, latency, 2) actions sent and not yet acting
+
+    def reset(self, ids: np.ndarray | None = None) -> None:
+        if self._queue is not None:
+            self._queue[slice(None) if ids is None else np.asarray(ids, np.int64)] = 0.0
+
+    def prime(self, in_flight: np.ndarray) -> None:
+        """Take over from another controller whose last ``latency`` actions (B, latency, 2) are still in flight."""
+        self._queue = np.asarray(in_flight, np.float64)[:, -self.latency:] if self.latency else None
+
+    def __call__(self, obs: dict[str, np.ndarray]) -> np.ndarray:
+        from simdist.components.tasks.toy_reach.pointmass import DAMPING, DT, MAX_FORCE, NOMINAL_MASS, PHYSICS_DT
+
+        s = np.asarray(obs["state"], np.float64)
+        if self._queue is None or len(self._queue) != len(s):
+            self._queue = np.zeros((len(s), self.latency, 2))
+        p, v = s[:, :2].copy(), s[:, 2:4].copy()
+        for k in range(self.latency):  # semi-implicit Euler at the physics rate over the queued actions
+            force = MAX_FORCE * self.gain * self._queue[:, k]
+            for _ in range(round(DT / PHYSICS_DT)):
+                v += PHYSICS_DT * (force - DAMPING * v) / NOMINAL_MASS
+                p += PHYSICS_DT * v
+        a = self._act(np.concatenate([p, v], axis=1).astype(np.float32)) / self.gain
+        a = np.clip(a, -self.limit, self.limit).astype(np.float32)
+        if self.latency:
+            self._queue = np.concatenate([self._queue[:, 1:], a[:, None].astype(np.float64)], axis=1)
+        return a

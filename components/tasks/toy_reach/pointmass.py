@@ -7,14 +7,17 @@ runs at 200 Hz, twenty substeps per 10 Hz control step: at 10 Hz a horizon of 8 
 enough for the distance to the goal to separate good plans from bad ones (at 50 Hz the rewards of all
 candidate plans are nearly equal and the planner ranks them by noise).
 
-Variants are reality profiles (:mod:`.profiles`: ``tilt``, ``mass_scale``, ``friction``; built-ins in
-``profiles/*.yaml``, or any YAML path, dict or :class:`~.profiles.ToyProfile`):
+Variants are reality profiles (:mod:`.profiles`: ``tilt``, ``mass_scale``, ``friction``, ``latency``, ``gain``;
+built-ins in ``profiles/*.yaml``, or any YAML path, dict or :class:`~.profiles.ToyProfile`):
 
 - ``"sim"``: per-episode domain randomisation of mass in ``SIM_MASS`` and friction coefficient in
   ``SIM_FRICTION`` on a level floor (the profile's defaults; a key left at null keeps its randomisation).
 - ``"real"``: a heavier puck (``REAL_MASS`` = 2.5 × nominal) on a slippery *slope* tilted by
   ``REAL_TILT`` rad along +x (a constant drift force ``m g sin θ``), none of which the sim
   randomisation covers. A model pretrained in sim mispredicts both the response and the drift.
+- ``"lag"``: actions act ``latency`` control steps late through a stronger actuator (``gain``): the simulator
+  has neither. The delayed response is identifiable from the past actions a model is given; a planner that
+  ignores it overshoots and oscillates.
 
 Observation group ``state`` = ``(p − g, v)`` (4 dims); no commands. Reward, dt-scaled and
 computed on the post-step state: ``r = dt·(ALIVE − ‖p − g‖ − 0.1‖a‖²)``. The alive bonus keeps every
@@ -102,7 +105,11 @@ class ToyReachEnv:
         self.action_low = np.full(2, -1.0, np.float32)
         self.action_high = np.full(2, 1.0, np.float32)
         self.models = [build_model(self.profile.tilt) for _ in range(self.num_envs)]
+        for m in self.models:
+            m.actuator_gear[:, 0] = MAX_FORCE * self.profile.gain
         self.datas = [mujoco.MjData(m) for m in self.models]
+        #: actions chosen but not yet acting, oldest first (``latency`` steps per env)
+        self.action_queue = np.zeros((self.num_envs, self.profile.latency, 2))
         self._nsub = round(DT / PHYSICS_DT)
         self._body = self.models[0].body("puck").id
         self.goal = np.zeros((self.num_envs, 2))
@@ -130,13 +137,15 @@ class ToyReachEnv:
             d.qpos[:2] = start[k]
             mujoco.mj_forward(m, d)
         self.t[ids] = 0
+        self.action_queue[ids] = 0.0
         return self._obs()
 
     def step(self, actions: np.ndarray) -> StepResult:
         a = np.clip(np.asarray(actions, dtype=np.float64).reshape(self.num_envs, 2), -1.0, 1.0)
+        applied = self._delay(a)
         for e in range(self.num_envs):
             d = self.datas[e]
-            d.ctrl[:] = a[e]
+            d.ctrl[:] = applied[e]
             mujoco.mj_step(self.models[e], d, nstep=self._nsub)
         self.t += 1
         obs = self._obs()
@@ -152,6 +161,14 @@ class ToyReachEnv:
         self.models, self.datas = [], []
 
     # -- helpers --------------------------------------------------------------------------------
+
+    def _delay(self, a: np.ndarray) -> np.ndarray:
+        """The actions that act this step: ``a`` itself without latency, else the oldest queued ones."""
+        if self.profile.latency == 0:
+            return a
+        applied = self.action_queue[:, 0].copy()
+        self.action_queue = np.concatenate([self.action_queue[:, 1:], a[:, None]], axis=1)
+        return applied
 
     @property
     def positions(self) -> np.ndarray:
@@ -176,7 +193,8 @@ class ToyReachEnv:
         """Randomisation parameters of the current episodes of ``ids`` (stored in episode meta)."""
         return [
             {"variant": self.variant, "mass": float(self.mass[e]), "friction": float(self.friction[e]),
-             "tilt": self.profile.tilt, "goal": self.goal[e].tolist()}
+             "tilt": self.profile.tilt, "latency": self.profile.latency, "gain": self.profile.gain,
+             "goal": self.goal[e].tolist()}
             for e in np.asarray(ids).reshape(-1)
         ]
 

@@ -1,6 +1,7 @@
-"""``toy-reach`` reality profiles: the floor's tilt and the puck's mass and friction.
+"""``toy-reach`` reality profiles: the floor's tilt, the puck's mass and friction, and the actuators' latency and gain.
 
-Built-ins live in ``profiles/*.yaml`` (``sim``: the training simulator; ``real``: the proxy-real puck);
+Built-ins live in ``profiles/*.yaml`` (``sim``: the training simulator; ``real``: the proxy-real puck;
+``lag``: a delayed, stronger actuator);
 any other YAML loads by path and is checked against :data:`PROFILE_SCHEMA` (see ``docs/profiles.md``).
 A key left at null keeps the simulator's per-episode randomisation of that quantity.
 """
@@ -26,6 +27,8 @@ class ToyProfile:
     tilt: float = 0.0  # rad, floor tilt along +x (a constant drift m g sin(tilt))
     mass_scale: float | None = None  # x nominal mass; None: randomised per episode
     friction: float | None = None  # sliding friction coefficient; None: randomised per episode
+    latency: int = 0  # control steps between an action and its effect (the simulator has none)
+    gain: float = 1.0  # actuator force per unit action over the nominal 2 N
 
     def __post_init__(self) -> None:
         PROFILE_SCHEMA.validate(dataclasses.asdict(self), f"profile {self.name!r}")
@@ -41,6 +44,9 @@ PROFILE_SCHEMA = ProfileSchema.from_dataclass(ToyProfile, [
                range="(0, 10]", nullable=True),
     ProfileKey("friction", "float", doc="sliding friction coefficient, as joint friction mu m g (null: "
                "randomised in U(0.02, 0.08))", range="[0, 1]", nullable=True),
+    ProfileKey("latency", "int", doc="actuation delay: the action chosen at step t acts during step t + latency "
+               "(zero force until the first one arrives)", unit="control steps (0.1 s)", range="[0, 10]"),
+    ProfileKey("gain", "float", doc="actuator gain over the nominal 2 N per unit action", range="(0, 5]"),
 ])
 
 

@@ -73,12 +73,16 @@ class ToyReachTask(Task):
 
     def builtin_agent(self, spec: str) -> Any | None:
         """``expert``: the scripted PD expert of the data generator, a ``policy(obs)`` callable on this task's
-        observations (on ``real`` some of its attempts fail); None otherwise."""
-        if spec != "expert":
-            return None
-        from simdist.components.tasks.toy_reach.expert import expert_policy
+        observations (on ``real`` some of its attempts fail); ``retuned``: the PD expert retuned for this task's
+        profile's actuators (:func:`.expert.expert_for`: a Smith predictor for its latency and gain); None
+        otherwise."""
+        from simdist.components.tasks.toy_reach.expert import expert_for, expert_policy
 
-        return expert_policy()
+        if spec == "expert":
+            return expert_policy()
+        if spec == "retuned":
+            return expert_for(self.load_profile(self.profile or "sim"))
+        return None
 
     # -- cloned states (the planner-ranking analysis, simdist.mechanism) -----------------------
     def snapshot_states(self, env: Any, rows: np.ndarray) -> dict[str, np.ndarray]:

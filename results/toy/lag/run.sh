@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The toy proving ground (docs/plan-ranking.md): the lag profile's calibration, its solvability, and the loop on it.
+# Usage, from the repository root:  bash results/toy/lag/run.sh calibrate MODEL | loop SEED [demo options]
+# Runs write under outputs/toy-lag/ (git ignores it); the committed results.json files are copied from there.
+set -euo pipefail
+simdist=${SIMDIST:-.venv/bin/simdist}
+export OMP_WAIT_POLICY=PASSIVE
+case "${1:-}" in
+  calibrate)  # zero-shot planner (the demo's MPPI: 128 samples x 4 iterations) in sim and on lag; experts
+    model=${2:?calibrate needs a pretrained toy world-model folder, e.g. outputs/toy-lag/ctx4-s0/toy-sim}
+    for profile in sim lag; do
+      $simdist evaluate --task toy-reach --agent "$model" --profile $profile --samples 128 --iterations 4 \
+        --trials 32 --envs 16 --seed 2
+    done
+    $simdist evaluate --task toy-reach --agent expert --profile sim --trials 32 --envs 16 --seed 2
+    $simdist evaluate --task toy-reach --agent expert --profile lag --trials 32 --envs 16 --seed 2
+    $simdist evaluate --task toy-reach --agent retuned --profile lag --trials 32 --envs 16 --seed 2 ;;
+  loop)  # the whole loop on lag with both diagnostics; extra options go to simdist demo (e.g. --explore 1.0)
+    seed=${2:?loop needs a seed}; shift 2
+    tag=$(echo "ctx4 $*" | tr -c 'a-z0-9.\n' '-' | sed 's/--*/-/g; s/-$//')
+    $simdist demo --task toy-reach --real lag --dynamics-context 4 --ranking --seed "$seed" \
+      --out "outputs/toy-lag/$tag-s$seed" --no-progress "$@" ;;
+  *) echo "usage: $0 calibrate MODEL | loop SEED [demo options]" >&2; exit 2 ;;
+esac

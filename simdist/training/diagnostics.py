@@ -1,0 +1,60 @@
+"""The action-information diagnostic as a validation metric of every world-model training run (a callback)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lightning as L
+import torch
+
+from simdist.diagnostics import action_information, to_device
+
+
+def _take(tree: Any, n: int) -> Any:
+    return {k: _take(v, n) for k, v in tree.items()} if isinstance(tree, dict) else tree[:n]
+
+
+def _cat(trees: list[Any]) -> Any:
+    if isinstance(trees[0], dict):
+        return {k: _cat([t[k] for t in trees]) for k in trees[0]}
+    return torch.cat(trees)
+
+
+class ActionInformationCallback(L.Callback):
+    """After each validation epoch, logs ``val/diag/*``: the action-information report
+    (:func:`simdist.diagnostics.action_information`) on the first ``windows`` held-out windows, the same windows
+    every epoch. Runs without validation data do nothing; the return correlation needs value labels."""
+
+    def __init__(self, windows: int = 512, seed: int = 0) -> None:
+        if windows < 2:
+            raise ValueError(f"ActionInformationCallback: windows must be >= 2, got {windows}")
+        self.windows, self.seed = int(windows), int(seed)
+        self._batch: dict[str, Any] | None = None
+
+    def _held_out(self, trainer: L.Trainer) -> dict[str, Any] | None:
+        if self._batch is None:
+            loaders = trainer.val_dataloaders
+            loader = loaders[0] if isinstance(loaders, list | tuple) and loaders else loaders
+            if loader is None or isinstance(loader, list | tuple):
+                return None
+            parts, count = [], 0
+            for batch in loader:
+                parts.append(batch)
+                count += len(batch["fut_acts"])
+                if count >= self.windows:
+                    break
+            if count < 2:
+                return None
+            self._batch = _take(_cat(parts), self.windows)
+        return self._batch
+
+    def on_validation_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if trainer.sanity_checking:
+            return
+        batch = self._held_out(trainer)
+        if batch is None:
+            return
+        model = pl_module.world_model
+        report = action_information(model, to_device(batch, model.device), seed=self.seed)
+        for name, value in report.metrics("val/diag/").items():
+            pl_module.log(name, value, on_epoch=True, batch_size=report.windows)
