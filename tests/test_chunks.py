@@ -112,3 +112,30 @@ def test_window_dataset_chunks_hold_the_episode_windows(tmp_path) -> None:
 def test_datamodule_rejects_a_chunk_that_does_not_divide_the_batch(tmp_path) -> None:
     with pytest.raises(ValueError, match="data.windows_per_chunk"):
         TrajectoryDataModule(str(tmp_path), batch_size=10, windows_per_chunk=4)
+
+
+@pytest.mark.slow
+def test_fit_on_chunks(tmp_path) -> None:
+    """A real Lightning fit reads chunked batches (encode-once targets) through the datamodule's loader."""
+    import lightning as L
+
+    from simdist.training import PretrainModule
+
+    data = write_linear_dataset(tmp_path / "d", episodes=6, length=40)
+    cfg = tiny_config()
+    dm = TrajectoryDataModule(str(data), history=cfg.history, horizon=cfg.horizon, batch_size=8, windows_per_chunk=4,
+                              windows_per_epoch=32, heldout_fraction=0.2)
+    seen = []
+
+    class Module(PretrainModule):
+        def training_step(self, batch, batch_idx):
+            seen.append((batch["act_hist"].shape[0], batch["fut_steps"]["index"].shape))
+            return super().training_step(batch, batch_idx)
+
+    module = Module(model=cfg.to_dict())
+    trainer = L.Trainer(accelerator="cpu", max_epochs=1, logger=False, enable_progress_bar=False,
+                        enable_checkpointing=False, enable_model_summary=False, limit_val_batches=2,
+                        default_root_dir=str(tmp_path))
+    trainer.fit(module, dm)
+    assert seen and all(n == 8 and idx == (8, cfg.horizon) for n, idx in seen)
+    assert torch.isfinite(trainer.callback_metrics["train/loss"]) and "val/loss" in trainer.callback_metrics

@@ -435,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--windows-per-chunk", type=positive_int, default=16,
                         help="consecutive windows per chunk of the chunks variants")
     parser.add_argument("--pretrain-batch", type=positive_int, default=None)
-    parser.add_argument("--finetune-batch", type=positive_int, default=32)
+    parser.add_argument("--finetune-batch", type=nonnegative_int, default=32, help="0: no finetuning rows")
     parser.add_argument("--compile", nargs="?", const="default", default=None, metavar="MODE",
                         help="also time torch.compile variants (MODE: default, reduce-overhead, ...)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
