@@ -13,8 +13,9 @@ medians within one run):
 
 Every row gives windows/s, the model's FLOP per window (forward and backward, counted by
 ``torch.utils.flop_counter``; ``executed`` for the variant's own path) and the share of the machine's
-measured matrix-product rate (a 1024² float32 product on the same threads) it reaches. Finetuning (the
-dynamics alone, ``--finetune-batch``) is timed for the first preset's ``windows`` and ``chunks`` paths.
+measured matrix-product rate (a 1024² float32 product on the same threads) it reaches; the speed-ups are
+given in wall time and in process CPU time (the latter less sensitive to other work on a shared machine).
+Finetuning (the dynamics alone, ``--finetune-batch``) is timed for the first preset under the same variants.
 """
 
 from __future__ import annotations
@@ -192,6 +193,7 @@ def bench_preset(preset: str, batch_size: int, args: Any, threads: int | None, d
 
     rate = matmul_rate(device)
     base = statistics.median(wall[variants[0].name])
+    base_cpu = statistics.median(cpu[variants[0].name])
     rows = []
     for v in variants:
         med = statistics.median(wall[v.name])
@@ -203,7 +205,8 @@ def bench_preset(preset: str, batch_size: int, args: Any, threads: int | None, d
             "n": repeats, "preset": preset, "variant": v.name, "batch": batch_size,
             "windows_per_chunk": per_chunk if v.name.startswith("chunks") else 1,
             "windows_per_s": batch_size / med, "samples_per_s": batch_size / med,
-            "speedup_vs_first": base / med, "mflop_per_window": flops["windows"] / 1e6,
+            "speedup_vs_first": base / med, "cpu_speedup_vs_first": base_cpu / statistics.median(cpu[v.name]),
+            "mflop_per_window": flops["windows"] / 1e6,
             "mflop_executed_per_window": executed / 1e6, "matmul_gflops": rate,
             "share_of_matmul_rate": executed * batch_size / med / 1e9 / rate,
             "trainable_params": sum(p.numel() for p in v.wm.parameters() if p.requires_grad),
