@@ -40,7 +40,8 @@ def test_auto_keeps_the_faster_setting(slow_on: int, expected: int) -> None:
 
 def test_fixed_and_caller_settings() -> None:
     assert ThreadChoice(None).threads(2) == 2 and ThreadChoice(1).threads(2) == 1 and ThreadChoice(4).threads(2) == 2
-    assert ThreadChoice("auto").threads(1) == 1
+    single = ThreadChoice("auto")
+    assert single.threads(1) == 1 and single.run(1, 1, lambda: 7) == 7 and single.report["chosen"] == 1
     for bad in (0, -1, "fast", 1.5, True):
         with pytest.raises(ValueError, match="tick_threads"):
             check_tick_threads(bad)

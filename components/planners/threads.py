@@ -62,6 +62,8 @@ class ThreadChoice:
 
     def run(self, threads: int, caller_threads: int, tick: Callable[[], T]) -> T:
         """``tick()`` on ``threads`` threads, recorded while an ``"auto"`` choice is open."""
+        if self.tick_threads == "auto" and caller_threads <= 1 and self.chosen is None:
+            self.report = {"tick_threads": "auto", "chosen": 1, "caller_threads": caller_threads}
         if self.tick_threads != "auto" or self.chosen is not None or caller_threads <= 1:
             return tick()
         t0 = time.perf_counter()
