@@ -179,17 +179,19 @@ def bench_preset(preset: str, batch_size: int, args: Any, threads: int | None, d
     for v in variants:
         v.warm_up(2)
     repeats = args.train_steps if batch_size >= 128 else 4 * args.train_steps
+    from simdist.tools.bench import PeakMemory, summarize
+
     wall: dict[str, list[float]] = {v.name: [] for v in variants}
     cpu: dict[str, list[float]] = {v.name: [] for v in variants}
-    for _ in range(repeats):
-        for v in variants:
-            _sync(device)
-            t0, c0 = time.perf_counter(), time.process_time()
-            v.step()
-            _sync(device)
-            wall[v.name].append(time.perf_counter() - t0)
-            cpu[v.name].append(time.process_time() - c0)
-    from simdist.tools.bench import summarize
+    with PeakMemory(device) as mem:
+        for _ in range(repeats):
+            for v in variants:
+                _sync(device)
+                t0, c0 = time.perf_counter(), time.process_time()
+                v.step()
+                _sync(device)
+                wall[v.name].append(time.perf_counter() - t0)
+                cpu[v.name].append(time.process_time() - c0)
 
     rate = matmul_rate(device)
     base = statistics.median(wall[variants[0].name])
@@ -210,7 +212,7 @@ def bench_preset(preset: str, batch_size: int, args: Any, threads: int | None, d
             "mflop_executed_per_window": executed / 1e6, "matmul_gflops": rate,
             "share_of_matmul_rate": executed * batch_size / med / 1e9 / rate,
             "trainable_params": sum(p.numel() for p in v.wm.parameters() if p.requires_grad),
-            "compile_s": v.compile_s,
+            "compile_s": v.compile_s, "peak_extra_mib_all_variants": mem.extra_mib,
         }
         if v is not variants[0]:
             row.update({f"{k}_vs_first": x for k, x in accuracy(v, variants[0]).items()})
