@@ -12,8 +12,8 @@ Sections (``--sections``, all by default):
   its automatic tick-thread choice, which the row reports), and the same on the caller's threads, median and
   p99 tick (target: p99 ≤ 20 ms);
 * ``envs``: batched planning for 1, 8 and 32 envs (ticks/s and env-ticks/s);
-* ``train``: pretraining of each task's preset at its recipes' batch size (``--train-presets``; the Go2 and
-  the UR5e peg presets) and finetuning (dynamics only, batch 32): ``WorldModelLoss`` + backward + Adam on
+* ``train``: pretraining of each task's preset at its recipes' batch size (``--train-presets``; every task
+  that declares ``pretrain_batch``) and finetuning (dynamics only, batch 32): ``WorldModelLoss`` + backward + Adam on
   random batches, windows/s of each training variant (today's window path, chunks of consecutive windows
   encoded once, bf16, compiled: :mod:`simdist.tools.bench_train`), FLOP per window and the machine's
   matrix-product rate.
@@ -38,12 +38,9 @@ from __future__ import annotations
 import json
 import os
 import platform
-import resource
-import statistics
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -54,6 +51,7 @@ from simdist.components.planners.execution import thread_limits_available
 from simdist.planning.presets import planner_preset
 from simdist.tasks import add_task_argument, default_task, pretrain_presets, task_class
 from simdist.tools.bench_train import DEFAULT_VARIANTS, bench_presets, parse_variant
+from simdist.tools.measure import summarize
 
 SECTIONS = ("mppi", "naive", "realtime", "envs", "train")
 
@@ -87,14 +85,6 @@ def _loadavg() -> list[float] | None:
         return None
 
 
-def summarize(values: Sequence[float]) -> dict[str, float]:
-    """Median, p99 (nearest rank), mean, min and count of ``values``."""
-    xs = sorted(values)
-    p99 = xs[min(len(xs) - 1, max(0, -(-99 * len(xs) // 100) - 1))]
-    return {"median": statistics.median(xs), "p99": p99, "mean": statistics.fmean(xs), "min": xs[0],
-            "n": len(xs)}
-
-
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -113,56 +103,6 @@ def time_calls(fn: Callable[[], Any], repeats: int, warmup: int, device: torch.d
         wall.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     return {"wall": summarize(wall), "cpu": summarize(cpu)}
-
-
-class PeakMemory:
-    """Peak memory during the block: CUDA allocator peak, or the sampled resident set size on CPU.
-
-    ``extra_mib`` is the rise above the level at entry (on CPU a lower bound: memory the process
-    already holds from earlier sections is reused); ``peak`` is the absolute peak in bytes.
-    """
-
-    def __init__(self, device: torch.device, interval: float = 0.005) -> None:
-        self.device, self.interval, self.peak = device, interval, 0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> PeakMemory:
-        if self.device.type == "cuda":
-            torch.cuda.reset_peak_memory_stats(self.device)
-            self._base = torch.cuda.memory_allocated(self.device)
-        else:
-            self._base = _rss()
-            self.peak = self._base
-            self._thread = threading.Thread(target=self._sample, daemon=True)
-            self._thread.start()
-        return self
-
-    def _sample(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.peak = max(self.peak, _rss())
-
-    def __exit__(self, *exc: object) -> None:
-        if self.device.type == "cuda":
-            self.peak = torch.cuda.max_memory_allocated(self.device)
-        else:
-            self._stop.set()
-            assert self._thread is not None
-            self._thread.join()
-            self.peak = max(self.peak, _rss())
-
-    @property
-    def extra_mib(self) -> float:
-        return (self.peak - self._base) / 2**20
-
-
-def _rss() -> int:
-    """Current resident set size in bytes (Linux), else the lifetime peak."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 @contextmanager

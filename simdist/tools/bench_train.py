@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from simdist.data.chunks import chunk_length, expand_chunks
+from simdist.tools.measure import PeakMemory, summarize
 
 DEFAULT_VARIANTS = ("windows", "chunks")
 
@@ -179,8 +180,6 @@ def bench_preset(preset: str, batch_size: int, args: Any, threads: int | None, d
     for v in variants:
         v.warm_up(2)
     repeats = args.train_steps if batch_size >= 128 else 4 * args.train_steps
-    from simdist.tools.bench import PeakMemory, summarize
-
     wall: dict[str, list[float]] = {v.name: [] for v in variants}
     cpu: dict[str, list[float]] = {v.name: [] for v in variants}
     with PeakMemory(device) as mem:
