@@ -47,7 +47,7 @@ import torch
 
 from simdist.benchmarking import machine_info, random_history, time_calls
 from simdist.fsutil import atomic_write_json
-from simdist.tools import bench
+from simdist.tools import bench, bench_train
 
 TARGET_MS = 5.0
 NAMES = ("go2-eager", "go2-compile-default", "go2-reduce-overhead", "ur5e-peg-eager", "pretrain-b512")
@@ -123,9 +123,9 @@ class Check:
 
     def pretrain(self) -> dict[str, Any]:
         """The bench's ``train`` section for the Go2 preset: pretraining at batch 512 (and finetuning at 32)."""
-        args = SimpleNamespace(pretrain_batch=512, finetune_batch=32, compile_modes=[],
+        args = SimpleNamespace(pretrain_batch=512, finetune_batch=32, compile_modes=[], train_variants=["windows"],
                                train_steps=self.sizes.train_steps)
-        rows = bench.bench_training("go2", args, self.threads, self.device)
+        rows = bench_train.bench_training("go2", args, self.threads, self.device)
         row = next(r for r in rows if r["setting"].startswith("pretrain"))
         return {**row, "finetune": next(r for r in rows if r["setting"].startswith("finetune"))}
 

@@ -48,7 +48,7 @@ class WorldModelLoss(nn.Module):
         norm = model.normalizer
         terms: dict[str, Tensor] = {}
         if "dynamics" in need:
-            terms["dynamics"] = (pred.latents - model.target_latents(batch["fut_obs"])).pow(2).mean()
+            terms["dynamics"] = (pred.latents - model.consistency_targets(batch)).pow(2).mean()
         if "reward" in need:
             target = norm.normalize("rewards", batch["rewards"].unsqueeze(-1)).squeeze(-1)
             terms["reward"] = (pred.rewards - target).pow(2).mean()

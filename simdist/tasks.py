@@ -66,6 +66,8 @@ class Task(abc.ABC):
     default: ClassVar[bool] = False
     #: the world-model preset (``WorldModel.from_preset``) of this task's official architecture
     preset: ClassVar[str | None] = None
+    #: the pretraining batch size of this task's recipes (``simdist bench --sections train`` times it)
+    pretrain_batch: ClassVar[int | None] = None
 
     profile: Any = None
 
@@ -247,6 +249,16 @@ def get_task_name(cls: type) -> str:
 
 def task_names() -> list[str]:
     return list(list_components("task"))  # type: ignore[arg-type]
+
+
+def pretrain_presets() -> list[tuple[str, int]]:
+    """(world-model preset, recipe batch size) of every registered task that declares both, once per preset."""
+    out: dict[str, int] = {}
+    for name in task_names():
+        cls = get("task", name)
+        if cls.preset and cls.pretrain_batch:
+            out.setdefault(cls.preset, int(cls.pretrain_batch))
+    return list(out.items())
 
 
 def task_class(name: str) -> type[Task]:

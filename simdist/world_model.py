@@ -184,6 +184,16 @@ class WorldModel(nn.Module):
         """Stop-gradient consistency targets E(o_{t+1..t+T}) from the same (online) encoder."""
         return self.encode_latent(fut_obs)
 
+    @torch.no_grad()
+    def consistency_targets(self, batch: Mapping[str, Any]) -> Tensor:
+        """:meth:`target_latents` of a window batch: from ``batch["fut_steps"]`` when it has them (chunks of
+        consecutive windows, :func:`simdist.data.chunks.expand_chunks`: each step encoded once, the windows'
+        rows gathered), else from ``batch["fut_obs"]`` window by window."""
+        steps = batch.get("fut_steps")
+        if steps is None:
+            return self.target_latents(batch["fut_obs"])
+        return self.encode_latent(steps["obs"])[steps["index"]]
+
     def imagine(
         self, encoding: Encoding, actions: Tensor, commands: Tensor | None = None, *,
         prepared: Any = None, last_value_only: bool = False,

@@ -19,7 +19,8 @@ def test_bench_json_smoke(capsys):
     argv = ["bench", "--preset", "toy", "--threads", "1", "--repeats", "2", "--warmup", "1",
             "--samples", "16", "--iterations", "2", "--naive-repeats", "1", "--realtime-repeats", "3",
             "--envs", "1,2",
-            "--train-steps", "1", "--pretrain-batch", "4", "--finetune-batch", "2", "--json"]
+            "--train-steps", "1", "--pretrain-batch", "4", "--finetune-batch", "2", "--windows-per-chunk", "2",
+            "--json"]
     assert cli_main(argv) == 0
     report = json.loads(capsys.readouterr().out)
     assert {"machine", "settings", "results"} <= set(report) and report["machine"]["logical_cores"] >= 1
@@ -96,3 +97,45 @@ def test_attention_fast_paths_match_reference():
         torch.testing.assert_close(mha(x, kv=kv), want, atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(mha(x[0], kv=(k[0], v[0])), want[0], atol=1e-5, rtol=1e-5)
         assert mha(x, kv=(k[:1, None], v[:1, None])).shape == (2, 3, 5, 16) and h * dh == 16
+
+
+def test_train_section_reports_each_variant(capsys):
+    argv = ["--preset", "toy", "--sections", "train", "--threads", "1", "--train-presets", "toy:8",
+            "--finetune-batch", "4", "--windows-per-chunk", "2", "--train-variants", "windows,chunks",
+            "--train-steps", "1", "--json"]
+    assert bench.main(argv) == 0
+    rows = json.loads(capsys.readouterr().out)["results"]
+    assert [r["setting"] for r in rows] == ["pretrain toy b8 windows", "pretrain toy b8 chunks",
+                                            "finetune toy b4 windows", "finetune toy b4 chunks"]
+    for r in rows:
+        assert r["windows_per_s"] > 0 and r["matmul_gflops"] > 0 and 0 < r["share_of_matmul_rate"] < 1
+        assert r["mflop_executed_per_window"] <= r["mflop_per_window"]
+    for r in rows[1::2]:  # the chunked path: fewer encoder passes, the same loss and gradients
+        assert r["windows_per_chunk"] == 2 and r["mflop_executed_per_window"] < r["mflop_per_window"]
+        assert r["loss_rel_diff_vs_first"] < 1e-6 and r["grad_rel_diff_vs_first"] < 1e-5
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--train-variants", "windows,fast"], "unknown training variant"),
+    (["--train-presets", "toy"], "not PRESET:BATCH"),
+    (["--train-presets", "toy:6", "--windows-per-chunk", "4"], "does not divide"),
+])
+def test_train_section_rejects_bad_options(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        bench.main(["--preset", "toy", "--sections", "train", *argv])
+    assert message in capsys.readouterr().err
+
+
+def test_pretrain_presets_are_the_recipes_batches():
+    from pathlib import Path
+
+    import yaml
+
+    from simdist.tasks import pretrain_presets
+
+    recipes = Path(__file__).resolve().parents[1] / "recipes"
+    presets = dict(pretrain_presets())
+    assert {"go2", "ur5e-peg"} <= set(presets)
+    for preset, batch in presets.items():
+        recipe = yaml.safe_load((recipes / preset / "base.yaml").read_text())
+        assert recipe["data"]["batch_size"] == batch, preset

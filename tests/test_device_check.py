@@ -59,7 +59,7 @@ def test_cpu_quick_records_every_measurement(device_check, tmp_path, capsys):
     assert ms["go2-reduce-overhead"]["status"] == "skipped" and "CUDA" in ms["go2-reduce-overhead"]["reason"]
     assert ms["go2-compile-default"]["status"] == "skipped" and "--quick" in ms["go2-compile-default"]["reason"]
     train = ms["pretrain-b512"]
-    assert train["status"] == "measured" and train["setting"].startswith("pretrain b512")
+    assert train["status"] == "measured" and train["setting"] == "pretrain go2 b512 windows"
     assert positive(train["samples_per_s"]) and positive(train["median_ms"])
     assert not list(tmp_path.glob(".*.tmp"))  # written atomically, no temporary left
     table = capsys.readouterr().out

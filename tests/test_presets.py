@@ -25,7 +25,7 @@ def test_presets_are_complete_build_planner_settings():
     assert P.planner_preset("realtime", seed=3)["seed"] == 3
     with pytest.raises(KeyError, match="known presets"):
         P.planner_preset("fast")
-    assert P.scaled_settings(16, 1, init_std=0.1, warm_start="policy") == P.REALTIME
+    assert P.scaled_settings(16, 1, init_std=0.1, warm_start="policy", tick_threads="auto") == P.REALTIME
 
 
 def test_manipulation_preset_is_the_papers_table_iii():

@@ -55,7 +55,10 @@ class MPPIPlanner(Planner):
     own single-threaded threads and score chunks on T of them (False: on the calling thread with its
     settings; no process-wide setting changes either way);
     ``compile``: score through ``torch.compile`` (True, or a mode such as ``"reduce-overhead"``, which
-    uses CUDA graphs on a GPU); the first tick of each shape compiles.
+    uses CUDA graphs on a GPU); the first tick of each shape compiles;
+    ``tick_threads``: torch threads of a tick that fits one chunk (None: the caller's; an int; ``"auto"``:
+    the faster of one thread and the caller's, timed over the first ticks,
+    :mod:`~simdist.components.planners.threads`; :attr:`thread_report` says what was chosen).
 
     ``keep_candidates``: also return every sequence the tick scored and its predicted return
     (``diagnostics["candidates"]`` (B, M, T, A), ``["candidate_returns"]`` (B, M); the policy samples once),
@@ -75,7 +78,7 @@ class MPPIPlanner(Planner):
         base_act_std: float = 0.05, momentum: float = 0.0, discount: float = 0.99, warm_start: str = "shift",
         seed: int = 42, action_low: Bound = None, action_high: Bound = None, naive: bool = False,
         score_chunk: int | None = None, compile: bool | str = False, parallel_chunks: bool = True,
-        keep_candidates: bool = False,
+        keep_candidates: bool = False, tick_threads: int | str | None = None,
     ) -> None:
         super().__init__(world_model, action_low, action_high)
         if warm_start not in WARM_STARTS:
@@ -103,8 +106,9 @@ class MPPIPlanner(Planner):
         self.warm_start, self.naive, self.seed = warm_start, naive, int(seed)
         self.score_chunk, self.compile, self.parallel_chunks = score_chunk, compile, parallel_chunks
         self.keep_candidates = bool(keep_candidates)
+        self.tick_threads = tick_threads
         self.executor = TickExecutor(self._score_fast, chunk=score_chunk, parallel=parallel_chunks,
-                                     compile=compile)
+                                     compile=compile, tick_threads=tick_threads)
         self.prev_mean: Tensor | None = None
         self._gen: torch.Generator | None = None
         self._generator()
@@ -233,6 +237,11 @@ class MPPIPlanner(Planner):
             diagnostics["candidate_returns"] = torch.cat([k[1] for k in kept], dim=1)
         return PlanResult(action=plan[:, 0].clone(), plan=plan, returns=(w[:, :, 0, 0] * elite_returns).sum(1),
                           diagnostics=diagnostics)
+
+    @property
+    def thread_report(self) -> dict[str, Any]:
+        """The ``tick_threads`` setting and, once an ``"auto"`` choice is made, the choice and its timings."""
+        return dict(self.executor.thread_choice.report)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(samples={self.num_samples}+{self.num_policy_samples} policy, "

@@ -24,6 +24,12 @@ see neither ``RANK`` nor an initialised process group, still read their rank's s
 Validation streams are read whole by every rank: the held-out metrics are then exact and equal on all
 ranks without any communication (the held-out split is small).
 
+``windows_per_chunk`` K > 1 (a divisor of ``batch_size``) draws training windows in chunks of K consecutive
+windows of one episode (the shuffle mixes chunks; the last ``n mod K`` windows of an episode are left out)
+and hands each batch over with ``fut_steps`` (:mod:`simdist.data.chunks`), so the loss encodes each chunk's
+future observations once instead of ``T`` times per window: the same loss for the same windows, at fewer
+encoder passes, from batches of ``batch_size / K`` episode stretches. Validation always reads single windows.
+
 Every epoch's window order depends only on ``seed`` and the epoch, and the training loader is resumable
 (Lightning checkpoints store how many batches of the epoch were consumed), so a run resumed from a
 mid-epoch checkpoint sees the same batches as an uninterrupted one.
@@ -42,6 +48,7 @@ import torch
 import webdataset as wds
 from torch.utils.data import DataLoader, IterableDataset
 
+from simdist.data.chunks import ChunkCollate, chunk_at, chunk_starts
 from simdist.data.schema import DataError, DatasetSpec, Episode, front_pad
 from simdist.data.shards import dataset_dirs, iter_episodes, load_spec, load_stats, read_dataset_info, resolve_urls
 from simdist.data.stats import Stats, compute_stats
@@ -102,7 +109,12 @@ def _assign(urls: list[str], rank: int, world: int, worker: int, workers: int) -
 
 
 class WindowDataset(IterableDataset):
-    """Iterable of single windows (dicts of float tensors) from a list of shard urls."""
+    """Iterable of single windows (dicts of float tensors) from a list of shard urls.
+
+    With ``windows_per_chunk`` K > 1 the items are chunks of K consecutive windows of one episode
+    (:func:`simdist.data.chunks.chunk_at`; :class:`~simdist.data.chunks.ChunkCollate` batches them), shuffled
+    as units; ``windows_per_epoch`` and ``batch_size`` then count chunks.
+    """
 
     def __init__(
         self,
@@ -126,8 +138,12 @@ class WindowDataset(IterableDataset):
         rank: int | None = None,
         world_size: int | None = None,
         return_ids: bool = False,
+        windows_per_chunk: int = 1,
     ) -> None:
         super().__init__()
+        if windows_per_chunk < 1:
+            raise ValueError(f"windows_per_chunk must be >= 1, got {windows_per_chunk}")
+        self.windows_per_chunk = int(windows_per_chunk)
         if (rank is None) != (world_size is None):
             raise ValueError("give both rank and world_size, or neither")
         if world_size is not None and not 0 <= rank < world_size:  # type: ignore[operator]
@@ -214,6 +230,8 @@ class WindowDataset(IterableDataset):
         cap = max(1, self.shuffle_buffer)
         for ep in episodes:
             starts = window_starts(len(ep), self.history, self.horizon, self.beg_pad, self.end_pad)
+            if self.windows_per_chunk > 1:
+                starts = chunk_starts(starts, self.windows_per_chunk)
             for s in starts.tolist():
                 if rng is None:
                     yield ep, s
@@ -228,7 +246,10 @@ class WindowDataset(IterableDataset):
                 yield buf[i]
 
     def _make(self, ep: Episode, start: int) -> dict[str, Any]:
-        window = _to_torch(window_at(ep, start, self.history, self.horizon, self.value_offset))
+        if self.windows_per_chunk > 1:
+            window = _to_torch(chunk_at(ep, start, self.windows_per_chunk, self.history, self.horizon))
+        else:
+            window = _to_torch(window_at(ep, start, self.history, self.horizon, self.value_offset))
         if self.return_ids:  # which window this is (audits of the rank/worker split)
             window["episode_id"] = torch.tensor(int(ep.episode_id))
             window["start"] = torch.tensor(int(start))
@@ -339,8 +360,12 @@ class TrajectoryDataModule(L.LightningDataModule):
         multiprocessing_context: str | None = None,
         data_fraction: float = 1.0,
         data_fraction_seed: int = 0,
+        windows_per_chunk: int = 1,
     ) -> None:
         super().__init__()
+        if windows_per_chunk < 1 or batch_size % windows_per_chunk:
+            raise ValueError(f"data.windows_per_chunk must be >= 1 and divide data.batch_size={batch_size}, got "
+                             f"{windows_per_chunk}")
         if not 0.0 < data_fraction <= 1.0:
             raise ValueError(f"data.data_fraction must be in (0, 1], got {data_fraction}")
         if multiprocessing_context not in (None, "fork", "spawn", "forkserver"):
@@ -365,6 +390,7 @@ class TrajectoryDataModule(L.LightningDataModule):
         self.seed, self.split_by_node, self.validate = seed, split_by_node, validate
         self.multiprocessing_context = multiprocessing_context
         self.data_fraction, self.data_fraction_seed = data_fraction, data_fraction_seed
+        self.windows_per_chunk = windows_per_chunk
         self._spec: DatasetSpec | None = None
         self._stats: Stats | None = None
 
@@ -493,6 +519,8 @@ class TrajectoryDataModule(L.LightningDataModule):
         if not train and ranks is not None:
             ranks = (0, 1)
         world = ranks[1] if ranks is not None else 1
+        k = self.windows_per_chunk if train else 1  # validation reads every window, one by one
+        per_epoch = self._windows_per_epoch(world) if train else None
         return WindowDataset(
             self.train_urls if train else self.val_urls,
             self.spec,
@@ -507,16 +535,21 @@ class TrajectoryDataModule(L.LightningDataModule):
             seed=self.seed,
             split_by_node=self.split_by_node,
             select_ids=self._split(held_out=not train),
-            windows_per_epoch=self._windows_per_epoch(world) if train else None,
-            batch_size=self.batch_size,
+            windows_per_epoch=per_epoch // k if per_epoch is not None else None,
+            batch_size=self.batch_size // k,
             validate=self.validate,
             rank=ranks[0] if ranks is not None else None,
             world_size=world if ranks is not None else None,
+            windows_per_chunk=k,
         )
 
     def _loader(self, split: str) -> DataLoader:
         kwargs: dict[str, Any] = dict(batch_size=self.batch_size, num_workers=self.num_workers,
                                       persistent_workers=self.num_workers > 0, epoch_fn=self._trainer_epoch)
+        if split == "train" and self.windows_per_chunk > 1:
+            k = self.windows_per_chunk
+            kwargs.update(batch_size=self.batch_size // k,
+                          collate_fn=ChunkCollate(k, self.history, self.horizon, self.value_offset))
         if self.num_workers > 0 and self.multiprocessing_context is not None:
             kwargs["multiprocessing_context"] = self.multiprocessing_context
         if split == "train":

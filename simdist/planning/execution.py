@@ -40,6 +40,8 @@ from typing import Any, TypeVar
 import torch
 from torch import Tensor
 
+from .threads import ThreadChoice
+
 log = logging.getLogger(__name__)
 
 #: Sequences per score call on CPU when ``chunk`` is None (measured: 100-250 is flat).
@@ -107,6 +109,18 @@ def thread_limits_available() -> bool:
     return ok
 
 
+def _in_caller_modes(fn: Callable[..., T]) -> Callable[..., T]:
+    """``fn`` run under the calling thread's grad and inference modes wherever it is called (a private
+    thread starts with grad enabled and inference mode off)."""
+    grad, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
+
+    def wrapped(*args: Any) -> T:
+        with torch.inference_mode(inference), torch.set_grad_enabled(grad):
+            return fn(*args)
+
+    return wrapped
+
+
 # ---------------------------------------------------------------------- executor
 class TickExecutor:
     """Runs a planner's ticks (:meth:`run`) and scores action sequences with ``score_fn(actions, *ctx)``
@@ -115,14 +129,18 @@ class TickExecutor:
     ``chunk``: most sequences per ``score_fn`` call (None: :data:`DEFAULT_CPU_CHUNK` on CPU, all at once
     elsewhere); ``parallel``: on CPU, run on private single-threaded threads (False: on the calling
     thread with its own torch settings); ``compile``: call ``score_fn`` through ``torch.compile`` (True or
-    a mode). The threads start on first use; :meth:`close` ends them.
+    a mode); ``tick_threads``: the torch threads of a tick that fits one chunk (None: the caller's; an int;
+    ``"auto"``: chosen by timing the first ticks, :mod:`~simdist.components.planners.threads`). The threads
+    start on first use; :meth:`close` ends them.
     """
 
     def __init__(self, score_fn: ScoreFn, *, chunk: int | None = None, parallel: bool = True,
-                 compile: bool | str = False) -> None:
+                 compile: bool | str = False, tick_threads: int | str | None = None) -> None:
         if chunk is not None and chunk < 1:
             raise ValueError(f"score_chunk must be >= 1 or None, got {chunk}")
         self.score_fn, self.chunk, self.parallel, self.compile = score_fn, chunk, parallel, compile
+        self.thread_choice = ThreadChoice(tick_threads)
+        self._small_pools: dict[int, ThreadPoolExecutor] = {}
         self._compiled: ScoreFn | None = None
         self._tick_pool: ThreadPoolExecutor | None = None
         self._score_pool: ThreadPoolExecutor | None = None
@@ -136,22 +154,35 @@ class TickExecutor:
         over threads and runs here, with the caller's settings (its intra-op threads), which is faster."""
         threads = torch.get_num_threads()
         one_chunk = sequences is not None and sequences <= (self.chunk or DEFAULT_CPU_CHUNK)
+        if one_chunk and device.type == "cpu" and thread_limits_available():
+            n = self.thread_choice.threads(threads)
+            if n < threads:
+                return self.thread_choice.run(n, threads, lambda: self._on_small_pool(n, tick, args))
+            return self.thread_choice.run(threads, threads, lambda: tick(*args))
         if one_chunk or not (self.parallel and device.type == "cpu" and threads > 1 and thread_limits_available()):
             return tick(*args)
         self._forget_threads_of_parent()
         if self._tick_pool is None:
             self._tick_pool = ThreadPoolExecutor(1, thread_name_prefix="simdist-tick", initializer=limit_this_thread)
-        grad, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
 
         def on_tick_thread() -> T:
             self._local.workers = threads
             try:
-                with torch.inference_mode(inference), torch.set_grad_enabled(grad):
-                    return tick(*args)
+                return tick(*args)
             finally:
                 self._local.workers = 0
 
-        return self._tick_pool.submit(on_tick_thread).result()
+        return self._tick_pool.submit(_in_caller_modes(on_tick_thread)).result()
+
+    def _on_small_pool(self, threads: int, tick: Callable[..., T], args: Sequence[Any]) -> T:
+        """``tick(*args)`` on a private thread running torch on ``threads`` threads."""
+        self._forget_threads_of_parent()
+        pool = self._small_pools.get(threads)
+        if pool is None:
+            pool = self._small_pools[threads] = ThreadPoolExecutor(
+                1, thread_name_prefix=f"simdist-tick{threads}",
+                initializer=functools.partial(limit_this_thread, threads))
+        return pool.submit(_in_caller_modes(lambda: tick(*args))).result()
 
     def score(self, actions: Tensor, *ctx: Any) -> Tensor:
         """(B, N) returns of ``actions`` (B, N, T, A), in chunks, on the scoring threads inside :meth:`run`."""
@@ -182,31 +213,28 @@ class TickExecutor:
             self._score_pool = ThreadPoolExecutor(workers, thread_name_prefix="simdist-score",
                                                   initializer=limit_this_thread)
             self._score_workers = workers
-        grad, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
-
-        def score(a: Tensor) -> Tensor:
-            with torch.inference_mode(inference), torch.set_grad_enabled(grad):
-                return self._call(a, ctx)
-
-        return list(self._score_pool.map(score, chunks))
+        return list(self._score_pool.map(_in_caller_modes(lambda a: self._call(a, ctx)), chunks))
 
     def close(self) -> None:
         """Let the private threads end (they start again when a tick needs them)."""
-        for pool in (self._tick_pool, self._score_pool):
+        for pool in (self._tick_pool, self._score_pool, *self._small_pools.values()):
             if pool is not None:
                 pool.shutdown(wait=False)
         self._tick_pool = self._score_pool = None
+        self._small_pools = {}
         self._score_workers = 0
 
     def _forget_threads_of_parent(self) -> None:
         """In a forked child the parent's threads do not exist: start new ones."""
         if self._pid != os.getpid():
             self._tick_pool = self._score_pool = None
+            self._small_pools = {}
             self._score_workers, self._pid = 0, os.getpid()
 
     def __getstate__(self) -> dict[str, Any]:
         """Copies and pickles carry the settings, not the threads or a compiled graph."""
-        state = {**self.__dict__, "_compiled": None, "_tick_pool": None, "_score_pool": None, "_score_workers": 0}
+        state = {**self.__dict__, "_compiled": None, "_tick_pool": None, "_score_pool": None, "_score_workers": 0,
+                 "_small_pools": {}}
         del state["_local"]
         return state
 
@@ -214,4 +242,5 @@ class TickExecutor:
         self.__dict__.update(state, _pid=os.getpid(), _local=threading.local())
 
     def __repr__(self) -> str:
-        return f"TickExecutor(chunk={self.chunk}, parallel={self.parallel}, compile={self.compile!r})"
+        return (f"TickExecutor(chunk={self.chunk}, parallel={self.parallel}, compile={self.compile!r}, "
+                f"tick_threads={self.thread_choice.tick_threads!r})")

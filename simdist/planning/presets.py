@@ -36,9 +36,11 @@ MANIPULATION: dict[str, Any] = dict(
 #: One iteration cannot narrow a wide first draw, so it samples near the base policy's chunk (measured on the
 #: first task's flat course in docs/speed.md: the paper's shift warm start with std 2.0 fell, the policy prior
 #: with std 0.1 completed every trial).
+#: Its tick runs on the faster of one torch thread and the caller's count, timed over the first ticks
+#: (``tick_threads="auto"``): on the 2-core machine one thread met the 20 ms p99 where two did not.
 REALTIME: dict[str, Any] = dict(PAPER, num_samples=REALTIME_SAMPLES, num_policy_samples=REALTIME_POLICY,
                                 iterations=REALTIME_ITERATIONS, num_elites=REALTIME_ELITES, init_std=0.1,
-                                warm_start="policy")
+                                warm_start="policy", tick_threads="auto")
 
 #: The temporal-ensemble decay ``REALTIME`` is used with (the demo's default and the zoo's ``planner.json``):
 #: chosen among 0.7-0.9 on randomised walks in nominal simulation (``python results/<task>/run.py
@@ -70,7 +72,8 @@ def scaled_settings(num_samples: int, iterations: int, *, init_std: float | None
     mixture_coef)`` would round away.
     ``init_std`` and ``warm_start`` replace the official values unless None (as command-line options pass
     them); ``overrides`` replace any setting.
-    ``scaled_settings(16, 1, init_std=0.1, warm_start="policy") == REALTIME``; ``scaled_settings(450, 8)`` is
+    ``scaled_settings(16, 1, init_std=0.1, warm_start="policy", tick_threads="auto") ==
+    REALTIME``; ``scaled_settings(450, 8)`` is
     the paper's setting."""
     base = {k: v for k, v in (base or PAPER).items() if k not in ("planner", "temporal_ensemble")}
     policy = max(REALTIME_POLICY, int(num_samples * base["mixture_coef"]))

@@ -8,11 +8,15 @@ Sections (``--sections``, all by default):
   and the GFLOP/s achieved;
 * ``naive``: the official structure (encoder, context and policy head recomputed per sample and
   iteration) on the same seed and history, its speed and its largest plan difference to ``mppi``;
-* ``realtime``: the ``realtime`` planner preset as deployed (``REALTIME`` MPPI with temporal ensembling),
-  median and p99 tick (target: p99 ≤ 20 ms);
+* ``realtime``: the ``realtime`` planner preset as deployed (``REALTIME`` MPPI with temporal ensembling and
+  its automatic tick-thread choice, which the row reports), and the same on the caller's threads, median and
+  p99 tick (target: p99 ≤ 20 ms);
 * ``envs``: batched planning for 1, 8 and 32 envs (ticks/s and env-ticks/s);
-* ``train``: pretraining (all components, batch 512) and finetuning (dynamics only, batch 32) steps:
-  ``WorldModelLoss`` + backward + Adam on random batches, samples/s and peak extra memory.
+* ``train``: pretraining of each task's preset at its recipes' batch size (``--train-presets``; every task
+  that declares ``pretrain_batch``) and finetuning (dynamics only, batch 32): ``WorldModelLoss`` + backward + Adam on
+  random batches, windows/s of each training variant (today's window path, chunks of consecutive windows
+  encoded once, bf16, compiled: :mod:`simdist.tools.bench_train`), FLOP per window and the machine's
+  matrix-product rate.
 
 Planner settings come from :mod:`simdist.planning.presets`. ``--compile`` adds ``torch.compile`` variants
 (compile time reported separately). Every timing runs under each ``--threads`` setting (the bench's own
@@ -34,7 +38,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -51,7 +54,8 @@ from simdist.benchmarking import (  # noqa: F401  (PeakMemory, num_threads, summ
     time_calls,
 )
 from simdist.planning.presets import planner_preset
-from simdist.tasks import add_task_argument, default_task, task_class
+from simdist.tasks import add_task_argument, default_task, pretrain_presets, task_class
+from simdist.tools.bench_train import DEFAULT_VARIANTS, bench_presets, parse_variant
 
 SECTIONS = ("mppi", "naive", "realtime", "envs", "train")
 
@@ -179,11 +183,20 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
                 max_abs_plan_diff=float((a.plan - b.plan).abs().max()),
                 max_abs_return_diff=float((a.returns - b.returns).abs().max())))
     if "realtime" in args.sections:
-        rt = build_planner(wm, realtime)
-        timing = time_calls(lambda: rt.plan(history), args.realtime_repeats, 10, device)
-        rows.append(planner_row(
-            "realtime", f"{rt.num_samples}+{rt.num_policy_samples}x{rt.iterations} te={realtime['temporal_ensemble']}",
-            threads, timing, meets_20ms_p99=1e3 * timing["wall"]["p99"] <= 20.0))
+        # as deployed (its thread choice calibrated in the warm-up ticks), then on the caller's threads
+        for tick_threads in (realtime.get("tick_threads"), None):
+            rt = build_planner(wm, {**realtime, "tick_threads": tick_threads})
+            timing = time_calls(lambda rt=rt: rt.plan(history), args.realtime_repeats, 50, device)
+            report = rt.thread_report
+            size = f"{rt.num_samples}+{rt.num_policy_samples}x{rt.iterations}"
+            rows.append(planner_row(
+                "realtime", f"{size} te={realtime['temporal_ensemble']} threads={tick_threads or 'caller'}", threads,
+                timing,
+                meets_20ms_p99=1e3 * timing["wall"]["p99"] <= 20.0,
+                tick_threads_chosen=report.get("chosen", threads if tick_threads is None else tick_threads),
+                calibration_p90_ms=report.get("p90_ms")))
+            if tick_threads is None:
+                break
         for mode in args.compile_modes:
             timing, compile_s = time_compiled(wm, realtime, mode, history, args.realtime_repeats, 10, device)
             rows.append(planner_row("realtime", f"compile={mode}", threads, timing, compile_s=compile_s,
@@ -198,56 +211,6 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
             rows.append(planner_row(
                 "envs", f"{args.envs_preset} x{envs} envs", threads, timing,
                 ticks_per_s=1.0 / timing["wall"]["median"], env_ticks_per_s=envs / timing["wall"]["median"]))
-    return rows
-
-
-def bench_training(preset: str, args: Any, threads: int | None, device: torch.device) -> list[dict[str, Any]]:
-    """Pretraining (all components) and finetuning (dynamics only) steps on random batches."""
-    from simdist import WorldModel
-    from simdist.freeze import DynamicsOnly, TrainAll
-    from simdist.losses import WorldModelLoss
-
-    rows = []
-    setups = (("pretrain", args.pretrain_batch, TrainAll(), WorldModelLoss()),
-              ("finetune", args.finetune_batch, DynamicsOnly(), WorldModelLoss.dynamics_only()))
-    for name, batch_size, policy, loss_fn in setups:
-        for compiled in (False, True) if args.compile_modes else (False,):
-            torch.manual_seed(0)
-            wm = WorldModel.from_preset(preset).to(device)
-            wm.train()
-            policy.apply(wm)
-            params = [p for p in wm.parameters() if p.requires_grad]
-            opt = torch.optim.Adam(params, lr=1e-4)
-            batch = random_batch(wm, batch_size)
-
-            def loss_of(b: dict[str, Any], wm: Any = wm, loss_fn: Any = loss_fn) -> torch.Tensor:
-                return loss_fn(wm, b)["loss"]
-
-            forward = torch.compile(loss_of) if compiled else loss_of
-
-            def step(forward: Callable[..., torch.Tensor] = forward, opt: Any = opt,
-                     batch: dict[str, Any] = batch) -> None:
-                opt.zero_grad(set_to_none=True)
-                forward(batch).backward()
-                opt.step()
-
-            compile_s = None
-            if compiled:
-                t0 = time.perf_counter()
-                step()
-                compile_s = time.perf_counter() - t0
-            repeats = args.train_steps if batch_size >= 128 else 4 * args.train_steps
-            with PeakMemory(device) as mem:
-                timing = time_calls(step, repeats, 2, device)
-            rows.append({
-                "section": "train", "setting": f"{name} b{batch_size}" + (" compiled" if compiled else ""),
-                "threads": threads, "median_ms": 1e3 * timing["wall"]["median"],
-                "p99_ms": 1e3 * timing["wall"]["p99"], "cpu_ms": 1e3 * timing["cpu"]["median"],
-                "n": repeats, "samples_per_s": batch_size / timing["wall"]["median"],
-                "trainable_params": sum(p.numel() for p in params), "peak_extra_mib": mem.extra_mib,
-                "peak_mib": mem.peak / 2**20,
-                "compile_s": compile_s,
-            })
     return rows
 
 
@@ -278,6 +241,28 @@ def _int_list(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x.strip()]
 
 
+def _train_presets(args: Any) -> list[tuple[str, int]]:
+    """``--train-presets`` parsed, else ``--preset`` at ``--pretrain-batch``, else every task's preset at its
+    recipes' batch size."""
+    if args.train_presets:
+        out = []
+        for item in args.train_presets.split(","):
+            name, _, batch = item.strip().rpartition(":")
+            if not name or not batch.isdigit() or int(batch) < 1:
+                raise ValueError(f"--train-presets: {item!r} is not PRESET:BATCH")
+            out.append((name, int(batch)))
+    elif args.pretrain_batch:
+        out = [(args.preset, args.pretrain_batch)]
+    else:
+        out = pretrain_presets() or [(args.preset, 128)]
+    for variant in args.train_variants:
+        parse_variant(variant)
+    for name, batch in out:
+        if any(v.startswith("chunks") for v in args.train_variants) and batch % args.windows_per_chunk:
+            raise ValueError(f"--windows-per-chunk {args.windows_per_chunk} does not divide {name}'s batch {batch}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = tool_parser("bench", __doc__.splitlines()[0].split(":", 1)[1].strip())
     add_task_argument(parser)
@@ -296,8 +281,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=positive_int, default=None, help="override the paper num_samples (450)")
     parser.add_argument("--iterations", type=positive_int, default=None, help="override the paper iterations (8)")
     parser.add_argument("--train-steps", type=positive_int, default=5, help="timed pretraining steps (finetune: 4x)")
-    parser.add_argument("--pretrain-batch", type=positive_int, default=512)
-    parser.add_argument("--finetune-batch", type=positive_int, default=32)
+    parser.add_argument("--train-presets", default=None, metavar="PRESET:BATCH,...",
+                        help="presets and batch sizes the train section pretrains (default: each task's preset "
+                             "at its recipes' batch size; with --pretrain-batch: --preset at that size)")
+    parser.add_argument("--train-variants", default=",".join(DEFAULT_VARIANTS),
+                        help="training variants, interleaved: windows, chunks, each with optional +bf16, +compile")
+    parser.add_argument("--windows-per-chunk", type=positive_int, default=16,
+                        help="consecutive windows per chunk of the chunks variants")
+    parser.add_argument("--pretrain-batch", type=positive_int, default=None)
+    parser.add_argument("--finetune-batch", type=nonnegative_int, default=32, help="0: no finetuning rows")
     parser.add_argument("--compile", nargs="?", const="default", default=None, metavar="MODE",
                         help="also time torch.compile variants (MODE: default, reduce-overhead, ...)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -320,6 +312,11 @@ def main(argv: list[str] | None = None) -> int:
     args.envs_preset = args.envs_preset or ("paper" if device.type == "cuda" else "realtime")
     args.compile_modes = [] if args.compile is None else [True if args.compile == "default" else args.compile]
     thread_counts: list[int | None] = list(_int_list(args.threads)) if device.type == "cpu" else [None]
+    args.train_variants = [v.strip() for v in args.train_variants.split(",") if v.strip()]
+    try:
+        args.train_presets = _train_presets(args)
+    except ValueError as err:
+        parser.error(str(err))
 
     from simdist import WorldModel
 
@@ -331,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         with num_threads(threads):
             results += bench_planners(wm, args, threads, device)
             if "train" in args.sections:
-                results += bench_training(args.preset, args, threads, device)
+                results += bench_presets(args.train_presets, args, threads, device)
             print(f"[bench] threads={threads} done", file=sys.stderr)
     report = {
         "machine": machine, "load_avg_after": load_average(),
@@ -344,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
             "samples": args.samples, "iterations": args.iterations, "envs": args.envs,
             "envs_preset": args.envs_preset, "compile": args.compile, "pretrain_batch": args.pretrain_batch,
             "finetune_batch": args.finetune_batch, "flop_per_sequence": imagine_flops(wm),
+            "train_presets": args.train_presets, "train_variants": args.train_variants,
+            "windows_per_chunk": args.windows_per_chunk,
         },
         "results": results,
     }

@@ -73,6 +73,7 @@ class Go2Task(Task):
     train_expert_module: ClassVar[str | None] = "simdist.components.tasks.go2.train_expert"
     profile_module: ClassVar[str | None] = "simdist.components.tasks.go2.profiles"
     preset: ClassVar[str | None] = "go2"
+    pretrain_batch: ClassVar[int | None] = 128  # recipes/go2/base.yaml
     data_defaults: ClassVar[dict[str, Any]] = {
         "presets": {"cpu": {"num_envs": 256, "transitions": 5_000_000},
                     "paper": {"num_envs": 4096, "transitions": 4096 * 25_000}},

@@ -208,6 +208,7 @@ class PegTask(UR5eTask):
     profile: Any = "peg-real"
     profile_folder: ClassVar[str] = "peg"
     preset: ClassVar[str | None] = "ur5e-peg"
+    pretrain_batch: ClassVar[int | None] = 256  # recipes/ur5e-peg/base.yaml
 
     def assembly(self) -> Any:
         from simdist.components.tasks.ur5e.assembly import PegAssembly
