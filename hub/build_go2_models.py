@@ -150,6 +150,32 @@ def resolved_config(recipe: str) -> str:
     return subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
 
 
+#: Each zoo model's planning diagnostics (docs/plan-ranking.md): its action-information report
+#: (results/go2/diagnostics/FILE.json, ``simdist diagnose``) and the plan ranking on its course
+#: (results/go2/mechanism/PROFILE.json, ``simdist mechanism``) as (FILE, PROFILE, the model's name in it).
+DIAGNOSTICS = {"go2-slope": ("go2-slope", "ptfe-slope-5.7deg", "zero-shot"),
+               "go2-foam": ("go2-slope", "foam", "zero-shot"),
+               "go2-slope-ptfe": ("go2-slope-ptfe", "ptfe-slope-5.7deg", "adapted"),
+               "go2-foam-adapted": ("go2-foam-adapted", "foam", "adapted")}
+
+
+def planning_diagnostics(name: str) -> dict[str, str]:
+    """The card rows of a zoo model's two planning diagnostics, from the committed reports."""
+    info_file, profile, role = DIAGNOSTICS[name]
+    info = json.loads((RESULTS / "diagnostics" / f"{info_file}.json").read_text())
+    rho = json.loads((RESULTS / "mechanism" / f"{profile}.json").read_text())["models"][role]["spearman"]
+    where = f"{info['windows']} fresh simulation windows, `simdist diagnose`"
+    return {
+        f"action information: consistency with true / swapped future actions ({where})":
+            f"{info['consistency_true_mean']:.4f} / {info['consistency_permuted_mean']:.4f}",
+        "action information: latent shift under swapped actions": f"{info['latent_shift']:.3f}",
+        "action information: predicted return's correlation with the label return, true / swapped actions":
+            f"{info['return_label_corr_true']:.3f} / {info['return_label_corr_permuted']:.3f}",
+        f"plan ranking on `{profile}`, the real-time planner's candidates (`simdist mechanism`): Spearman ρ":
+            f"{rho['mean']:.3f} [{rho['low']:.3f}, {rho['high']:.3f}]",
+    }
+
+
 def build_base(which: str = ZOO_CANDIDATE) -> None:
     from simdist.hub import save_pretrained
     from simdist.planning.presets import REALTIME, REALTIME_DECAY
@@ -162,7 +188,7 @@ def build_base(which: str = ZOO_CANDIDATE) -> None:
     planner = {"planner": "mppi", **REALTIME, "temporal_ensemble": REALTIME_DECAY}
     train_config = resolved_config(candidate["recipe"])
     for name, task in (("go2-slope", "PTFE slippery slope"), ("go2-foam", "memory foam")):
-        out = save_pretrained(model, ROOT / "hub" / "models" / name, metrics=metrics,
+        out = save_pretrained(model, ROOT / "hub" / "models" / name, metrics={**metrics, **planning_diagnostics(name)},
                               train_config=train_config, planner_config=planner,
                               tags=["go2", "quadruped", "sim-pretrained"],
                               model_card_kwargs={"repo_id": f"simdist/{name}",
@@ -189,6 +215,7 @@ def build_adapted() -> None:
             "held-out consistency adapted": round(curve["consistency_after"][-1], 4),
             "value AUC (frozen value head)": ("n/a (no successful episode)" if curve["value_auc"][-1] is None
                                               else round(curve["value_auc"][-1], 3)),
+            **planning_diagnostics(name),
         }
         text = (f"`simdist/{base}` adapted to the proxy-real profile `{profile}` by finetuning the dynamics only "
                 f"on {curve['minutes'][-1]:.1f} minutes of on-policy proxy-real data: `{command}`.")

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from simdist import WorldModel
-from simdist.components.planners import execution
-from simdist.components.planners.threads import ThreadChoice, check_tick_threads
+from simdist.planning import execution
+from simdist.planning.threads import ThreadChoice, check_tick_threads
 from simdist.planning import build_planner
 from simdist.planning.presets import planner_preset
 from simdist.tools import bench
@@ -32,10 +32,10 @@ def test_auto_keeps_the_faster_setting(slow_on: int, expected: int) -> None:
     for _ in range(14):
         n = choice.threads(2)
         ran.append(n)
-        choice.run(n, 2, lambda n=n: time.sleep(0.004 if n == slow_on else 0.0005))
+        choice.run(n, 2, lambda n=n: time.sleep(0.03 if n == slow_on else 0.001))
     assert ran[:10] == [1, 2] * 5  # calibration alternates, the first tick of each warms up
     assert choice.chosen == expected and set(ran[10:]) == {expected}
-    assert choice.report["ticks"] == {1: 4, 2: 4} and choice.report["p90_ms"][slow_on] > 3.0
+    assert choice.report["ticks"] == {1: 4, 2: 4} and choice.report["p90_ms"][slow_on] > 25.0
 
 
 def test_fixed_and_caller_settings() -> None:

@@ -58,7 +58,7 @@ class MPPIPlanner(Planner):
     uses CUDA graphs on a GPU); the first tick of each shape compiles;
     ``tick_threads``: torch threads of a tick that fits one chunk (None: the caller's; an int; ``"auto"``:
     the faster of one thread and the caller's, timed over the first ticks,
-    :mod:`~simdist.components.planners.threads`; :attr:`thread_report` says what was chosen).
+    :mod:`~simdist.planning.threads`; :attr:`thread_report` says what was chosen).
 
     ``keep_candidates``: also return every sequence the tick scored and its predicted return
     (``diagnostics["candidates"]`` (B, M, T, A), ``["candidate_returns"]`` (B, M); the policy samples once),

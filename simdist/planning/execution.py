@@ -130,7 +130,7 @@ class TickExecutor:
     elsewhere); ``parallel``: on CPU, run on private single-threaded threads (False: on the calling
     thread with its own torch settings); ``compile``: call ``score_fn`` through ``torch.compile`` (True or
     a mode); ``tick_threads``: the torch threads of a tick that fits one chunk (None: the caller's; an int;
-    ``"auto"``: chosen by timing the first ticks, :mod:`~simdist.components.planners.threads`). The threads
+    ``"auto"``: chosen by timing the first ticks, :mod:`~simdist.planning.threads`). The threads
     start on first use; :meth:`close` ends them.
     """
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The toy proving ground (docs/plan-ranking.md): the lag profile's calibration, its solvability, and the loop on it.
-# Usage, from the repository root:  bash results/toy/lag/run.sh calibrate MODEL | loop SEED [demo options]
+# Usage, from the repository root:  bash results/toy/lag/run.sh calibrate MODEL | sweep MODEL | loop SEED [options]
 # Runs write under outputs/toy-lag/ (git ignores it); the committed results.json files are copied from there.
 set -euo pipefail
 simdist=${SIMDIST:-.venv/bin/simdist}
@@ -15,10 +15,18 @@ case "${1:-}" in
     $simdist evaluate --task toy-reach --agent expert --profile sim --trials 32 --envs 16 --seed 2
     $simdist evaluate --task toy-reach --agent expert --profile lag --trials 32 --envs 16 --seed 2
     $simdist evaluate --task toy-reach --agent retuned --profile lag --trials 32 --envs 16 --seed 2 ;;
+  sweep)  # the zero-shot planner on profiles of latency L and gain G (how lag was chosen)
+    model=${2:?sweep needs a pretrained toy world-model folder}
+    dir=$(mktemp -d)
+    for lg in 3:2 3:3 2:3 4:3 5:3 4:4 0:5 1:4 1:5 2:5; do
+      printf 'latency: %s\ngain: %s\n' "${lg%%:*}" "${lg##*:}" > "$dir/L${lg%%:*}-G${lg##*:}.yaml"
+      $simdist evaluate --task toy-reach --agent "$model" --profile "$dir/L${lg%%:*}-G${lg##*:}.yaml" \
+        --samples 128 --iterations 4 --trials 32 --envs 16 --seed 2
+    done ;;
   loop)  # the whole loop on lag with both diagnostics; extra options go to simdist demo (e.g. --explore 1.0)
     seed=${2:?loop needs a seed}; shift 2
     tag=$(echo "ctx4 $*" | tr -c 'a-z0-9.\n' '-' | sed 's/--*/-/g; s/-$//')
     $simdist demo --task toy-reach --real lag --dynamics-context 4 --ranking --seed "$seed" \
       --out "outputs/toy-lag/$tag-s$seed" --no-progress "$@" ;;
-  *) echo "usage: $0 calibrate MODEL | loop SEED [demo options]" >&2; exit 2 ;;
+  *) echo "usage: $0 calibrate MODEL | sweep MODEL | loop SEED [demo options]" >&2; exit 2 ;;
 esac
