@@ -8,10 +8,9 @@ import pytest
 import torch
 
 from simdist import WorldModel
-from simdist.planning import execution
-from simdist.planning.threads import ThreadChoice, check_tick_threads
-from simdist.planning import build_planner
+from simdist.planning import build_planner, execution
 from simdist.planning.presets import planner_preset
+from simdist.planning.threads import ThreadChoice, check_tick_threads
 from simdist.tools import bench
 
 

@@ -206,3 +206,27 @@ def test_reconstruction_switch_adds_a_decoder_and_its_loss_term(dataset) -> None
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in module.world_model.encoder.parameters())
     with pytest.raises(ValueError, match="needs a decoder"):
         WorldModelLoss(reconstruction=1.0)(plain.world_model, batch)
+
+
+@pytest.mark.usefixtures("single_thread")
+def test_finetune_anchor_pulls_towards_the_pretrained_weights(sim_data, tmp_path) -> None:
+    torch.manual_seed(0)
+    model = WorldModel.from_preset("toy")
+    dm = TrajectoryDataModule(str(sim_data), history=8, horizon=8, batch_size=32, windows_per_epoch=256,
+                              heldout_fraction=0.0, seed=0)
+    dm.setup("fit")
+    model.normalizer.set_stats(dm.stats.to_dict())
+    model.save_pretrained(tmp_path / "base")
+
+    def drift(anchor: float) -> float:
+        torch.manual_seed(0)
+        module = FinetuneModule(init_from=str(tmp_path / "base"), lr=3e-3, warmup_steps=1, anchor=anchor)
+        L.Trainer(accelerator="cpu", max_epochs=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                  enable_model_summary=False, default_root_dir=tmp_path).fit(module, dm)
+        module._anchor_weights = {n: p.detach() for n, p in model.named_parameters() if n.startswith("dynamics.")}
+        return float(module.anchor_distance())
+
+    free, pulled = drift(0.0), drift(10.0)
+    assert 0.0 < pulled < 0.5 * free
+    with pytest.raises(ValueError, match="anchor"):
+        FinetuneModule(init_from=str(tmp_path / "base"), anchor=-1.0)

@@ -31,7 +31,9 @@ class WorldModelModule(L.LightningModule):
     (``fit_normalizer``); a finetuned model keeps its simulation statistics. Adam with the warmup-cosine
     schedule of SIMDIST.md 4.5 by default. ``diagnostics`` (on by default) logs the action-information
     diagnostic on held-out windows after every validation epoch (``val/diag/*``,
-    :class:`~simdist.training.diagnostics.ActionInformationCallback`).
+    :class:`~simdist.training.diagnostics.ActionInformationCallback`). ``anchor`` > 0 adds ``anchor`` · Σ ‖θ − θ₀‖²
+    over the trainable weights, θ₀ the weights the run starts from (for finetuning: an L2 pull towards the
+    pretrained dynamics; not part of SimDist), logged as ``train/anchor``.
     """
 
     def __init__(
@@ -53,9 +55,12 @@ class WorldModelModule(L.LightningModule):
         history_dropout_obs: dict[str, list[int]] | None = None,
         preset_overrides: dict[str, Any] | None = None,
         diagnostics: bool = True,
+        anchor: float = 0.0,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
+        if not (isinstance(anchor, int | float) and not isinstance(anchor, bool) and 0.0 <= anchor < float("inf")):
+            raise ValueError(f"model.init_args.anchor must be a finite number >= 0, got {anchor!r}")
         if preset_overrides and preset is None:
             raise ValueError("model.init_args.preset_overrides needs model.init_args.preset")
         if not 0.0 <= history_dropout < 1.0:
@@ -77,6 +82,9 @@ class WorldModelModule(L.LightningModule):
         self.loss_fn = WorldModelLoss(**(loss_weights or {}), value_target=value_target)
         self.obs_noise = resolve_obs_noise(obs_noise)
         self.freeze_policy.apply(self.world_model)
+        #: the trainable weights as they start (a finetuned model: the pretrained ones), for the ``anchor`` pull
+        self._anchor_weights = ({n: p.detach().clone() for n, p in self.world_model.named_parameters()
+                                 if p.requires_grad} if anchor else {})
 
     # ------------------------------------------------------------------ modes and setup
     def train(self, mode: bool = True) -> WorldModelModule:
@@ -145,11 +153,19 @@ class WorldModelModule(L.LightningModule):
 
     def training_step(self, batch: Mapping[str, Any], batch_idx: int) -> Tensor:
         terms = self.loss_fn(self.world_model, self._augment(batch))
+        if self._anchor_weights:
+            terms["anchor"] = self.anchor_distance()
+            terms["loss"] = terms["loss"] + self.hparams.anchor * terms["anchor"]
         if not torch.isfinite(terms["loss"]):
             bad = [k for k, v in terms.items() if not torch.isfinite(v)]
             raise FloatingPointError(f"training diverged at step {self.global_step}: non-finite loss terms {bad}")
         self._log_terms("train", terms, batch["act_hist"].shape[0])
         return terms["loss"]
+
+    def anchor_distance(self) -> Tensor:
+        """Σ ‖θ − θ₀‖² over the trainable weights, θ₀ as they started (the ``anchor`` term, an L2 pull)."""
+        params = dict(self.world_model.named_parameters())
+        return sum(((params[n] - w.to(params[n].device)) ** 2).sum() for n, w in self._anchor_weights.items())
 
     def validation_step(self, batch: Mapping[str, Any], batch_idx: int) -> None:
         terms = self.loss_fn(self.world_model, batch, all_terms=True)
@@ -201,13 +217,14 @@ class FinetuneModule(WorldModelModule):
         eval_frozen: bool = True,
         value_target: str = "td",
         diagnostics: bool = True,
+        anchor: float = 0.0,
     ) -> None:
         super().__init__(
             model=model, preset=preset, init_from=init_from, freeze=freeze,
             loss_weights=loss_weights or {"dynamics": 1.0, "reward": 0.0, "value": 0.0, "action": 0.0},
             lr=lr, end_lr=end_lr, warmup_steps=warmup_steps, decay_steps=decay_steps, obs_noise=obs_noise,
             fit_normalizer=fit_normalizer, eval_frozen=eval_frozen, value_target=value_target,
-            diagnostics=diagnostics,
+            diagnostics=diagnostics, anchor=anchor,
         )
 
 

@@ -51,6 +51,7 @@ class ToyOptions:
 
     dynamics_context: int = 0
     explore: float = 0.0
+    anchor: float = 0.0
     ranking: bool = False
     ranking_states: int = 40
 
@@ -60,6 +61,8 @@ class ToyOptions:
             raise ValueError(f"dynamics_context must be an integer >= 0, got {self.dynamics_context!r}")
         if not 0.0 <= self.explore <= 2.5:
             raise ValueError(f"explore must be a noise std in [0, 2.5], got {self.explore!r}")
+        if not 0.0 <= self.anchor < float("inf"):
+            raise ValueError(f"anchor must be a finite number >= 0, got {self.anchor!r}")
 
 
 QUICK = ToyScale(sim_transitions=6_000, pretrain_epochs=2, windows_per_epoch=4_000, real_episodes=8,
@@ -172,7 +175,8 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     before_loss = consistency_loss(model, heldout, front_padding=pad)
 
     _log(f"5/6 finetuning only the dynamics on {minutes:.1f} min of 'real' data", started)
-    ft = FinetuneModule(init_from=str(sim_model), lr=2e-4, end_lr=1e-4, warmup_steps=50, decay_steps=2_000)
+    ft = FinetuneModule(init_from=str(sim_model), lr=2e-4, end_lr=1e-4, warmup_steps=50, decay_steps=2_000,
+                        anchor=options.anchor)
     real_dm = TrajectoryDataModule(str(out / "real-data"), history=cfg.history, horizon=cfg.horizon,
                                    batch_size=32, windows_per_epoch=scale.finetune_windows_per_epoch,
                                    heldout_fraction=0.0, front_pad=pad, seed=seed)
@@ -191,6 +195,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
         "profile": real.to_dict(),
         "scale": asdict(scale),
         "options": asdict(options),
+        "dynamics": cfg.to_dict()["dynamics"],
         "sim_data": sim_data,
         "real_minutes": minutes,
         "return": {name: e.mean for name, e in returns.items()},
@@ -328,6 +333,10 @@ def main(argv: list[str]) -> int:
                         help="largest exploration noise std on the planner's actions while logging real data")
     parser.add_argument("--real-episodes", type=positive_int, default=None,
                         help="real episodes logged for finetuning (default: the scale's, 24)")
+    parser.add_argument("--finetune-epochs", type=positive_int, default=None,
+                        help="finetuning epochs of 6,000 windows (default: the scale's, 3)")
+    parser.add_argument("--anchor", type=float, default=0.0,
+                        help="L2 pull of the finetuned weights towards the pretrained ones (0: none)")
     parser.add_argument("--ranking", action="store_true",
                         help="also measure plan ranking (Spearman rho) and action information, before and after")
     parser.add_argument("--quick", action="store_true", help="tiny scale (seconds), as the tests run it")
@@ -336,7 +345,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         real = load_profile(args.real)
-        options = ToyOptions(dynamics_context=args.dynamics_context, explore=args.explore, ranking=args.ranking)
+        options = ToyOptions(dynamics_context=args.dynamics_context, explore=args.explore, anchor=args.anchor,
+                             ranking=args.ranking)
     except (ProfileError, ValueError) as err:
         parser.error(f"{err}")
     if args.pretrained is not None and not (Path(args.pretrained) / "config.json").is_file():
@@ -344,6 +354,8 @@ def main(argv: list[str]) -> int:
     scale = QUICK if args.quick else ToyScale()
     if args.real_episodes is not None:
         scale = replace(scale, real_episodes=args.real_episodes)
+    if args.finetune_epochs is not None:
+        scale = replace(scale, finetune_epochs=args.finetune_epochs)
     run_toy_pipeline(args.out, scale, seed=args.seed, progress=not args.no_progress,
                      real=real, pretrained=args.pretrained, options=options)
     return 0

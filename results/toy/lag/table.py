@@ -1,0 +1,66 @@
+"""The lever table of docs/plan-ranking.md from the committed runs: ``python -m results.toy.lag.table``.
+
+Each run folder holds the ``results.json`` that ``bash results/toy/lag/run.sh loop SEED [options]`` wrote (copied
+from ``outputs/toy-lag/``). One row per run: the lever, the seed, the nominal closed loop, zero-shot and adapted on
+``lag`` (mean [95 % CI], 32 episodes each) and whether the intervals are apart, the plan ranking in simulation and
+on the profile before and after, the held-out real consistency before and after, and the action information of
+the pretrained model on fresh simulation windows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def lever(name: str, r: dict) -> str:
+    """What the run changed against the demo's loop; the folder's ``ctxN`` prefix names the pretrained model's
+    ``action_context`` (a run that starts from ``--pretrained`` does not record it in its options)."""
+    o, parts = r["options"], [f"`action_context` {name.split('-')[0].removeprefix('ctx')}"]
+    if o["explore"]:
+        parts.append(f"exploration σ ≤ {o['explore']}")
+    parts.append(f"{r['scale']['real_episodes']} real episodes ({r['real_minutes']:.1f} min)")
+    return ", ".join(parts)
+
+
+def cell(r: dict, key: str) -> str:
+    low, high = r["return_ci95"][key]
+    return f"{r['return'][key]:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def rho(r: dict, key: str) -> str:
+    e = r["diagnostics"]["ranking"][key]["spearman"]
+    return f"{e['mean']:.2f} [{e['low']:.2f}, {e['high']:.2f}]"
+
+
+def verdict(r: dict) -> str:
+    (zl, zh), (al, ah) = r["return_ci95"]["real_zero_shot"], r["return_ci95"]["real_adapted"]
+    return "**higher**" if al > zh else "lower" if ah < zl else "no difference"
+
+
+def row(name: str, r: dict) -> str:
+    seed = name.rsplit("-s", 1)[1]
+    info = r["diagnostics"]["action_information"]["zero_shot"]
+    cons = r["heldout_consistency"]
+    return (f"| {lever(name, r)} | {seed} | {cell(r, 'sim')} | {cell(r, 'real_zero_shot')} | "
+            f"{cell(r, 'real_adapted')} | "
+            f"{verdict(r)} | {rho(r, 'sim/zero_shot')} | {rho(r, 'profile/zero_shot')} | "
+            f"{rho(r, 'profile/adapted')} | {cons['pretrained']:.3f} → {cons['adapted']:.3f} | "
+            f"{info['consistency_true_mean']:.4f} / {info['consistency_permuted_mean']:.4f}, "
+            f"{info['latent_shift']:.2f} |")
+
+
+def main() -> None:
+    print("| lever | seed | sim | `lag` zero-shot | `lag` adapted | adapted vs zero-shot | ρ sim | ρ `lag` zero-shot | "
+          "ρ `lag` adapted | held-out real consistency | action information (pretrained): consistency true / "
+          "swapped, latent shift |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    runs = [p for p in HERE.iterdir() if (p / "results.json").is_file()]
+    for folder in sorted(runs, key=lambda p: (p.name.count("-"), p.name)):
+        print(row(folder.name, json.loads((folder / "results.json").read_text())))
+
+
+if __name__ == "__main__":
+    main()
