@@ -38,6 +38,14 @@ class Agent(abc.ABC):
     def act(self, history: Any) -> Tensor:
         """Actions (B, A) for the B envs of ``history``."""
 
+    def checked_inputs(self, history: Any, config: Any) -> tuple[dict[str, Tensor], Tensor, Tensor | None]:
+        """``(obs_hist, act_hist, command or None)`` of ``history`` (float32, on the CPU), refused with a ValueError
+        naming the key unless they are finite and of the shapes ``config`` (``obs_spec``, ``action_dim``,
+        ``command_dim``, ``history``) reads; agents that do not plan start ``act`` with it."""
+        from simdist.planning.inputs import history_inputs
+
+        return history_inputs(history, config.obs_spec, config.action_dim, config.command_dim, config.history)
+
     def reset(self, ids: Sequence[int] | Tensor | None = None, seed: int | None = None) -> None:
         """Forget per-env state of envs ``ids`` (all if None); reseed if ``seed`` is given."""
         return None
@@ -134,6 +142,9 @@ def load_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     folder, _ = resolve_folder(name_or_path, **{k: kwargs[k] for k in HUB_KEYS if k in kwargs})
     if not (folder / CONFIG_NAME).is_file():
         raise FileNotFoundError(f"{name_or_path}: no {CONFIG_NAME} in {folder}")
-    cls = agent_class(read_agent_type(folder / CONFIG_NAME))
+    from simdist.config import config_file
+
+    with config_file(folder / CONFIG_NAME):
+        cls = agent_class(read_agent_type(folder / CONFIG_NAME))
     rest = {k: v for k, v in kwargs.items() if k not in HUB_KEYS}
     return cls.from_pretrained(folder, **rest)

@@ -15,6 +15,9 @@ import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from simdist.errors import InputError
+from simdist.registry import RegistryError
+
 LIGHTNING_COMMANDS = ("fit", "validate", "test", "predict")
 
 #: subcommand → (module, function, one-line help). Each function takes ``argv`` and returns an exit code.
@@ -48,16 +51,24 @@ def main(argv: list[str] | None = None) -> int:
         print(_usage())
         return 0
     command, rest = argv[0], argv[1:]
+    if command not in LIGHTNING_COMMANDS and command not in TOOLS:
+        print(f"simdist: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    try:
+        return _run(command, rest)
+    except (InputError, RegistryError) as err:
+        print(f"simdist {command}: error: {err}", file=sys.stderr)
+        return 2
+
+
+def _run(command: str, rest: list[str]) -> int:
     if command in LIGHTNING_COMMANDS:
         from simdist.training.cli import SimDistCLI
 
         SimDistCLI(args=[command, *rest])
         return 0
-    if command in TOOLS:
-        module, func, _ = TOOLS[command]
-        return int(getattr(importlib.import_module(module), func)(rest) or 0)
-    print(f"simdist: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
-    return 2
+    module, func, _ = TOOLS[command]
+    return int(getattr(importlib.import_module(module), func)(rest) or 0)
 
 
 def tool_parser(name: str, description: str) -> argparse.ArgumentParser:
@@ -200,11 +211,11 @@ def add_mppi_arguments(parser: argparse.ArgumentParser, *, samples: int | None =
                         choices=sorted(PLANNER_PRESETS),
                         help="fill the MPPI options not given here from a preset (paper: 450+22 samples x 8 "
                              "iterations, as the paper; realtime: the 50 Hz CPU setting with temporal ensembling)")
-    parser.add_argument("--samples", type=int, default=defaults["samples"], help="MPPI samples per iteration",
-                        **flag)
-    parser.add_argument("--iterations", type=int, default=defaults["iterations"], help="MPPI iterations per tick",
-                        **flag)
-    parser.add_argument("--init-std", type=float, default=defaults["init_std"],
+    parser.add_argument("--samples", type=positive_int, default=defaults["samples"],
+                        help="MPPI samples per iteration", **flag)
+    parser.add_argument("--iterations", type=positive_int, default=defaults["iterations"],
+                        help="MPPI iterations per tick", **flag)
+    parser.add_argument("--init-std", type=positive_float, default=defaults["init_std"],
                         help="MPPI initial sampling std (paper: 2.0, meant for 8 iterations)", **flag)
     parser.add_argument("--warm-start", default=defaults["warm_start"], choices=WARM_STARTS,
                         help="MPPI initial mean (paper: shift; policy: the base policy's action chunk)", **flag)
