@@ -25,6 +25,8 @@ from simdist.registry import RegistryError, get, list_components
 AGENT_TYPE_KEY = "agent_type"
 #: the type of folders written before agents existed (SimDist world models)
 LEGACY_AGENT_TYPE = "simdist"
+#: the freeze policies of agents whose encoder is never trained (BASELINES.md 8.1): they mean the same there
+ENCODER_FROZEN = ("heads_only", "all", "policy")
 
 
 class Agent(abc.ABC):
@@ -45,6 +47,17 @@ class Agent(abc.ABC):
         from simdist.planning.inputs import history_inputs
 
         return history_inputs(history, config.obs_spec, config.action_dim, config.command_dim, config.history)
+
+    def check_freeze(self, freeze: str) -> None:
+        """A ValueError naming ``freeze`` when :meth:`finetune` refuses that freeze policy (the adaptation loop asks
+        before any work); the default accepts every policy :class:`~simdist.freeze.FreezePolicy` parses."""
+        from simdist.freeze import FreezePolicy
+        from simdist.registry import RegistryError
+
+        try:
+            FreezePolicy.parse(freeze)
+        except (RegistryError, TypeError) as err:
+            raise ValueError(f"freeze={freeze!r} is not a freeze policy: {err}") from err
 
     def reset(self, ids: Sequence[int] | Tensor | None = None, seed: int | None = None) -> None:
         """Forget per-env state of envs ``ids`` (all if None); reseed if ``seed`` is given."""

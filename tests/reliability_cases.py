@@ -412,6 +412,11 @@ CASES: list[Case] = [
          _nan_stats, quick=False, lost="nothing is written; the message names the file and the key"),
     Case("shard-deleted", "a shard listed in dataset.json deleted", FIT, "lists 1 shard(s) that do not exist",
          _shard_deleted, quick=False, lost="nothing is written; the message names the index and the shard"),
+    Case("adapt-freeze-baseline", "simdist adapt of an IQL folder with the default --freeze dynamics_only",
+         [*ADAPT[:4], "{model}", *ADAPT[5:]], "freeze='dynamics_only': a iql agent trains its heads on a frozen",
+         lambda fx, d: {"model": str(fx.agents / "iql"), "out": str(d / "out")}),
+    Case("adapt-freeze-unknown", "simdist adapt --freeze everything", [*ADAPT, "--freeze", "everything"],
+         "freeze='everything'"),
     # -- UR5e tasks: options and profiles
     Case("ur5e-grid", "simdist evaluate --task ur5e-peg --grid medium", [*UR5E_EVALUATE, "--grid", "medium"],
          "argument --grid: invalid choice"),

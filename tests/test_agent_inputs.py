@@ -92,3 +92,16 @@ def test_bad_observations_are_refused_and_actions_are_finite(name: str, agents: 
     broken.reset()
     with pytest.raises(NonFiniteError, match="non-finite"):
         broken.act(inputs)
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_freeze_policies_are_checked_before_any_work(name: str, agents: dict[str, Any]) -> None:
+    """What the adaptation loop asks every agent before collecting: its own freeze policy passes, a policy it
+    cannot finetune with, or none at all, raises a ValueError naming it."""
+    agent = agents[name]
+    agent.check_freeze("dynamics_only" if agent.plans else "heads_only")
+    with pytest.raises(ValueError, match="freeze='no-such-policy'"):
+        agent.check_freeze("no-such-policy")
+    if not agent.plans:  # the baselines refuse SimDist's default (they have no dynamics to train)
+        with pytest.raises(ValueError, match="freeze='dynamics_only'"):
+            agent.check_freeze("dynamics_only")

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from simdist.agents import Agent
+from simdist.agents import ENCODER_FROZEN, Agent
 from simdist.config import ConfigError, config_file
 from simdist.latent.replay import EncodedFolders, mixed_batch, uniform_batch
 from simdist.latent.transitions import REWARD_LABELS
@@ -343,6 +343,11 @@ class LatentAgent(Agent):
                    "pretraining")
         return agent
 
+    def check_freeze(self, freeze: str) -> None:
+        if freeze not in ENCODER_FROZEN:
+            raise ValueError(f"freeze={freeze!r}: a {self.agent_type} agent trains its heads on a frozen encoder; "
+                             f"use one of {ENCODER_FROZEN}")
+
     def finetune(self, data: str | Path, *, prior: str | Path | Sequence[str | Path] | None = None,
                  freeze: str = "heads_only", out: str | Path | None = None, seed: int = 0,
                  updates: int | None = None, progress: bool = False, **unused: Any) -> LatentAgent:
@@ -351,9 +356,7 @@ class LatentAgent(Agent):
         ``online_fraction``. The encoder stays frozen (``freeze`` must be ``heads_only`` or ``all``, which here
         mean the same: an unfrozen encoder is not offered). ``unused``: the world-model finetuning options the
         adaptation loop passes every agent (epochs, lr, ...), ignored: this agent's settings hold its own."""
-        if freeze not in ("heads_only", "all", "policy"):
-            raise ValueError(f"freeze={freeze!r}: a {self.agent_type} agent trains its heads on a frozen encoder; "
-                             "use 'heads_only'")
+        self.check_freeze(freeze)
         agent = self._copy()
         enc = agent._encoder()
         online = enc.load(data)

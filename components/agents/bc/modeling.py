@@ -148,6 +148,9 @@ class BCAgent(Agent):
         agent.train_losses = losses
         return agent
 
+    def check_freeze(self, freeze: str) -> None:
+        bc_freeze_policy(freeze)
+
     def finetune(self, data: str | Path, *, freeze: str = "all", out: str | Path | None = None, seed: int = 0,
                  epochs: int = 3, windows_per_epoch: int = 6_000, batch_size: int = 32, lr: float = 2e-4,
                  end_lr: float | None = None, warmup_steps: int = 0, obs_noise: Any = None,

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from simdist.agents import Agent
+from simdist.agents import ENCODER_FROZEN, Agent
 from simdist.components.agents.bc.policy import BCPolicy
 from simdist.components.agents.diffusion_policy.configuration import (
     SETTINGS,
@@ -37,8 +37,6 @@ from simdist.registry import register
 __all__ = ["DiffusionPolicyAgent"]
 
 AGENT_TYPE = "diffusion_policy"
-#: freeze policies finetuning accepts: the encoder is never trained (BASELINES.md 8.1), so they mean the same
-_FREEZES = ("heads_only", "all", "policy")
 Folders = str | Path | Sequence[str | Path]
 
 
@@ -225,6 +223,11 @@ class DiffusionPolicyAgent(Agent):
                               "prior_steps": prior_windows.steps_used() if prior_windows is not None else 0}
         return agent
 
+    def check_freeze(self, freeze: str) -> None:
+        if freeze not in ENCODER_FROZEN:
+            raise ValueError(f"freeze={freeze!r}: a diffusion_policy agent trains its U-Net on a frozen encoder; use "
+                             f"one of {ENCODER_FROZEN}")
+
     def finetune(self, data: str | Path, *, freeze: str = "heads_only", out: str | Path | None = None, seed: int = 0,
                  progress: bool = False, steps: int = 500, **unused: Any) -> DiffusionPolicyAgent:
         """A copy whose U-Net is trained ``steps`` more batches on every step of the demonstrations in ``data``,
@@ -237,9 +240,7 @@ class DiffusionPolicyAgent(Agent):
         """
         from simdist.components.agents.diffusion_policy.training import fit, load_windows
 
-        if freeze not in _FREEZES:
-            raise ValueError(f"freeze={freeze!r}: a diffusion_policy agent trains its U-Net on a frozen encoder; use "
-                             f"one of {_FREEZES}")
+        self.check_freeze(freeze)
         _count(steps, "steps")
         model = copy.deepcopy(self.model).cpu()
         windows = load_windows(model, data, expert_only=False)
