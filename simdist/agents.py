@@ -41,7 +41,7 @@ class Agent(abc.ABC):
         """Actions (B, A) for the B envs of ``history``."""
 
     def checked_inputs(self, history: Any, config: Any) -> tuple[dict[str, Tensor], Tensor, Tensor | None]:
-        """``(obs_hist, act_hist, command or None)`` of ``history`` (float32, on the CPU), refused with a ValueError
+        """``(obs_hist, act_hist, command or None)`` of ``history`` (float32, where they are), refused with a ValueError
         naming the key unless they are finite and of the shapes ``config`` (``obs_spec``, ``action_dim``,
         ``command_dim``, ``history``) reads; agents that do not plan start ``act`` with it."""
         from simdist.planning.inputs import history_inputs

@@ -24,7 +24,7 @@ class ConfigError(InputError):
 class ComponentBuildError(TypeError):
     """A component of a configuration cannot be built with its arguments; ``key`` is the config key."""
 
-    def __init__(self, message: str, key: str) -> None:
+    def __init__(self, message: str, key: str = "") -> None:
         super().__init__(message)
         self.key = key
 

@@ -139,7 +139,7 @@ def output_lock(folder: str | os.PathLike, option: str = "--out", shared: bool =
     """Hold the lock of the output ``folder`` for the block: exclusive, or ``shared`` with the other workers of
     one distributed run (which write disjoint parts). A process that cannot have it at once gets an
     :class:`OutputLockedError` naming ``option``, the folder and the holder, before any work. The operating system
-    releases the lock when its process ends, killed or not; the lock file stays (it is empty of data)."""
+    releases the lock when its process ends, killed or not; the lock file stays (it holds only the last holder)."""
     path = lock_path(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -7,6 +7,7 @@ real subprocesses (``python -m simdist.cli ...``); comparisons read the written 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import signal
@@ -24,7 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: keys of dataset.json / generate.json / state.json that hold clocks or timings, not data
 TIMING_KEYS = frozenset({"updated", "seconds", "wall_seconds", "cpu_seconds", "transitions_per_s", "session",
-                         "wall_s", "cpu_s", "simulated_per_s", "simulated_per_cpu_s"})
+                         "wall_s", "cpu_s", "simulated_per_s", "simulated_per_cpu_s", "collect_seconds",
+                         "fit_seconds"})
 
 
 def simdist_command(*args: str) -> list[str]:
@@ -174,7 +176,7 @@ def strip_timing(obj: Any) -> Any:
 
 
 def json_diff(a: Any, b: Any, path: str = "") -> list[str]:
-    """Paths where two JSON values differ (first 20)."""
+    """Paths where two JSON values differ (first 20); NaN equals NaN (a metric with nothing to measure)."""
     if isinstance(a, dict) and isinstance(b, dict):
         out = [f"{path}/{k}: only in one" for k in sorted(set(a) ^ set(b))]
         for k in sorted(set(a) & set(b)):
@@ -182,7 +184,8 @@ def json_diff(a: Any, b: Any, path: str = "") -> list[str]:
         return out[:20]
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [d for i, (x, y) in enumerate(zip(a, b)) for d in json_diff(x, y, f"{path}[{i}]")][:20]
-    return [] if a == b else [f"{path}: {str(a)[:80]} != {str(b)[:80]}"]
+    both_nan = isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)
+    return [] if a == b or both_nan else [f"{path}: {str(a)[:80]} != {str(b)[:80]}"]
 
 
 def compare_json_files(ref: Path, new: Path, names: Iterable[str]) -> list[str]:

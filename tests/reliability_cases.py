@@ -279,11 +279,11 @@ def _shard_deleted(fx: Fixtures, d: Path) -> dict[str, str]:
     return {"data": str(data)}
 
 
-def _profile(text: str) -> Callable[[Fixtures, Path], dict[str, str]]:
-    """A reality-profile YAML file ``bad.yaml`` holding ``text``."""
+def _yaml(text: str, placeholder: str = "profile") -> Callable[[Fixtures, Path], dict[str, str]]:
+    """A YAML file ``bad.yaml`` holding ``text`` (a reality profile, or a recipe), as ``{placeholder}``."""
     def prepare(fx: Fixtures, d: Path) -> dict[str, str]:
         (d / "bad.yaml").write_text(text)
-        return {"profile": str(d / "bad.yaml")}
+        return {placeholder: str(d / "bad.yaml")}
     return prepare
 
 
@@ -424,19 +424,30 @@ CASES: list[Case] = [
          "argument --control-hz: invalid choice"),
     Case("ur5e-profile-unknown", "an unknown UR5e profile", [*UR5E_EVALUATE, "--profile", "moon"], "moon"),
     Case("ur5e-clearance", "a peg profile with a negative clearance", [*UR5E_EVALUATE, "--profile", "{profile}"],
-         "clearance", _profile("base: peg-real\nclearance: -0.001\n")),
+         "clearance", _yaml("base: peg-real\nclearance: -0.001\n")),
     Case("ur5e-latency", "a peg profile with latency_ms NaN", [*UR5E_EVALUATE, "--profile", "{profile}"],
-         "latency_ms", _profile("base: peg-real\nlatency_ms: .nan\n")),
+         "latency_ms", _yaml("base: peg-real\nlatency_ms: .nan\n")),
     Case("ur5e-key-typo", "a peg profile with a misspelt key (latency)", [*UR5E_EVALUATE, "--profile", "{profile}"],
-         "latency", _profile("base: peg-real\nlatency: 40\n")),
+         "latency", _yaml("base: peg-real\nlatency: 40\n")),
     Case("ur5e-profile-yaml", "a profile file that is not YAML", [*UR5E_EVALUATE, "--profile", "{profile}"],
-         "bad.yaml", _profile("clearance: [0.001\n")),
+         "bad.yaml", _yaml("clearance: [0.001\n")),
     Case("ur5e-leg-clearance", "a table-leg profile with radial_clearance as text",
          ["evaluate", "--task", "ur5e-table-leg", "--agent", "expert", "--trials", "1", "--profile", "{profile}"],
-         "radial_clearance", _profile("base: table-leg-real\nradial_clearance: wide\n")),
+         "radial_clearance", _yaml("base: table-leg-real\nradial_clearance: wide\n")),
     Case("ur5e-experts", "simdist generate --task ur5e-peg --experts go2 (its experts are scripted)",
          ["generate", "--task", "ur5e-peg", "--experts", "go2", "--envs", "2", "--transitions", "100", "--out",
           "{out}"], "--experts does not apply"),
+    Case("ur5e-critic-envs-0", "simdist generate --task ur5e-peg --critic-envs 0",
+         ["generate", "--task", "ur5e-peg", "--critic-envs", "0", "--out", "{out}"], "argument --critic-envs"),
+    # -- recipes
+    Case("recipe-not-yaml", "a recipe that is not YAML", ["fit", "--config", "recipes/toy/base.yaml", "--config",
+                                                          "{recipe}"], "bad.yaml: not a readable YAML recipe",
+         _yaml("trainer:\n  max_steps: [1, 2\n", "recipe")),
+    Case("recipe-missing", "a recipe path naming no file", ["fit", "--config", "{root}/no-such-recipe.yaml"],
+         "no-such-recipe.yaml: not a readable YAML recipe"),
+    Case("recipe-unknown-key", "a recipe with a misspelt trainer key", ["fit", "--config", "recipes/toy/base.yaml",
+                                                                       "--config", "{recipe}"], "trainer.max_stepz",
+         _yaml("trainer:\n  max_stepz: 3\n", "recipe")),
     # -- simdist demos
     Case("demos-episodes-0", "simdist demos --episodes 0", [*DEMOS[:6], "0", *DEMOS[7:]], "must be > 0"),
     Case("demos-envs-0", "simdist demos --num-envs 0", [*DEMOS, "--num-envs", "0"], "must be > 0"),
@@ -444,7 +455,7 @@ CASES: list[Case] = [
     Case("demos-agent-missing", "simdist demos --agent naming nothing", [*DEMOS[:4], "{root}/no-such-model",
                                                                         *DEMOS[5:]], "no-such-model"),
     Case("demos-profile", "simdist demos --profile naming a bad profile file",
-         [*DEMOS, "--profile", "{profile}"], "tilt", _profile("base: real\ntilt: .inf\n")),
+         [*DEMOS, "--profile", "{profile}"], "tilt", _yaml("base: real\ntilt: .inf\n")),
     Case("demos-bad-agent-folder", "simdist demos --agent a folder with a NaN weight",
          [*DEMOS[:4], "{model}", *DEMOS[5:]], "NaN", _agent_nan("bc")),
     # -- distributed generation
