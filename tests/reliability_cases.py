@@ -293,6 +293,7 @@ FIT = ["fit", "--config", "recipes/toy/base.yaml", "--config", "recipes/toy/pret
 EVALUATE = ["evaluate", "--task", "toy-reach", "--agent", "{model}", "--trials", "1"]
 ADAPT = ["adapt", "--task", "toy-reach", "--agent", "{model}", "--real", "real", "--schedule", "0,1", "--out", "{out}"]
 GENERATE = ["generate", "--task", "toy-reach", "--out", "{out}"]
+PARTS = [*GENERATE, "--envs", "2", "--transitions", "100", "--parts"]
 UR5E_EVALUATE = ["evaluate", "--task", "ur5e-peg", "--agent", "expert", "--trials", "1"]
 DEMOS = ["demos", "--task", "toy-reach", "--agent", "expert", "--episodes", "2", "--out", "{out}"]
 MECHANISM = ["mechanism", "--task", "toy-reach", "--real", "real", "--states", "2", "--candidates", "4",
@@ -459,24 +460,24 @@ CASES: list[Case] = [
     Case("demos-bad-agent-folder", "simdist demos --agent a folder with a NaN weight",
          [*DEMOS[:4], "{model}", *DEMOS[5:]], "NaN", _agent_nan("bc")),
     # -- distributed generation
-    Case("parts-0", "simdist generate --parts 0", [*GENERATE, "--parts", "0"], "argument --parts: must be > 0"),
-    Case("world-size-0", "simdist generate --world-size 0", [*GENERATE, "--parts", "2", "--rank", "0",
-                                                             "--world-size", "0"], "argument --world-size"),
-    Case("rank-too-big", "simdist generate --rank 2 --world-size 2", [*GENERATE, "--parts", "2", "--rank", "2",
-                                                                       "--world-size", "2"], "--rank"),
-    Case("rank-negative", "simdist generate --rank -1 --world-size 2", [*GENERATE, "--parts", "2", "--rank", "-1",
-                                                                         "--world-size", "2"], "--rank"),
-    Case("rank-alone", "simdist generate --rank 1 without --world-size", [*GENERATE, "--parts", "2", "--rank", "1"],
+    Case("parts-0", "simdist generate --parts 0", [*PARTS, "0"], "argument --parts: must be > 0"),
+    Case("world-size-0", "simdist generate --world-size 0", [*PARTS, "2", "--rank", "0", "--world-size", "0"],
+         "argument --world-size"),
+    Case("rank-too-big", "simdist generate --rank 2 --world-size 2", [*PARTS, "2", "--rank", "2", "--world-size", "2"],
+         "--rank"),
+    Case("rank-negative", "simdist generate --rank -1 --world-size 2",
+         [*PARTS, "2", "--rank", "-1", "--world-size", "2"], "--rank"),
+    Case("rank-alone", "simdist generate --rank 1 without --world-size", [*PARTS, "2", "--rank", "1"],
          "--world-size"),
-    Case("parts-fewer", "simdist generate --parts 1 --world-size 2", [*GENERATE, "--parts", "1", "--rank", "0",
-                                                                       "--world-size", "2"], "--parts"),
+    Case("parts-fewer", "simdist generate --parts 1 --world-size 2", [*PARTS, "1", "--rank", "0", "--world-size", "2"],
+         "--parts"),
     # -- simdist mechanism
     Case("mechanism-model-form", "simdist mechanism --model without NAME=", [*MECHANISM, "--model", "{model}"],
          "--model"),
     Case("mechanism-reference", "simdist mechanism --reference naming no model",
          [*MECHANISM, "--model", "a={model}", "--reference", "b"], "--reference"),
     Case("mechanism-skip", "simdist mechanism --skip -1", [*MECHANISM, "--model", "a={model}", "--skip", "-1"],
-         "--skip"),
+         "skip must be an integer >= 0"),
     Case("mechanism-states-0", "simdist mechanism --states 0", [*MECHANISM, "--model", "a={model}", "--states", "0"],
          "must be > 0"),
     Case("mechanism-samples-0", "simdist mechanism --samples 0", [*MECHANISM, "--model", "a={model}",
@@ -490,7 +491,7 @@ CASES: list[Case] = [
     Case("evaluate-init-std-nan", "simdist evaluate --init-std nan", [*EVALUATE, "--init-std", "nan"],
          "--init-std"),
     Case("evaluate-ensemble-2", "simdist evaluate --temporal-ensemble 2", [*EVALUATE, "--temporal-ensemble", "2"],
-         "--temporal-ensemble"),
+         "temporal_ensemble must be a decay in [0, 1)"),
 ]
 
 
