@@ -2,6 +2,7 @@
 
     python docs/reliability_table.py                      # bad inputs, plus one SIGKILL per command (run now)
     python docs/reliability_table.py --faults FILE        # SIGKILL rows from the slow suite's report instead
+    python docs/reliability_table.py --no-inputs --faults FILE --section faults-newer  # only those rows, there
     python docs/reliability_table.py --soak FILE          # also the soak numbers (tests/test_soak.py's report)
 
 Bad inputs run as real ``simdist`` subprocesses (tests/reliability_cases.py); the table quotes what they
@@ -100,6 +101,12 @@ def run_faults(root: Path) -> list[dict]:
     adapt_ref = root / "adapt" / "ref"
     fh.run(adapt.command(adapt_ref, False), root / "runs.log").check()
     reports.append(fh.inject(adapt, adapt_ref, root / "adapt" / "kill", adapt.points[1], 41, root / "runs.log"))
+    fx = rc.build_fixtures(root / "fixtures")  # an untrained IQL folder on the toy world model
+    for name, scn in (("ur5e", fh.ur5e_generate()), ("demos", fh.toy_demos()),
+                      ("adapt-iql", fh.toy_adapt(fx.agents / "iql", "IQL", freeze="heads_only"))):
+        ref_n = root / name / "ref"
+        fh.run(scn.command(ref_n, False), root / "runs.log").check()
+        reports.append(fh.inject(scn, ref_n, root / name / "kill", scn.points[1], 51, root / "runs.log"))
     for r in reports:
         print(r.summary(), flush=True)
     return [asdict(r) for r in reports]
@@ -158,19 +165,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--faults", type=Path, help="fault report JSON of the slow suite (default: run one kill "
                                                     "per command now)")
     parser.add_argument("--no-faults", action="store_true", help="leave the SIGKILL table as it is")
+    parser.add_argument("--section", default="faults", help="the generated section the SIGKILL rows go to")
+    parser.add_argument("--no-inputs", action="store_true", help="leave the bad-input table as it is")
     parser.add_argument("--soak", type=Path, help="soak report JSON of tests/test_soak.py")
     parser.add_argument("--only", nargs="*", help="case keys to run (prints them; the doc is not rewritten)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="simdist-reliability-") as tmp:
-        rows = run_cases(Path(tmp), args.only)
-        if args.only:
-            for r in rows:
-                print(json.dumps(r, indent=1))
-            return 0
-        doc = replace_section(DOC.read_text(), "inputs", render_cases(rows))
+        doc = DOC.read_text()
+        if not args.no_inputs:
+            rows = run_cases(Path(tmp), args.only)
+            if args.only:
+                for r in rows:
+                    print(json.dumps(r, indent=1))
+                return 0
+            doc = replace_section(doc, "inputs", render_cases(rows))
         if not args.no_faults:
             reports = json.loads(args.faults.read_text()) if args.faults else run_faults(Path(tmp) / "faults")
-            doc = replace_section(doc, "faults", render_faults(reports))
+            doc = replace_section(doc, args.section, render_faults(reports))
     if args.soak:
         doc = replace_section(doc, "soak", render_soak(json.loads(args.soak.read_text())))
     DOC.write_text(doc)

@@ -232,6 +232,7 @@ class AdaptationLoop:
         self.progress = progress
         self.log = log
         self.base = base if base is not None else load_agent(self.model_id)
+        self.base.check_freeze(self.cfg.freeze)  # a policy this agent cannot finetune with: before any work
         wm = world_model_of(self.base)
         self.pad = wm.config.history if wm is not None else 0
         self.out.mkdir(parents=True, exist_ok=True)

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 AGENT_TYPE_KEY = "agent_type"
 #: the type of folders written before agents existed (SimDist world models)
 LEGACY_AGENT_TYPE = "simdist"
+#: the freeze policies of agents whose encoder is never trained (BASELINES.md 8.1): they mean the same there
+ENCODER_FROZEN = ("heads_only", "all", "policy")
 
 
 class RegisteredAgentType:
@@ -52,6 +54,25 @@ class Agent(abc.ABC):
     @abc.abstractmethod
     def act(self, history: Any) -> Tensor:
         """Actions (B, A) for the B envs of ``history``."""
+
+    def checked_inputs(self, history: Any, config: Any) -> tuple[dict[str, Tensor], Tensor, Tensor | None]:
+        """``(obs_hist, act_hist, command or None)`` of ``history`` (float32, where they are), refused with a ValueError
+        naming the key unless they are finite and of the shapes ``config`` (``obs_spec``, ``action_dim``,
+        ``command_dim``, ``history``) reads; agents that do not plan start ``act`` with it."""
+        from simdist.planning.inputs import history_inputs
+
+        return history_inputs(history, config.obs_spec, config.action_dim, config.command_dim, config.history)
+
+    def check_freeze(self, freeze: str) -> None:
+        """A ValueError naming ``freeze`` when :meth:`finetune` refuses that freeze policy (the adaptation loop asks
+        before any work); the default accepts every policy :class:`~simdist.freeze.FreezePolicy` parses."""
+        from simdist.freeze import FreezePolicy
+        from simdist.registry import RegistryError
+
+        try:
+            FreezePolicy.parse(freeze)
+        except (RegistryError, TypeError) as err:
+            raise ValueError(f"freeze={freeze!r} is not a freeze policy: {err}") from err
 
     def reset(self, ids: Sequence[int] | Tensor | None = None, seed: int | None = None) -> None:
         """Forget per-env state of envs ``ids`` (all if None); reseed if ``seed`` is given."""
@@ -155,7 +176,10 @@ def load_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     folder, _ = resolve_folder(name_or_path, **{k: kwargs[k] for k in HUB_KEYS if k in kwargs})
     if not (folder / CONFIG_NAME).is_file():
         raise FileNotFoundError(f"{name_or_path}: no {CONFIG_NAME} in {folder}")
-    cls = agent_class(read_agent_type(folder / CONFIG_NAME))
+    from simdist.config import config_file
+
+    with config_file(folder / CONFIG_NAME):
+        cls = agent_class(read_agent_type(folder / CONFIG_NAME))
     rest = {k: v for k, v in kwargs.items() if k not in HUB_KEYS}
     return cls.from_pretrained(folder, **rest)
 

@@ -152,11 +152,11 @@ def add_mppi_arguments(parser: argparse.ArgumentParser, *, samples: int | None =
                         choices=sorted(PLANNER_PRESETS),
                         help="fill the MPPI options not given here from a preset (paper: 450+22 samples x 8 "
                              "iterations, as the paper; realtime: the 50 Hz CPU setting with temporal ensembling)")
-    parser.add_argument("--samples", type=int, default=defaults["samples"], help="MPPI samples per iteration",
-                        **flag)
-    parser.add_argument("--iterations", type=int, default=defaults["iterations"], help="MPPI iterations per tick",
-                        **flag)
-    parser.add_argument("--init-std", type=float, default=defaults["init_std"],
+    parser.add_argument("--samples", type=positive_int, default=defaults["samples"],
+                        help="MPPI samples per iteration", **flag)
+    parser.add_argument("--iterations", type=positive_int, default=defaults["iterations"],
+                        help="MPPI iterations per tick", **flag)
+    parser.add_argument("--init-std", type=positive_float, default=defaults["init_std"],
                         help="MPPI initial sampling std (paper: 2.0, meant for 8 iterations)", **flag)
     parser.add_argument("--warm-start", default=defaults["warm_start"], choices=WARM_STARTS,
                         help="MPPI initial mean (paper: shift; policy: the base policy's action chunk)", **flag)

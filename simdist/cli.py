@@ -21,6 +21,8 @@ from simdist.arguments import (  # noqa: F401  (moved to simdist.arguments; re-e
     tool_parser,
     unit_interval,
 )
+from simdist.errors import InputError
+from simdist.registry import RegistryError
 
 LIGHTNING_COMMANDS = ("fit", "validate", "test", "predict")
 
@@ -56,16 +58,24 @@ def main(argv: list[str] | None = None) -> int:
         print(_usage())
         return 0
     command, rest = argv[0], argv[1:]
+    if command not in LIGHTNING_COMMANDS and command not in TOOLS:
+        print(f"simdist: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    try:
+        return _run(command, rest)
+    except (InputError, RegistryError) as err:
+        print(f"simdist {command}: error: {err}", file=sys.stderr)
+        return 2
+
+
+def _run(command: str, rest: list[str]) -> int:
     if command in LIGHTNING_COMMANDS:
         from simdist.training.cli import SimDistCLI
 
         SimDistCLI(args=[command, *rest])
         return 0
-    if command in TOOLS:
-        module, func, _ = TOOLS[command]
-        return int(getattr(importlib.import_module(module), func)(rest) or 0)
-    print(f"simdist: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
-    return 2
+    module, func, _ = TOOLS[command]
+    return int(getattr(importlib.import_module(module), func)(rest) or 0)
 
 
 if __name__ == "__main__":

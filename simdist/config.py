@@ -5,16 +5,46 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Mapping
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import MISSING, asdict, dataclass, field
 from typing import Any
+
+from simdist.errors import InputError
 
 #: Version of the ``config.json`` layout. Bump it with a migration in :func:`migrate_config`.
 CONFIG_SCHEMA_VERSION = 1
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A world-model configuration is malformed or from an unknown schema version."""
+
+
+class ComponentBuildError(TypeError):
+    """A component of a configuration cannot be built with its arguments; ``key`` is the config key."""
+
+    def __init__(self, message: str, key: str = "") -> None:
+        super().__init__(message)
+        self.key = key
+
+
+@contextmanager
+def config_file(path: str | os.PathLike) -> Iterator[None]:
+    """Errors of the block that parses or builds what the file ``path`` describes become a :class:`ConfigError`
+    naming the file and, where known, the key: a malformed value, an unknown component name (``KIND.name``),
+    component arguments its constructor refuses (``KIND.kwargs``) or a missing key."""
+    where = os.fspath(path)
+    try:
+        yield
+    except (ValueError, TypeError, KeyError) as err:
+        if isinstance(err, InputError) and where in str(err):
+            raise
+        if where in str(err):
+            raise ConfigError(str(err)) from err
+        key = getattr(err, "key", None) or (f"{err.kind}.name" if getattr(err, "kind", None) else None)
+        message = f"missing key {err}" if type(err) is KeyError else str(err)
+        raise ConfigError(f"{where}: {f'key {key!r}: ' if key else ''}{message}") from err
 
 
 @dataclass

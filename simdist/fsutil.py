@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
 import re
 import shutil
+import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from simdist.errors import InputError
 
 logger = logging.getLogger(__name__)
 
@@ -116,3 +121,39 @@ def remove_stale_temporaries(folder: str | os.PathLike) -> list[str]:
     if removed:
         logger.info("%s: removed %d temporaries of an interrupted run: %s", folder, len(removed), ", ".join(removed))
     return removed
+
+
+class OutputLockedError(InputError):
+    """Another process is writing the output folder this one was given."""
+
+
+def lock_path(folder: str | os.PathLike) -> Path:
+    """The lock file of the output ``folder``: ``.NAME.lock`` beside it (so it never enters the folder, which
+    may be replaced whole or uploaded)."""
+    folder = Path(folder).resolve()
+    return folder.parent / f".{folder.name}.lock"
+
+
+@contextmanager
+def output_lock(folder: str | os.PathLike, option: str = "--out", shared: bool = False) -> Iterator[Path]:
+    """Hold the lock of the output ``folder`` for the block: exclusive, or ``shared`` with the other workers of
+    one distributed run (which write disjoint parts). A process that cannot have it at once gets an
+    :class:`OutputLockedError` naming ``option``, the folder and the holder, before any work. The operating system
+    releases the lock when its process ends, killed or not; the lock file stays (it holds only the last holder)."""
+    path = lock_path(folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "another process"
+            raise OutputLockedError(
+                f"{option} {folder}: the folder is being written by {holder}; wait until it ends (then rerun "
+                f"this command to resume) or pass another {option}") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} ({' '.join(['simdist', *sys.argv[1:]])[:300]}, since "
+                      f"{time.strftime('%Y-%m-%d %H:%M:%S')}){' with other workers' if shared else ''}\n".encode(), 0)
+        yield path
+    finally:
+        os.close(fd)  # releases the lock

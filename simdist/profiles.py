@@ -29,6 +29,8 @@ from typing import Any
 
 import yaml
 
+from simdist.errors import InputError
+
 __all__ = ["MISSING", "ProfileError", "ProfileKey", "ProfileSchema", "Range", "builtin_names",
            "load_profile_data", "profile_table"]
 
@@ -40,7 +42,7 @@ BASE_KEY = "base"
 _META_DOCS = {"name": "the profile's name (default: the file's stem)", "description": "one line on what it models"}
 
 
-class ProfileError(ValueError):
+class ProfileError(InputError):
     """A reality profile cannot be loaded: the message names the file, the key, the value and what is accepted."""
 
 

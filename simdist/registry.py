@@ -38,7 +38,11 @@ _builtins_loaded: set[str] = set()  # modules imported by load_builtins
 
 
 class RegistryError(KeyError):
-    """Raised for unknown kinds or names, and for names registered twice."""
+    """Raised for unknown kinds or names, and for names registered twice; ``kind`` is the component kind."""
+
+    def __init__(self, message: str, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable.
         return str(self.args[0]) if self.args else ""
@@ -117,7 +121,7 @@ def get(kind: str, name: str) -> Any:
         load_plugins()
     if name not in table:
         known = ", ".join(sorted(table)) or "(none)"
-        raise RegistryError(f"unknown {kind} {name!r}; known {kind} names: {known}")
+        raise RegistryError(f"unknown {kind} {name!r}; known {kind} names: {known}", kind)
     return table[name]
 
 

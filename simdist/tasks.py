@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from simdist.data.schema import DatasetSpec, Episode
+from simdist.errors import InputError
 from simdist.evaluation import EvaluationResult
 from simdist.profiles import ProfileSchema, builtin_names, load_profile_data
 from simdist.registry import create, get, list_components, registered_name
@@ -40,7 +41,7 @@ logger = logging.getLogger(__name__)
 COMMANDS = ("evaluate", "adapt", "generate", "demo", "train-expert")
 
 
-class TaskError(ValueError):
+class TaskError(InputError):
     """A task name, profile or option is not valid; the message names it and what is accepted."""
 
 

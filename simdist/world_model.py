@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from simdist.config import ComponentSpec, WorldModelConfig
+from simdist.config import ComponentBuildError, ComponentSpec, WorldModelConfig
 from simdist.nn import SequenceEmbedding
 from simdist.normalization import Normalizer, normalize_groups
 from simdist.registry import get as get_component
@@ -26,7 +26,8 @@ def _build(kind: str, spec: ComponentSpec, standard: Mapping[str, Any]) -> nn.Mo
     try:
         return cls(**kwargs)
     except TypeError as err:
-        raise TypeError(f"cannot build {kind} {spec.name!r} with arguments {sorted(kwargs)}: {err}") from err
+        raise ComponentBuildError(f"cannot build {kind} {spec.name!r} with arguments {sorted(kwargs)}: {err}",
+                                  f"{kind}.kwargs") from err
 
 
 def _lead_expand(x: Tensor, lead: torch.Size) -> Tensor:

@@ -7,6 +7,7 @@ real subprocesses (``python -m simdist.cli ...``); comparisons read the written 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import signal
@@ -24,7 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: keys of dataset.json / generate.json / state.json that hold clocks or timings, not data
 TIMING_KEYS = frozenset({"updated", "seconds", "wall_seconds", "cpu_seconds", "transitions_per_s", "session",
-                         "wall_s", "cpu_s", "simulated_per_s", "simulated_per_cpu_s"})
+                         "wall_s", "cpu_s", "simulated_per_s", "simulated_per_cpu_s", "collect_seconds",
+                         "fit_seconds"})
 
 
 def simdist_command(*args: str) -> list[str]:
@@ -174,7 +176,7 @@ def strip_timing(obj: Any) -> Any:
 
 
 def json_diff(a: Any, b: Any, path: str = "") -> list[str]:
-    """Paths where two JSON values differ (first 20)."""
+    """Paths where two JSON values differ (first 20); NaN equals NaN (a metric with nothing to measure)."""
     if isinstance(a, dict) and isinstance(b, dict):
         out = [f"{path}/{k}: only in one" for k in sorted(set(a) ^ set(b))]
         for k in sorted(set(a) & set(b)):
@@ -182,7 +184,8 @@ def json_diff(a: Any, b: Any, path: str = "") -> list[str]:
         return out[:20]
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [d for i, (x, y) in enumerate(zip(a, b)) for d in json_diff(x, y, f"{path}[{i}]")][:20]
-    return [] if a == b else [f"{path}: {str(a)[:80]} != {str(b)[:80]}"]
+    both_nan = isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)
+    return [] if a == b or both_nan else [f"{path}: {str(a)[:80]} != {str(b)[:80]}"]
 
 
 def compare_json_files(ref: Path, new: Path, names: Iterable[str]) -> list[str]:
@@ -379,6 +382,49 @@ def go2_generate() -> Scenario:
         on_disk=lambda out: _shards_on_disk(out))
 
 
+UR5E_OPTIONS = ("--envs", "4", "--transitions", "1200", "--parts", "2", "--critic-envs", "4", "--critic-steps", "20",
+                "--critic-epochs", "20")
+
+
+def ur5e_generate() -> Scenario:
+    """``simdist generate --task ur5e-peg`` (small): the expert critic fitted on continuations and saved, then
+    two parts of one shard each, labelled by it."""
+    def command(out: Path, rerun: bool) -> list[str]:
+        return simdist_command("generate", "--task", "ur5e-peg", "--out", str(out), *UR5E_OPTIONS, "--no-progress")
+
+    def compare(ref: Path, new: Path) -> list[str]:
+        from safetensors.torch import load_file
+
+        diffs = compare_datasets(ref, new) + compare_json_files(ref, new, ["generate.json", "critic.json"])
+        if (d := max_abs_difference(load_file(ref / "critic.safetensors"), load_file(new / "critic.safetensors"))):
+            diffs.append(f"critic.safetensors: weights differ by up to {d:.3g}")
+        return diffs
+
+    return Scenario(
+        f"simdist generate --task ur5e-peg {' '.join(UR5E_OPTIONS)}", command, compare,
+        [KillPoint("fitting the expert critic, nothing written", exists(".generate.lock"), (2.0, 10.0)),
+         KillPoint("critic saved, part 1 running", exists("critic.json"), (0.0, 1.5)),
+         KillPoint("part 1 committed, part 2 running", exists("part-0001/dataset.json"), (0.0, 1.0))],
+        plant=lambda out: plant_files(out, [f".critic.json.{PLANTED}.tmp", f".generate.json.{PLANTED}.tmp"]),
+        on_disk=lambda out: _shards_on_disk(out) + ("; critic saved" if (out / "critic.json").exists() else ""))
+
+
+DEMOS_OPTIONS = ("--agent", "expert", "--episodes", "40", "--num-envs", "4")
+
+
+def toy_demos() -> Scenario:
+    """``simdist demos --task toy-reach`` with the PD expert: ten chunks of four attempts, each committed as a shard."""
+    def command(out: Path, rerun: bool) -> list[str]:
+        return simdist_command("demos", "--task", "toy-reach", "--out", str(out), *DEMOS_OPTIONS, "--no-progress")
+
+    return Scenario(
+        f"simdist demos --task toy-reach {' '.join(DEMOS_OPTIONS)}", command, compare_datasets,
+        [KillPoint("loading, first chunk", None, (2.0, 6.0)),
+         KillPoint("chunk 3 committed, rolling chunk 4", exists("episodes-000002.tar"), (0.0, 0.5)),
+         KillPoint("chunk 9 committed, rolling the last", exists("episodes-000008.tar"), (0.0, 0.3))],
+        plant=lambda out: plant_files(out, [f".dataset.json.{PLANTED}.tmp"]), on_disk=lambda out: _shards_on_disk(out))
+
+
 FIT_CONFIG = """# fault-injection fit: 3 epochs of 20 steps, a checkpoint every 7 steps and at each epoch's end
 trainer:
   max_epochs: 3
@@ -459,14 +505,17 @@ ADAPT_OPTIONS = ("--num_envs", "4", "--episodes_per_eval", "4", "--heldout_episo
                  "--iterations", "2", "--epochs", "2", "--windows_per_epoch", "512", "--batch_size", "32")
 
 
-def toy_adapt(model: Path) -> Scenario:
-    """``simdist adapt --task toy-reach`` with the toy world model ``model`` over the schedule 0, 1 min."""
+def toy_adapt(model: Path, agent: str = "TOY", freeze: str | None = None) -> Scenario:
+    """``simdist adapt --task toy-reach`` with the agent folder ``model`` (``agent``: how the table names it; the
+    toy world model by default) over the schedule 0, 1 min, with ``--freeze freeze`` if given."""
+    options = (*ADAPT_OPTIONS, *(("--freeze", freeze) if freeze else ()))
+
     def command(out: Path, rerun: bool) -> list[str]:
         return simdist_command("adapt", "--task", "toy-reach", "--agent", str(model), "--real", "real",
-                               "--schedule", "0,1", "--out", str(out), *ADAPT_OPTIONS)
+                               "--schedule", "0,1", "--out", str(out), *options)
 
     return Scenario(
-        f"simdist adapt --task toy-reach --agent TOY --real real --schedule 0,1 {' '.join(ADAPT_OPTIONS)}",
+        f"simdist adapt --task toy-reach --agent {agent} --real real --schedule 0,1 {' '.join(options)}",
         command, compare_adapt,
         [KillPoint("collecting the held-out set / stage 0", None, (3.0, 7.0)),
          KillPoint("stage 1: collecting real data", exists("real-data/dataset.json"), (0.0, 0.6)),

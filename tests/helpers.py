@@ -95,3 +95,30 @@ def toy_world_model(data: str | Path) -> Any:
     model = WorldModel.from_preset("toy")
     model.normalizer.set_stats(load_stats(str(data)).to_dict())
     return model
+
+
+def untrained_agents(world_model: Any) -> dict[str, Any]:
+    """One small, untrained but acting agent of every built-in agent type, on ``world_model`` (a world model
+    whose normaliser was fitted, e.g. :func:`toy_world_model`): the SimDist planners with a tiny MPPI budget,
+    the BC policy, the latent baselines started from it, and a Diffusion Policy with the action range [-1, 1]."""
+    from simdist.components.agents.bc import BCAgent, BCPolicy
+    from simdist.components.agents.diffusion_policy import DiffusionPolicyAgent
+    from simdist.components.agents.iql import IQLAgent
+    from simdist.components.agents.rlpd import RLPDAgent
+    from simdist.components.agents.sgft import SGFTAgent
+    from simdist.components.agents.simdist import SimDistAgent, SimDistAgentConfig
+    from simdist.components.agents.simdist_bc import SimDistBCAgent
+
+    torch.manual_seed(0)
+    planner = SimDistAgentConfig(settings={"num_samples": 16, "num_policy_samples": 2, "num_elites": 4,
+                                                 "iterations": 1})
+    simdist = SimDistAgent(world_model.eval(), planner, source="toy")
+    policy = BCPolicy.from_world_model(world_model, hidden=[32, 32])
+    latent = {"batch_size": 32, "hidden": [32, 32]}
+    dp = DiffusionPolicyAgent.from_world_model(world_model, down_dims=[16, 32, 64], step_embed_dim=32)
+    a = world_model.config.action_dim
+    dp.model.set_action_range([-1.0] * a, [1.0] * a)
+    return {"simdist": simdist, "simdist_bc": SimDistBCAgent.from_simdist(simdist), "bc": BCAgent(policy),
+            "iql": IQLAgent.from_bc(policy, **latent),
+            "rlpd": RLPDAgent.from_bc(policy, utd=2, num_critics=3, **latent),
+            "sgft": SGFTAgent.from_bc(policy, utd=2, num_critics=3, **latent), "diffusion_policy": dp}

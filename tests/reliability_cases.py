@@ -24,17 +24,23 @@ PY = sys.executable
 
 @dataclass
 class Fixtures:
-    """A toy world model folder and a tiny toy dataset folder (with its shards), under ``root``."""
+    """A toy world model folder, a tiny toy dataset folder (with its shards) and one small folder per agent
+    type (``agents/<type>``), under ``root``."""
 
     root: Path
     model: Path
     data: Path
 
+    @property
+    def agents(self) -> Path:
+        return self.root / "agents"
+
 
 def build_fixtures(root: Path) -> Fixtures:
-    """Write the fixtures (seconds): the ``toy`` preset with seeded weights and unit statistics, and ~600
-    transitions of toy-reach with Monte-Carlo values (no critic fit)."""
+    """Write the fixtures (seconds): the ``toy`` preset with seeded weights and unit statistics, ~600
+    transitions of toy-reach with Monte-Carlo values (no critic fit), and an untrained agent of every type."""
     import torch
+    from helpers import toy_world_model, untrained_agents
 
     from simdist.components.tasks.toy_reach import generate_toy_dataset
     from simdist.world_model import WorldModel
@@ -50,7 +56,12 @@ def build_fixtures(root: Path) -> Fixtures:
     if not (data / "dataset.json").exists():
         generate_toy_dataset(str(data), num_envs=4, transitions=600, seed=0, values="mc",
                              progress=False)
-    return Fixtures(root, model, data)
+    fx = Fixtures(root, model, data)
+    if not (fx.agents / "done").exists():
+        for name, agent in untrained_agents(toy_world_model(data)).items():
+            agent.save_pretrained(fx.agents / name)
+        (fx.agents / "done").write_text("")
+    return fx
 
 
 @dataclass
@@ -214,12 +225,79 @@ def _truncated_checkpoint(fx: Fixtures, d: Path) -> dict[str, str]:
     return {**_fixture_paths(fx, d), "ckpt": str(d / "last.ckpt")}
 
 
+def _agent_copy(fx: Fixtures, d: Path, agent: str) -> Path:
+    out = d / agent
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(fx.agents / agent, out)
+    return out
+
+
+def _agent_json(agent: str, name: str, edit: Callable[[dict], dict]) -> Callable[[Fixtures, Path], dict[str, str]]:
+    """The ``agent`` fixture folder with its JSON file ``name`` edited."""
+    def prepare(fx: Fixtures, d: Path) -> dict[str, str]:
+        m = _agent_copy(fx, d, agent)
+        (m / name).write_text(json.dumps(edit(json.loads((m / name).read_text())), indent=1))
+        return {"model": str(m)}
+    return prepare
+
+
+def _agent_nan(agent: str) -> Callable[[Fixtures, Path], dict[str, str]]:
+    def prepare(fx: Fixtures, d: Path) -> dict[str, str]:
+        from safetensors.torch import load_file, save_file
+
+        m = _agent_copy(fx, d, agent)
+        save_file(_nan_first(load_file(m / "model.safetensors")), str(m / "model.safetensors"),
+                  metadata={"format": "pt"})
+        return {"model": str(m)}
+    return prepare
+
+
+def _setting(path: str, value: object) -> Callable[[dict], dict]:
+    """An edit setting the dotted key ``path`` of a JSON object to ``value``."""
+    def edit(cfg: dict) -> dict:
+        *head, last = path.split(".")
+        node = cfg
+        for k in head:
+            node = node[k]
+        node[last] = value
+        return cfg
+    return edit
+
+
+def _nan_stats(fx: Fixtures, d: Path) -> dict[str, str]:
+    data = _data_copy(fx, d)
+    info = json.loads((data / "dataset.json").read_text())
+    info["stats_state"]["obs/state"]["mean"][0] = float("nan")
+    (data / "dataset.json").write_text(json.dumps(info))
+    return {"data": str(data)}
+
+
+def _shard_deleted(fx: Fixtures, d: Path) -> dict[str, str]:
+    data = _data_copy(fx, d)
+    sorted(data.glob("*.tar"))[0].unlink()
+    return {"data": str(data)}
+
+
+def _yaml(text: str, placeholder: str = "profile") -> Callable[[Fixtures, Path], dict[str, str]]:
+    """A YAML file ``bad.yaml`` holding ``text`` (a reality profile, or a recipe), as ``{placeholder}``."""
+    def prepare(fx: Fixtures, d: Path) -> dict[str, str]:
+        (d / "bad.yaml").write_text(text)
+        return {placeholder: str(d / "bad.yaml")}
+    return prepare
+
+
 FIT = ["fit", "--config", "recipes/toy/base.yaml", "--config", "recipes/toy/pretrain.yaml", "--data.train", "{data}",
        "--trainer.max_steps", "2", "--trainer.logger", "false", "--trainer.default_root_dir", "{out}",
        "--trainer.enable_progress_bar", "false"]
 EVALUATE = ["evaluate", "--task", "toy-reach", "--agent", "{model}", "--trials", "1"]
 ADAPT = ["adapt", "--task", "toy-reach", "--agent", "{model}", "--real", "real", "--schedule", "0,1", "--out", "{out}"]
 GENERATE = ["generate", "--task", "toy-reach", "--out", "{out}"]
+PARTS = [*GENERATE, "--envs", "2", "--transitions", "100", "--parts"]
+UR5E_EVALUATE = ["evaluate", "--task", "ur5e-peg", "--agent", "expert", "--trials", "1"]
+DEMOS = ["demos", "--task", "toy-reach", "--agent", "expert", "--episodes", "2", "--out", "{out}"]
+MECHANISM = ["mechanism", "--task", "toy-reach", "--real", "real", "--states", "2", "--candidates", "4",
+             "--out", "{out}/report.json"]
 
 WRITE_NAN = ("import numpy as np, sys; from simdist.data import DatasetSpec, Episode, EpisodeWriter; "
              "spec = DatasetSpec(obs={{'state': (4,)}}, action_dim=2, dt=0.1); "
@@ -296,6 +374,124 @@ CASES: list[Case] = [
     Case("profile-unknown-adapt", "an unknown reality profile in adapt", [*ADAPT[:6], "moon", *ADAPT[7:]], "moon"),
     Case("go2-profile-unknown", "an unknown Go2 profile", ["evaluate", "--task", "go2", "--agent", "{model}",
                                                            "--profile", "moon", "--trials", "1"], "moon"),
+    # -- files named in their errors: model folders of every agent type, datasets
+    Case("config-unknown-component", "config.json names an unknown dynamics", EVALUATE,
+         "config.json: key 'dynamics.name': unknown dynamics", _config(_setting("dynamics.name", "no_such_dyn"))),
+    Case("config-component-kwargs", "config.json gives the encoder an argument it does not take", EVALUATE,
+         "config.json: key 'encoder.kwargs'", _config(_setting("encoder.kwargs.wings", 2))),
+    Case("planner-unknown", "planner.json names an unknown planner",
+         [*EVALUATE[:4], "{model}", "--planner", "agent", "--trials", "1"], "planner.json: key 'planner'",
+         _agent_json("simdist", "planner.json", _setting("planner", "no_such_planner"))),
+    Case("planner-setting", "planner.json holds a setting the planner does not take",
+         [*EVALUATE[:4], "{model}", "--planner", "agent", "--trials", "1"], "planner.json",
+         _agent_json("simdist", "planner.json", _setting("samples_per_step", 4))),
+    Case("simdist-bc-json", "simdist_bc.json holds a negative bc_lr", EVALUATE, "simdist_bc.json",
+         _agent_json("simdist_bc", "simdist_bc.json", _setting("bc_lr", -1.0))),
+    Case("agent-type-unknown", "config.json names an agent type nobody registered", EVALUATE,
+         "config.json: unknown agent_type 'ppo'", _agent_json("bc", "config.json", _setting("agent_type", "ppo"))),
+    Case("bc-config-hidden", "a BC folder whose config.json gives hidden as text", EVALUATE,
+         "config.json", _agent_json("bc", "config.json", _setting("hidden", "wide"))),
+    Case("bc-config-stats-nan", "a BC folder whose config.json statistics hold NaN", EVALUATE,
+         "config.json", _agent_json("bc", "config.json", _setting("stats.obs/state.mean", [float("nan")] * 4))),
+    Case("bc-weights-nan", "a BC folder with a NaN weight", EVALUATE, "NaN", _agent_nan("bc")),
+    Case("iql-settings", "an IQL folder whose expectile is 2", EVALUATE, "config.json",
+         _agent_json("iql", "config.json", _setting("settings.expectile", 2.0))),
+    Case("iql-weights-nan", "an IQL folder with a NaN weight", EVALUATE, "NaN", _agent_nan("iql")),
+    Case("rlpd-settings", "an RLPD folder with one critic", EVALUATE, "config.json",
+         _agent_json("rlpd", "config.json", _setting("settings.num_critics", 1))),
+    Case("rlpd-weights-nan", "an RLPD folder with a NaN weight", EVALUATE, "NaN", _agent_nan("rlpd")),
+    Case("sgft-encoder", "an SGFT folder whose policy names an unknown encoder", EVALUATE,
+         "config.json: key 'encoder.name'", _agent_json("sgft", "config.json", _setting("policy.encoder.name", "x"))),
+    Case("sgft-weights-nan", "an SGFT folder with a NaN weight", EVALUATE, "NaN", _agent_nan("sgft")),
+    Case("dp-sampler", "a Diffusion Policy folder naming an unknown sampler", EVALUATE, "config.json",
+         _agent_json("diffusion_policy", "config.json", _setting("sampler", "euler-maruyama"))),
+    Case("dp-weights-nan", "a Diffusion Policy folder with a NaN weight", EVALUATE, "NaN",
+         _agent_nan("diffusion_policy")),
+    Case("simdist-bc-weights-nan", "a SimDist+BC folder with a NaN weight", EVALUATE, "NaN",
+         _agent_nan("simdist_bc")),
+    Case("stats-nan", "dataset.json statistics holding NaN", FIT, "dataset.json: stats_state['obs/state'].mean",
+         _nan_stats, quick=False, lost="nothing is written; the message names the file and the key"),
+    Case("shard-deleted", "a shard listed in dataset.json deleted", FIT, "lists 1 shard(s) that do not exist",
+         _shard_deleted, quick=False, lost="nothing is written; the message names the index and the shard"),
+    Case("adapt-freeze-baseline", "simdist adapt of an IQL folder with the default --freeze dynamics_only",
+         [*ADAPT[:4], "{model}", *ADAPT[5:]], "freeze='dynamics_only': a iql agent trains its heads on a frozen",
+         lambda fx, d: {"model": str(fx.agents / "iql"), "out": str(d / "out")}),
+    Case("adapt-freeze-unknown", "simdist adapt --freeze everything", [*ADAPT, "--freeze", "everything"],
+         "freeze='everything'"),
+    # -- UR5e tasks: options and profiles
+    Case("ur5e-grid", "simdist evaluate --task ur5e-peg --grid medium", [*UR5E_EVALUATE, "--grid", "medium"],
+         "argument --grid: invalid choice"),
+    Case("ur5e-control-hz", "simdist evaluate --task ur5e-peg --control-hz 7", [*UR5E_EVALUATE, "--control-hz", "7"],
+         "argument --control-hz: invalid choice"),
+    Case("ur5e-profile-unknown", "an unknown UR5e profile", [*UR5E_EVALUATE, "--profile", "moon"], "moon"),
+    Case("ur5e-clearance", "a peg profile with a negative clearance", [*UR5E_EVALUATE, "--profile", "{profile}"],
+         "clearance", _yaml("base: peg-real\nclearance: -0.001\n")),
+    Case("ur5e-latency", "a peg profile with latency_ms NaN", [*UR5E_EVALUATE, "--profile", "{profile}"],
+         "latency_ms", _yaml("base: peg-real\nlatency_ms: .nan\n")),
+    Case("ur5e-key-typo", "a peg profile with a misspelt key (latency)", [*UR5E_EVALUATE, "--profile", "{profile}"],
+         "latency", _yaml("base: peg-real\nlatency: 40\n")),
+    Case("ur5e-profile-yaml", "a profile file that is not YAML", [*UR5E_EVALUATE, "--profile", "{profile}"],
+         "bad.yaml", _yaml("clearance: [0.001\n")),
+    Case("ur5e-leg-clearance", "a table-leg profile with radial_clearance as text",
+         ["evaluate", "--task", "ur5e-table-leg", "--agent", "expert", "--trials", "1", "--profile", "{profile}"],
+         "radial_clearance", _yaml("base: table-leg-real\nradial_clearance: wide\n")),
+    Case("ur5e-experts", "simdist generate --task ur5e-peg --experts go2 (its experts are scripted)",
+         ["generate", "--task", "ur5e-peg", "--experts", "go2", "--envs", "2", "--transitions", "100", "--out",
+          "{out}"], "--experts does not apply"),
+    Case("ur5e-critic-envs-0", "simdist generate --task ur5e-peg --critic-envs 0",
+         ["generate", "--task", "ur5e-peg", "--critic-envs", "0", "--out", "{out}"], "argument --critic-envs"),
+    # -- recipes
+    Case("recipe-not-yaml", "a recipe that is not YAML", ["fit", "--config", "recipes/toy/base.yaml", "--config",
+                                                          "{recipe}"], "bad.yaml: not a readable YAML recipe",
+         _yaml("trainer:\n  max_steps: [1, 2\n", "recipe")),
+    Case("recipe-missing", "a recipe path naming no file", ["fit", "--config", "{root}/no-such-recipe.yaml"],
+         "no-such-recipe.yaml: not a readable YAML recipe"),
+    Case("recipe-unknown-key", "a recipe with a misspelt trainer key", ["fit", "--config", "recipes/toy/base.yaml",
+                                                                       "--config", "{recipe}"], "trainer.max_stepz",
+         _yaml("trainer:\n  max_stepz: 3\n", "recipe")),
+    # -- simdist demos
+    Case("demos-episodes-0", "simdist demos --episodes 0", [*DEMOS[:6], "0", *DEMOS[7:]], "must be > 0"),
+    Case("demos-envs-0", "simdist demos --num-envs 0", [*DEMOS, "--num-envs", "0"], "must be > 0"),
+    Case("demos-attempts-0", "simdist demos --max-attempts 0", [*DEMOS, "--max-attempts", "0"], "must be > 0"),
+    Case("demos-agent-missing", "simdist demos --agent naming nothing", [*DEMOS[:4], "{root}/no-such-model",
+                                                                        *DEMOS[5:]], "no-such-model"),
+    Case("demos-profile", "simdist demos --profile naming a bad profile file",
+         [*DEMOS, "--profile", "{profile}"], "tilt", _yaml("base: real\ntilt: .inf\n")),
+    Case("demos-bad-agent-folder", "simdist demos --agent a folder with a NaN weight",
+         [*DEMOS[:4], "{model}", *DEMOS[5:]], "NaN", _agent_nan("bc")),
+    # -- distributed generation
+    Case("parts-0", "simdist generate --parts 0", [*PARTS, "0"], "argument --parts: must be > 0"),
+    Case("world-size-0", "simdist generate --world-size 0", [*PARTS, "2", "--rank", "0", "--world-size", "0"],
+         "argument --world-size"),
+    Case("rank-too-big", "simdist generate --rank 2 --world-size 2", [*PARTS, "2", "--rank", "2", "--world-size", "2"],
+         "--rank"),
+    Case("rank-negative", "simdist generate --rank -1 --world-size 2",
+         [*PARTS, "2", "--rank", "-1", "--world-size", "2"], "--rank"),
+    Case("rank-alone", "simdist generate --rank 1 without --world-size", [*PARTS, "2", "--rank", "1"],
+         "--world-size"),
+    Case("parts-fewer", "simdist generate --parts 1 --world-size 2", [*PARTS, "1", "--rank", "0", "--world-size", "2"],
+         "--parts"),
+    # -- simdist mechanism
+    Case("mechanism-model-form", "simdist mechanism --model without NAME=", [*MECHANISM, "--model", "{model}"],
+         "--model"),
+    Case("mechanism-reference", "simdist mechanism --reference naming no model",
+         [*MECHANISM, "--model", "a={model}", "--reference", "b"], "--reference"),
+    Case("mechanism-skip", "simdist mechanism --skip -1", [*MECHANISM, "--model", "a={model}", "--skip", "-1"],
+         "skip must be an integer >= 0"),
+    Case("mechanism-states-0", "simdist mechanism --states 0", [*MECHANISM, "--model", "a={model}", "--states", "0"],
+         "must be > 0"),
+    Case("mechanism-samples-0", "simdist mechanism --samples 0", [*MECHANISM, "--model", "a={model}",
+                                                                  "--samples", "0"], "--samples"),
+    Case("mechanism-model-missing", "simdist mechanism --model naming no folder",
+         [*MECHANISM, "--model", "a={root}/no-such-model"], "no-such-model"),
+    Case("mechanism-bad-folder", "simdist mechanism --model a folder with an unknown dynamics",
+         [*MECHANISM, "--model", "a={model}"], "key 'dynamics.name'",
+         _config(_setting("dynamics.name", "no_such_dyn"))),
+    Case("evaluate-samples-neg", "simdist evaluate --samples -5", [*EVALUATE, "--samples", "-5"], "--samples"),
+    Case("evaluate-init-std-nan", "simdist evaluate --init-std nan", [*EVALUATE, "--init-std", "nan"],
+         "--init-std"),
+    Case("evaluate-ensemble-2", "simdist evaluate --temporal-ensemble 2", [*EVALUATE, "--temporal-ensemble", "2"],
+         "temporal_ensemble must be a decay in [0, 1)"),
 ]
 
 

@@ -35,8 +35,10 @@ from fault_harness import (
     run,
     simdist_command,
     toy_adapt,
+    toy_demos,
     toy_fit,
     toy_generate,
+    ur5e_generate,
 )
 
 pytestmark = pytest.mark.slow
@@ -193,3 +195,40 @@ def test_demo_killed(root: Path) -> None:
     ref = root / "demo" / "ref"
     run(scn.command(ref, False), root / "demo" / "runs.log").check()
     _kill_each_point(scn, ref, root / "demo", seed=50)
+
+
+def test_generate_ur5e_with_its_critic_killed(root: Path) -> None:
+    """UR5e peg data: killed while the expert critic is fitted, once it is saved, and between the two parts."""
+    scn = ur5e_generate()
+    ref = root / "ur5e-generate" / "ref"
+    run(scn.command(ref, False), root / "ur5e-generate" / "runs.log").check()
+    _kill_each_point(scn, ref, root / "ur5e-generate", seed=60)
+
+
+@pytest.fixture(scope="module")
+def baseline_folders(root: Path, toy_ref: Path) -> Path:
+    """An untrained folder of each baseline agent on the toy world model (the reference data's statistics)."""
+    from tests.helpers import toy_world_model, untrained_agents
+
+    out = root / "baselines"
+    for name, agent in untrained_agents(toy_world_model(toy_ref)).items():
+        if name in ("iql", "rlpd", "diffusion_policy"):
+            agent.save_pretrained(out / name)
+    return out
+
+
+@pytest.mark.parametrize("agent", ["iql", "rlpd", "diffusion_policy"])
+def test_adapt_baseline_killed(agent: str, root: Path, baseline_folders: Path) -> None:
+    """The adaptation loop of a baseline agent (its encoder frozen: ``--freeze heads_only``), killed in each phase."""
+    scn = toy_adapt(baseline_folders / agent, agent.upper(), freeze="heads_only")
+    ref = root / f"adapt-{agent}" / "ref"
+    run(scn.command(ref, False), root / f"adapt-{agent}" / "runs.log").check()
+    _kill_each_point(scn, ref, root / f"adapt-{agent}", seed=70 + len(agent))
+
+
+def test_demos_killed(root: Path) -> None:
+    """``simdist demos`` with the toy expert, killed before, between and near the end of its committed chunks."""
+    scn = toy_demos()
+    ref = root / "demos" / "ref"
+    run(scn.command(ref, False), root / "demos" / "runs.log").check()
+    _kill_each_point(scn, ref, root / "demos", seed=80)

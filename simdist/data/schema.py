@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from simdist.errors import InputError
+
 SCHEMA_VERSION = 1
 
 #: Per-step array fields of an episode besides the observation groups.
@@ -28,7 +30,7 @@ STEP_FIELDS: tuple[str, ...] = ("actions", "commands", "rewards", "values", "exp
 _GROUP_RE = re.compile(r"^[a-z0-9_]+$")
 
 
-class DataError(ValueError):
+class DataError(InputError):
     """Malformed trajectory data; the message names where (shard url, sample key) and which key."""
 
 

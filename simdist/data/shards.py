@@ -112,7 +112,7 @@ class EpisodeWriter:
             }
         info["metadata"].update(metadata or {})
         self._info = info
-        self._stats = RunningStats.from_state_dict(info.get("stats_state", {}))
+        self._stats = RunningStats.from_state_dict(info.get("stats_state", {}), where=f"{self.info_path}: stats_state")
         self._done_ids: set[int] = {i for s in info["shards"] for i in s["episode_ids"]}
         self._done_ids.update(info.get("dropped_episode_ids", []))
 
@@ -305,7 +305,13 @@ def resolve_urls(source: Source) -> list[str]:
     s = os.fspath(source)
     if os.path.isdir(s):
         if os.path.exists(os.path.join(s, DATASET_INFO)):
-            return [os.path.join(s, sh["name"]) for sh in read_dataset_info(s)["shards"]]
+            urls = [os.path.join(s, sh["name"]) for sh in read_dataset_info(s)["shards"]]
+            missing = [u for u in urls if not os.path.isfile(u)]
+            if missing:
+                raise DataError(f"{os.path.join(s, DATASET_INFO)} lists {len(missing)} shard(s) that do not exist: "
+                                f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}; restore them, or "
+                                "regenerate the dataset (rerun the same `simdist generate` command in a new folder)")
+            return urls
         shards = sorted(glob.glob(os.path.join(s, "*.tar")))
         if not shards:
             raise DataError(_no_dataset_message(s))
@@ -365,7 +371,7 @@ def load_stats(source: Source) -> Stats | None:
         state = read_dataset_info(d).get("stats_state")
         if not state:
             return None
-        acc.merge(RunningStats.from_state_dict(state))
+        acc.merge(RunningStats.from_state_dict(state, where=f"{os.path.join(d, DATASET_INFO)}: stats_state"))
     return acc.finalize()
 
 
@@ -402,8 +408,8 @@ def iter_episodes(
         """webdataset's error handler: name the shard and the last episode read before the damage."""
         if isinstance(exn, DataError):  # explained by an earlier stage (which may have appended to its args)
             raise DataError(exn.args[0]) from exn.__cause__
-        url = next((a for a in reversed(getattr(exn, "args", ())) if isinstance(a, str) and a.endswith(".tar")),
-                   last["url"])
+        url = getattr(exn, "filename", None) or next(
+            (a for a in reversed(getattr(exn, "args", ())) if isinstance(a, str) and a.endswith(".tar")), last["url"])
         after = f" after episode key {last['key']!r}" if last["key"] and last["url"] == url else " at its start"
         reason = exn.args[0] if getattr(exn, "args", None) else exn
         raise DataError(f"shard {url}: unreadable{after} ({type(exn).__name__}: {reason}); the shard is "

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from simdist.data.schema import Episode
+from simdist.data.schema import DataError, Episode
 
 VAR_FLOOR = 1e-8
 
@@ -120,12 +120,29 @@ class RunningStats:
         }
 
     @classmethod
-    def from_state_dict(cls, d: dict[str, dict[str, Any]]) -> RunningStats:
+    def from_state_dict(cls, d: dict[str, dict[str, Any]], where: str = "stats_state") -> RunningStats:
+        """The accumulator of :meth:`state_dict`'s ``d``; a DataError naming ``where`` and the key for an entry
+        that is malformed, negative or non-finite (NaN or Inf)."""
         out = cls()
+        if not isinstance(d, dict):
+            raise DataError(f"{where} must be an object of statistics keys, got {type(d).__name__}")
         for k, v in d.items():
-            out.count[k] = int(v["count"])
-            out.mean[k] = np.asarray(v["mean"], dtype=np.float64)
-            out.m2[k] = np.asarray(v["m2"], dtype=np.float64)
+            at = f"{where}[{k!r}]"
+            try:
+                count, mean, m2 = v["count"], np.asarray(v["mean"], np.float64), np.asarray(v["m2"], np.float64)
+            except (KeyError, TypeError, ValueError) as err:
+                raise DataError(f"{at} must hold a count and numeric mean and m2 ({type(err).__name__}: {err})"
+                                ) from err
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise DataError(f"{at}.count must be an integer >= 0, got {count!r}")
+            if mean.shape != m2.shape:
+                raise DataError(f"{at}: mean has shape {mean.shape} but m2 has shape {m2.shape}")
+            for name, value in (("mean", mean), ("m2", m2)):
+                if not np.isfinite(value).all():
+                    raise DataError(f"{at}.{name} holds NaN or Inf: regenerate the dataset or fix its statistics")
+            if (m2 < 0).any():
+                raise DataError(f"{at}.m2 (a sum of squares) is negative")
+            out.count[k], out.mean[k], out.m2[k] = count, mean, m2
         return out
 
 

@@ -15,7 +15,8 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file
 
-from simdist.config import ConfigError, WorldModelConfig
+from simdist.config import ConfigError, WorldModelConfig, config_file
+from simdist.errors import InputError
 from simdist.fsutil import read_json_object
 from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME, StrPath
 from simdist.hub.resolve import resolve_folder
@@ -28,7 +29,7 @@ M = TypeVar("M", bound=torch.nn.Module)
 _MAX_NAMED = 5
 
 
-class CheckpointError(ValueError):
+class CheckpointError(InputError):
     """A checkpoint is corrupted, truncated, holds non-finite values or does not match the architecture in its
     ``config.json``."""
 
@@ -55,7 +56,8 @@ def load_pretrained(
         if not (folder / name).is_file():
             raise FileNotFoundError(f"{source} has no {name} (looked in {folder})")
     config = read_config(folder / CONFIG_NAME)
-    model = cls(config)
+    with config_file(folder / CONFIG_NAME):
+        model = cls(config)
     state = read_weights(folder / WEIGHTS_NAME)
     load_state(model, state, strict=strict, where=f"{WEIGHTS_NAME} of {source}")
     return model.to(map_location).eval()
@@ -68,10 +70,8 @@ def read_config(path: Path) -> WorldModelConfig:
     if agent_type != "simdist":
         raise ConfigError(f"{path}: the folder holds a {agent_type!r} agent, not a SimDist world model; load it "
                           "with simdist.agents.load_agent")
-    try:
+    with config_file(path):
         return WorldModelConfig.from_dict(data)
-    except ConfigError as err:
-        raise ConfigError(f"{path}: {err}") from err
 
 
 def read_weights(path: Path) -> dict[str, torch.Tensor]:

@@ -12,35 +12,20 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import torch
 from torch import Tensor, nn
 
 from simdist.planning.history import ObservationHistory
+from simdist.planning.inputs import NonFiniteError, check_finite, finite_actions, history_inputs, nonfinite_rows
+
+__all__ = ["Bound", "NonFiniteError", "PlanResult", "Planner", "check_finite", "discounted_return", "eval_mode",
+           "nonfinite_rows"]
 
 Bound = float | Sequence[float] | Tensor | None
 
 #: MPPI's initial mean per tick (``warm_start``): the previous plan shifted, the official reset, zeros, or the
 #: base policy's action chunk
 WARM_STARTS = ("shift", "official", "none", "policy")
-
-
-class NonFiniteError(ValueError):
-    """A planner got a non-finite input (observation, previous action, command) or would return a non-finite
-    action; the message names the envs and the key. Nothing non-finite ever reaches an actuator."""
-
-
-def nonfinite_rows(x: Tensor) -> list[int]:
-    """Rows (envs) of ``x`` (B, ...) holding a NaN or an infinity."""
-    bad = ~torch.isfinite(x.reshape(x.shape[0], -1)).all(dim=1)
-    return torch.nonzero(bad).flatten().tolist()
-
-
-def check_finite(x: Tensor, what: str) -> None:
-    rows = nonfinite_rows(x)
-    if rows:
-        raise NonFiniteError(f"{what} is non-finite (NaN or Inf) for env(s) {rows[:10]}"
-                             f"{' ...' if len(rows) > 10 else ''}; refusing to plan on it")
 
 
 @dataclass
@@ -104,10 +89,7 @@ class Planner(abc.ABC):
         with eval_mode(self.world_model):
             obs_hist, act_hist, command = self._inputs(history)
             result = self._plan(obs_hist, act_hist, command)
-        rows = nonfinite_rows(result.action)
-        if rows:
-            raise NonFiniteError(f"{type(self).__name__} computed non-finite actions for env(s) {rows[:10]}: the "
-                                 "world model's outputs are NaN or Inf (check its weights and inputs)")
+        finite_actions(result.action, type(self).__name__)
         return result
 
     def reset(self, ids: Sequence[int] | Tensor | None = None, seed: int | None = None) -> None:
@@ -153,45 +135,6 @@ class Planner(abc.ABC):
 
     def _inputs(self, history: ObservationHistory | Mapping[str, Any]
                 ) -> tuple[dict[str, Tensor], Tensor, Tensor | None]:
-        if isinstance(history, ObservationHistory):
-            obs_hist, act_hist, command = history.as_inputs()
-        elif isinstance(history, Mapping):
-            missing = [k for k in ("obs_hist", "act_hist") if k not in history]
-            if missing:
-                raise KeyError(f"history dict is missing {missing}; expected obs_hist, act_hist, command")
-            obs_hist, act_hist, command = history["obs_hist"], history["act_hist"], history.get("command")
-        else:
-            raise TypeError(f"history must be an ObservationHistory or a dict, got {type(history).__name__}")
         cfg = self.world_model.config
-        h, a, c = cfg.history, cfg.action_dim, cfg.command_dim
-        dev, dt = self.device, self.dtype
-
-        def conv(x: Any) -> Tensor:
-            return torch.as_tensor(np.asarray(x) if not isinstance(x, Tensor) else x).to(device=dev, dtype=dt)
-
-        act_hist = conv(act_hist)
-        if act_hist.dim() != 3 or tuple(act_hist.shape[1:]) != (h, a):
-            raise ValueError(f"act_hist has shape {tuple(act_hist.shape)}, expected (B, {h}, {a})")
-        check_finite(act_hist, "act_hist (the previous actions)")
-        b = act_hist.shape[0]
-        obs: dict[str, Tensor] = {}
-        for key, shape in cfg.obs_spec.items():
-            if key not in obs_hist:
-                raise KeyError(f"obs_hist lacks group {key!r}; the model reads {list(cfg.obs_spec)}")
-            obs[key] = conv(obs_hist[key])
-            if tuple(obs[key].shape) != (b, h + 1, *shape):
-                raise ValueError(f"obs_hist[{key!r}] has shape {tuple(obs[key].shape)}, "
-                                 f"expected {(b, h + 1, *shape)}")
-            check_finite(obs[key], f"observation {key!r}")
-        if c == 0:
-            return obs, act_hist, None
-        if command is None:
-            raise ValueError(f"the model is command-conditioned (command_dim={c}); pass a command")
-        command = conv(command)
-        ok = (command.dim() == 2 and tuple(command.shape) == (b, c)) or (
-            command.dim() == 3 and tuple(command.shape) == (b, self.horizon + 1, c))
-        if not ok:
-            raise ValueError(f"command has shape {tuple(command.shape)}, expected ({b}, {c}) "
-                             f"or ({b}, {self.horizon + 1}, {c})")
-        check_finite(command, "command")
-        return obs, act_hist, command
+        return history_inputs(history, cfg.obs_spec, cfg.action_dim, cfg.command_dim, cfg.history,
+                              device=self.device, dtype=self.dtype, command_steps=self.horizon + 1)

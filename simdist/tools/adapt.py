@@ -15,6 +15,7 @@ import sys
 import warnings
 
 from simdist.arguments import dashes_to_underscores, jsonargparse_parser, setup_logging
+from simdist.fsutil import output_lock
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 logger = logging.getLogger(__name__)
@@ -61,11 +62,13 @@ def main(argv: list[str]) -> int:
     except ValueError as err:
         parser.error(str(err))
     warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__).*")
-    try:
-        loop = AdaptationLoop(args.agent, task, args.out, config, progress=args.progress, data_from=args.data_from)
-    except (FileNotFoundError, ValueError) as err:
-        parser.error(f"--agent {args.agent!r}: {err}")
-    curve = loop.run()
+    with output_lock(args.out):
+        try:
+            loop = AdaptationLoop(args.agent, task, args.out, config, progress=args.progress,
+                                  data_from=args.data_from)
+        except (FileNotFoundError, ValueError) as err:
+            parser.error(f"--agent {args.agent!r}: {err}")
+        curve = loop.run()
     amounts = [f"{e} episodes" if config.schedule_unit == "episodes" else f"{m:.1f} min"
                for e, m in zip(curve["episodes"], curve["minutes"])]
     rows = ", ".join(f"{a}: {v:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] (n={n})" for a, v, ci, n in

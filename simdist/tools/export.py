@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from simdist.arguments import tool_parser
+from simdist.errors import InputError
+from simdist.fsutil import output_lock, read_json_object
+
+
+def _read_text(path: str, option: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"{option} {path}: cannot read the file ({err})") from err
 
 
 def main(argv: list[str]) -> int:
@@ -23,21 +31,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--current-weights", action="store_true",
                         help="a run with weight averaging (EMA): export the raw training weights, not the average")
     args = parser.parse_args(argv)
-
-    from simdist.hub.card import save_pretrained
-    from simdist.training.module import world_model_from_checkpoint
-
-    model, base = world_model_from_checkpoint(args.ckpt, current_weights=args.current_weights)
-    metrics = json.loads(Path(args.metrics).read_text()) if args.metrics else None
-    train_config = Path(args.train_config).read_text() if args.train_config else None
+    metrics = read_json_object(args.metrics, InputError) if args.metrics else None
+    planner = read_json_object(args.planner, InputError) if args.planner else None
+    train_config = _read_text(args.train_config, "--train-config") if args.train_config else None
     description = args.description
     if description and description.startswith("@"):
-        description = Path(description[1:]).read_text()
+        description = _read_text(description[1:], "--description")
     card = {k: v for k, v in (("repo_id", args.repo_id), ("description", description)) if v}
-    planner = json.loads(Path(args.planner).read_text()) if args.planner else None
-    out = save_pretrained(
-        model, args.out, base_model=args.base_model or base, metrics=metrics, train_config=train_config,
-        tags=args.tag or None, model_card_kwargs=card, planner_config=planner,
-    )
+    with output_lock(args.out):
+        from simdist.hub.card import save_pretrained
+        from simdist.training.module import world_model_from_checkpoint
+
+        model, base = world_model_from_checkpoint(args.ckpt, current_weights=args.current_weights)
+        out = save_pretrained(
+            model, args.out, base_model=args.base_model or base, metrics=metrics, train_config=train_config,
+            tags=args.tag or None, model_card_kwargs=card, planner_config=planner,
+        )
     print(f"exported {args.ckpt} → {out}")
     return 0

@@ -15,6 +15,7 @@ import logging
 import sys
 
 from simdist.arguments import positive_int, setup_logging, tool_parser
+from simdist.fsutil import output_lock
 from simdist.tasks import TaskError, add_task_argument, get_task_name, preparse_task, task_class
 
 logger = logging.getLogger(__name__)
@@ -77,9 +78,10 @@ def main(argv: list[str]) -> int:
     import torch
 
     torch.set_num_threads(args.torch_threads)
-    summary = task.generate(args.out, experts=args.experts, num_envs=num_envs, transitions=transitions,
-                            seed=args.seed, progress=not args.no_progress, preset=getattr(args, "preset", "custom"),
-                            args=args, **workers)
+    with output_lock(args.out, shared=world > 1):  # the workers of one distributed run share it
+        summary = task.generate(args.out, experts=args.experts, num_envs=num_envs, transitions=transitions,
+                                seed=args.seed, progress=not args.no_progress,
+                                preset=getattr(args, "preset", "custom"), args=args, **workers)
     if args.json or "session" not in summary:
         print(json.dumps(summary, indent=1, default=str))
         return 0

@@ -89,8 +89,11 @@ def main(argv: list[str]) -> int:
     report["reference"] = reference
     print(format_report(report))
     if args.out:
+        from pathlib import Path
+
         from simdist.fsutil import atomic_write_json
 
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         atomic_write_json(args.out, json.loads(json.dumps(report, default=float)))
         print(f"written to {args.out}")
     return 0

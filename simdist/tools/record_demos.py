@@ -14,6 +14,7 @@ import math
 import sys
 
 from simdist.arguments import positive_int, setup_logging, tool_parser
+from simdist.fsutil import output_lock
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 
@@ -52,17 +53,18 @@ def main(argv: list[str]) -> int:
     from simdist.demos import record_demos
     from simdist.tools.evaluate import controller_for
 
-    try:
-        task = cls.from_args(args, "adapt", profile=profile)
-        agent = controller_for(task, args.agent, planner="agent", seed=args.seed)
-        summary = record_demos(task, agent, args.episodes, args.out, seed=args.seed, num_envs=args.num_envs,
-                               successful_only=not args.all, max_attempts=args.max_attempts,
-                               progress=not (args.no_progress or args.json))
-    except (ValueError, FileNotFoundError) as err:
-        parser.error(str(err))
-    except RuntimeError as err:
-        print(f"simdist demos: error: {err}", file=sys.stderr)
-        return 1
+    with output_lock(args.out):
+        try:
+            task = cls.from_args(args, "adapt", profile=profile)
+            agent = controller_for(task, args.agent, planner="agent", seed=args.seed)
+            summary = record_demos(task, agent, args.episodes, args.out, seed=args.seed, num_envs=args.num_envs,
+                                   successful_only=not args.all, max_attempts=args.max_attempts,
+                                   progress=not (args.no_progress or args.json))
+        except (ValueError, FileNotFoundError) as err:
+            parser.error(str(err))
+        except RuntimeError as err:
+            print(f"simdist demos: error: {err}", file=sys.stderr)
+            return 1
     if args.json:
         print(json.dumps(summary, indent=1))
         return 0

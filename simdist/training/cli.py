@@ -17,8 +17,30 @@ from lightning.pytorch.cli import LightningCLI
 
 from simdist.data.datamodule import TrajectoryDataModule
 from simdist.data.schema import DataError
+from simdist.errors import InputError
 from simdist.fsutil import remove_stale_temporaries
 from simdist.training.checkpoint_io import use_atomic_checkpoints
+
+
+def check_recipe_files(args: list[str]) -> None:
+    """Every ``--config`` / ``-c`` recipe of ``args`` must be a readable YAML mapping: an InputError naming the
+    option and the file otherwise (jsonargparse's own message names neither), before anything is built."""
+    import yaml
+
+    for i, arg in enumerate(args):
+        flag, eq, value = arg.partition("=")
+        if flag not in ("--config", "-c"):
+            continue
+        path = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+        if not path or path.lstrip().startswith(("{", "[")) or "\n" in path:  # an inline YAML string
+            continue
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+            raise InputError(f"{flag} {path}: not a readable YAML recipe ({' '.join(str(err).split())})") from err
+        if not isinstance(data, dict):
+            raise InputError(f"{flag} {path}: a recipe must hold a YAML mapping of options, got "
+                             f"{type(data).__name__}")
 
 
 class SimDistCLI(LightningCLI):
@@ -30,6 +52,7 @@ class SimDistCLI(LightningCLI):
     """
 
     def __init__(self, args: list[str] | None = None, run: bool = True) -> None:
+        check_recipe_files(args if args is not None else sys.argv[1:])
         # Frozen components are kept in eval mode on purpose during finetuning.
         warnings.filterwarnings("ignore", message=".*modules in eval mode.*")
         # Multi-process runs: every rank reads the whole validation split (simdist.data.datamodule), so the

@@ -237,17 +237,21 @@ def world_model_from_checkpoint(
     averaged weights as the checkpoint's ``state_dict``, which is what this loads; ``current_weights``
     loads the raw training weights (``current_model_state``) instead.
     """
+    from simdist.config import config_file
+    from simdist.hub.load import CheckpointError
+
     try:
         ckpt = torch.load(path, map_location=map_location, weights_only=False)
     except Exception as err:  # torch raises many types for a corrupt file
-        raise ValueError(f"cannot read checkpoint {path}: {err}") from err
-    if CKPT_CONFIG_KEY not in ckpt:
-        raise KeyError(f"{path} is not a simdist checkpoint (no {CKPT_CONFIG_KEY!r} entry)")
+        raise CheckpointError(f"cannot read checkpoint {path}: {err}") from err
+    if not isinstance(ckpt, dict) or CKPT_CONFIG_KEY not in ckpt:
+        raise CheckpointError(f"{path} is not a simdist checkpoint (no {CKPT_CONFIG_KEY!r} entry)")
     key = "current_model_state" if current_weights else "state_dict"
     if key not in ckpt:
         why = ": it was not written by a run with weight averaging" if current_weights else ""
-        raise KeyError(f"{path} has no {key!r}{why}")
-    model = WorldModel(ckpt[CKPT_CONFIG_KEY])
+        raise CheckpointError(f"{path} has no {key!r}{why}")
+    with config_file(f"{path} (key {CKPT_CONFIG_KEY!r})"):
+        model = WorldModel(ckpt[CKPT_CONFIG_KEY])
     prefix = "world_model."
     state = {k[len(prefix):]: v for k, v in ckpt[key].items() if k.startswith(prefix)}
     model.load_state_dict(state, strict=True)

@@ -25,7 +25,7 @@ from torch import Tensor
 from simdist.agents import Agent
 from simdist.components.agents.bc.configuration import BCConfig
 from simdist.components.agents.bc.policy import HORIZON, BCPolicy, bc_freeze_policy
-from simdist.config import ConfigError, WorldModelConfig
+from simdist.config import WorldModelConfig, config_file
 from simdist.registry import register
 
 __all__ = ["BCAgent", "count_windows"]
@@ -88,10 +88,10 @@ class BCAgent(Agent):
     # -- acting ------------------------------------------------------------------------------
     def act(self, history: Any) -> Tensor:
         """Actions (B, A) for the envs of the :class:`~simdist.planning.ObservationHistory` ``history``."""
-        obs_hist, act_hist, command = history.as_inputs()
-        if act_hist.shape[-2] != self.config.history:
-            raise ValueError(f"history holds {act_hist.shape[-2]} past actions, the policy reads {self.config.history}")
-        return self.policy.act(obs_hist, act_hist, command)
+        from simdist.planning.inputs import finite_actions
+
+        obs_hist, act_hist, command = self.checked_inputs(history, self.config)
+        return finite_actions(self.policy.act(obs_hist, act_hist, command), type(self).__name__)
 
     def reset(self, ids: Any = None, seed: int | None = None) -> None:
         """No per-env state; acting is deterministic, so the seed is only recorded."""
@@ -147,6 +147,9 @@ class BCAgent(Agent):
         agent.train_losses = losses
         return agent
 
+    def check_freeze(self, freeze: str) -> None:
+        bc_freeze_policy(freeze)
+
     def finetune(self, data: str | Path, *, freeze: str = "all", out: str | Path | None = None, seed: int = 0,
                  epochs: int = 3, windows_per_epoch: int = 6_000, batch_size: int = 32, lr: float = 2e-4,
                  end_lr: float | None = None, warmup_steps: int = 0, obs_noise: Any = None,
@@ -187,11 +190,8 @@ class BCAgent(Agent):
         from simdist.hub.load import load_state, read_weights
 
         folder, source, data = open_agent_folder(name_or_path, AGENT_TYPE, hub, "BCAgent.from_pretrained")
-        try:
-            config = BCConfig.from_dict(data)
-        except ConfigError as err:
-            raise ConfigError(f"{folder / CONFIG_NAME}: {err}") from err
-        policy = BCPolicy(config)
+        with config_file(folder / CONFIG_NAME):
+            policy = BCPolicy(BCConfig.from_dict(data))
         load_state(policy, read_weights(folder / WEIGHTS_NAME), strict=True, where=f"{WEIGHTS_NAME} of {source}")
         policy.config.stats = policy.normalizer.stats() if bool(policy.normalizer.fitted) else None
         return cls(policy.to(map_location), source=str(name_or_path))

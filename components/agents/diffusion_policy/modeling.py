@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from simdist.agents import Agent
+from simdist.agents import ENCODER_FROZEN, Agent
 from simdist.components.agents.bc.policy import BCPolicy
 from simdist.components.agents.diffusion_policy.configuration import (
     SETTINGS,
@@ -31,14 +31,12 @@ from simdist.components.agents.diffusion_policy.configuration import (
     check_settings,
 )
 from simdist.components.agents.diffusion_policy.policy import DiffusionPolicy
-from simdist.config import ConfigError
+from simdist.config import ConfigError, config_file
 from simdist.registry import register
 
 __all__ = ["DiffusionPolicyAgent"]
 
 AGENT_TYPE = "diffusion_policy"
-#: freeze policies finetuning accepts: the encoder is never trained (BASELINES.md 8.1), so they mean the same
-_FREEZES = ("heads_only", "all", "policy")
 Folders = str | Path | Sequence[str | Path]
 
 
@@ -112,10 +110,10 @@ class DiffusionPolicyAgent(Agent):
         model, cfg = self.model, self.config
         if not model.fitted:
             raise RuntimeError("this Diffusion Policy was never trained (no action range); train it first")
-        obs_hist, act_hist, command = history.as_inputs()
-        if act_hist.shape[-2] != cfg.history:
-            raise ValueError(f"history holds {act_hist.shape[-2]} past actions; this agent reads {cfg.history} "
-                             "(make it with agent.new_history)")
+        from simdist.planning.inputs import finite_actions, history_inputs
+
+        obs_hist, act_hist, command = history_inputs(history, cfg.bc.obs_spec, cfg.action_dim, cfg.bc.command_dim,
+                                                     cfg.history)
         dev, n = self.device, act_hist.shape[0]
         if self._queue is None or self._left is None or self._queue.shape[0] != n:
             self._queue = torch.zeros(n, cfg.action_steps, cfg.action_dim, device=dev)
@@ -128,7 +126,8 @@ class DiffusionPolicyAgent(Agent):
             with torch.no_grad():
                 chunk = model.sample(model.condition(obs, act_hist[idx].to(dev, torch.float32), cmd), self._generator)
             start = cfg.obs_steps - 1  # the chunk starts at t - T_o + 1: execute a_t .. a_{t+T_a-1}
-            self._queue[need] = model.to_env(chunk[:, start:start + cfg.action_steps])
+            chunk = model.to_env(chunk[:, start:start + cfg.action_steps])
+            self._queue[need] = finite_actions(chunk, type(self).__name__)
             self._left[need] = cfg.action_steps
         out = self._queue[torch.arange(n, device=dev), cfg.action_steps - self._left]
         self._left -= 1
@@ -223,6 +222,11 @@ class DiffusionPolicyAgent(Agent):
                               "prior_steps": prior_windows.steps_used() if prior_windows is not None else 0}
         return agent
 
+    def check_freeze(self, freeze: str) -> None:
+        if freeze not in ENCODER_FROZEN:
+            raise ValueError(f"freeze={freeze!r}: a diffusion_policy agent trains its U-Net on a frozen encoder; use "
+                             f"one of {ENCODER_FROZEN}")
+
     def finetune(self, data: str | Path, *, freeze: str = "heads_only", out: str | Path | None = None, seed: int = 0,
                  progress: bool = False, steps: int = 500, **unused: Any) -> DiffusionPolicyAgent:
         """A copy whose U-Net is trained ``steps`` more batches on every step of the demonstrations in ``data``,
@@ -235,9 +239,7 @@ class DiffusionPolicyAgent(Agent):
         """
         from simdist.components.agents.diffusion_policy.training import fit, load_windows
 
-        if freeze not in _FREEZES:
-            raise ValueError(f"freeze={freeze!r}: a diffusion_policy agent trains its U-Net on a frozen encoder; use "
-                             f"one of {_FREEZES}")
+        self.check_freeze(freeze)
         _count(steps, "steps")
         model = copy.deepcopy(self.model).cpu()
         windows = load_windows(model, data, expert_only=False)
@@ -279,10 +281,8 @@ class DiffusionPolicyAgent(Agent):
         from simdist.hub.load import load_state, read_weights
 
         folder, source, data = open_agent_folder(name_or_path, AGENT_TYPE, hub, f"{cls.__name__}.from_pretrained")
-        try:
+        with config_file(folder / CONFIG_NAME):
             model = DiffusionPolicy(DiffusionPolicyConfig.from_dict(data))
-        except ConfigError as err:
-            raise ConfigError(f"{folder / CONFIG_NAME}: {err}") from err
         load_state(model, read_weights(folder / WEIGHTS_NAME), strict=True, where=f"{WEIGHTS_NAME} of {source}")
         return cls(model.to(map_location), source=str(name_or_path))
 

@@ -29,10 +29,10 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from simdist.agents import Agent
+from simdist.agents import ENCODER_FROZEN, Agent
 from simdist.components.agents.latent.replay import EncodedFolders, mixed_batch, uniform_batch
 from simdist.components.agents.latent.transitions import REWARD_LABELS
-from simdist.config import ConfigError
+from simdist.config import ConfigError, config_file
 
 __all__ = ["COMMON_SETTINGS", "LatentAgent", "LatentModel"]
 
@@ -225,9 +225,9 @@ class LatentAgent(Agent):
 
     # -- acting -------------------------------------------------------------------------------
     def act(self, history: Any) -> Tensor:
-        obs_hist, act_hist, command = history.as_inputs()
-        if act_hist.shape[-2] != self.config.history:
-            raise ValueError(f"history holds {act_hist.shape[-2]} past actions, the policy reads {self.config.history}")
+        from simdist.planning.inputs import finite_actions
+
+        obs_hist, act_hist, command = self.checked_inputs(history, self.config)
         policy, dev = self.policy, self.device
         with torch.no_grad():
             obs = {k: v.to(dev, torch.float32) for k, v in obs_hist.items()}
@@ -237,7 +237,7 @@ class LatentAgent(Agent):
             if self.explore:
                 noise = torch.randn(mean.shape, generator=self._generator).to(dev)
                 mean = mean + std * noise
-            return policy.clip(policy.normalizer.denormalize("actions", mean))
+            return finite_actions(policy.clip(policy.normalizer.denormalize("actions", mean)), type(self).__name__)
 
     def reset(self, ids: Any = None, seed: int | None = None) -> None:
         if seed is not None:
@@ -345,6 +345,11 @@ class LatentAgent(Agent):
                    "pretraining")
         return agent
 
+    def check_freeze(self, freeze: str) -> None:
+        if freeze not in ENCODER_FROZEN:
+            raise ValueError(f"freeze={freeze!r}: a {self.agent_type} agent trains its heads on a frozen encoder; "
+                             f"use one of {ENCODER_FROZEN}")
+
     def finetune(self, data: str | Path, *, prior: str | Path | Sequence[str | Path] | None = None,
                  freeze: str = "heads_only", out: str | Path | None = None, seed: int = 0,
                  updates: int | None = None, progress: bool = False, **unused: Any) -> LatentAgent:
@@ -353,9 +358,7 @@ class LatentAgent(Agent):
         ``online_fraction``. The encoder stays frozen (``freeze`` must be ``heads_only`` or ``all``, which here
         mean the same: an unfrozen encoder is not offered). ``unused``: the world-model finetuning options the
         adaptation loop passes every agent (epochs, lr, ...), ignored: this agent's settings hold its own."""
-        if freeze not in ("heads_only", "all", "policy"):
-            raise ValueError(f"freeze={freeze!r}: a {self.agent_type} agent trains its heads on a frozen encoder; "
-                             "use 'heads_only'")
+        self.check_freeze(freeze)
         agent = self._copy()
         enc = agent.encoded_replay()
         online = enc.load(data)
@@ -401,12 +404,9 @@ class LatentAgent(Agent):
         for key in ("policy", "settings"):
             if not isinstance(data.get(key), Mapping):
                 raise ConfigError(f"{folder / CONFIG_NAME}: {key!r} must be an object")
-        try:
+        with config_file(folder / CONFIG_NAME):
             settings = _check_settings(cls, data["settings"])
-            policy = cls.policy_class(data["policy"])
-        except ConfigError as err:
-            raise ConfigError(f"{folder / CONFIG_NAME}: {err}") from err
-        model = cls.make_model(policy, settings)
+            model = cls.make_model(cls.policy_class(data["policy"]), settings)
         load_state(model, read_weights(folder / WEIGHTS_NAME), strict=True, where=f"{WEIGHTS_NAME} of {source}")
         optim = None
         if (folder / OPTIMIZER_NAME).is_file():

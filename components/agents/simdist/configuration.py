@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simdist.config import ConfigError, config_file
 from simdist.fsutil import read_json_object
 from simdist.hub.files import PLANNER_NAME
+from simdist.registry import RegistryError, get
 
 
 @dataclass
@@ -44,5 +46,11 @@ class SimDistAgentConfig:
         path = Path(folder) / PLANNER_NAME
         if not path.is_file():
             return None
-        data = read_json_object(path)
-        return cls.from_planner_dict(data)
+        data = read_json_object(path, ConfigError)
+        with config_file(path):
+            config = cls.from_planner_dict(data)
+            try:
+                get("planner", config.planner)
+            except RegistryError as err:
+                raise ConfigError(f"key 'planner': {err}") from err
+        return config

@@ -117,7 +117,17 @@ class SimDistAgent(Agent):
         hub = {k: kwargs.pop(k) for k in ("revision", "cache_dir", "local_files_only", "token") if k in kwargs}
         folder, _ = resolve_folder(name_or_path, **hub)
         wm = WorldModel.from_pretrained(folder, **kwargs)
-        return cls(wm, SimDistAgentConfig.from_folder(folder), source=str(name_or_path))
+        return cls(wm, SimDistAgentConfig.from_folder(folder), source=str(name_or_path)).checked(folder)
+
+    def checked(self, folder: Path) -> SimDistAgent:
+        """Self, once its planner is built: settings of ``folder``'s ``planner.json`` that the planner refuses
+        raise a ConfigError naming the file before any work."""
+        from simdist.config import config_file
+        from simdist.hub.files import PLANNER_NAME
+
+        with config_file(Path(folder) / PLANNER_NAME):
+            self.planner  # noqa: B018 (built for its checks)
+        return self
 
 
 def freeze_loss_weights(freeze: str, world_model: Any) -> dict[str, float]:

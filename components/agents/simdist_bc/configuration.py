@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from simdist.config import ConfigError, config_file
 from simdist.fsutil import read_json_object
 
 #: the file of a SimDist+BC folder holding :class:`SimDistBCConfig` (beside SimDist's ``planner.json``)
@@ -54,7 +55,6 @@ class SimDistBCConfig:
         path = Path(folder) / BC_CONFIG_NAME
         if not path.is_file():
             return cls()
-        try:
-            return cls.from_dict(read_json_object(path))
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"{path}: {err}") from err
+        data = read_json_object(path, ConfigError)
+        with config_file(path):
+            return cls.from_dict(data)

@@ -21,7 +21,7 @@ import torch
 
 from simdist.components.agents.simdist import SimDistAgent, SimDistAgentConfig
 from simdist.components.agents.simdist_bc.configuration import BC_CONFIG_NAME, SimDistBCConfig
-from simdist.config import ConfigError, WorldModelConfig
+from simdist.config import WorldModelConfig, config_file
 from simdist.registry import register
 from simdist.world_model import WorldModel
 
@@ -143,14 +143,11 @@ class SimDistBCAgent(SimDistAgent):
         from simdist.hub.load import load_state, read_weights
 
         folder, source, data = open_agent_folder(name_or_path, cls.agent_type, hub, f"{cls.__name__}.from_pretrained")
-        try:
-            config = WorldModelConfig.from_dict(data)
-        except ConfigError as err:
-            raise ConfigError(f"{folder / CONFIG_NAME}: {err}") from err
-        model = WorldModel(config)
+        with config_file(folder / CONFIG_NAME):
+            model = WorldModel(WorldModelConfig.from_dict(data))
         load_state(model, read_weights(folder / WEIGHTS_NAME), strict=strict, where=f"{WEIGHTS_NAME} of {source}")
         return cls(model.to(map_location).eval(), SimDistAgentConfig.from_folder(folder), source=str(name_or_path),
-                   bc_config=SimDistBCConfig.from_folder(folder))
+                   bc_config=SimDistBCConfig.from_folder(folder)).checked(folder)
 
 
 def clone_policy_head(world_model: WorldModel, demos: str | Path, *, root: str | Path, seed: int, epochs: int,

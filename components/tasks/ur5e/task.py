@@ -179,6 +179,9 @@ class UR5eTask(Task):
 
         if experts is not None:
             raise TaskError(f"{self.task_name}: the experts are scripted; --experts does not apply")
+        if args is not None:
+            options.update({k: getattr(args, k) for k in ("critic_envs", "critic_steps", "critic_epochs")
+                            if getattr(args, k, None) is not None})
         return generate_ur5e(self, out, num_envs=num_envs, transitions=transitions, seed=seed, progress=progress,
                              preset=preset, **options)
 
@@ -190,6 +193,13 @@ class UR5eTask(Task):
                                 help="ur5e: initial-condition grid (a fixed 20-cell lattice when evaluating)")
             parser.add_argument("--control-hz", type=int, choices=(5, 10), default=5,
                                 help="ur5e: control rate (the paper: 5 Hz, H = T = 5)")
+        if command == "generate":
+            from simdist.arguments import positive_int
+
+            for flag, default, what in (("--critic-envs", 32, "parallel envs of the expert critic's states"),
+                                        ("--critic-steps", 300, "control steps those envs run (a state every 10)"),
+                                        ("--critic-epochs", 200, "training epochs of the critic")):
+                parser.add_argument(flag, type=positive_int, default=None, help=f"ur5e: {what} (default {default})")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, command: str, profile: Any = None) -> UR5eTask:
