@@ -38,11 +38,12 @@ _builtins_loaded: set[str] = set()  # modules imported by load_builtins
 
 
 class RegistryError(KeyError):
-    """Raised for unknown kinds or names, and for names registered twice; ``kind`` is the component kind."""
+    """Raised for unknown kinds or names, and for names registered twice; ``kind`` is the component kind and
+    ``name`` the unknown name."""
 
-    def __init__(self, message: str, kind: str | None = None) -> None:
+    def __init__(self, message: str, kind: str | None = None, name: str | None = None) -> None:
         super().__init__(message)
-        self.kind = kind
+        self.kind, self.name = kind, name
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable.
         return str(self.args[0]) if self.args else ""
@@ -121,7 +122,7 @@ def get(kind: str, name: str) -> Any:
         load_plugins()
     if name not in table:
         known = ", ".join(sorted(table)) or "(none)"
-        raise RegistryError(f"unknown {kind} {name!r}; known {kind} names: {known}", kind)
+        raise RegistryError(f"unknown {kind} {name!r}; known {kind} names: {known}", kind, name)
     return table[name]
 
 

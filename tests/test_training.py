@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 
 import lightning as L
 import pytest
@@ -230,3 +231,18 @@ def test_finetune_anchor_pulls_towards_the_pretrained_weights(sim_data, tmp_path
     assert 0.0 < pulled < 0.5 * free
     with pytest.raises(ValueError, match="anchor"):
         FinetuneModule(init_from=str(tmp_path / "base"), anchor=-1.0)
+
+
+def test_a_recipe_naming_an_unknown_component_is_refused_with_its_file_and_key(tmp_path, capsys) -> None:
+    from simdist.cli import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model:\n  class_path: simdist.training.PretrainModule\n  init_args:\n    preset: toy\n"
+                   "    preset_overrides:\n      dynamics: {name: no_such_dyn}\n")
+    recipes = Path(__file__).resolve().parents[1] / "recipes" / "toy"
+    code = main(["fit", "--config", str(recipes / "base.yaml"), "--config", str(recipes / "pretrain.yaml"),
+                 "--config", str(bad), "--data.train", str(tmp_path / "nothing")])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == (f"simdist fit: error: {bad}: key 'model.init_args.preset_overrides.dynamics.name': unknown "
+                   "dynamics 'no_such_dyn'; known dynamics names: mlp, transformer")

@@ -19,6 +19,7 @@ from simdist.data.datamodule import TrajectoryDataModule
 from simdist.data.schema import DataError
 from simdist.errors import InputError
 from simdist.fsutil import remove_stale_temporaries
+from simdist.registry import RegistryError
 from simdist.training.checkpoint_io import use_atomic_checkpoints
 
 
@@ -27,20 +28,53 @@ def check_recipe_files(args: list[str]) -> None:
     option and the file otherwise (jsonargparse's own message names neither), before anything is built."""
     import yaml
 
-    for i, arg in enumerate(args):
-        flag, eq, value = arg.partition("=")
-        if flag not in ("--config", "-c"):
-            continue
-        path = value if eq else (args[i + 1] if i + 1 < len(args) else "")
-        if not path or path.lstrip().startswith(("{", "[")) or "\n" in path:  # an inline YAML string
-            continue
+    for path in recipe_files(args):
         try:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-            raise InputError(f"{flag} {path}: not a readable YAML recipe ({' '.join(str(err).split())})") from err
+            raise InputError(f"--config {path}: not a readable YAML recipe ({' '.join(str(err).split())})") from err
         if not isinstance(data, dict):
-            raise InputError(f"{flag} {path}: a recipe must hold a YAML mapping of options, got "
+            raise InputError(f"--config {path}: a recipe must hold a YAML mapping of options, got "
                              f"{type(data).__name__}")
+
+
+def recipe_files(args: list[str]) -> list[str]:
+    """The ``--config`` / ``-c`` recipe files of ``args``, in order (inline YAML strings left out)."""
+    out = []
+    for i, arg in enumerate(args):
+        flag, eq, value = arg.partition("=")
+        if flag in ("--config", "-c"):
+            path = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+            if path and not path.lstrip().startswith(("{", "[")) and "\n" not in path:
+                out.append(path)
+    return out
+
+
+def where_in_recipes(paths: list[str], value: str) -> str | None:
+    """``FILE: key 'a.b.c'`` of the last recipe in ``paths`` that sets some key to ``value`` (later recipes
+    override earlier ones), or None."""
+    import yaml
+
+    def find(node: Any, prefix: str) -> str | None:
+        if isinstance(node, dict):
+            for key, child in node.items():
+                hit = find(child, f"{prefix}.{key}" if prefix else str(key))
+                if hit is not None:
+                    return hit
+        elif isinstance(node, list):
+            for k, child in enumerate(node):
+                hit = find(child, f"{prefix}[{k}]")
+                if hit is not None:
+                    return hit
+        elif node == value:
+            return prefix
+        return None
+
+    for path in reversed(paths):
+        key = find(yaml.safe_load(Path(path).read_text(encoding="utf-8")), "")
+        if key is not None:
+            return f"{path}: key {key!r}"
+    return None
 
 
 class SimDistCLI(LightningCLI):
@@ -53,6 +87,7 @@ class SimDistCLI(LightningCLI):
 
     def __init__(self, args: list[str] | None = None, run: bool = True) -> None:
         check_recipe_files(args if args is not None else sys.argv[1:])
+        self._recipes = recipe_files(list(args if args is not None else sys.argv[1:]))
         # Frozen components are kept in eval mode on purpose during finetuning.
         warnings.filterwarnings("ignore", message=".*modules in eval mode.*")
         # Multi-process runs: every rank reads the whole validation split (simdist.data.datamodule), so the
@@ -66,6 +101,19 @@ class SimDistCLI(LightningCLI):
             args=args,
             run=run,
         )
+
+    def instantiate_classes(self) -> None:
+        """A recipe naming an unknown component is refused with the recipe file and the key that names it."""
+        try:
+            super().instantiate_classes()
+        except (RegistryError, ValueError) as err:
+            cause: BaseException | None = err  # jsonargparse wraps what a constructor raised in a ValueError
+            while cause is not None and not isinstance(cause, RegistryError):
+                cause = cause.__cause__
+            if cause is None:
+                raise
+            place = where_in_recipes(self._recipes, cause.name) if cause.name is not None else None
+            raise InputError(f"{place}: {cause}" if place else str(cause)) from err
 
     def instantiate_trainer(self, **kwargs: Any) -> Trainer:
         trainer = super().instantiate_trainer(**kwargs)
