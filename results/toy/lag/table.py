@@ -22,6 +22,7 @@ def lever(name: str, r: dict) -> str:
     if o["explore"]:
         parts.append(f"exploration σ ≤ {o['explore']}")
     parts.append(f"{r['scale']['real_episodes']} real episodes ({r['real_minutes']:.1f} min)")
+    parts.append(f"{r['scale']['finetune_epochs']} finetuning epochs")
     return ", ".join(parts)
 
 
