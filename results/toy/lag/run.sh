@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The toy proving ground (docs/plan-ranking.md): the lag profile's calibration, its solvability, and the loop on it.
-# Usage, from the repository root:  bash results/toy/lag/run.sh calibrate MODEL | sweep MODEL | loop SEED [options]
+# Usage, from the repository root:  bash results/toy/lag/run.sh calibrate MODEL | sweep MODEL | loop NAME SEED [options]
 # Runs write under outputs/toy-lag/ (git ignores it); the committed results.json files are copied from there.
 set -euo pipefail
 simdist=${SIMDIST:-.venv/bin/simdist}
@@ -23,10 +23,9 @@ case "${1:-}" in
       $simdist evaluate --task toy-reach --agent "$model" --profile "$dir/L${lg%%:*}-G${lg##*:}.yaml" \
         --samples 128 --iterations 4 --trials 32 --envs 16 --seed 2
     done ;;
-  loop)  # the whole loop on lag with both diagnostics; extra options go to simdist demo (e.g. --explore 1.0)
-    seed=${2:?loop needs a seed}; shift 2
-    tag=$(echo "ctx4 $*" | tr -c 'a-z0-9.\n' '-' | sed 's/--*/-/g; s/-$//')
+  loop)  # the whole loop on lag with both diagnostics into outputs/toy-lag/NAME; extra options go to simdist demo
+    name=${2:?loop needs a run name}; seed=${3:?loop needs a seed}; shift 3
     $simdist demo --task toy-reach --real lag --dynamics-context 4 --ranking --seed "$seed" \
-      --out "outputs/toy-lag/$tag-s$seed" --no-progress "$@" ;;
-  *) echo "usage: $0 calibrate MODEL | sweep MODEL | loop SEED [demo options]" >&2; exit 2 ;;
+      --out "outputs/toy-lag/$name" --no-progress "$@" ;;
+  *) echo "usage: $0 calibrate MODEL | sweep MODEL | loop NAME SEED [demo options]" >&2; exit 2 ;;
 esac
