@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The toy proving ground (docs/plan-ranking.md): the lag profile's calibration, its solvability, and the loop on it.
-# Usage, from the repository root:  bash results/toy/lag/run.sh calibrate MODEL | sweep MODEL | loop NAME SEED [options]
+# Usage, from the repository root:  bash results/toy/lag/run.sh calibrate MODEL | sweep MODEL | spread MODEL... | loop NAME SEED [options]
 # Runs write under outputs/toy-lag/ (git ignores it); the committed results.json files are copied from there.
 set -euo pipefail
 simdist=${SIMDIST:-.venv/bin/simdist}
@@ -22,6 +22,13 @@ case "${1:-}" in
       printf 'latency: %s\ngain: %s\n' "${lg%%:*}" "${lg##*:}" > "$dir/L${lg%%:*}-G${lg##*:}.yaml"
       $simdist evaluate --task toy-reach --agent "$model" --profile "$dir/L${lg%%:*}-G${lg##*:}.yaml" \
         --samples 128 --iterations 4 --trials 32 --envs 16 --seed 2
+    done ;;
+  spread)  # the closed loop on lag at other MPPI initial stds, for a pretrained and an adapted model
+    for model in "${@:2}"; do
+      for std in 0.5 1.0; do
+        $simdist evaluate --task toy-reach --agent "$model" --profile lag --samples 128 --iterations 4 \
+          --init-std $std --trials 32 --envs 16 --seed 2 --json
+      done
     done ;;
   loop)  # the whole loop on lag with both diagnostics into outputs/toy-lag/NAME; extra options go to simdist demo
     name=${2:?loop needs a run name}; seed=${3:?loop needs a seed}; shift 3

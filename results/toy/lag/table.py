@@ -21,6 +21,8 @@ def lever(name: str, r: dict) -> str:
     o, parts = r["options"], [f"`action_context` {name.split('-')[0].removeprefix('ctx')}"]
     if o["explore"]:
         parts.append(f"exploration σ ≤ {o['explore']}")
+    if o.get("anchor"):
+        parts.append(f"L2 pull {o['anchor']}")
     parts.append(f"{r['scale']['real_episodes']} real episodes ({r['real_minutes']:.1f} min)")
     parts.append(f"{r['scale']['finetune_epochs']} finetuning epochs")
     return ", ".join(parts)
