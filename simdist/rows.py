@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import torch
 
 
 def take_rows(tree: Any, idx: np.ndarray) -> Any:
@@ -17,8 +18,10 @@ def take_rows(tree: Any, idx: np.ndarray) -> Any:
 
 
 def concat_rows(trees: Sequence[Any]) -> Any:
-    """One tree holding the rows of ``trees`` in order (all of the same structure)."""
+    """One tree holding the rows of ``trees`` in order (all of the same structure; numpy or torch leaves)."""
     first = trees[0]
     if isinstance(first, dict):
         return {k: concat_rows([t[k] for t in trees]) for k in first}
+    if isinstance(first, torch.Tensor):
+        return torch.cat(list(trees))
     return np.concatenate(trees)

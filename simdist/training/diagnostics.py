@@ -5,19 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import lightning as L
-import torch
+import numpy as np
 
 from simdist.diagnostics import action_information, to_device
-
-
-def _take(tree: Any, n: int) -> Any:
-    return {k: _take(v, n) for k, v in tree.items()} if isinstance(tree, dict) else tree[:n]
-
-
-def _cat(trees: list[Any]) -> Any:
-    if isinstance(trees[0], dict):
-        return {k: _cat([t[k] for t in trees]) for k in trees[0]}
-    return torch.cat(trees)
+from simdist.rows import concat_rows, take_rows
 
 
 class ActionInformationCallback(L.Callback):
@@ -45,7 +36,7 @@ class ActionInformationCallback(L.Callback):
                     break
             if count < 2:
                 return None
-            self._batch = _take(_cat(parts), self.windows)
+            self._batch = take_rows(concat_rows(parts), np.arange(min(count, self.windows)))
         return self._batch
 
     def on_validation_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:

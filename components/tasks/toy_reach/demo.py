@@ -74,6 +74,14 @@ TEST = ToyScale(sim_transitions=3_000, pretrain_epochs=1, windows_per_epoch=2_00
                 samples=32, iterations=2, heldout_episodes=2)
 
 
+def check_pretrained(folder: str | Path | None) -> None:
+    """A ``--pretrained`` folder must hold a saved world model (InputError naming it otherwise); None passes."""
+    from simdist.errors import InputError
+
+    if folder is not None and not (Path(folder) / "config.json").is_file():
+        raise InputError(f"--pretrained {folder}: no config.json there (a saved world-model folder)")
+
+
 def _log(msg: str, started: float) -> None:
     print(f"[{time.perf_counter() - started:6.1f}s] {msg}", flush=True)
 
@@ -117,8 +125,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     scale = scale or ToyScale()
     options = options or ToyOptions()
     real = load_profile(real)  # a bad profile stops here, before any work
-    if pretrained is not None and not (Path(pretrained) / "config.json").is_file():
-        raise FileNotFoundError(f"--pretrained {pretrained}: no config.json there (a saved world-model folder)")
+    check_pretrained(pretrained)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -347,10 +354,9 @@ def main(argv: list[str]) -> int:
         real = load_profile(args.real)
         options = ToyOptions(dynamics_context=args.dynamics_context, explore=args.explore, anchor=args.anchor,
                              ranking=args.ranking)
+        check_pretrained(args.pretrained)
     except (ProfileError, ValueError) as err:
         parser.error(f"{err}")
-    if args.pretrained is not None and not (Path(args.pretrained) / "config.json").is_file():
-        parser.error(f"--pretrained {args.pretrained}: no config.json there (a saved world-model folder)")
     scale = QUICK if args.quick else ToyScale()
     if args.real_episodes is not None:
         scale = replace(scale, real_episodes=args.real_episodes)
