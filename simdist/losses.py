@@ -18,6 +18,9 @@ class WorldModelLoss(nn.Module):
     L_a: behaviour cloning masked to the leading run of expert steps (cumulative product of the expert
     flags), averaged over all elements as the official code does. Terms with weight 0 are skipped.
 
+    ``consistency_decay`` ρ weights L_dyn's horizon step k by ρ^k, normalised to a mean weight of 1 (1.0: every
+    step alike, SimDist's; ρ < 1 stresses the near steps as TD-MPC2 does, ρ > 1 the far ones; not part of SimDist).
+
     ``value_target``: ``"label"`` regresses the value head on the dataset's value labels (simulation data:
     the critic's values); ``"td"`` on n-step bootstrapped returns of the window's logged rewards,
     y_h = r_{h+1} + γ y_{h+1} with y_{H-1} the head's own (stop-gradient) last prediction, for real data
@@ -26,10 +29,14 @@ class WorldModelLoss(nn.Module):
     """
 
     def __init__(self, dynamics: float = 1.0, reward: float = 1.0, value: float = 1.0, action: float = 4.0,
-                 value_target: str = "label", gamma: float = 0.99, reconstruction: float = 0.0) -> None:
+                 value_target: str = "label", gamma: float = 0.99, reconstruction: float = 0.0,
+                 consistency_decay: float = 1.0) -> None:
         super().__init__()
         if value_target not in ("label", "td"):
             raise ValueError(f"value_target must be 'label' or 'td', got {value_target!r}")
+        if isinstance(consistency_decay, bool) or not 0.0 < float(consistency_decay) < float("inf"):
+            raise ValueError(f"consistency_decay must be a finite number > 0, got {consistency_decay!r}")
+        self.consistency_decay = float(consistency_decay)
         self.weights = {"dynamics": dynamics, "reward": reward, "value": value, "action": action}
         if reconstruction:  # Table I's ablation only: SimDist's objective has no reconstruction term
             self.weights["reconstruction"] = reconstruction
@@ -48,7 +55,10 @@ class WorldModelLoss(nn.Module):
         norm = model.normalizer
         terms: dict[str, Tensor] = {}
         if "dynamics" in need:
-            terms["dynamics"] = (pred.latents - model.consistency_targets(batch)).pow(2).mean()
+            error = (pred.latents - model.consistency_targets(batch)).pow(2)
+            if self.consistency_decay != 1.0:
+                error = error * self.horizon_weights(error.shape[-2], error)[:, None]
+            terms["dynamics"] = error.mean()
         if "reward" in need:
             target = norm.normalize("rewards", batch["rewards"].unsqueeze(-1)).squeeze(-1)
             terms["reward"] = (pred.rewards - target).pow(2).mean()
@@ -66,6 +76,11 @@ class WorldModelLoss(nn.Module):
             terms["reconstruction"] = model.reconstruction_error(batch["fut_obs"])
         terms["loss"] = sum(self.weights[k] * v for k, v in terms.items() if self.weights[k] != 0)
         return terms
+
+    def horizon_weights(self, horizon: int, like: Tensor) -> Tensor:
+        """(horizon,) weights ρ^k of the consistency term's steps, mean 1 (all ones for ρ = 1)."""
+        w = self.consistency_decay ** torch.arange(horizon, device=like.device, dtype=like.dtype)
+        return w / w.mean()
 
     def td_targets(self, norm: Any, rewards: Tensor, values: Tensor) -> Tensor:
         """Normalised targets for positions 0..H-2: y_h = r_{h+1} + γ y_{h+1}, y_{H-1} = V_{H-1}.

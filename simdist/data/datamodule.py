@@ -30,6 +30,10 @@ and hands each batch over with ``fut_steps`` (:mod:`simdist.data.chunks`), so th
 future observations once instead of ``T`` times per window: the same loss for the same windows, at fewer
 encoder passes, from batches of ``batch_size / K`` episode stretches. Validation always reads single windows.
 
+``perturbed_repeat`` R > 1 oversamples the training windows that hold an action-perturbation step R-fold (each
+is listed R times in a pass; the episodes' ``noised_windows``, which the data engine records); validation
+windows are never oversampled.
+
 Every epoch's window order depends only on ``seed`` and the epoch, and the training loader is resumable
 (Lightning checkpoints store how many batches of the epoch were consumed), so a run resumed from a
 mid-epoch checkpoint sees the same batches as an uninterrupted one.
@@ -52,7 +56,7 @@ from simdist.data.chunks import ChunkCollate, chunk_at, chunk_starts
 from simdist.data.schema import DataError, DatasetSpec, Episode, front_pad
 from simdist.data.shards import dataset_dirs, iter_episodes, load_spec, load_stats, read_dataset_info, resolve_urls
 from simdist.data.stats import Stats, compute_stats
-from simdist.data.windows import num_windows, window_at, window_starts
+from simdist.data.windows import check_perturbed_repeat, num_windows, perturbed_starts, window_at, window_starts
 
 _HELDOUT_SALT = "simdist-heldout-v1"
 
@@ -113,7 +117,9 @@ class WindowDataset(IterableDataset):
 
     With ``windows_per_chunk`` K > 1 the items are chunks of K consecutive windows of one episode
     (:func:`simdist.data.chunks.chunk_at`; :class:`~simdist.data.chunks.ChunkCollate` batches them), shuffled
-    as units; ``windows_per_epoch`` and ``batch_size`` then count chunks.
+    as units; ``windows_per_epoch`` and ``batch_size`` then count chunks. ``perturbed_repeat`` R > 1 lists every
+    window that holds a perturbed (noised) action R times in the pass, which oversamples them R-fold
+    (:func:`simdist.data.windows.perturbed_starts`).
     """
 
     def __init__(
@@ -139,11 +145,14 @@ class WindowDataset(IterableDataset):
         world_size: int | None = None,
         return_ids: bool = False,
         windows_per_chunk: int = 1,
+        perturbed_repeat: int = 1,
     ) -> None:
         super().__init__()
         if windows_per_chunk < 1:
             raise ValueError(f"windows_per_chunk must be >= 1, got {windows_per_chunk}")
+        check_perturbed_repeat(perturbed_repeat, windows_per_chunk)
         self.windows_per_chunk = int(windows_per_chunk)
+        self.perturbed_repeat = int(perturbed_repeat)
         if (rank is None) != (world_size is None):
             raise ValueError("give both rank and world_size, or neither")
         if world_size is not None and not 0 <= rank < world_size:  # type: ignore[operator]
@@ -232,6 +241,8 @@ class WindowDataset(IterableDataset):
             starts = window_starts(len(ep), self.history, self.horizon, self.beg_pad, self.end_pad)
             if self.windows_per_chunk > 1:
                 starts = chunk_starts(starts, self.windows_per_chunk)
+            if self.perturbed_repeat > 1:
+                starts = perturbed_starts(ep, starts, self.history + self.horizon, self.perturbed_repeat)
             for s in starts.tolist():
                 if rng is None:
                     yield ep, s
@@ -361,8 +372,10 @@ class TrajectoryDataModule(L.LightningDataModule):
         data_fraction: float = 1.0,
         data_fraction_seed: int = 0,
         windows_per_chunk: int = 1,
+        perturbed_repeat: int = 1,
     ) -> None:
         super().__init__()
+        check_perturbed_repeat(perturbed_repeat, windows_per_chunk, prefix="data.")
         if windows_per_chunk < 1 or batch_size % windows_per_chunk:
             raise ValueError(f"data.windows_per_chunk must be >= 1 and divide data.batch_size={batch_size}, got "
                              f"{windows_per_chunk}")
@@ -391,6 +404,7 @@ class TrajectoryDataModule(L.LightningDataModule):
         self.multiprocessing_context = multiprocessing_context
         self.data_fraction, self.data_fraction_seed = data_fraction, data_fraction_seed
         self.windows_per_chunk = windows_per_chunk
+        self.perturbed_repeat = perturbed_repeat
         self._spec: DatasetSpec | None = None
         self._stats: Stats | None = None
 
@@ -541,6 +555,7 @@ class TrajectoryDataModule(L.LightningDataModule):
             rank=ranks[0] if ranks is not None else None,
             world_size=world if ranks is not None else None,
             windows_per_chunk=k,
+            perturbed_repeat=self.perturbed_repeat if train else 1,
         )
 
     def _loader(self, split: str) -> DataLoader:

@@ -106,3 +106,32 @@ def window_at(
         "values": ep.values[t + value_offset : t + horizon + value_offset],
         "expert": ep.expert[t : t + horizon],
     }
+
+
+def check_perturbed_repeat(repeat: int, windows_per_chunk: int = 1, prefix: str = "") -> None:
+    """``perturbed_repeat`` must be an integer >= 1, and > 1 only with single windows (no chunks)."""
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"{prefix}perturbed_repeat must be an integer >= 1, got {repeat!r}")
+    if repeat > 1 and windows_per_chunk > 1:
+        raise ValueError(f"{prefix}perturbed_repeat > 1 needs single windows ({prefix}windows_per_chunk 1)")
+
+
+def noised_steps(ep: Episode) -> np.ndarray:
+    """(len(ep),) bool: the steps whose action the data engine perturbed (``meta["noised_windows"]``, shifted by
+    any ``front_pad``); all False for an episode that records none."""
+    mask = np.zeros(len(ep), bool)
+    shift = int(ep.meta.get("front_pad", 0))
+    for start, end in ep.meta.get("noised_windows", []):
+        mask[shift + int(start): shift + int(end)] = True
+    return mask
+
+
+def perturbed_starts(ep: Episode, starts: np.ndarray, span: int, repeat: int) -> np.ndarray:
+    """``starts`` with every window that holds a perturbed action among its ``span`` actions (history and
+    horizon, from its start) listed ``repeat`` times in all, next to its first listing."""
+    if repeat <= 1 or len(starts) == 0:
+        return starts
+    noised = np.concatenate([[0], np.cumsum(noised_steps(ep), dtype=np.int64)])
+    ends = np.minimum(starts + span, len(ep))
+    holds = noised[ends] - noised[starts] > 0
+    return np.repeat(starts, np.where(holds, repeat, 1))

@@ -33,7 +33,8 @@ class WorldModelModule(L.LightningModule):
     diagnostic on held-out windows after every validation epoch (``val/diag/*``,
     :class:`~simdist.training.diagnostics.ActionInformationCallback`). ``anchor`` > 0 adds ``anchor`` · Σ ‖θ − θ₀‖²
     over the trainable weights, θ₀ the weights the run starts from (for finetuning: an L2 pull towards the
-    pretrained dynamics; not part of SimDist), logged as ``train/anchor``.
+    pretrained dynamics; not part of SimDist), logged as ``train/anchor``. ``consistency_decay`` ρ weights the
+    consistency loss's horizon steps by ρ^k (:class:`~simdist.WorldModelLoss`; 1.0, the default: uniform).
     """
 
     def __init__(
@@ -56,6 +57,7 @@ class WorldModelModule(L.LightningModule):
         preset_overrides: dict[str, Any] | None = None,
         diagnostics: bool = True,
         anchor: float = 0.0,
+        consistency_decay: float = 1.0,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -79,7 +81,8 @@ class WorldModelModule(L.LightningModule):
         self.freeze_policy = FreezePolicy.parse(freeze)
         if not eval_frozen:
             self.freeze_policy.eval_frozen = False
-        self.loss_fn = WorldModelLoss(**(loss_weights or {}), value_target=value_target)
+        self.loss_fn = WorldModelLoss(**(loss_weights or {}), value_target=value_target,
+                                      consistency_decay=consistency_decay)
         self.obs_noise = resolve_obs_noise(obs_noise)
         self.freeze_policy.apply(self.world_model)
         #: the trainable weights as they start (a finetuned model: the pretrained ones), for the ``anchor`` pull
@@ -218,13 +221,14 @@ class FinetuneModule(WorldModelModule):
         value_target: str = "td",
         diagnostics: bool = True,
         anchor: float = 0.0,
+        consistency_decay: float = 1.0,
     ) -> None:
         super().__init__(
             model=model, preset=preset, init_from=init_from, freeze=freeze,
             loss_weights=loss_weights or {"dynamics": 1.0, "reward": 0.0, "value": 0.0, "action": 0.0},
             lr=lr, end_lr=end_lr, warmup_steps=warmup_steps, decay_steps=decay_steps, obs_noise=obs_noise,
             fit_normalizer=fit_normalizer, eval_frozen=eval_frozen, value_target=value_target,
-            diagnostics=diagnostics, anchor=anchor,
+            diagnostics=diagnostics, anchor=anchor, consistency_decay=consistency_decay,
         )
 
 

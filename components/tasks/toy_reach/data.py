@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from simdist.data.parts import run_in_parts_or_once
 
@@ -13,7 +14,8 @@ logger = logging.getLogger(__name__)
 def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 16, transitions: int = 20_000,
                          seed: int = 0, expert_prob: float = 0.5, progress: bool = False,
                          values: str = "critic", critic_epochs: int = 60, parts: int | None = None,
-                         rank: int = 0, world: int = 1, expert_only: bool = False) -> dict:
+                         rank: int = 0, world: int = 1, expert_only: bool = False,
+                         perturbation: Any = None) -> dict:
     """Roll ``toy-reach`` with the PD expert / sub-optimal mixture and toy-sized perturbation into shards.
 
     Noise σ is drawn from U[0.05, 1.0] (actions live in [-1, 1]); the windows are the paper's
@@ -25,6 +27,7 @@ def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 
     parts (a fresh env per part, seeded by the part), of which this worker (``rank`` of ``world``) runs its
     share (:func:`simdist.data.parts.run_parts`); the summary is then that of the parts finished so far.
     ``expert_only``: the expert alone, never perturbed (the paper's expert-only ablation data).
+    ``perturbation``: a :class:`~simdist.data.engine.PerturbationConfig` in place of the windows above.
     """
     from simdist.components.tasks.toy_reach.critic import fit_expert_critic
     from simdist.components.tasks.toy_reach.expert import expert_policy, suboptimal_policies
@@ -34,7 +37,7 @@ def generate_toy_dataset(out_dir: str, *, variant: str = "sim", num_envs: int = 
     if values not in ("critic", "mc"):
         raise ValueError(f"values must be 'critic' or 'mc', got {values!r}")
     value_fn = fit_expert_critic(seed=seed, epochs=critic_epochs) if values == "critic" else None
-    perturbation = PerturbationConfig.manipulation()
+    perturbation = perturbation or PerturbationConfig.manipulation()
     metadata = {"task": "toy-reach", "variant": variant, "values": values}
 
     def run(folder: Path, budget: int, s: int, first_id: int) -> dict:

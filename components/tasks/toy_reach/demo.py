@@ -41,28 +41,84 @@ class ToyScale:
 
 @dataclass
 class ToyOptions:
-    """The levers of the loop (defaults: the loop as the paper runs it).
+    """The levers of the loop (defaults: the loop as the paper runs it; docs/plan-ranking.md measures each).
 
-    ``dynamics_context``: past actions the ``mlp`` dynamics reads at every step (``action_context``; 0: the
-    plain z_{k+1} = f(z_k, a_k), which cannot carry an actuation delay). ``explore``: the largest noise σ of
-    the data engine's manipulation perturbation windows added to the planner's actions while logging real
-    episodes (0: on-policy planner data), so the finetuned dynamics see actions like those MPPI samples.
-    ``ranking``: run both diagnostics (module docstring). ``ranking_states``: cloned states per ranking."""
+    Model: ``dynamics_context`` past actions the ``mlp`` dynamics reads at every step (``action_context``; 0:
+    the plain z_{k+1} = f(z_k, a_k), which cannot carry an actuation delay); ``dynamics_hidden`` its hidden
+    widths (None: the preset's 128, 128); ``history`` the model's history length (None: the preset's 8).
+    Pretraining data and training: ``perturb_sigma`` the largest noise σ and ``perturb_steps`` the longest
+    noised window of the data's perturbation windows (1.0 and 5: the toy's manipulation windows);
+    ``perturbed_repeat`` oversamples windows holding a perturbed action that many times; ``history_dropout``
+    zeroes a window's past actions with that probability; ``consistency_decay`` weights consistency step k by
+    ρ^k. Adaptation: ``explore`` the largest noise σ of the data engine's manipulation perturbation windows
+    added to the planner's actions while logging real episodes (0: on-policy planner data), so the finetuned
+    dynamics see actions like those MPPI samples; ``anchor`` an L2 pull towards the pretrained weights;
+    ``sim_mix`` the share of simulation transitions mixed into the finetuning data (0: real data only).
+    ``ranking``: run both diagnostics (module docstring); ``ranking_states``: cloned states per ranking."""
 
     dynamics_context: int = 0
+    dynamics_hidden: tuple[int, ...] | None = None
+    history: int | None = None
+    perturb_sigma: float = 1.0
+    perturb_steps: int = 5
+    perturbed_repeat: int = 1
+    history_dropout: float = 0.0
+    consistency_decay: float = 1.0
     explore: float = 0.0
     anchor: float = 0.0
+    sim_mix: float = 0.0
     ranking: bool = False
     ranking_states: int = 40
 
     def __post_init__(self) -> None:
-        if isinstance(self.dynamics_context, bool) or not isinstance(self.dynamics_context, int) \
-                or self.dynamics_context < 0:
-            raise ValueError(f"dynamics_context must be an integer >= 0, got {self.dynamics_context!r}")
+        def whole(name: str, low: int) -> None:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+
+        whole("dynamics_context", 0)
+        whole("perturb_steps", 1)
+        whole("perturbed_repeat", 1)
+        if self.history is not None:
+            whole("history", 1)
+            if self.history < self.dynamics_context:
+                raise ValueError(f"history {self.history} must be >= dynamics_context {self.dynamics_context}")
+        if self.dynamics_hidden is not None:
+            self.dynamics_hidden = tuple(self.dynamics_hidden)
+            if not self.dynamics_hidden or any(isinstance(h, bool) or not isinstance(h, int) or h < 1
+                                               for h in self.dynamics_hidden):
+                raise ValueError(f"dynamics_hidden must be positive integer widths, got {self.dynamics_hidden!r}")
+        if not 0.0 < self.perturb_sigma <= 2.5:
+            raise ValueError(f"perturb_sigma must be a noise std in (0, 2.5], got {self.perturb_sigma!r}")
+        if not 0.0 <= self.history_dropout < 1.0:
+            raise ValueError(f"history_dropout must be a probability in [0, 1), got {self.history_dropout!r}")
+        if not 0.0 < self.consistency_decay < float("inf"):
+            raise ValueError(f"consistency_decay must be a finite number > 0, got {self.consistency_decay!r}")
         if not 0.0 <= self.explore <= 2.5:
             raise ValueError(f"explore must be a noise std in [0, 2.5], got {self.explore!r}")
         if not 0.0 <= self.anchor < float("inf"):
             raise ValueError(f"anchor must be a finite number >= 0, got {self.anchor!r}")
+        if not 0.0 <= self.sim_mix < 1.0:
+            raise ValueError(f"sim_mix must be a share in [0, 1), got {self.sim_mix!r}")
+
+    def model_overrides(self) -> dict[str, Any] | None:
+        """The toy preset's fields these options replace (None: the preset as it is)."""
+        overrides: dict[str, Any] = {}
+        if self.dynamics_context or self.dynamics_hidden is not None:
+            kwargs: dict[str, Any] = {"hidden": list(self.dynamics_hidden or (128, 128))}
+            if self.dynamics_context:
+                kwargs["action_context"] = self.dynamics_context
+            overrides["dynamics"] = {"name": "mlp", "kwargs": kwargs}
+        if self.history is not None:
+            overrides["history"] = self.history
+        return overrides or None
+
+    def perturbation(self) -> Any:
+        """The pretraining data's perturbation windows (the toy's manipulation ones by default)."""
+        from simdist.data.engine import PerturbationConfig
+
+        default = PerturbationConfig.manipulation(max_noise=self.perturb_sigma)
+        return replace(default, noise_window=(1, self.perturb_steps + 1))
 
 
 QUICK = ToyScale(sim_transitions=6_000, pretrain_epochs=2, windows_per_epoch=4_000, real_episodes=8,
@@ -80,6 +136,17 @@ def check_pretrained(folder: str | Path | None) -> None:
 
     if folder is not None and not (Path(folder) / "config.json").is_file():
         raise InputError(f"--pretrained {folder}: no config.json there (a saved world-model folder)")
+
+
+def check_sim_mix(pretrained: str | Path | None, options: ToyOptions) -> None:
+    """``sim_mix`` with a ``--pretrained`` model reads the simulation data its demo run left beside it
+    (``<run>/sim-data``): InputError naming the folder when it is not there."""
+    from simdist.errors import InputError
+
+    if options.sim_mix and pretrained is not None and not (Path(pretrained).parent / "sim-data" /
+                                                          "dataset.json").is_file():
+        raise InputError(f"--sim-mix: no simulation dataset at {Path(pretrained).parent / 'sim-data'} (the "
+                         "folder an earlier demo run leaves beside its toy-sim model)")
 
 
 def _log(msg: str, started: float) -> None:
@@ -126,9 +193,11 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     options = options or ToyOptions()
     real = load_profile(real)  # a bad profile stops here, before any work
     check_pretrained(pretrained)
+    check_sim_mix(pretrained, options)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    timing: dict[str, float] = {}
     torch.manual_seed(seed)
     L.seed_everything(seed, verbose=False)
 
@@ -136,19 +205,22 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
         _log(f"1/6 generating {scale.sim_transitions:,} simulated transitions (expert + sub-optimal mixture)",
              started)
         gen = generate_toy_dataset(str(out / "sim-data"), transitions=scale.sim_transitions, seed=seed,
-                                   num_envs=scale.num_envs, progress=progress)
+                                   num_envs=scale.num_envs, progress=progress, perturbation=options.perturbation())
         sim_data = {k: gen[k] for k in ("episodes", "transitions", "expert_fraction", "noised_fraction")}
+        sim_source = out / "sim-data"
 
         _log("2/6 pretraining the world model on simulation data (all components)", started)
-        overrides = ({"dynamics": {"name": "mlp", "kwargs": {"hidden": [128, 128],
-                                                               "action_context": options.dynamics_context}}}
-                     if options.dynamics_context else None)
         pre = PretrainModule(preset="toy", lr=1e-3, end_lr=3e-4, warmup_steps=100, decay_steps=4_000,
-                             preset_overrides=overrides)
+                             preset_overrides=options.model_overrides(), history_dropout=options.history_dropout,
+                             consistency_decay=options.consistency_decay)
         cfg = pre.world_model.config
         dm = TrajectoryDataModule(str(out / "sim-data"), history=cfg.history, horizon=cfg.horizon, batch_size=128,
-                                  windows_per_epoch=scale.windows_per_epoch, heldout_fraction=0.0, seed=seed)
+                                  windows_per_epoch=scale.windows_per_epoch, heldout_fraction=0.0, seed=seed,
+                                  perturbed_repeat=options.perturbed_repeat)
+        wall, cpu = time.perf_counter(), time.process_time()
         epoch_trainer(out / "pretrain", scale.pretrain_epochs, progress).fit(pre, dm)
+        timing["pretrain_seconds"] = time.perf_counter() - wall
+        timing["pretrain_cpu_seconds"] = time.process_time() - cpu
         sim_model = pre.world_model.save_pretrained(out / "toy-sim", metrics={"sim_transitions": gen["transitions"]})
         model = pre.world_model.eval()
     else:
@@ -156,6 +228,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
         from simdist.world_model import WorldModel
 
         sim_model, sim_data = Path(pretrained), {"pretrained": str(pretrained)}
+        sim_source = sim_model.parent / "sim-data"  # where an earlier demo run left its simulation data
         model = WorldModel.from_pretrained(sim_model).eval()
         cfg = model.config
 
@@ -184,7 +257,10 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     _log(f"5/6 finetuning only the dynamics on {minutes:.1f} min of 'real' data", started)
     ft = FinetuneModule(init_from=str(sim_model), lr=2e-4, end_lr=1e-4, warmup_steps=50, decay_steps=2_000,
                         anchor=options.anchor)
-    real_dm = TrajectoryDataModule(str(out / "real-data"), history=cfg.history, horizon=cfg.horizon,
+    finetune_data = [str(out / "real-data")]
+    if options.sim_mix:
+        finetune_data.append(_sim_mix(sim_source, out / "sim-mix", options.sim_mix, sum(len(ep) for ep in train_eps)))
+    real_dm = TrajectoryDataModule(finetune_data, history=cfg.history, horizon=cfg.horizon,
                                    batch_size=32, windows_per_epoch=scale.finetune_windows_per_epoch,
                                    heldout_fraction=0.0, front_pad=pad, seed=seed)
     epoch_trainer(out / "finetune", scale.finetune_epochs, progress).fit(ft, real_dm)
@@ -219,7 +295,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
         results["diagnostics"] = _diagnostics(model, adapted, real, scale, options, seed, out)
     seconds = time.perf_counter() - started
     (out / "results.json").write_text(json.dumps(results, indent=2))  # numbers only: rewritten byte for byte
-    (out / "timing.json").write_text(json.dumps({"seconds": seconds}, indent=2))
+    (out / "timing.json").write_text(json.dumps({"seconds": seconds, **timing}, indent=2))
     (out / "results.md").write_text(results_table(results))
     _plot(results, out / "progress.png")
     _log(f"done in {seconds:.0f}s; results in {out}", started)
@@ -255,6 +331,28 @@ def _diagnostics(model: Any, adapted: Any, real: Any, scale: ToyScale, options: 
     info = {name: action_information(m, batch, seed=seed).to_dict() for name, m in
             (("zero_shot", model), ("adapted", adapted))}
     return {"ranking": ranking, "action_information": info}
+
+
+def _sim_mix(source: Path, out: Path, share: float, real_transitions: int) -> str:
+    """Copy the first simulation episodes of ``source`` into ``out`` until they hold ``share`` of the
+    finetuning transitions (real + simulation); returns ``out``. An earlier copy is replaced."""
+    import shutil
+
+    from simdist.data import DatasetSpec, EpisodeWriter
+    from simdist.data.shards import iter_episodes
+
+    wanted = share / (1.0 - share) * real_transitions
+    episodes, taken = [], 0
+    for ep in iter_episodes(str(source), shuffle_shards=False, split_by_node=False, split_by_worker=False):
+        if taken >= wanted:
+            break
+        episodes.append(ep)
+        taken += len(ep)
+    shutil.rmtree(out, ignore_errors=True)
+    with EpisodeWriter(out, DatasetSpec.from_episode(episodes[0]), max_episodes_per_shard=8) as writer:
+        for ep in episodes:
+            writer.write(ep)
+    return str(out)
 
 
 def _distances(result: Any) -> np.ndarray:
@@ -324,6 +422,16 @@ def _plot(r: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def _widths(text: str) -> tuple[int, ...]:
+    """``256,256`` → (256, 256) for ``--dynamics-hidden``."""
+    import argparse
+
+    try:
+        return tuple(int(w) for w in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integer widths, got {text!r}") from None
+
+
 def main(argv: list[str]) -> int:
     from simdist.components.tasks.toy_reach.profiles import builtin_profiles, load_profile
     from simdist.profiles import ProfileError
@@ -336,6 +444,22 @@ def main(argv: list[str]) -> int:
                         help="a saved world-model folder (e.g. an earlier run's toy-sim): skip data and pretraining")
     parser.add_argument("--dynamics-context", type=int, default=0,
                         help="past actions the mlp dynamics reads each step (0: z_{k+1} = f(z_k, a_k))")
+    parser.add_argument("--dynamics-hidden", type=_widths, default=None,
+                        help="hidden widths of the mlp dynamics, e.g. 256,256 (default: the preset's 128,128)")
+    parser.add_argument("--history", type=positive_int, default=None,
+                        help="the model's history length (default: the preset's 8; at least --dynamics-context)")
+    parser.add_argument("--perturb-sigma", type=float, default=1.0,
+                        help="largest noise std of the pretraining data's perturbation windows (default 1.0)")
+    parser.add_argument("--perturb-steps", type=positive_int, default=5,
+                        help="longest noised window of the pretraining data, in steps (default 5)")
+    parser.add_argument("--perturbed-repeat", type=positive_int, default=1,
+                        help="oversample pretraining windows that hold a perturbed action this many times")
+    parser.add_argument("--history-dropout", type=float, default=0.0,
+                        help="probability of zeroing a pretraining window's past actions (default 0)")
+    parser.add_argument("--consistency-decay", type=float, default=1.0,
+                        help="weight consistency step k by RHO^k (default 1.0: uniform)")
+    parser.add_argument("--sim-mix", type=float, default=0.0,
+                        help="share of simulation transitions mixed into the finetuning data (default 0)")
     parser.add_argument("--explore", type=float, default=0.0,
                         help="largest exploration noise std on the planner's actions while logging real data")
     parser.add_argument("--real-episodes", type=positive_int, default=None,
@@ -352,9 +476,14 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         real = load_profile(args.real)
-        options = ToyOptions(dynamics_context=args.dynamics_context, explore=args.explore, anchor=args.anchor,
-                             ranking=args.ranking)
+        options = ToyOptions(
+            dynamics_context=args.dynamics_context, dynamics_hidden=args.dynamics_hidden, history=args.history,
+            perturb_sigma=args.perturb_sigma, perturb_steps=args.perturb_steps,
+            perturbed_repeat=args.perturbed_repeat, history_dropout=args.history_dropout,
+            consistency_decay=args.consistency_decay, explore=args.explore, anchor=args.anchor,
+            sim_mix=args.sim_mix, ranking=args.ranking)
         check_pretrained(args.pretrained)
+        check_sim_mix(args.pretrained, options)
     except (ProfileError, ValueError) as err:
         parser.error(f"{err}")
     scale = QUICK if args.quick else ToyScale()
