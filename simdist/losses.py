@@ -12,7 +12,8 @@ from torch import Tensor, nn
 class WorldModelLoss(nn.Module):
     """L = w_dyn·L_dyn + w_r·L_r + w_v·L_v + w_a·L_a; each term a mean of squared errors.
 
-    L_dyn: predicted latents against stop-gradient targets E(o_{t+1..t+T}) from the same encoder.
+    L_dyn: predicted latents against stop-gradient targets E(o_{t+1..t+T}) from the same encoder; with an
+    ensemble dynamics, the mean over its members of each member's error (:meth:`consistency`).
     ``reconstruction`` > 0 adds L_rec, the model's decoder reconstructing o_{t+1..t+T} from E(o) (the raw
     observation, normalised; Table I's ablation, not part of SimDist).
     L_a: behaviour cloning masked to the leading run of expert steps (cumulative product of the expert
@@ -48,7 +49,7 @@ class WorldModelLoss(nn.Module):
         norm = model.normalizer
         terms: dict[str, Tensor] = {}
         if "dynamics" in need:
-            terms["dynamics"] = (pred.latents - model.consistency_targets(batch)).pow(2).mean()
+            terms["dynamics"] = self.consistency(pred, model.consistency_targets(batch))
         if "reward" in need:
             target = norm.normalize("rewards", batch["rewards"].unsqueeze(-1)).squeeze(-1)
             terms["reward"] = (pred.rewards - target).pow(2).mean()
@@ -66,6 +67,16 @@ class WorldModelLoss(nn.Module):
             terms["reconstruction"] = model.reconstruction_error(batch["fut_obs"])
         terms["loss"] = sum(self.weights[k] * v for k, v in terms.items() if self.weights[k] != 0)
         return terms
+
+    @staticmethod
+    def consistency(pred: Any, targets: Tensor) -> Tensor:
+        """L_dyn: the MSE of the predicted latents against ``targets`` (B, T, D); with an ensemble's
+        ``member_latents`` (K, B, T, D) the mean over members of each member's MSE, so every member learns the
+        targets on its own rather than through the members' mean."""
+        members = getattr(pred, "member_latents", None)
+        if members is None:
+            return (pred.latents - targets).pow(2).mean()
+        return (members - targets).pow(2).flatten(1).mean(1).mean()
 
     def td_targets(self, norm: Any, rewards: Tensor, values: Tensor) -> Tensor:
         """Normalised targets for positions 0..H-2: y_h = r_{h+1} + γ y_{h+1}, y_{H-1} = V_{H-1}.

@@ -47,13 +47,18 @@ class ToyOptions:
     plain z_{k+1} = f(z_k, a_k), which cannot carry an actuation delay). ``explore``: the largest noise σ of
     the data engine's manipulation perturbation windows added to the planner's actions while logging real
     episodes (0: on-policy planner data), so the finetuned dynamics see actions like those MPPI samples.
-    ``ranking``: run both diagnostics (module docstring). ``ranking_states``: cloned states per ranking."""
+    ``ranking``: run both diagnostics (module docstring). ``ranking_states``: cloned states per ranking.
+    ``ensemble``: 1 a single dynamics; K >= 2 wraps the demo's dynamics spec (``action_context`` included) in a
+    ``dynamics/ensemble`` of K members. ``disagreement``: MPPI's penalty λ on the members' disagreement (needs
+    ``ensemble`` >= 2), used by every planner of the loop and of the diagnostics. Both go beyond the paper."""
 
     dynamics_context: int = 0
     explore: float = 0.0
     anchor: float = 0.0
     ranking: bool = False
     ranking_states: int = 40
+    ensemble: int = 1
+    disagreement: float = 0.0
 
     def __post_init__(self) -> None:
         if isinstance(self.dynamics_context, bool) or not isinstance(self.dynamics_context, int) \
@@ -63,6 +68,26 @@ class ToyOptions:
             raise ValueError(f"explore must be a noise std in [0, 2.5], got {self.explore!r}")
         if not 0.0 <= self.anchor < float("inf"):
             raise ValueError(f"anchor must be a finite number >= 0, got {self.anchor!r}")
+        if isinstance(self.ensemble, bool) or not isinstance(self.ensemble, int) or self.ensemble < 1:
+            raise ValueError(f"ensemble must be an integer >= 1 (1: a single dynamics), got {self.ensemble!r}")
+        if isinstance(self.disagreement, bool) or not isinstance(self.disagreement, (int, float)) \
+                or not 0.0 <= self.disagreement < float("inf"):
+            raise ValueError(f"disagreement must be a finite number >= 0, got {self.disagreement!r}")
+        if self.disagreement > 0 and self.ensemble < 2:
+            raise ValueError(f"disagreement {self.disagreement} penalises the spread of an ensemble dynamics: "
+                             "set ensemble >= 2")
+
+    def dynamics_override(self) -> dict[str, Any] | None:
+        """The ``dynamics`` spec replacing the toy preset's (None: the preset's own)."""
+        spec = ({"name": "mlp", "kwargs": {"hidden": [128, 128], "action_context": self.dynamics_context}}
+                if self.dynamics_context else None)
+        if self.ensemble < 2:
+            return spec
+        if spec is None:
+            from simdist.presets import preset_config
+
+            spec = preset_config("toy").to_dict()["dynamics"]
+        return {"name": "ensemble", "kwargs": {"members": self.ensemble, "member": spec}}
 
 
 QUICK = ToyScale(sim_transitions=6_000, pretrain_epochs=2, windows_per_epoch=4_000, real_episodes=8,
@@ -74,12 +99,24 @@ TEST = ToyScale(sim_transitions=3_000, pretrain_epochs=1, windows_per_epoch=2_00
                 samples=32, iterations=2, heldout_episodes=2)
 
 
-def check_pretrained(folder: str | Path | None) -> None:
-    """A ``--pretrained`` folder must hold a saved world model (InputError naming it otherwise); None passes."""
+def check_pretrained(folder: str | Path | None, ensemble: int | None = None) -> None:
+    """A ``--pretrained`` folder must hold a saved world model (InputError naming it otherwise); None passes.
+    ``ensemble``: the number of dynamics members the model must have (1: a single dynamics)."""
+    from simdist.config import WorldModelConfig
     from simdist.errors import InputError
+    from simdist.fsutil import read_json_object
 
-    if folder is not None and not (Path(folder) / "config.json").is_file():
+    if folder is None:
+        return
+    path = Path(folder) / "config.json"
+    if not path.is_file():
         raise InputError(f"--pretrained {folder}: no config.json there (a saved world-model folder)")
+    if ensemble is not None:
+        dynamics = WorldModelConfig.from_dict(read_json_object(path, InputError)).dynamics
+        members = int(dynamics.kwargs.get("members", 1)) if dynamics.name == "ensemble" else 1
+        if members != ensemble:
+            raise InputError(f"--ensemble {ensemble}: the pretrained model in {folder} has {members} dynamics "
+                             "member(s)")
 
 
 def _log(msg: str, started: float) -> None:
@@ -125,7 +162,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     scale = scale or ToyScale()
     options = options or ToyOptions()
     real = load_profile(real)  # a bad profile stops here, before any work
-    check_pretrained(pretrained)
+    check_pretrained(pretrained, options.ensemble)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -140,9 +177,8 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
         sim_data = {k: gen[k] for k in ("episodes", "transitions", "expert_fraction", "noised_fraction")}
 
         _log("2/6 pretraining the world model on simulation data (all components)", started)
-        overrides = ({"dynamics": {"name": "mlp", "kwargs": {"hidden": [128, 128],
-                                                               "action_context": options.dynamics_context}}}
-                     if options.dynamics_context else None)
+        dynamics = options.dynamics_override()
+        overrides = {"dynamics": dynamics} if dynamics is not None else None
         pre = PretrainModule(preset="toy", lr=1e-3, end_lr=3e-4, warmup_steps=100, decay_steps=4_000,
                              preset_overrides=overrides)
         cfg = pre.world_model.config
@@ -161,7 +197,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
 
     def planner_for(model: Any) -> Any:
         return create("planner", "mppi", world_model=model, num_samples=scale.samples,
-                      iterations=scale.iterations, num_elites=16, seed=seed)
+                      iterations=scale.iterations, num_elites=16, seed=seed, disagreement=options.disagreement)
 
     _log(f"3/6 planning with MPPI in simulation and zero-shot on {real.name!r}", started)
     sim_eval = _evaluate(planner_for(model), "sim", scale.eval_episodes, scale.num_envs, seed + 1)
@@ -239,7 +275,8 @@ def _diagnostics(model: Any, adapted: Any, real: Any, scale: ToyScale, options: 
 
     def agent(m: Any) -> Any:
         return create("agent", "simdist", world_model=m).with_settings(
-            planner="mppi", num_samples=scale.samples, iterations=scale.iterations, num_elites=16, seed=seed)
+            planner="mppi", num_samples=scale.samples, iterations=scale.iterations, num_elites=16, seed=seed,
+            disagreement=options.disagreement)
 
     cfg = MechanismConfig(states=options.ranking_states, candidates=32, num_envs=scale.num_envs, seed=seed + 5)
     agents = {"zero_shot": agent(model), "adapted": agent(adapted)}
@@ -344,6 +381,12 @@ def main(argv: list[str]) -> int:
                         help="finetuning epochs of 6,000 windows (default: the scale's, 3)")
     parser.add_argument("--anchor", type=float, default=0.0,
                         help="L2 pull of the finetuned weights towards the pretrained ones (0: none)")
+    parser.add_argument("--ensemble", type=int, default=1, metavar="K",
+                        help="dynamics members: K >= 2 trains an ensemble of K dynamics (beyond the paper; "
+                             "default 1: a single dynamics)")
+    parser.add_argument("--disagreement", type=float, default=0.0, metavar="LAMBDA",
+                        help="MPPI's penalty on the ensemble members' discounted disagreement, subtracted from "
+                             "each sequence's return (needs --ensemble >= 2; default 0: none)")
     parser.add_argument("--ranking", action="store_true",
                         help="also measure plan ranking (Spearman rho) and action information, before and after")
     parser.add_argument("--quick", action="store_true", help="tiny scale (seconds), as the tests run it")
@@ -353,8 +396,8 @@ def main(argv: list[str]) -> int:
     try:
         real = load_profile(args.real)
         options = ToyOptions(dynamics_context=args.dynamics_context, explore=args.explore, anchor=args.anchor,
-                             ranking=args.ranking)
-        check_pretrained(args.pretrained)
+                             ranking=args.ranking, ensemble=args.ensemble, disagreement=args.disagreement)
+        check_pretrained(args.pretrained, options.ensemble)
     except (ProfileError, ValueError) as err:
         parser.error(f"{err}")
     scale = QUICK if args.quick else ToyScale()
