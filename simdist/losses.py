@@ -12,7 +12,8 @@ from torch import Tensor, nn
 class WorldModelLoss(nn.Module):
     """L = w_dyn·L_dyn + w_r·L_r + w_v·L_v + w_a·L_a; each term a mean of squared errors.
 
-    L_dyn: predicted latents against stop-gradient targets E(o_{t+1..t+T}) from the same encoder.
+    L_dyn: predicted latents against stop-gradient targets E(o_{t+1..t+T}) from the same encoder; with an
+    ensemble dynamics, the mean over its members of each member's error (:meth:`consistency`).
     ``reconstruction`` > 0 adds L_rec, the model's decoder reconstructing o_{t+1..t+T} from E(o) (the raw
     observation, normalised; Table I's ablation, not part of SimDist).
     L_a: behaviour cloning masked to the leading run of expert steps (cumulative product of the expert
@@ -55,10 +56,7 @@ class WorldModelLoss(nn.Module):
         norm = model.normalizer
         terms: dict[str, Tensor] = {}
         if "dynamics" in need:
-            error = (pred.latents - model.consistency_targets(batch)).pow(2)
-            if self.consistency_decay != 1.0:
-                error = error * self.horizon_weights(error.shape[-2], error)[:, None]
-            terms["dynamics"] = error.mean()
+            terms["dynamics"] = self.consistency(pred, model.consistency_targets(batch))
         if "reward" in need:
             target = norm.normalize("rewards", batch["rewards"].unsqueeze(-1)).squeeze(-1)
             terms["reward"] = (pred.rewards - target).pow(2).mean()
@@ -81,6 +79,17 @@ class WorldModelLoss(nn.Module):
         """(horizon,) weights ρ^k of the consistency term's steps, mean 1 (all ones for ρ = 1)."""
         w = self.consistency_decay ** torch.arange(horizon, device=like.device, dtype=like.dtype)
         return w / w.mean()
+
+    def consistency(self, pred: Any, targets: Tensor) -> Tensor:
+        """L_dyn: the squared error of the predicted latents against ``targets`` (B, T, D), step k weighted by
+        :meth:`horizon_weights`; with an ensemble's ``member_latents`` (K, B, T, D) the mean over members of each
+        member's error, so every member learns the targets on its own rather than through the members' mean."""
+        members = getattr(pred, "member_latents", None)
+        error = (pred.latents if members is None else members) - targets
+        error = error.pow(2)
+        if self.consistency_decay != 1.0:
+            error = error * self.horizon_weights(error.shape[-2], error)[:, None]
+        return error.mean() if members is None else error.flatten(1).mean(1).mean()
 
     def td_targets(self, norm: Any, rewards: Tensor, values: Tensor) -> Tensor:
         """Normalised targets for positions 0..H-2: y_h = r_{h+1} + γ y_{h+1}, y_{H-1} = V_{H-1}.

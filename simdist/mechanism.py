@@ -7,11 +7,12 @@ history, and K of the sequences the planner scored at that tick are kept (its ow
 every iteration's samples and the base-policy samples). Each candidate is executed open loop on the
 proxy-real env from a clone of its state and then continued by the task's expert (``Task.true_returns``:
 Σ_{k<T} γ^k r_k + γ^T V^e(s_T), the quantity the planner predicts). Every model under test scores the same
-candidates from the same histories (Σ γ^k r̂_k + γ^(T+offset) V̂). Per state: Spearman's ρ between predicted
-and true returns, the true-return regret of the model's top choice (best true return minus the true return
-of the model's argmax) and that regret over the state's true-return range, the within-state error (RMS of
-predicted minus true once each state's mean is removed: what ranking depends on) beside the spreads of the
-predicted and true returns; means with 95 % bootstrap intervals over states. The raw returns are kept.
+candidates from the same histories as its planner does (Σ γ^k r̂_k + γ^(T+offset) V̂, less MPPI's ensemble
+disagreement penalty when it has one). Per state: Spearman's ρ between predicted and true returns, the
+true-return regret of the model's top choice (best true return minus the true return of the model's argmax)
+and that regret over the state's true-return range, the within-state error (RMS of predicted minus true once
+each state's mean is removed: what ranking depends on) beside the spreads of the predicted and true returns;
+means with 95 % bootstrap intervals over states. The raw returns are kept.
 """
 
 from __future__ import annotations
@@ -147,9 +148,12 @@ def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
 
 
 @torch.no_grad()
-def predicted_returns(world_model: Any, visited: VisitedStates, gamma: float) -> np.ndarray:
-    """(S, K) returns the model predicts for the candidates, from the same histories the planner had."""
-    from simdist.planning.base import discounted_return, eval_mode
+def predicted_returns(world_model: Any, visited: VisitedStates, gamma: float, disagreement: float = 0.0
+                      ) -> np.ndarray:
+    """(S, K) returns the model predicts for the candidates, from the same histories the planner had, scored as
+    MPPI scores them (:func:`~simdist.planning.base.plan_score`: less ``disagreement`` λ times an ensemble's
+    discounted disagreement)."""
+    from simdist.planning.base import eval_mode, plan_score
 
     with eval_mode(world_model):
         dev = next(world_model.parameters()).device
@@ -157,7 +161,7 @@ def predicted_returns(world_model: Any, visited: VisitedStates, gamma: float) ->
         encoding = world_model.encode(obs, visited.act_hist.to(dev))
         command = visited.command.to(dev) if world_model.config.command_dim else None
         im = world_model.imagine(encoding, visited.candidates.to(dev), command, last_value_only=True)
-        ret = discounted_return(im.rewards, im.values, gamma, world_model.config.value_offset)
+        ret = plan_score(im, gamma, world_model.config.value_offset, disagreement)
     return ret.cpu().numpy().astype(np.float64)
 
 
@@ -192,15 +196,21 @@ def ranking_report(predicted: np.ndarray, true: np.ndarray) -> dict[str, Any]:
         "states": int(len(true)), "candidates": int(true.shape[1])}
 
 
+def planner_disagreement(agent: Any) -> float:
+    """The disagreement penalty λ of ``agent``'s planner (MPPI's ``disagreement``); 0 when it has none."""
+    return float(getattr(getattr(agent, "planner", None), "disagreement", 0.0) or 0.0)
+
+
 def run_mechanism(task: Task, reference: Any, models: Mapping[str, Any], cfg: MechanismConfig,
                   progress: bool = False) -> dict[str, Any]:
     """States visited by ``reference``'s planner on the task's real env; one report per model of ``models``
-    (name → agent with a ``world_model``) on the same states and candidates."""
+    (name → agent with a ``world_model``) on the same states and candidates, each scored as its own planner
+    scores them (with its planner's disagreement penalty, if any)."""
     visited = visit_states(task, reference, cfg)
     truth = true_returns(task, visited, cfg, progress=progress)
     reports = {}
     for name, agent in models.items():
-        predicted = predicted_returns(agent.world_model, visited, cfg.gamma)
+        predicted = predicted_returns(agent.world_model, visited, cfg.gamma, planner_disagreement(agent))
         reports[name] = ranking_report(predicted, truth) | {"predicted_returns": predicted.round(4).tolist()}
         logger.info("%s: Spearman %.3f, regret %.2f (%d states x %d candidates)", name,
                     reports[name]["spearman"]["mean"], reports[name]["regret"]["mean"], *truth.shape)

@@ -27,12 +27,17 @@ class Encoding:
 
 @dataclass
 class Prediction:
-    """Training-time outputs, in normalised units: latents (B,T,D), rewards/values (B,T), actions (B,T,A)."""
+    """Training-time outputs, in normalised units: latents (B,T,D), rewards/values (B,T), actions (B,T,A).
+
+    ``member_latents`` (K, B, T, D): each member's latents when the dynamics is an ensemble (``latents`` is
+    their mean); None for a single dynamics.
+    """
 
     latents: Tensor
     rewards: Tensor | None
     values: Tensor | None
     actions: Tensor | None
+    member_latents: Tensor | None = None
 
 
 @dataclass
@@ -40,8 +45,12 @@ class Imagination:
     """Imagined futures for a batch of action sequences, rewards and values in environment units.
 
     ``latents`` (..., T, D) = ẑ_{t+1..t+T}; ``rewards`` (..., T) = r̂_{t..t+T-1}; ``values`` (..., T).
+    ``disagreement`` (..., T): with an ensemble dynamics, the std across members of each predicted latent
+    (population std), averaged over the latent dims; ``latents`` are then the members' mean, which the heads
+    read. None for a single dynamics.
     """
 
     latents: Tensor
     rewards: Tensor
     values: Tensor
+    disagreement: Tensor | None = None

@@ -118,12 +118,24 @@ class WorldModel(nn.Module):
         """Per-step latent E(o) of observations with any leading dims (consistency targets)."""
         return self.encoder.encode_latent(self.normalize_obs(obs))
 
+    @property
+    def dynamics_members(self) -> int:
+        """How many dynamics predict: K for an ensemble (a dynamics with ``members`` and ``forward_members``, such
+        as ``dynamics/ensemble``), 1 for a single dynamics."""
+        if not hasattr(self.dynamics, "forward_members"):
+            return 1
+        return len(self.dynamics.members)
+
     # ------------------------------------------------------------------ prediction
-    def _rollout(self, encoding: Encoding, actions_n: Tensor, prepared: Any = None) -> Tensor:
+    def _rollout(self, encoding: Encoding, actions_n: Tensor, prepared: Any = None) -> tuple[Tensor, Tensor | None]:
+        """(latents, member latents): an ensemble's mean and its (K, ..., T, D) members; else (latents, None)."""
         if prepared is None:
             prepared = self.dynamics.prepare(encoding)
         inputs = self.action_embedding(actions_n) if self.action_embedding is not None else actions_n
-        return self.dynamics(prepared, encoding.z, inputs)
+        if self.dynamics_members > 1:
+            members = self.dynamics.forward_members(prepared, encoding.z, inputs)
+            return members.mean(0), members
+        return self.dynamics(prepared, encoding.z, inputs), None
 
     def _heads(
         self, encoding: Encoding, latents: Tensor, actions_n: Tensor, commands_n: Tensor, last_value_only: bool = False,
@@ -149,18 +161,19 @@ class WorldModel(nn.Module):
     def predict(self, batch: Mapping[str, Any], heads: bool = True) -> Prediction:
         """Training forward pass on a window batch; every output in normalised units.
 
-        ``heads=False`` computes only the latents (dynamics-only finetuning skips the heads).
+        ``heads=False`` computes only the latents (dynamics-only finetuning skips the heads). With an ensemble
+        dynamics ``member_latents`` holds every member's latents and ``latents`` their mean, which the heads read.
         """
         self._check_batch(batch)
         encoding = self.encode(batch["obs_hist"], batch["act_hist"])
         actions_n = self.normalizer.normalize("actions", batch["fut_acts"])
-        latents = self._rollout(encoding, actions_n)
+        latents, members = self._rollout(encoding, actions_n)
         if not heads:
-            return Prediction(latents=latents, rewards=None, values=None, actions=None)
+            return Prediction(latents=latents, rewards=None, values=None, actions=None, member_latents=members)
         commands_n = self.normalizer.normalize("commands", batch["fut_cmds"])
         rewards, values = self._heads(encoding, latents, actions_n, commands_n)
         actions = self._policy(encoding, commands_n) if self.policy is not None else None
-        return Prediction(latents=latents, rewards=rewards, values=values, actions=actions)
+        return Prediction(latents=latents, rewards=rewards, values=values, actions=actions, member_latents=members)
 
     def reconstruction_error(self, obs: Mapping[str, Tensor]) -> Tensor:
         """The decoder's squared error reconstructing ``obs`` (each (B, T, *shape)) from E(o); gradients reach
@@ -203,12 +216,13 @@ class WorldModel(nn.Module):
 
         ``commands`` (B, [N,] T+1, C) or (B, C) held constant; rewards/values come back unnormalised.
         ``last_value_only``: values (B, [N,] 1) for the last latent only, all a bootstrapped return needs.
+        With an ensemble dynamics ``disagreement`` (B, [N,] T) is the members' spread (:class:`Imagination`).
         """
         lead = actions.shape[:-2]
         commands = self._commands(commands, actions.shape[0], actions.device)
         actions_n = self.normalizer.normalize("actions", actions)
         commands_n = self.normalizer.normalize("commands", commands)
-        latents = self._rollout(encoding, actions_n, prepared)
+        latents, members = self._rollout(encoding, actions_n, prepared)
         rewards, values = self._heads(encoding, latents, actions_n, commands_n, last_value_only)
         if rewards.shape[:-1] != lead:
             raise RuntimeError(f"head output {tuple(rewards.shape)} does not match the action batch {tuple(lead)}")
@@ -216,6 +230,7 @@ class WorldModel(nn.Module):
             latents=latents,
             rewards=self.normalizer.denormalize("rewards", rewards.unsqueeze(-1)).squeeze(-1),
             values=self.normalizer.denormalize("values", values.unsqueeze(-1)).squeeze(-1),
+            disagreement=None if members is None else members.std(0, correction=0).mean(-1),
         )
 
     def policy_actions(self, encoding: Encoding, commands: Tensor | None = None) -> Tensor:

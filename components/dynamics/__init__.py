@@ -1,5 +1,6 @@
-"""Registered dynamics: ``transformer`` (multi-step) and ``mlp`` (autoregressive)."""
+"""Registered dynamics: ``transformer`` (multi-step), ``mlp`` (autoregressive) and ``ensemble`` (K members of
+either, beyond the paper)."""
 
-from . import mlp, transformer
+from . import ensemble, mlp, transformer
 
-__all__ = ["mlp", "transformer"]
+__all__ = ["ensemble", "mlp", "transformer"]

@@ -23,7 +23,15 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from simdist.planning.base import WARM_STARTS, Bound, NonFiniteError, Planner, PlanResult, discounted_return
+from simdist.planning.base import (
+    WARM_STARTS,
+    Bound,
+    NonFiniteError,
+    Planner,
+    PlanResult,
+    check_disagreement,
+    plan_score,
+)
 from simdist.planning.execution import TickExecutor
 from simdist.planning.presets import PAPER, REALTIME, scaled_settings  # noqa: F401  (re-exported: older imports)
 from simdist.registry import register
@@ -37,10 +45,10 @@ class MPPIPlanner(Planner):
     ``num_policy_samples`` (default ``int(num_samples * mixture_coef)``) noisy copies of the base-policy
     chunk (noise std ``base_act_std``) are drawn once and kept fixed across iterations. Each of the
     ``iterations`` draws ``num_samples`` sequences mean + std·ε, scores all of them with
-    R = Σ_{k<T} γ^k r̂_k + γ^(T+value_offset) V̂_last, keeps the ``num_elites`` best and re-fits
-    mean/std with weights exp(temperature·(R − R_max)) (``temperature`` is an *inverse* temperature);
-    std is clamped to [min_std, max_std] and the mean is blended with ``momentum``. The result is the
-    final mean: ``action`` = its first step, ``plan`` = all of it.
+    R = Σ_{k<T} γ^k r̂_k + γ^(T+value_offset) V̂_last (less the ``disagreement`` penalty), keeps the
+    ``num_elites`` best and re-fits mean/std with weights exp(temperature·(R − R_max)) (``temperature`` is an
+    *inverse* temperature); std is clamped to [min_std, max_std] and the mean is blended with ``momentum``. The
+    result is the final mean: ``action`` = its first step, ``plan`` = all of it.
 
     Warm starts (``warm_start``), from the previous tick's final plan p of the same env:
     ``"shift"`` (default) [p_1, …, p_{T-1}, p_{T-1}] (shift left by one, last step repeated);
@@ -64,6 +72,11 @@ class MPPIPlanner(Planner):
     (``diagnostics["candidates"]`` (B, M, T, A), ``["candidate_returns"]`` (B, M); the policy samples once),
     the planner's own sampling distribution, for analyses of how the model ranks what the planner considers.
 
+    ``disagreement`` λ >= 0 (beyond the paper): with an ensemble dynamics (``dynamics/ensemble``) every score
+    becomes R − λ Σ_{k<T} γ^k u_k, u_k the members' disagreement about ẑ_{t+k+1}
+    (:func:`~simdist.planning.base.plan_score`), so MPPI prefers sequences the members agree on; the returns and
+    candidate returns it reports are these scores. λ > 0 on a single dynamics is refused at construction.
+
     Samples and outputs are clipped to the action bounds (planner arguments, else the model config).
     Randomness comes from the planner's own ``torch.Generator``, seeded with ``seed`` at construction and
     by ``reset(seed=...)``, so a tick is deterministic given the seed and the call sequence.
@@ -78,9 +91,10 @@ class MPPIPlanner(Planner):
         base_act_std: float = 0.05, momentum: float = 0.0, discount: float = 0.99, warm_start: str = "shift",
         seed: int = 42, action_low: Bound = None, action_high: Bound = None, naive: bool = False,
         score_chunk: int | None = None, compile: bool | str = False, parallel_chunks: bool = True,
-        keep_candidates: bool = False, tick_threads: int | str | None = None,
+        keep_candidates: bool = False, tick_threads: int | str | None = None, disagreement: float = 0.0,
     ) -> None:
         super().__init__(world_model, action_low, action_high)
+        self.disagreement = check_disagreement(disagreement, world_model)
         if warm_start not in WARM_STARTS:
             raise ValueError(f"warm_start must be one of {WARM_STARTS}, got {warm_start!r}")
         if num_policy_samples is None:
@@ -151,7 +165,7 @@ class MPPIPlanner(Planner):
     def _score_fast(self, actions: Tensor, encoding: Any, prepared: Any, command: Tensor | None) -> Tensor:
         wm = self.world_model
         im = wm.imagine(encoding, actions, command, prepared=prepared, last_value_only=True)
-        return discounted_return(im.rewards, im.values, self.discount, wm.config.value_offset)
+        return plan_score(im, self.discount, wm.config.value_offset, self.disagreement)
 
     def _score_naive(self, actions: Tensor, obs_hist: dict[str, Tensor], act_hist: Tensor,
                      command: Tensor | None) -> Tensor:
@@ -167,8 +181,7 @@ class MPPIPlanner(Planner):
         if wm.policy is not None:
             wm.policy_actions(encoding, cmd)  # computed and discarded, as in the official inference call
         im = wm.imagine(encoding, actions.reshape(b * n, *actions.shape[2:]), cmd)
-        ret = discounted_return(im.rewards, im.values, self.discount, wm.config.value_offset)
-        return ret.reshape(b, n)
+        return plan_score(im, self.discount, wm.config.value_offset, self.disagreement).reshape(b, n)
 
     # ------------------------------------------------------------------ planning
     def _plan(self, obs_hist: dict[str, Tensor], act_hist: Tensor, command: Tensor | None) -> PlanResult:
@@ -247,7 +260,7 @@ class MPPIPlanner(Planner):
         return (f"{type(self).__name__}(samples={self.num_samples}+{self.num_policy_samples} policy, "
                 f"iterations={self.iterations}, elites={self.num_elites}, temperature={self.temperature}, "
                 f"horizon={self.horizon}, warm_start={self.warm_start!r}, naive={self.naive}, "
-                f"compile={self.compile!r})")
+                f"compile={self.compile!r}{f', disagreement={self.disagreement}' if self.disagreement else ''})")
 
 
 @register("planner", "mppi_naive")

@@ -16,6 +16,7 @@ _LAZY = {
     "NonFiniteError": "simdist.planning.base",
     "WARM_STARTS": "simdist.planning.base",
     "discounted_return": "simdist.planning.base",
+    "plan_score": "simdist.planning.base",
     "eval_mode": "simdist.planning.base",
     "TemporalEnsemble": "simdist.planning.ensemble",
     "build_planner": "simdist.planning.ensemble",

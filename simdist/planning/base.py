@@ -1,5 +1,6 @@
 """The planning contract: the ``Planner`` base (input handling, eval/no-grad context, action bounds), its
-``PlanResult``, the non-finite error, the warm-start names and the discounted return planners score with.
+``PlanResult``, the non-finite error, the warm-start names, the discounted return and the score planners rank
+sequences by (:func:`plan_score`: the return less an ensemble's disagreement penalty).
 
 The algorithms (``mppi``, ``mppi_naive``, ``policy``) are registered plug-ins in ``simdist.components.planners``.
 """
@@ -17,9 +18,10 @@ from torch import Tensor, nn
 
 from simdist.planning.history import ObservationHistory
 from simdist.planning.inputs import NonFiniteError, check_finite, finite_actions, history_inputs, nonfinite_rows
+from simdist.types import Imagination
 
-__all__ = ["Bound", "NonFiniteError", "PlanResult", "Planner", "check_finite", "discounted_return", "eval_mode",
-           "nonfinite_rows"]
+__all__ = ["Bound", "NonFiniteError", "PlanResult", "Planner", "check_disagreement", "check_finite",
+           "discounted_return", "eval_mode", "nonfinite_rows", "plan_score"]
 
 Bound = float | Sequence[float] | Tensor | None
 
@@ -44,6 +46,35 @@ def discounted_return(rewards: Tensor, values: Tensor, discount: float, value_of
     t = rewards.shape[-1]
     gammas = discount ** torch.arange(t, device=rewards.device, dtype=rewards.dtype)
     return (rewards * gammas).sum(-1) + discount ** (t + value_offset) * values[..., -1]
+
+
+def plan_score(imagination: Imagination, discount: float, value_offset: int = 0, disagreement: float = 0.0
+               ) -> Tensor:
+    """What a planner ranks action sequences by: the discounted return minus ``disagreement`` λ times the
+    discounted disagreement of an ensemble dynamics, R − λ Σ_{k<T} γ^k u_k, (..., T) → (...).
+
+    λ = 0 is the plain :func:`discounted_return` and reads no disagreement; λ > 0 needs the imagination of an
+    ensemble dynamics (``imagination.disagreement``, ValueError otherwise)."""
+    score = discounted_return(imagination.rewards, imagination.values, discount, value_offset)
+    if not disagreement:
+        return score
+    u = imagination.disagreement
+    if u is None:
+        raise ValueError(f"disagreement={disagreement} penalises the spread of an ensemble dynamics; this world "
+                         "model has a single dynamics (use dynamics 'ensemble', or disagreement=0)")
+    gammas = discount ** torch.arange(u.shape[-1], device=u.device, dtype=u.dtype)
+    return score - disagreement * (u * gammas).sum(-1)
+
+
+def check_disagreement(value: Any, world_model: nn.Module) -> float:
+    """The disagreement penalty λ, validated: a finite number >= 0, and > 0 only for a world model whose dynamics
+    is an ensemble."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < float("inf"):
+        raise ValueError(f"disagreement must be a finite number >= 0, got {value!r}")
+    if value > 0 and getattr(world_model, "dynamics_members", 1) < 2:
+        raise ValueError(f"disagreement={value} penalises the spread of an ensemble dynamics; this world model has "
+                         "a single dynamics (use dynamics 'ensemble', or disagreement=0)")
+    return float(value)
 
 
 @contextlib.contextmanager

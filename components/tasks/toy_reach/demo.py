@@ -54,7 +54,10 @@ class ToyOptions:
     added to the planner's actions while logging real episodes (0: on-policy planner data), so the finetuned
     dynamics see actions like those MPPI samples; ``anchor`` an L2 pull towards the pretrained weights;
     ``sim_mix`` the share of simulation transitions mixed into the finetuning data (0: real data only).
-    ``ranking``: run both diagnostics (module docstring); ``ranking_states``: cloned states per ranking."""
+    ``ranking``: run both diagnostics (module docstring); ``ranking_states``: cloned states per ranking.
+    ``ensemble``: 1 a single dynamics; K >= 2 wraps the demo's dynamics spec (``action_context`` included) in a
+    ``dynamics/ensemble`` of K members. ``disagreement``: MPPI's penalty λ on the members' disagreement (needs
+    ``ensemble`` >= 2), used by every planner of the loop and of the diagnostics. Both go beyond the paper."""
 
     dynamics_context: int = 0
     dynamics_hidden: tuple[int, ...] | None = None
@@ -69,6 +72,8 @@ class ToyOptions:
     sim_mix: float = 0.0
     ranking: bool = False
     ranking_states: int = 40
+    ensemble: int = 1
+    disagreement: float = 0.0
 
     def __post_init__(self) -> None:
         def whole(name: str, low: int) -> None:
@@ -100,18 +105,39 @@ class ToyOptions:
             raise ValueError(f"anchor must be a finite number >= 0, got {self.anchor!r}")
         if not 0.0 <= self.sim_mix < 1.0:
             raise ValueError(f"sim_mix must be a share in [0, 1), got {self.sim_mix!r}")
+        whole("ensemble", 1)
+        if isinstance(self.disagreement, bool) or not isinstance(self.disagreement, (int, float)) \
+                or not 0.0 <= self.disagreement < float("inf"):
+            raise ValueError(f"disagreement must be a finite number >= 0, got {self.disagreement!r}")
+        if self.disagreement > 0 and self.ensemble < 2:
+            raise ValueError(f"disagreement {self.disagreement} penalises the spread of an ensemble dynamics: "
+                             "set ensemble >= 2")
 
     def model_overrides(self) -> dict[str, Any] | None:
         """The toy preset's fields these options replace (None: the preset as it is)."""
         overrides: dict[str, Any] = {}
+        dynamics = self.dynamics_override()
+        if dynamics is not None:
+            overrides["dynamics"] = dynamics
+        if self.history is not None:
+            overrides["history"] = self.history
+        return overrides or None
+
+    def dynamics_override(self) -> dict[str, Any] | None:
+        """The ``dynamics`` spec replacing the toy preset's (None: the preset's own); an ensemble wraps it."""
+        spec = None
         if self.dynamics_context or self.dynamics_hidden is not None:
             kwargs: dict[str, Any] = {"hidden": list(self.dynamics_hidden or (128, 128))}
             if self.dynamics_context:
                 kwargs["action_context"] = self.dynamics_context
-            overrides["dynamics"] = {"name": "mlp", "kwargs": kwargs}
-        if self.history is not None:
-            overrides["history"] = self.history
-        return overrides or None
+            spec = {"name": "mlp", "kwargs": kwargs}
+        if self.ensemble < 2:
+            return spec
+        if spec is None:
+            from simdist.presets import preset_config
+
+            spec = preset_config("toy").to_dict()["dynamics"]
+        return {"name": "ensemble", "kwargs": {"members": self.ensemble, "member": spec}}
 
     def perturbation(self) -> Any:
         """The pretraining data's perturbation windows (the toy's manipulation ones by default)."""
@@ -130,12 +156,24 @@ TEST = ToyScale(sim_transitions=3_000, pretrain_epochs=1, windows_per_epoch=2_00
                 samples=32, iterations=2, heldout_episodes=2)
 
 
-def check_pretrained(folder: str | Path | None) -> None:
-    """A ``--pretrained`` folder must hold a saved world model (InputError naming it otherwise); None passes."""
+def check_pretrained(folder: str | Path | None, ensemble: int | None = None) -> None:
+    """A ``--pretrained`` folder must hold a saved world model (InputError naming it otherwise); None passes.
+    ``ensemble``: the number of dynamics members the model must have (1: a single dynamics)."""
+    from simdist.config import WorldModelConfig
     from simdist.errors import InputError
+    from simdist.fsutil import read_json_object
 
-    if folder is not None and not (Path(folder) / "config.json").is_file():
+    if folder is None:
+        return
+    path = Path(folder) / "config.json"
+    if not path.is_file():
         raise InputError(f"--pretrained {folder}: no config.json there (a saved world-model folder)")
+    if ensemble is not None:
+        dynamics = WorldModelConfig.from_dict(read_json_object(path, InputError)).dynamics
+        members = int(dynamics.kwargs.get("members", 1)) if dynamics.name == "ensemble" else 1
+        if members != ensemble:
+            raise InputError(f"--ensemble {ensemble}: the pretrained model in {folder} has {members} dynamics "
+                             "member(s)")
 
 
 def check_sim_mix(pretrained: str | Path | None, options: ToyOptions) -> None:
@@ -192,7 +230,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     scale = scale or ToyScale()
     options = options or ToyOptions()
     real = load_profile(real)  # a bad profile stops here, before any work
-    check_pretrained(pretrained)
+    check_pretrained(pretrained, options.ensemble)
     check_sim_mix(pretrained, options)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -234,7 +272,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
 
     def planner_for(model: Any) -> Any:
         return create("planner", "mppi", world_model=model, num_samples=scale.samples,
-                      iterations=scale.iterations, num_elites=16, seed=seed)
+                      iterations=scale.iterations, num_elites=16, seed=seed, disagreement=options.disagreement)
 
     _log(f"3/6 planning with MPPI in simulation and zero-shot on {real.name!r}", started)
     sim_eval = _evaluate(planner_for(model), "sim", scale.eval_episodes, scale.num_envs, seed + 1)
@@ -315,7 +353,8 @@ def _diagnostics(model: Any, adapted: Any, real: Any, scale: ToyScale, options: 
 
     def agent(m: Any) -> Any:
         return create("agent", "simdist", world_model=m).with_settings(
-            planner="mppi", num_samples=scale.samples, iterations=scale.iterations, num_elites=16, seed=seed)
+            planner="mppi", num_samples=scale.samples, iterations=scale.iterations, num_elites=16, seed=seed,
+            disagreement=options.disagreement)
 
     cfg = MechanismConfig(states=options.ranking_states, candidates=32, num_envs=scale.num_envs, seed=seed + 5)
     agents = {"zero_shot": agent(model), "adapted": agent(adapted)}
@@ -468,6 +507,12 @@ def main(argv: list[str]) -> int:
                         help="finetuning epochs of 6,000 windows (default: the scale's, 3)")
     parser.add_argument("--anchor", type=float, default=0.0,
                         help="L2 pull of the finetuned weights towards the pretrained ones (0: none)")
+    parser.add_argument("--ensemble", type=int, default=1, metavar="K",
+                        help="dynamics members: K >= 2 trains an ensemble of K dynamics (beyond the paper; "
+                             "default 1: a single dynamics)")
+    parser.add_argument("--disagreement", type=float, default=0.0, metavar="LAMBDA",
+                        help="MPPI's penalty on the ensemble members' discounted disagreement, subtracted from "
+                             "each sequence's return (needs --ensemble >= 2; default 0: none)")
     parser.add_argument("--ranking", action="store_true",
                         help="also measure plan ranking (Spearman rho) and action information, before and after")
     parser.add_argument("--quick", action="store_true", help="tiny scale (seconds), as the tests run it")
@@ -481,8 +526,8 @@ def main(argv: list[str]) -> int:
             perturb_sigma=args.perturb_sigma, perturb_steps=args.perturb_steps,
             perturbed_repeat=args.perturbed_repeat, history_dropout=args.history_dropout,
             consistency_decay=args.consistency_decay, explore=args.explore, anchor=args.anchor,
-            sim_mix=args.sim_mix, ranking=args.ranking)
-        check_pretrained(args.pretrained)
+            sim_mix=args.sim_mix, ranking=args.ranking, ensemble=args.ensemble, disagreement=args.disagreement)
+        check_pretrained(args.pretrained, options.ensemble)
         check_sim_mix(args.pretrained, options)
     except (ProfileError, ValueError) as err:
         parser.error(f"{err}")
