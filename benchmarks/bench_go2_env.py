@@ -5,7 +5,7 @@ scan and the 433-d privileged vector, all reward terms, terminations, commands) 
 ``reset(ids=...)`` of finished envs, driven by random N(0, 1) actions. Bare physics =
 ``Batch.step(nstep=4)`` with random controls on the same model, batch size and threads.
 
-    PYTHONPATH=. python benchmarks/bench_go2_env.py --envs 256 --steps 200 [--terrain rough] [--json]
+    python benchmarks/bench_go2_env.py --envs 256 --steps 200 [--terrain rough] [--json]
 
 Each number is the median over ``--repeats`` timed runs. The machine may be shared, so
 the script also measures process CPU time and reports an *uncontended estimate*: physics
@@ -21,15 +21,15 @@ import os
 import platform
 import statistics
 import time
+from typing import Any
 
 import mujoco
 import numpy as np
 
-from simdist.components.tasks.go2 import Go2Env
-from simdist.components.tasks.go2.robot import ACTION_SCALE, DEFAULT_JOINT_POS, N_SUBSTEPS
+from simdist import create
 
 
-def closed_loop(env: Go2Env, steps: int, rng: np.random.Generator) -> tuple[float, float]:
+def closed_loop(env: Any, steps: int, rng: np.random.Generator) -> tuple[float, float]:
     """(control steps per wall second, CPU seconds per control step)."""
     b = env.num_envs
     acts = rng.standard_normal((steps, b, 12)).astype(np.float32)
@@ -42,15 +42,15 @@ def closed_loop(env: Go2Env, steps: int, rng: np.random.Generator) -> tuple[floa
     return b * steps / (time.perf_counter() - t0), (time.process_time() - c0) / (b * steps)
 
 
-def bare_physics(env: Go2Env, steps: int, rng: np.random.Generator) -> tuple[float, float]:
+def bare_physics(env: Any, steps: int, rng: np.random.Generator) -> tuple[float, float]:
     """(control steps per wall second, CPU seconds per control step)."""
     b = env.num_envs
-    ctrl = DEFAULT_JOINT_POS + ACTION_SCALE * rng.standard_normal((steps, b, 12))
+    ctrl = env.default_joint_pos + env.action_scale * rng.standard_normal((steps, b, 12))
     stage = mujoco.mjtStage.mjSTAGE_VEL.value
     t0, c0 = time.perf_counter(), time.process_time()
     for i in range(steps):
         env.ctrl[:] = ctrl[i]
-        env.batch.step(nstep=N_SUBSTEPS, stage=stage)
+        env.batch.step(nstep=env.substeps, stage=stage)
     return b * steps / (time.perf_counter() - t0), (time.process_time() - c0) / (b * steps)
 
 
@@ -64,7 +64,8 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    env = Go2Env(args.envs, terrain=args.terrain, terrain_mode="random", nthread=args.threads, seed=0)
+    env = create("env", "go2", num_envs=args.envs, terrain=args.terrain, terrain_mode="random", nthread=args.threads,
+                 seed=0)
     env.reset()
     rng = np.random.default_rng(0)
     closed_loop(env, 20, rng)  # warm-up

@@ -6,7 +6,7 @@ rewards, observations) and ``reset(ids=...)`` of finished episodes, on the train
 physics of the same states), timed around the call; their ratio says what the Python around the physics
 costs.
 
-    PYTHONPATH=. python benchmarks/bench_ur5e_env.py --task ur5e-peg --envs 16,32 --hz 5,10 [--json OUT]
+    python benchmarks/bench_ur5e_env.py --task ur5e-peg --envs 16,32 --hz 5,10 [--json OUT]
 
 Each number is the median over ``--repeats`` timed runs of ``--steps`` control steps.
 """
@@ -23,14 +23,13 @@ import time
 import numpy as np
 
 from simdist import make_task
-from simdist.components.tasks.ur5e.expert import make_expert
 
 
 def run(task_name: str, envs: int, hz: int, steps: int, seed: int) -> dict[str, float]:
     """One timed run: env-steps/s of the closed loop and of its physics alone."""
     task = make_task(task_name, profile=None, control_hz=hz)
     env = task.make_env(envs, seed, real=False)
-    expert = make_expert(env.assembly, control_hz=hz)
+    expert = task.builtin_agent("expert")  # the scripted expert at the task's control rate
     physics = [0.0]
     step = env.batch.step
 

@@ -1,6 +1,7 @@
 """The prepared GPU check: paper-size planner ticks and pretraining throughput, into one dated JSON file.
 
-Measures, in order, through the timing functions of ``simdist bench`` (:mod:`simdist.tools.bench`):
+Every measurement is one ``simdist bench --json`` run (the command of this Python's environment) with the settings
+below, in order:
 
 1. ``go2-eager``: the Go2 paper-size MPPI tick (planner preset ``paper``: 450 + 22 samples x 8 iterations x
    horizon 25), eager;
@@ -11,21 +12,22 @@ Measures, in order, through the timing functions of ``simdist bench`` (:mod:`sim
 5. ``pretrain-b512``: pretraining throughput of the Go2 preset at batch 512 (the bench's ``train`` section,
    which also times finetuning at batch 32).
 
-Each tick row has the median and p99 wall time in ms (compile time separately, from the first tick), the
-paper tick the 5 ms target (met when the p99 is at most 5 ms); the training row samples/s. The JSON
-(``results/bench/device-check-<date>.json``; ``-cpu`` before ``.json`` on CPU) holds the ISO date, the
-device name, the torch version and the machine; it is rewritten atomically after every measurement, so a
-run cut off by a timeout keeps what it measured (``"complete": false``). A measurement that raises is
-recorded with its error and the run goes on; the exit status is 1 if any failed.
+Each tick row is the bench's row (median and p99 wall time in ms, compile time separately, from the first tick)
+with the tick rates, the task's control period and, for the paper tick, the 5 ms target (met when the p99 is at
+most 5 ms); the training row samples/s. The JSON (``results/bench/device-check-<date>.json``; ``-cpu`` before
+``.json`` on CPU) holds the ISO date, the device name, the torch version and the machine (as the first bench run
+saw it); it is rewritten atomically after every measurement, so a run cut off by a timeout keeps what it measured
+(``"complete": false``). A measurement that fails is recorded with its error and the run goes on; the exit status
+is 1 if any failed.
 
 On a lent GPU, in one call (expected to take a few minutes on an H200, most of it the two compiles, which
 the bench times apart from the ticks; not yet measured, so the timeout leaves room under an 8-minute slot)::
 
-    OMP_NUM_THREADS=8 PYTHONPATH=. timeout 480 python benchmarks/device_check.py --device cuda
+    OMP_NUM_THREADS=8 timeout 480 python benchmarks/device_check.py --device cuda
 
 Without a GPU the same script runs on CPU (``tests/test_device_check.py``)::
 
-    OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/device_check.py --device cpu --quick --out /tmp/check.json
+    OMP_NUM_THREADS=1 python benchmarks/device_check.py --device cpu --quick --out /tmp/check.json
 
 ``--quick`` takes tiny repeats, and on CPU skips the compiled variants (compiling the paper-size planner
 takes minutes there) unless ``--with-compile``; ``--only`` runs a comma list of the names above.
@@ -35,19 +37,20 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import torch
 
-from simdist.benchmarking import machine_info, random_history, time_calls
-from simdist.fsutil import atomic_write_json
-from simdist.tools import bench, bench_train
+from simdist import WorldModel, build_planner, get
+from simdist.planning import planner_preset
 
 TARGET_MS = 5.0
 NAMES = ("go2-eager", "go2-compile-default", "go2-reduce-overhead", "ur5e-peg-eager", "pretrain-b512")
@@ -73,49 +76,49 @@ def log(message: str) -> None:
     print(f"[device-check] {message}", file=sys.stderr, flush=True)
 
 
+def write_report(path: Path, report: dict[str, Any]) -> None:
+    """The report as JSON, written to a temporary file beside ``path`` and renamed over it."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
 class Check:
-    """The planner fixtures shared by the measurements (built on first use) and the report."""
+    """The ``simdist bench`` runs behind the measurements, on one device, and the machine they saw."""
 
     def __init__(self, device: torch.device, sizes: Sizes) -> None:
         self.device, self.sizes = device, sizes
         self.threads: int | None = torch.get_num_threads() if device.type == "cpu" else None
-        self._fixtures: dict[str, tuple[Any, dict[str, Any], dict[str, Any], float]] = {}
+        self.machine: dict[str, Any] | None = None
 
-    def fixture(self, task: str) -> tuple[Any, dict[str, Any], dict[str, Any], float]:
-        """(world model, planner settings, planner input, control period) of ``task``'s paper setting."""
-        if task not in self._fixtures:
-            from simdist import WorldModel
-            from simdist.planning.presets import planner_preset
-            from simdist.tasks import task_class
-
-            cls = task_class(task)
-            torch.manual_seed(0)
-            wm = WorldModel.from_preset(cls.preset).to(self.device).eval()
-            self._fixtures[task] = (wm, planner_preset(cls.planner_preset), random_history(wm, 1), cls.dt)
-        return self._fixtures[task]
+    def bench(self, *args: str) -> dict[str, Any]:
+        """The report of ``simdist bench ARGS --json`` on this device (on CPU, on this process's thread count)."""
+        threads = [] if self.threads is None else ["--threads", str(self.threads)]
+        cmd = [sys.executable, "-m", "simdist.cli", "bench", *args, "--device", str(self.device), *threads, "--json"]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"simdist bench exited with {done.returncode}: {done.stderr.strip()[-2000:]}")
+        report = json.loads(done.stdout)
+        self.machine = self.machine or report["machine"]
+        return report
 
     def tick(self, task: str, mode: str | None, repeats: int) -> dict[str, Any]:
         """One planner tick of ``task``'s paper setting, eager (``mode`` None) or compiled."""
-        from simdist import build_planner
-
-        wm, settings, history, period = self.fixture(task)
-        planner = build_planner(wm, settings)
+        cls = get("task", task)
+        compile_args = [] if mode is None else ["--compile", mode]
+        report = self.bench("--task", task, "--sections", "mppi", "--repeats", str(repeats), "--warmup",
+                            str(self.sizes.warmup), *compile_args)
+        rows = [r for r in report["results"] if r["section"] == "mppi"]
+        row = rows[0] if mode is None else next(r for r in rows if r["setting"].startswith("compile="))
+        wm = WorldModel.from_preset(cls.preset)
+        planner = build_planner(wm, planner_preset(cls.planner_preset))
         sequences = (planner.num_samples + planner.num_policy_samples) * planner.iterations
-        extra: dict[str, Any] = {}
-        if mode is None:
-            timing = time_calls(lambda: planner.plan(history), repeats, self.sizes.warmup, self.device)
-        else:
-            timing, extra["compile_s"] = bench.time_compiled(
-                wm, settings, True if mode == "default" else mode, history, repeats, self.sizes.warmup,
-                self.device)
-        flop = bench.imagine_flops(wm) * sequences
-        row = bench.planner_row("mppi", f"{planner.num_samples}+{planner.num_policy_samples}x{planner.iterations}"
-                                f" h{wm.config.horizon} " + (f"compile={mode}" if mode else "eager"),
-                                self.threads, timing, **extra,
-                                **bench.flop_rates(flop, bench.executed_flops(wm, planner), timing))
-        median_s = timing["wall"]["median"]
-        row.update(task=task, ticks_per_s=1.0 / median_s, sequences_per_s=sequences / median_s,
-                   control_period_ms=1e3 * period, meets_control_period_p99=row["p99_ms"] <= 1e3 * period)
+        period_ms = 1e3 * cls.dt
+        median_s = row["median_ms"] / 1e3
+        row.update(setting=f"{planner.num_samples}+{planner.num_policy_samples}x{planner.iterations} "
+                           f"h{wm.config.horizon} " + (f"compile={mode}" if mode else "eager"),
+                   task=task, ticks_per_s=1.0 / median_s, sequences_per_s=sequences / median_s,
+                   control_period_ms=period_ms, meets_control_period_p99=row["p99_ms"] <= period_ms)
         if task == "go2":
             row.update(target_ms=TARGET_MS, meets_target_p99=row["p99_ms"] <= TARGET_MS,
                        meets_target_median=row["median_ms"] <= TARGET_MS)
@@ -123,9 +126,8 @@ class Check:
 
     def pretrain(self) -> dict[str, Any]:
         """The bench's ``train`` section for the Go2 preset: pretraining at batch 512 (and finetuning at 32)."""
-        args = SimpleNamespace(pretrain_batch=512, finetune_batch=32, compile_modes=[], train_variants=["windows"],
-                               train_steps=self.sizes.train_steps)
-        rows = bench_train.bench_training("go2", args, self.threads, self.device)
+        rows = self.bench("--task", "go2", "--sections", "train", "--train-presets", "go2:512", "--train-variants",
+                          "windows", "--train-steps", str(self.sizes.train_steps), "--finetune-batch", "32")["results"]
         row = next(r for r in rows if r["setting"].startswith("pretrain"))
         return {**row, "finetune": next(r for r in rows if r["setting"].startswith("finetune"))}
 
@@ -156,7 +158,7 @@ def plan(check: Check, compile_ok: str | None) -> list[tuple[str, str, Callable[
 
 def format_table(report: dict[str, Any]) -> str:
     """The measurements as a short plain-text table."""
-    lines = [f"device check {report['date']} on {report['device']} ({report['device_name']}, torch "
+    lines = [f"device check {report['date']} on {report['device']} ({report['device_name'] or 'not measured'}, torch "
              f"{report['torch']}); target: Go2 paper tick <= {TARGET_MS:g} ms",
              f"{'measurement':<21} {'median ms':>10} {'p99 ms':>9} {'rate':>18}  notes"]
     for name, m in report["measurements"].items():
@@ -201,16 +203,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = args.out or RESULTS / f"device-check-{now.date().isoformat()}{'-cpu' if device.type == 'cpu' else ''}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     check = Check(device, QUICK if args.quick else FULL)
-    machine = machine_info(device)
     compile_ok = None
     if args.quick and device.type == "cpu" and not args.with_compile:
         compile_ok = ("--quick on CPU: compiling the paper-size planner takes minutes on CPU (run it with "
                       "--with-compile; tests/test_device_check.py has a slow test that does)")
     report: dict[str, Any] = {
         "date": now.date().isoformat(), "timestamp": now.isoformat(timespec="seconds"), "device": str(device),
-        "device_name": machine.get("gpu", machine["cpu"]), "torch": torch.__version__,
+        "device_name": None, "torch": torch.__version__,
         "cuda": torch.version.cuda, "target_ms": TARGET_MS, "quick": args.quick, "sizes": vars(check.sizes),
-        "threads": check.threads, "machine": machine, "complete": False, "measurements": {},
+        "threads": check.threads, "machine": None, "complete": False, "measurements": {},
     }
     failed = False
     steps = [step for step in plan(check, compile_ok) if step[0] in only]
@@ -232,9 +233,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             report["measurements"][name] = row
             log(f"{i}/{len(steps)} {name}: median {row['median_ms']:.2f} ms, p99 {row['p99_ms']:.2f} ms "
                 f"({row['seconds']:.1f} s)")
-        atomic_write_json(out, report, default=str)
+        if check.machine is not None and report["machine"] is None:
+            report["machine"] = check.machine
+            report["device_name"] = check.machine.get("gpu", check.machine["cpu"])
+        write_report(out, report)
     report["complete"] = True
-    atomic_write_json(out, report, default=str)
+    write_report(out, report)
     print(format_table(report))
     log(f"wrote {out}")
     return 1 if failed else 0

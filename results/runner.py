@@ -1,17 +1,45 @@
-"""What the experiment runners under results/ share: the ``simdist`` command in this interpreter, and running a
-step with its log, once (a step whose ``stdout`` result exists is the caller's to skip).
+"""What the experiment runners under results/ share: the ``simdist`` command in this interpreter, running a
+step with its log, once (a step whose ``stdout`` result exists is the caller's to skip), and writing a result
+file atomically.
 
 The runners that use it run as modules from the repository root (``python -m results.go2.run ...``), so they
 import it as ``results.runner``."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """A temporary path beside ``path`` (same suffix, for writers that pick the format from it) for the block to
+    write; renamed over ``path`` when the block succeeds, removed otherwise, so no reader sees half a result."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp{path.suffix}")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text(path: Path, text: str) -> None:
+    """``text`` into ``path``, atomically (UTF-8)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """``obj`` as JSON indented by one space, with a final newline, into ``path``, atomically."""
+    write_text(path, json.dumps(obj, indent=1) + "\n")
 
 
 def simdist_command(*args: str) -> list[str]:
@@ -46,8 +74,6 @@ def pretrain_and_export(configs: list[str], data: Path, out: Path, model: Path, 
     """``simdist fit`` with the recipe ``configs`` (``--config`` arguments) on ``data``, its logs and checkpoints in
     ``out`` (a placement file replaces the recipe's checkpoint callback; a killed fit resumes from ``last.ckpt``),
     then ``simdist export`` of the last checkpoint to ``model``."""
-    import json
-
     ckpt = out / "checkpoints" / "last.ckpt"
     placement = out / placement_name
     if not dry:

@@ -31,6 +31,12 @@ _LAZY = {
     "FreezePolicy": "simdist.freeze",
     "WorldModelLoss": "simdist.losses",
     "Normalizer": "simdist.normalization",
+    "AdaptationLoop": "simdist.adaptation",
+    "AdaptConfig": "simdist.adaptation",
+    "value_trace": "simdist.adaptation",
+    "roc_auc": "simdist.adaptation",
+    "bootstrap_ci": "simdist.evaluation",
+    "seeds_bootstrap_ci": "simdist.evaluation",
 }
 
 __all__ = ["KINDS", "create", "get", "list_components", "register", "__version__", *_LAZY]

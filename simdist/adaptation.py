@@ -88,13 +88,6 @@ def value_trace(model: WorldModel, episode: Episode, front_padding: int = 0, hor
     return model.normalizer.denormalize("values", values)[:, horizon_step].cpu().numpy()
 
 
-def last_quarter_mean(trace: np.ndarray) -> float:
-    """Mean of the last quarter of a value trace (at least one entry; NaN for an empty trace)."""
-    if not len(trace):
-        return float("nan")
-    return float(trace[-max(1, len(trace) // 4):].mean())
-
-
 def episode_value_score(model: WorldModel, episode: Episode, front_padding: int = 0) -> float:
     """The value the model predicts for the state the episode ends in (how it ended; NaN if too short).
 

@@ -232,6 +232,27 @@ def test_walk_start_history(mode: str) -> None:
         run_trials(env, spy, 0.3, 3.0, max_steps=2, walk_start_history="zero")
 
 
+def test_compare_walk_puts_the_head_beside_the_driver() -> None:
+    """``Go2Task.compare_walk``: after the task's standing steps, the policy head and the expert act on the same
+    state and the driver's action is applied; both drivers see the same first walking state."""
+    from simdist import WorldModel, make_task
+
+    task = make_task("go2", terrain="flat", course_length=10.0, reset_steps=3)
+    assert task.standing_steps == 3 and make_task("go2", terrain="flat").standing_steps == 25
+    wm = WorldModel.from_pretrained(Path(__file__).resolve().parents[1] / "hub" / "models" / "go2-slope")
+
+    def still(obs: dict[str, np.ndarray]) -> np.ndarray:
+        return np.zeros((len(obs["proprio"]), 12), np.float32)
+
+    by_expert = task.compare_walk(wm, still, trials=2, walk_steps=4, driver="expert")
+    by_head = task.compare_walk(wm, still, trials=2, walk_steps=4, driver="head")
+    assert by_expert.errors.shape == by_expert.active.shape == (4, 2) and (by_expert.fell_at == -1).all()
+    assert np.array_equal(by_expert.errors[0], by_head.errors[0]) and (by_expert.errors > 0).all()
+    assert not np.array_equal(by_expert.errors[1:], by_head.errors[1:])
+    with pytest.raises(ValueError, match="driver"):
+        task.compare_walk(wm, still, trials=1, walk_steps=1, driver="both")
+
+
 def test_profiles_carry_the_papers_protocol_speeds() -> None:
     from simdist.components.tasks.go2.protocol import make_course
 

@@ -312,34 +312,3 @@ def test_checker_accepts_layered_code(tmp_path: Path) -> None:
     assert graph == {"pkg": {"pkg.core": 1}, "pkg.core": {"pkg.util": 2}, "pkg.util": {}}
     assert find_cycles(graph) == []
 
-
-# ------------------------------------------------------------------------------------------ scripts outside the package
-SCRIPTS = ("results", "benchmarks")
-
-
-def script_violations(root: Path = REPO, folders: tuple[str, ...] = SCRIPTS) -> list[str]:
-    """``file:line: what`` for each edit of ``sys.path`` and each import of a private (``_name``) simdist name in the
-    scripts under ``folders``: they run as modules (``python -m results.go2.run``) and use public names only."""
-    found = []
-    for folder in folders:
-        for path in sorted((root / folder).rglob("*.py")):
-            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-            for node in ast.walk(tree):
-                where = f"{path.relative_to(root)}:{getattr(node, 'lineno', 0)}"
-                if (isinstance(node, ast.Attribute) and node.attr == "path" and isinstance(node.value, ast.Name)
-                        and node.value.id == "sys"):
-                    found.append(f"{where}: sys.path")
-                elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("simdist"):
-                    found += [f"{where}: from {node.module} import {a.name}" for a in node.names
-                              if a.name.startswith("_")]
-    return sorted(found)
-
-
-def test_scripts_use_public_names_and_no_path_edits() -> None:
-    assert not script_violations(), "\n".join(script_violations())
-
-
-def test_script_checker_finds_both(tmp_path: Path) -> None:
-    _write(tmp_path / "results", {"a.py": "import sys\nsys.path.insert(0, 'x')\nfrom simdist.m import _private, ok\n"})
-    assert script_violations(tmp_path, ("results",)) == ["results/a.py:2: sys.path",
-                                                         "results/a.py:3: from simdist.m import _private"]

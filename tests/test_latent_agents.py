@@ -76,6 +76,24 @@ def test_sparse_transitions_count_and_label(policy: BCPolicy, real_data: Path) -
     assert torch.allclose(t.next_features[own][:-2], t.features[own][1:-1])  # f_{t+1} is the next step's f
 
 
+def test_agent_transitions_and_iql_advantage_weights(policy: BCPolicy, sim_data: Path, real_data: Path) -> None:
+    """An agent's ``transitions`` are its policy's encoding under its own reward labels (or those asked for); IQL's
+    ``advantage_weights`` are exp(β(min Q − V)), clipped at 100, so doubling β squares the unclipped ones."""
+    agent = IQLAgent.build(policy, rewards="sparse", **TINY)
+    eps = episodes(real_data)
+    mine, ref = agent.transitions(eps), encode_transitions(policy, eps, rewards="sparse")
+    assert all(torch.equal(getattr(mine, f.name), getattr(ref, f.name)) for f in dataclasses.fields(Transitions))
+    assert torch.equal(agent.transitions(eps, rewards="logged").rewards,
+                       encode_transitions(policy, eps, rewards="logged").rewards)
+    batch = agent.encoded_replay().load([sim_data]).take(torch.arange(64))
+    w = agent.advantage_weights(batch)
+    assert w.shape == (64,) and bool((w > 0).all()) and bool((w <= 100.0).all())
+    agent.settings["temperature"] *= 2
+    doubled = agent.advantage_weights(batch)
+    free = doubled < 100.0
+    assert torch.allclose(doubled[free].log(), 2 * w[free].log(), atol=1e-4)
+
+
 def test_sparse_needs_success_label(policy: BCPolicy, sim_data: Path) -> None:
     ep = episodes(sim_data)[0]
     ep.meta.pop("success", None)

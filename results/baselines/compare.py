@@ -40,9 +40,9 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1].parent
-from results.runner import pretrain_and_export, run_command, simdist_command  # noqa: E402
-from simdist.fsutil import atomic_path, atomic_write_json, atomic_write_text  # noqa: E402
+from results.runner import atomic_path, pretrain_and_export, run_command, simdist_command, write_json, write_text
+
+ROOT = Path(__file__).resolve().parents[2]
 
 ADAPTING = ("simdist", "simdist_bc", "iql", "rlpd", "sgft")
 FLAT = ("bc", "diffusion_policy", "diffusion_policy_cotrain")
@@ -138,7 +138,7 @@ def shared(task: str, spec: dict[str, Any], work: Path, model: str | None, seed:
 
 # ---------------------------------------------------------------------------------------------- per seed
 def make_task(spec: dict[str, Any]) -> Any:
-    from simdist.tasks import make_task as build
+    from simdist import make_task as build
 
     return build(spec["task"]["name"], profile=spec["task"]["profile"], **spec["task"].get("kwargs", {}))
 
@@ -150,13 +150,12 @@ def prior(paths: dict[str, str | None]) -> list[str]:
 
 def bc_start(spec: dict[str, Any], paths: dict[str, str], work: Path, seed: int) -> str:
     """The single-step BC policy on the frozen encoder: the simulation's expert steps (and the 20 demos)."""
-    from simdist import load_agent
-    from simdist.components.agents.bc import BCAgent
+    from simdist import get, load_agent
 
     folder = work / f"seed-{seed}" / "bc-start"
     if not (folder / "config.json").exists():
         b = spec["bc"]
-        agent = BCAgent.train_on_encoder(prior(paths), load_agent(paths["model"]).world_model,
+        agent = get("agent", "bc").train_on_encoder(prior(paths), load_agent(paths["model"]).world_model,
                                          hidden=b["hidden"], steps=b["steps"], batch_size=b["batch_size"], lr=b["lr"],
                                          seed=seed, out=work / f"seed-{seed}" / "lightning-bc-start")
         agent.save_pretrained(folder)
@@ -165,7 +164,7 @@ def bc_start(spec: dict[str, Any], paths: dict[str, str], work: Path, seed: int)
 
 def initial_agent(name: str, spec: dict[str, Any], paths: dict[str, str], work: Path, seed: int) -> str:
     """The agent an adaptation run starts from (built and saved once); returns its folder."""
-    from simdist import load_agent
+    from simdist import get, load_agent
 
     if name == "simdist":
         return paths["model"]
@@ -173,14 +172,10 @@ def initial_agent(name: str, spec: dict[str, Any], paths: dict[str, str], work: 
     if (folder / "config.json").exists():
         return str(folder)
     if name == "simdist_bc":
-        from simdist.components.agents.simdist_bc import SimDistBCAgent
-
-        agent = SimDistBCAgent.from_simdist(load_agent(paths["model"]), demos=paths["demos20"])
+        agent = get("agent", "simdist_bc").from_simdist(load_agent(paths["model"]), demos=paths["demos20"])
     else:
-        from simdist.agents import agent_class
-
         start = load_agent(bc_start(spec, paths, work, seed))
-        cls = agent_class(name)
+        cls = get("agent", name)
         settings = {**spec["rl"], **{k: v for k, v in spec.get(name, {}).items() if k != "pretrain_updates"}}
         if spec["rewards"] == "model":
             settings["reward_model"] = paths["model"]
@@ -196,7 +191,7 @@ def adapt(name: str, task_name: str, paths: dict[str, str], work: Path, results:
     """One agent's adaptation run for ``seed`` (resumes); returns its curve file."""
     import torch
 
-    from simdist.adaptation import AdaptationLoop, AdaptConfig
+    from simdist import AdaptationLoop, AdaptConfig
 
     torch.set_num_threads(1)
     spec = TASKS[task_name]
@@ -215,7 +210,7 @@ def adapt(name: str, task_name: str, paths: dict[str, str], work: Path, results:
     state = json.loads((out / "state.json").read_text())
     keys = ("episodes", "minutes", "value", "ci95", "trials", "eval", "seconds")
     record = {"agent": name, "seed": seed, "stages": [{k: s[k] for k in keys} for s in state["stages"]]}
-    atomic_write_json(dest, record)
+    write_json(dest, record)
     print(f"[{name} seed {seed}] done in {time.perf_counter() - started:.0f}s", flush=True)
     return str(dest)
 
@@ -224,7 +219,7 @@ def flat(name: str, task_name: str, paths: dict[str, str], work: Path, results: 
     """A baseline trained once on the 100 demos and evaluated on the proxy-real profile."""
     import torch
 
-    from simdist import load_agent
+    from simdist import get, load_agent
 
     torch.set_num_threads(1)
     spec = TASKS[task_name]
@@ -237,19 +232,15 @@ def flat(name: str, task_name: str, paths: dict[str, str], work: Path, results: 
     if not (folder / "config.json").exists():
         wm = load_agent(paths["model"]).world_model
         if name == "bc":
-            from simdist.components.agents.bc import BCAgent
-
             b = spec["bc"]
-            agent = BCAgent.train_on_encoder([paths["demos100"]], wm, hidden=b["hidden"], steps=b["steps"],
+            agent = get("agent", "bc").train_on_encoder([paths["demos100"]], wm, hidden=b["hidden"], steps=b["steps"],
                                              batch_size=b["batch_size"], lr=b["lr"], seed=seed,
                                              out=work / f"seed-{seed}" / "lightning-bc")
         else:
-            from simdist.components.agents.diffusion_policy import DiffusionPolicyAgent
-
             d = spec["dp"]
             prior = [paths["sim"]] if name == "diffusion_policy_cotrain" else None
             settings = {k: v for k, v in d.items() if k not in ("steps", "batch_size")}
-            agent = DiffusionPolicyAgent.train([paths["demos100"]], wm, prior=prior, steps=d["steps"],
+            agent = get("agent", "diffusion_policy").train([paths["demos100"]], wm, prior=prior, steps=d["steps"],
                                                batch_size=d["batch_size"], seed=seed,
                                                out=work / f"seed-{seed}" / f"lightning-{name}", **settings)
         agent.save_pretrained(folder)
@@ -258,7 +249,7 @@ def flat(name: str, task_name: str, paths: dict[str, str], work: Path, results: 
                                       seed + 1, num_envs=e["num_envs"])
     dest.parent.mkdir(parents=True, exist_ok=True)
     record = {"agent": name, "seed": seed, "stages": [{"episodes": 0, "eval": result.to_dict()}]}
-    atomic_write_json(dest, record)
+    write_json(dest, record)
     return str(dest)
 
 
@@ -289,7 +280,7 @@ def budget(name: str, spec: dict[str, Any], work: Path, seed: int) -> dict[str, 
 def summarize(task_name: str, results: Path, agents: list[str], seeds: list[int]) -> dict[str, Any]:
     """Success (and the task's metric) per agent and amount of real data: mean over seeds, seeds-and-trials
     bootstrap 95 % interval; ``table.md``, ``summary.json`` and ``success.png``."""
-    from simdist.evaluation import EvaluationResult, seeds_bootstrap_ci
+    from simdist import EvaluationResult, seeds_bootstrap_ci
 
     spec = TASKS[task_name]
     work = ROOT / "outputs" / "baselines" / task_name
@@ -313,8 +304,8 @@ def summarize(task_name: str, results: Path, agents: list[str], seeds: list[int]
                                    "budget": [budget(name, spec, work, s) for s in seeds
                                               if (results / "runs" / f"{name}-seed{s}.json").exists()]}
     results.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(results / "summary.json", summary)
-    atomic_write_text(results / "table.md", table(summary) + "\n")
+    write_json(results / "summary.json", summary)
+    write_text(results / "table.md", table(summary) + "\n")
     plot(summary, results / f"{spec['plot']}.png")
     return summary
 

@@ -1,6 +1,6 @@
 """Why the model-free baselines move as they do: the collapse diagnostics of BASELINES.md 8.7 per stage.
 
-    python results/baselines/mechanism.py --task toy-reach [--seeds 0,1,2]
+    python -m results.baselines.mechanism --task toy-reach [--seeds 0,1,2]
 
 For every stage model of each RL run (``iql``, ``rlpd``, ``sgft``): the actor's std and SAC temperature α, and
 how far its mean action has moved from the single-step BC start on the run's own real states (RMS, normalised
@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from results.runner import write_json, write_text
+
 ROOT = Path(__file__).resolve().parents[2]
 RL = ("iql", "rlpd", "sgft")
 
@@ -37,13 +39,15 @@ def drift(agent: Any, start: Any, features: torch.Tensor) -> float:
 
 
 def stage_rows(work: Path, name: str, seed: int) -> list[dict[str, Any]]:
+    """Per stage of the run: the actor's std and α, its drift from the BC start on the run's real states (in the
+    frozen encoder's feature space, which the run's agents share with the BC start they were built from)."""
     from simdist import load_agent
-    from simdist.components.agents.latent import encode_transitions
 
     run = work / f"seed-{seed}" / name
     state = json.loads((run / "state.json").read_text())
     start = load_agent(work / f"seed-{seed}" / "bc-start")
-    feats = encode_transitions(start.policy, _episodes(run / "real-data"), rewards="sparse").features
+    feats = load_agent(work / f"seed-{seed}" / f"{name}-init").transitions(_episodes(run / "real-data"),
+                                                                           rewards="sparse").features
     rows = []
     for k, stage in enumerate(state["stages"]):
         agent = load_agent(work / f"seed-{seed}" / f"{name}-init" if k == 0 else stage["model"])
@@ -60,21 +64,11 @@ def iql_weights(work: Path, seed: int) -> dict[str, float]:
     """IQL's advantage weights exp(β(min Q − V)) (clipped at 100) on the simulation data after the offline phase:
     their effective sample size as a share of the batch (1: uniform, BC on every action; small: selective)."""
     from simdist import load_agent
-    from simdist.components.agents.latent.networks import transition_tensordict
 
     agent = load_agent(work / f"seed-{seed}" / "iql-init")
     data = agent.encoded_replay().load([work / "sim"])
     idx = torch.randperm(len(data), generator=torch.Generator().manual_seed(0))[:4096]
-    batch = transition_tensordict(data.take(idx))
-    loss = agent.loss_module
-    qs = []
-    for params in loss.target_qvalue_network_params.unbind(0):
-        with params.to_module(loss.qvalue_network):
-            qs.append(loss.qvalue_network(batch.clone())["state_action_value"])
-    q = torch.stack(qs).min(0).values.squeeze(-1)
-    with loss.value_network_params.to_module(loss.value_network):
-        v = loss.value_network(batch.clone())["state_value"].squeeze(-1)
-    w = torch.exp(agent.settings["temperature"] * (q - v)).clamp(max=100.0)
+    w = agent.advantage_weights(data.take(idx))
     ess = float(w.sum() ** 2 / (w ** 2).sum() / len(w))
     expert = data.take(idx)["expert"]
     return {"ess_share": ess, "expert_share": float(expert.float().mean()),
@@ -85,11 +79,10 @@ def iql_weights(work: Path, seed: int) -> dict[str, float]:
 def sgft_values(work: Path, seed: int) -> dict[str, float]:
     """V_sim on the simulation's and the real run's states, and the spread of the shaped reward on real data."""
     from simdist import load_agent
-    from simdist.components.agents.latent import encode_transitions
 
     agent = load_agent(work / f"seed-{seed}" / "sgft-init")
-    sim = encode_transitions(agent.policy, _episodes(work / "sim"), rewards="sparse")
-    real = encode_transitions(agent.policy, _episodes(work / f"seed-{seed}" / "sgft" / "real-data"), rewards="sparse")
+    sim = agent.transitions(_episodes(work / "sim"), rewards="sparse")
+    real = agent.transitions(_episodes(work / f"seed-{seed}" / "sgft" / "real-data"), rewards="sparse")
     v_sim = agent.v_sim(sim.next_features).squeeze(-1)
     v_real = agent.v_sim(real.features).squeeze(-1)
     shaped = agent.rewards(real.take(torch.arange(len(real))))
@@ -126,8 +119,6 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    from simdist.fsutil import atomic_write_json, atomic_write_text
-
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--task", default="toy-reach")
     parser.add_argument("--seeds", default="0,1,2")
@@ -142,9 +133,9 @@ def main() -> None:
               "iql": [iql_weights(work, s) for s in runs["iql"]],
               "sgft": [sgft_values(work, s) for s in runs["sgft"]]}
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "mechanism.json", report)
+    write_json(out / "mechanism.json", report)
     text = markdown(report)
-    atomic_write_text(out / "mechanism.md", text + "\n")
+    write_text(out / "mechanism.md", text + "\n")
     print(text)
 
 

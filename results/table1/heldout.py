@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from results.runner import run_command, simdist_command, write_json, write_text
+from results.table1.sweep import TASKS, VARIANTS, ZOO_MODEL
+
 ROOT = Path(__file__).resolve().parents[2]
-from results.runner import run_command, simdist_command  # noqa: E402
-from results.table1.sweep import TASKS, VARIANTS, ZOO_MODEL  # noqa: E402
 
 
 def _r2(pred: np.ndarray, target: np.ndarray) -> float:
@@ -31,7 +32,7 @@ def _r2(pred: np.ndarray, target: np.ndarray) -> float:
 @torch.no_grad()
 def heldout_metrics(model, episodes) -> dict[str, float]:
     """The variant's head and dynamics errors over every window of ``episodes`` (front-padded as in training)."""
-    from simdist.training.evaluate import episode_batch
+    from simdist.training import episode_batch
 
     model.eval()
     pad = model.config.history
@@ -80,7 +81,7 @@ def main() -> None:
     from itertools import islice
 
     from simdist import WorldModel
-    from simdist.data.shards import iter_episodes
+    from simdist.data import iter_episodes
 
     episodes = list(islice(iter_episodes(str(data), shuffle_shards=False, split_by_node=False,
                                          split_by_worker=False), args.episodes))
@@ -95,14 +96,12 @@ def main() -> None:
             rows[name] = heldout_metrics(WorldModel.from_pretrained(str(folder)), episodes)
             print(name, rows[name], flush=True)
     out = ROOT / "results" / "table1" / args.task
-    from simdist.fsutil import atomic_write_json, atomic_write_text
-
-    atomic_write_json(out / "heldout.json", {"episodes": len(episodes), "variants": rows})
+    write_json(out / "heldout.json", {"episodes": len(episodes), "variants": rows})
     lines = ["| variant | reward R² | value R² | action RMS error (expert steps) | consistency (own latent) |",
              "|---|---|---|---|---|"]
     lines += [f"| {n} | {m['reward_r2']:.3f} | {m['value_r2']:.3f} | {m['action_rmse']:.3f} | {m['consistency']:.4f} |"
               for n, m in rows.items()]
-    atomic_write_text(out / "heldout.md", "\n".join(lines) + "\n")
+    write_text(out / "heldout.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -26,10 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
+from results.runner import pretrain_and_export
+from results.runner import run_command as _run
+from results.runner import simdist_command as _simdist
+
 ROOT = Path(__file__).resolve().parents[2]
-from results.runner import pretrain_and_export  # noqa: E402
-from results.runner import run_command as _run  # noqa: E402
-from results.runner import simdist_command as _simdist  # noqa: E402
 
 #: the paper's Table I (SIMDIST.md 13 §4.1): peg, table leg, quadruped
 PAPER = {"full": (0.90, 0.85, 22.78), "data-50": (0.72, 0.61, 22.73), "data-10": (0.06, 0.02, 19.38),
@@ -113,7 +114,7 @@ def evaluate(task: str, agent: Path | str, result: Path, seed: int, dry: bool,
 
 def table(task: str, names: list[str]) -> str:
     """Markdown: each variant's metric (mean [95 % CI], trials) beside the paper's number for the task's column."""
-    from simdist.evaluation import EvaluationResult, seeds_bootstrap_ci
+    from simdist import EvaluationResult, seeds_bootstrap_ci
 
     col = TASKS[task]["paper"]
     folder = ROOT / "results" / "table1" / task

@@ -91,11 +91,11 @@ def experts(task: str, dry: bool) -> None:
 
 def profiles(task: str, dry: bool) -> None:
     """Zero-shot expert and the expert retuned for the profile, on every built-in proxy-real profile (Wide)."""
-    from simdist.tasks import task_class
+    from simdist import get
 
     folder = OUT / "profiles" / task
     rows = []
-    for prof in [p for p in task_class(task).profiles() if p != "sim"]:
+    for prof in [p for p in get("task", task).profiles() if p != "sim"]:
         cells = []
         for agent in ("expert", "scripted:retuned"):
             name = agent.split(":")[-1]
@@ -118,7 +118,7 @@ def model_path(task: str) -> str:
 def export(task: str, dry: bool) -> None:
     """The cpu recipe's last checkpoint as a Hub-ready folder (``outputs/<task>/model``) that plans with the
     paper's manipulation MPPI (``planner.json`` from planner preset ``manipulation``)."""
-    from simdist.planning.presets import planner_preset
+    from simdist.planning import planner_preset
 
     run = ROOT / "outputs" / task
     plan = run / "planner.json"
@@ -169,7 +169,7 @@ def speed(task: str, dry: bool) -> None:
     print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
     if not dry:
         out.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(cmd, cwd=ROOT, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        subprocess.run(cmd, cwd=ROOT, check=True)
 
 
 def data(task: str, dry: bool) -> None:

@@ -8,7 +8,7 @@ import importlib
 from typing import Any
 
 from simdist.planning.actor import PlannerPolicy
-from simdist.planning.history import ObservationHistory
+from simdist.planning.history import ObservationHistory, history_for
 
 _LAZY = {
     "Planner": "simdist.planning.base",
@@ -25,7 +25,7 @@ _LAZY = {
     "planner_preset": "simdist.planning.presets",
 }
 
-__all__ = ["ObservationHistory", "PlannerPolicy", *_LAZY]
+__all__ = ["ObservationHistory", "PlannerPolicy", "history_for", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -72,6 +72,22 @@ class IQLAgent(LatentAgent):
                 "qvalue": list(loss.qvalue_network_params.values(True, True)),
                 "value": list(loss.value_network_params.values(True, True))}
 
+    @torch.no_grad()
+    def advantage_weights(self, batch: Mapping[str, Tensor]) -> Tensor:
+        """The actor's advantage weights exp(β(min Q − V)) under the target critics, clipped at 100, one per
+        transition of ``batch`` (a ``Transitions.take`` batch): how strongly each action is cloned (all alike:
+        behaviour cloning; a few large: selective)."""
+        data = transition_tensordict(batch)
+        loss = self.loss_module
+        qs = []
+        for params in loss.target_qvalue_network_params.unbind(0):
+            with params.to_module(loss.qvalue_network):
+                qs.append(loss.qvalue_network(data.clone())["state_action_value"])
+        q = torch.stack(qs).min(0).values.squeeze(-1)
+        with loss.value_network_params.to_module(loss.value_network):
+            v = loss.value_network(data.clone())["state_value"].squeeze(-1)
+        return torch.exp(self.settings["temperature"] * (q - v)).clamp(max=100.0)
+
     def update(self, batch: Mapping[str, Tensor], optimizers: Mapping[str, torch.optim.Optimizer]) -> dict[str, float]:
         """Value, actor and critic losses of one batch (each depends on its own parameters only, the others'
         outputs detached inside the loss), one Adam step each, then the Polyak update of the target critics."""

@@ -21,7 +21,7 @@ import abc
 import copy
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,7 +31,7 @@ from torch import Tensor, nn
 
 from simdist.agents import ENCODER_FROZEN, Agent
 from simdist.components.agents.latent.replay import EncodedFolders, mixed_batch, uniform_batch
-from simdist.components.agents.latent.transitions import REWARD_LABELS
+from simdist.components.agents.latent.transitions import REWARD_LABELS, Transitions, encode_transitions
 from simdist.config import ConfigError, config_file
 
 __all__ = ["COMMON_SETTINGS", "LatentAgent", "LatentModel"]
@@ -275,6 +275,13 @@ class LatentAgent(Agent):
                 reward_model = load_agent(self.settings["reward_model"]).world_model.to(self.device)
             self._encoded = EncodedFolders(self.policy, self.settings["rewards"], reward_model)
         return self._encoded
+
+    def transitions(self, episodes: Iterable[Any], rewards: str | None = None) -> Transitions:
+        """``episodes`` as this agent learns from them: transitions in its frozen encoder's feature space, labelled
+        with ``rewards`` (a label kind of :data:`REWARD_LABELS`; None: the agent's own)."""
+        kind = self.settings["rewards"] if rewards is None else rewards
+        reward_model = self.encoded_replay().reward_model if kind == "model" else None
+        return encode_transitions(self.policy, episodes, kind, reward_model)
 
     def optimizers(self) -> dict[str, torch.optim.Optimizer]:
         """One Adam per :meth:`optimizer_groups` entry (state restored from a saved agent)."""

@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import mujoco
 import numpy as np
@@ -119,6 +119,12 @@ class Go2Env:
         nthread: physics threads (0: all CPUs).
         seed: RNG seed; ``reset(seed=...)`` reseeds and redraws startup randomisation.
     """
+
+    #: how an action drives the robot: PD joint targets ``default_joint_pos + action_scale * action`` (rad), held
+    #: for ``substeps`` physics steps of one control step
+    default_joint_pos: ClassVar[np.ndarray] = R.DEFAULT_JOINT_POS
+    action_scale: ClassVar[float] = R.ACTION_SCALE
+    substeps: ClassVar[int] = R.N_SUBSTEPS
 
     def __init__(self, num_envs: int = 256, *, terrain: str | Terrain = "flat",
                  terrain_mode: str = "curriculum", command_mode: str = "random",
@@ -297,7 +303,7 @@ class Go2Env:
             q[:-1] = q[1:]
             q[-1] = applied
             applied = q[0]
-        self.ctrl[:] = R.DEFAULT_JOINT_POS + R.ACTION_SCALE * applied
+        self.ctrl[:] = self.default_joint_pos + self.action_scale * applied
         self._physics_step()
         self.episode_step += 1
 
@@ -401,7 +407,7 @@ class Go2Env:
     # physics
     def _physics_step(self) -> None:
         try:
-            self.batch.step(nstep=R.N_SUBSTEPS, stage=mujoco.mjtStage.mjSTAGE_VEL.value)
+            self.batch.step(nstep=self.substeps, stage=mujoco.mjtStage.mjSTAGE_VEL.value)
             failed = np.zeros(self.num_envs, bool)
         except self._simulation_error:
             failed = np.asarray(self.batch.status) != 0

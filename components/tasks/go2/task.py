@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from simdist.data.schema import DatasetSpec
 from simdist.evaluation import EvaluationResult
 from simdist.registry import register
 from simdist.tasks import Task, TaskError
+
+if TYPE_CHECKING:
+    from simdist.components.tasks.go2.walk_compare import WalkComparison
 
 #: Gaussian input noise of the official Go2 recipe (SIMDIST.md 3.6), in raw units, per dimension group.
 GO2_OBS_NOISE: dict[str, list[float]] = {
@@ -126,11 +129,18 @@ class Go2Task(Task):
         return make_course(profile=self.profile, terrain=self.terrain, course_length=self.course_length,
                            difficulty=self.difficulty, seed=seed)
 
+    @property
+    def standing_steps(self) -> int:
+        """The steps of zero action and command before each protocol trial walks (the official reset phase)."""
+        from simdist.components.tasks.go2.protocol import RESET_STEPS
+
+        return RESET_STEPS if self.reset_steps is None else self.reset_steps
+
     # -- evaluation ----------------------------------------------------------------------------
     def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> EvaluationResult:
         """The straight-walk protocol: ``trials`` per speed, one batch per speed (``num_envs`` is unused); with
         ``reward_grid``, Table I's accumulated reward, one episode per grid cell (``trials`` is unused)."""
-        from simdist.components.tasks.go2.protocol import RESET_STEPS, run_protocol
+        from simdist.components.tasks.go2.protocol import run_protocol
 
         if self.reward_grid is not None:
             from simdist.components.tasks.go2.reward_grid import run_reward_grid
@@ -139,9 +149,19 @@ class Go2Task(Task):
 
         result = run_protocol(agent, self.course(seed), speeds=self.speeds or (0.3,), trials=trials, seed=seed,
                               randomize=self.randomize, time_factor=self.time_factor, max_steps=self.max_steps,
-                              reset_steps=RESET_STEPS if self.reset_steps is None else self.reset_steps,
-                              walk_start_history=self.walk_start_history, log=log)
+                              reset_steps=self.standing_steps, walk_start_history=self.walk_start_history, log=log)
         return result.to_evaluation(self.task_name, self.profile_name)
+
+    def compare_walk(self, world_model: Any, expert: Any, *, trials: int, walk_steps: int, driver: str = "expert",
+                     speed: float = 0.5) -> WalkComparison:
+        """The course's straight walk at ``speed`` with ``world_model``'s policy head and ``expert`` (a
+        ``policy(obs)``, e.g. ``build_controller("expert:PATH")``) side by side, ``driver`` ("expert" or "head")
+        acting: their actions compared over ``walk_steps`` walking steps of ``trials`` trials (domain
+        randomisation per trial if the task's ``randomize`` is set)."""
+        from simdist.components.tasks.go2.walk_compare import compare_walk
+
+        return compare_walk(self.course(), world_model, expert, trials=trials, walk_steps=walk_steps, driver=driver,
+                            randomize=self.randomize, standing_steps=self.standing_steps, speed=speed)
 
     def success(self, result: Any) -> np.ndarray:
         """Reached the course end (the protocol's success), or walked the whole episode without falling."""

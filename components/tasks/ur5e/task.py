@@ -98,21 +98,26 @@ class UR5eTask(Task):
             env.close()
 
     # ---- evaluation ----
+    def evaluation_env(self, num_envs: int, seed: int, **options: Any) -> Any:
+        """The env one evaluation pass runs on: ``num_envs`` arms on the profile (None: the training simulator),
+        their starts the cells of the grid's lattice in order; ``options`` go to the env config (cameras)."""
+        from simdist.components.tasks.ur5e.env import UR5eEnv
+
+        return UR5eEnv(self.assembly(), num_envs, self.env_config(grid=self.grid, **options), profile=self.profile,
+                       seed=seed)
+
     def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> EvaluationResult:
         """``trials`` passes over the grid's 20-cell lattice (20 x ``trials`` episodes)."""
-        from simdist.components.tasks.ur5e.env import UR5eEnv
         from simdist.components.tasks.ur5e.images import camera_settings
         from simdist.rollout import rollout
 
-        profile = self.profile
         cameras = camera_settings(agent)  # an image model's cameras and size; {} for state models and experts
         values: list[float] = []
         times: list[float | None] = []
         cells: list[int] = []
         diverged: list[bool] = []
         for rep in range(trials):
-            env = UR5eEnv(self.assembly(), min(num_envs, LATTICE_CELLS), self.env_config(grid=self.grid, **cameras),
-                          profile=profile, seed=seed + rep)
+            env = self.evaluation_env(min(num_envs, LATTICE_CELLS), seed + rep, **cameras)
             try:
                 result = rollout(env, agent, episodes=LATTICE_CELLS, seed=seed + rep)
             finally:

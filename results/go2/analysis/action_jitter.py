@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from simdist import build_controller
-from simdist.components.tasks.go2.protocol import RESET_STEPS, make_course, run_protocol
+from simdist import build_controller, make_task
 
 REALTIME = dict(samples=16, iterations=1, init_std=0.1, warm_start="policy")
 
@@ -38,8 +37,9 @@ class Recorder:
 def jitter(model: str, planner: str, decay: float | None, terrain: str, trials: int, walk_steps: int) -> float:
     kwargs = REALTIME if planner == "mppi" else {}
     rec = Recorder(build_controller(f"model:{model}", planner, temporal_ensemble=decay, **kwargs))
-    run_protocol(rec, make_course(terrain=terrain, course_length=10.0), speeds=(0.5,), trials=trials, seed=0,
-                 randomize=True, max_steps=RESET_STEPS + walk_steps)
+    task = make_task("go2", terrain=terrain, course_length=10.0, speeds=(0.5,), randomize=True)
+    task.max_steps = task.standing_steps + walk_steps
+    task.evaluate(rec, trials, seed=0)
     actions = np.stack(rec.actions)  # (steps, B, A)
     return float((np.diff(actions[1:], axis=0) ** 2).mean())
 

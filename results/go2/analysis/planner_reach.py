@@ -18,9 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from simdist import build_controller
-from simdist.components.tasks.go2.protocol import make_course, run_protocol
-from simdist.planning.shadow import ShadowPlanners
+from simdist import build_controller, make_task
+from simdist.planning import ShadowPlanners
 
 SHADOWS = ("adapted", "reseeded", "policy_head")
 
@@ -49,13 +48,14 @@ def main() -> None:
     shadowed = ShadowPlanners(planner(args.base, args.seed), {
         "adapted": planner(args.adapted, args.seed), "reseeded": planner(args.base, args.seed + 1000),
         "policy_head": planner(args.base, args.seed, "policy")})
-    speeds = [float(s) for s in args.speeds.split(",")]
-    result = run_protocol(shadowed, make_course(args.profile), speeds=speeds, trials=args.trials, seed=args.seed)
+    speeds = tuple(float(s) for s in args.speeds.split(","))
+    result = make_task("go2", profile=args.profile, speeds=speeds).evaluate(shadowed, args.trials, args.seed)
+    protocol = result.details["protocol"]  # the straight-walk protocol's record: one entry per speed
     per_speed = []
-    assert len(shadowed.runs) == len(result.speeds)  # the protocol resets every env once per speed
-    for k, trials in enumerate(result.speeds):
-        walked = np.round(np.asarray(trials.walk_time) / 0.02).astype(int)
-        per_speed.append({"speed": trials.speed, "progress": trials.progress, **shadowed.gaps(k, walked)})
+    assert len(shadowed.runs) == len(protocol["speeds"])  # the protocol resets every env once per speed
+    for k, trials in enumerate(protocol["speeds"]):
+        walked = np.round(np.asarray(trials["walk_time"]) / 0.02).astype(int)
+        per_speed.append({"speed": trials["speed"], "progress": trials["progress"], **shadowed.gaps(k, walked)})
         print(json.dumps(per_speed[-1]), flush=True)
     keys = ("executed_rms", *SHADOWS)
     summary = {"base": args.base, "adapted": args.adapted, "profile": args.profile, "settings": vars(args),

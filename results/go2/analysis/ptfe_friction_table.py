@@ -12,15 +12,18 @@ import json
 import re
 from pathlib import Path
 
-from simdist.components.tasks.go2.protocol import ProtocolResult
+import numpy as np
+from protocol_files import every_trial, protocol_record  # beside this script, which runs by its path
 
 
 def walk(path: Path) -> str:
+    """Mean progress, its share of the course and the share of trials that fell, of one saved evaluation."""
     if not path.exists():
         return "not run"
-    result = ProtocolResult.load(path)
-    share = result.mean_progress / result.course_length
-    return f"{result.mean_progress:.2f} ({share:.0%}), fell {result.termination_rate:.0%}"
+    record = protocol_record(path)
+    progress = float(np.mean(every_trial(record, "progress")))
+    fell = float(np.mean(every_trial(record, "terminated")))
+    return f"{progress:.2f} ({progress / record['course_length']:.0%}), fell {fell:.0%}"
 
 
 def friction_table(folder: Path) -> list[str]:

@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from simdist.components.tasks.go2.protocol import pooled_trials
+from protocol_files import pooled_trials  # beside this script, which runs by its path
 
 
 def runs_by_name(folder: Path) -> dict[str, dict[int, Path]]:

@@ -16,9 +16,16 @@ from pathlib import Path
 
 import numpy as np
 
-from simdist import WorldModel
-from simdist.adaptation import last_quarter_mean, roc_auc, value_trace
+from simdist import WorldModel, roc_auc, value_trace
 from simdist.data import iter_episodes
+
+
+def last_quarter_mean(trace: np.ndarray) -> float:
+    """Mean of the last quarter of a value trace (at least one entry; NaN for an empty trace)."""
+    if not len(trace):
+        return float("nan")
+    return float(trace[-max(1, len(trace) // 4):].mean())
+
 
 SCORES = {
     "final": lambda first, end: float(end[-1]),

@@ -2,8 +2,8 @@
 
 Each ROW is ``LABEL=GLOB[,GLOB...]`` (paths relative to the current folder); the trials of every file a row
 matches are pooled (all speeds). ``GLOB#KEY.KEY`` reads a protocol result nested in a file, e.g.
-``results/go2/demo/results.json#protocol.zero_shot``. The interval is the percentile bootstrap over trials
-(10,000 resamples, seed 0), the method `simdist.evaluation` uses, so the same trials give the same interval.
+``results/go2/demo/results.json#protocol.zero_shot``. The interval is ``simdist.bootstrap_ci``'s percentile
+bootstrap over trials (10,000 resamples, seed 0), as every simdist table gives it.
 Usage: python results/go2/analysis/walk_ci.py "LABEL=results/go2/x/mppi_flat_seed*.json" ... [--out table.md]
 """
 
@@ -14,20 +14,7 @@ import glob
 import json
 from pathlib import Path
 
-import numpy as np
-
-RESAMPLES, CONFIDENCE = 10_000, 0.95
-
-
-def bootstrap(values: list[float], seed: int = 0) -> tuple[float, float, float]:
-    """(mean, low, high): the mean and its percentile-bootstrap interval."""
-    x = np.asarray(values, np.float64)
-    if x.size == 1 or np.ptp(x) == 0.0:
-        return float(x.mean()), float(x.min()), float(x.max())
-    means = x[np.random.default_rng(seed).integers(0, x.size, size=(RESAMPLES, x.size))].mean(axis=1)
-    tail = (1.0 - CONFIDENCE) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return float(x.mean()), float(low), float(high)
+from simdist import bootstrap_ci
 
 
 def pooled(patterns: list[str]) -> tuple[list[float], list[bool], float, list[tuple[str, str]]]:
@@ -57,8 +44,9 @@ def main() -> None:
     for row in args.rows:
         label, _, patterns = row.partition("=")
         progress, fell, length, _ = pooled(patterns.split(","))
-        mean, low, high = bootstrap(progress)
-        lines.append(f"| {label} | {mean:.2f} [{low:.2f}, {high:.2f}] | {length:g} | {len(progress)} | {sum(fell)} |")
+        est = bootstrap_ci(progress)
+        lines.append(f"| {label} | {est.mean:.2f} [{est.low:.2f}, {est.high:.2f}] | {length:g} | {len(progress)} | "
+                     f"{sum(fell)} |")
     text = "\n".join(lines)
     print(text)
     if args.out:

@@ -19,9 +19,7 @@ from pathlib import Path
 
 
 def main() -> None:
-    from simdist import WorldModel, load_agent
-    from simdist.components.agents.bc import BCAgent
-    from simdist.tasks import make_task, task_class
+    from simdist import WorldModel, get, load_agent, make_task
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--task", default="ur5e-peg")
@@ -44,8 +42,8 @@ def main() -> None:
     out = Path(args.out)
     if not (out / "config.json").is_file():
         t0 = time.perf_counter()
-        config = WorldModel.from_preset(task_class(args.task).preset).config
-        agent = BCAgent.train(args.data, config, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
+        config = WorldModel.from_preset(get("task", args.task).preset).config
+        agent = get("agent", "bc").train(args.data, config, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                               end_lr=args.lr / 10, front_pad=config.history, seed=args.seed, expert_only=True,
                               progress=True, out=out.with_name(out.name + "-logs"))
         agent.save_pretrained(out, description=f"single-step BC on {args.data} (clean expert steps)")

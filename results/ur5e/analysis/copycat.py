@@ -34,7 +34,7 @@ def replay(agent, episode, steps: int = 30) -> dict:  # type: ignore[no-untyped-
 
 def main() -> None:
     from simdist import load_agent
-    from simdist.data.shards import iter_episodes
+    from simdist.data import iter_episodes
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True)

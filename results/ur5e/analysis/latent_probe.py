@@ -18,7 +18,7 @@ import torch
 
 def main() -> None:
     from simdist import load_agent
-    from simdist.data.shards import iter_episodes
+    from simdist.data import iter_episodes
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True)

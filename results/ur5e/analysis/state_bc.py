@@ -27,7 +27,7 @@ KEYS = ("proprio", "object")
 
 def load(data: str, episodes: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Inputs, targets, episode ids and a first-step-of-a-free-start flag for the flagged expert steps."""
-    from simdist.data.shards import iter_episodes
+    from simdist.data import iter_episodes
 
     xs, ys, ids, first = [], [], [], []
     for n, ep in enumerate(iter_episodes(data, shuffle_shards=True, seed=seed)):

@@ -19,11 +19,9 @@ import numpy as np
 
 def trace(task, controller, cells: int = 8, seed: int = 0, max_steps: int = 225) -> list[dict]:  # type: ignore[no-untyped-def]
     """One episode on each of the first ``cells`` lattice cells (no resets), stepped to the time limit."""
-    from simdist.components.tasks.ur5e.env import UR5eEnv
-    from simdist.planning.history import history_for
+    from simdist.planning import history_for
 
-    profile = task.profile
-    env = UR5eEnv(task.assembly(), cells, task.env_config(grid=task.grid), profile=profile, seed=seed)
+    env = task.evaluation_env(cells, seed)
     try:
         obs = env.reset(seed=seed)
         history = history_for(controller, cells)
