@@ -63,8 +63,12 @@ class Task(abc.ABC):
     planner_preset: ClassVar[str] = "paper"
     planner_defaults: ClassVar[dict[str, Any]] = {}
     data_defaults: ClassVar[dict[str, Any]] = {}
-    #: the task ``simdist demo`` and ``simdist bench`` use when ``--task`` is not given (one task sets it)
+    #: the task ``simdist bench``, ``simdist train-expert`` and the task commands use when ``--task`` is not given
+    #: (one task sets it)
     default: ClassVar[bool] = False
+    #: the task ``simdist demo`` runs when ``--task`` is not given (one task sets it): where the demo shows
+    #: adaptation's effect
+    default_demo: ClassVar[bool] = False
     #: the world-model preset (``WorldModel.from_preset``) of this task's official architecture
     preset: ClassVar[str | None] = None
     #: the pretraining batch size of this task's recipes (``simdist bench --sections train`` times it)
@@ -278,12 +282,13 @@ def make_task(name: str, **kwargs: Any) -> Task:
     return create("task", name, **kwargs)
 
 
-def default_task() -> str:
-    """The registered task that declares itself the default (``Task.default``)."""
-    names = [n for n in task_names() if getattr(get("task", n), "default", False)]
+def default_task(role: str = "default") -> str:
+    """The registered task that declares itself the default: ``Task.default``, or with ``role="default_demo"``
+    ``Task.default_demo``."""
+    names = [n for n in task_names() if getattr(get("task", n), role, False)]
     if len(names) != 1:
         raise TaskError(f"pass --task (registered tasks: {', '.join(task_names())}; "
-                        f"{len(names)} declare themselves the default)")
+                        f"{len(names)} declare themselves the {role.replace('_', ' ')})")
     return names[0]
 
 

@@ -547,8 +547,8 @@ def _shards_on_disk(out: Path) -> str:
     return f"{len(done)} shards committed ({', '.join(done) or '-'}), open: {', '.join(open_) or '-'}"
 
 
-DEMO_OPTIONS = ("--minutes", "0.2", "--trials", "1", "--envs", "2", "--max-steps", "60", "--epochs", "1",
-                "--windows-per-epoch", "128", "--no-video")
+DEMO_OPTIONS = ("--task", "go2", "--minutes", "0.2", "--trials", "1", "--envs", "2", "--max-steps", "60",
+                "--epochs", "1", "--windows-per-epoch", "128", "--no-video")
 
 
 def go2_demo() -> Scenario:

@@ -103,9 +103,16 @@ def test_demo_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(toy_demo, "main", lambda argv: calls.append(("toy", argv)) or 0)
     monkeypatch.setattr(go2_demo, "main", lambda argv: calls.append(("go2", argv)) or 0)
     assert cli.main(["demo", "--task", "toy-reach", "--quick"]) == 0
-    assert cli.main(["demo", "--minutes", "1"]) == 0
+    assert cli.main(["demo", "--real", "lag"]) == 0  # without --task: the task where the demo shows the effect
     assert cli.main(["demo", "--task=go2", "--trials", "2"]) == 0
-    assert calls == [("toy", ["--quick"]), ("go2", ["--minutes", "1"]), ("go2", ["--trials", "2"])]
+    assert calls == [("toy", ["--quick"]), ("toy", ["--real", "lag"]), ("go2", ["--trials", "2"])]
+
+
+def test_default_tasks() -> None:
+    from simdist.tasks import default_task
+
+    assert default_task("default_demo") == "toy-reach"  # simdist demo
+    assert default_task() == "go2"  # simdist bench, train-expert and the task commands
 
 
 def test_render_frames() -> None:

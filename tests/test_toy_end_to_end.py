@@ -10,12 +10,13 @@ import pytest
 import torch
 
 from simdist import WorldModel
-from simdist.components.tasks.toy_reach.demo import TEST, run_toy_pipeline
+from simdist.components.tasks.toy_reach.demo import TEST, ToyOptions, run_toy_pipeline
 
 
 @pytest.mark.usefixtures("single_thread")
 def test_toy_pipeline_end_to_end(tmp_path) -> None:
-    results = run_toy_pipeline(tmp_path, TEST, seed=0, progress=False)
+    results = run_toy_pipeline(tmp_path, TEST, seed=0, progress=False, real="real",
+                               options=ToyOptions(dynamics_context=0))
     for name in ("results.json", "results.md", "progress.png", "toy-sim/model.safetensors",
                  "toy-real/model.safetensors", "real-data/dataset.json"):
         assert (tmp_path / name).exists(), name

@@ -1,7 +1,8 @@
 """``simdist demo [--task NAME] ...`` and ``simdist train-expert [--task NAME] ...``: a task's own tools.
 
 The remaining arguments go to the task's demo (:meth:`simdist.tasks.Task.demo`) or expert trainer; without
-``--task`` the task that declares itself the default runs.
+``--task`` the task that declares itself the default runs (for the demo ``Task.default_demo``: the task where the
+demo shows adaptation's effect; for the expert trainer ``Task.default``).
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ def _strip_task(argv: list[str]) -> list[str]:
 
 
 def _run(argv: list[str], tool: str) -> int:
+    role = "default_demo" if tool == "demo" else "default"
     if {"-h", "--help"} & set(argv):
         print(f"simdist {tool.replace('_', '-')} [--task NAME] ...: registered tasks: {', '.join(task_names())} "
-              f"(default: {default_task()}); the task's own options follow.\n")
+              f"(default: {default_task(role)}); the task's own options follow.\n")
     try:
-        cls = task_class(preparse_task(argv) or "")
+        cls = task_class(preparse_task(argv, default=False) or default_task(role))
         return int(getattr(cls, tool)(_strip_task(argv)) or 0)
     except (TaskError, ProfileError) as err:
         raise SystemExit(f"simdist {tool.replace('_', '-')}: {err}") from None

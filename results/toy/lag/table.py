@@ -1,10 +1,12 @@
-"""The lever table of docs/plan-ranking.md from the committed runs: ``python -m results.toy.lag.table``.
+"""The lever tables of docs/plan-ranking.md from the committed runs: ``python -m results.toy.lag.table``.
 
 Each run folder holds the ``results.json`` that ``bash results/toy/lag/run.sh loop SEED [options]`` wrote (copied
 from ``outputs/toy-lag/``). One row per run: the lever, the seed, the nominal closed loop, zero-shot and adapted on
 ``lag`` (mean [95 % CI], 32 episodes each) and whether the intervals are apart, the plan ranking in simulation and
 on the profile before and after, the held-out real consistency before and after, and the action information of
-the pretrained model on fresh simulation windows.
+the pretrained model on fresh simulation windows. The runs of the lever sweep (folders named ``ROW-sSEED``, run by
+``bash results/toy/lag/run.sh levers SEED ROW...``, one torch thread per run) form a second table, their lever
+read from the recorded options, with the pretraining's CPU seconds (``timing.json``) beside them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,27 @@ def lever(name: str, r: dict) -> str:
     return ", ".join(parts)
 
 
+#: the options of the lever sweep that differ from its reference row, as the table names them
+SWEEP_OPTIONS = {
+    "perturb_sigma": (1.0, "perturbation σ ≤ {}"), "perturb_steps": (5, "noised windows ≤ {} steps"),
+    "perturbed_repeat": (1, "perturbed windows ×{}"), "history_dropout": (0.0, "past actions dropped p={}"),
+    "consistency_decay": (1.0, "consistency weight ρ^k, ρ={}"), "dynamics_hidden": (None, "dynamics width {}"),
+    "history": (None, "history {}"), "sim_mix": (0.0, "{} simulation transitions in finetuning"),
+    "ensemble": (1, "ensemble of {}"), "disagreement": (0.0, "disagreement penalty λ={}"),
+}
+
+
+def sweep_lever(r: dict) -> str:
+    """The sweep row's lever: its options that differ from the reference, else its finetuning budget."""
+    o = r["options"]
+    parts = [text.format(o[k]) for k, (default, text) in SWEEP_OPTIONS.items() if o.get(k, default) != default]
+    if r["scale"]["finetune_epochs"] != 12:
+        parts.append(f"{r['scale']['finetune_epochs']} finetuning epochs")
+    if "pretrained" in r["sim_data"]:
+        parts.append("reference's pretrained model")
+    return ", ".join(parts) or "reference (96 real episodes, 12 finetuning epochs)"
+
+
 def cell(r: dict, key: str) -> str:
     low, high = r["return_ci95"][key]
     return f"{r['return'][key]:.2f} [{low:.2f}, {high:.2f}]"
@@ -43,11 +66,11 @@ def verdict(r: dict) -> str:
     return "**higher**" if al > zh else "lower" if ah < zl else "no difference"
 
 
-def row(name: str, r: dict) -> str:
+def row(name: str, r: dict, what: str | None = None, extra: str = "") -> str:
     seed = name.rsplit("-s", 1)[1]
     info = r["diagnostics"]["action_information"]["zero_shot"]
     cons = r["heldout_consistency"]
-    return (f"| {lever(name, r)} | {seed} | {cell(r, 'sim')} | {cell(r, 'real_zero_shot')} | "
+    return (f"| {what or lever(name, r)} | {seed} |{extra} {cell(r, 'sim')} | {cell(r, 'real_zero_shot')} | "
             f"{cell(r, 'real_adapted')} | "
             f"{verdict(r)} | {rho(r, 'sim/zero_shot')} | {rho(r, 'profile/zero_shot')} | "
             f"{rho(r, 'profile/adapted')} | {cons['pretrained']:.3f} → {cons['adapted']:.3f} | "
@@ -55,14 +78,29 @@ def row(name: str, r: dict) -> str:
             f"{info['latent_shift']:.2f} |")
 
 
-def main() -> None:
-    print("| lever | seed | sim | `lag` zero-shot | `lag` adapted | adapted vs zero-shot | ρ sim | ρ `lag` zero-shot | "
+HEADER = ("| sim | `lag` zero-shot | `lag` adapted | adapted vs zero-shot | ρ sim | ρ `lag` zero-shot | "
           "ρ `lag` adapted | held-out real consistency | action information (pretrained): consistency true / "
           "swapped, latent shift |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def main() -> None:
     runs = [p for p in HERE.iterdir() if (p / "results.json").is_file()]
-    for folder in sorted(runs, key=lambda p: (p.name.count("-"), p.name)):
+    earlier = [p for p in runs if p.name.startswith("ctx")]
+    sweep = [p for p in runs if not p.name.startswith("ctx")]
+    print(f"| lever | seed | {HEADER}")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for folder in sorted(earlier, key=lambda p: (p.name.count("-"), p.name)):
         print(row(folder.name, json.loads((folder / "results.json").read_text())))
+    if not sweep:
+        return
+    print(f"\n| lever (`run.sh levers` row) | seed | pretraining CPU s | {HEADER}")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    order = {"base": 0}
+    for folder in sorted(sweep, key=lambda p: (order.get(p.name.rsplit("-s", 1)[0], 1), p.name)):
+        r = json.loads((folder / "results.json").read_text())
+        timing = json.loads((folder / "timing.json").read_text()) if (folder / "timing.json").is_file() else {}
+        cpu = f" {timing['pretrain_cpu_seconds']:.0f} |" if "pretrain_cpu_seconds" in timing else " — |"
+        print(row(folder.name, r, f"{sweep_lever(r)} (`{folder.name.rsplit('-s', 1)[0]}`)", cpu))
 
 
 if __name__ == "__main__":
