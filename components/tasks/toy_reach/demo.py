@@ -155,6 +155,10 @@ class ToyOptions:
         return replace(default, noise_window=(1, self.perturb_steps + 1))
 
 
+#: MPPI sequences per ``imagine`` call: the toy's tiny model is bound by per-call overhead at the CPU default of
+#: 128, so 1,024 plans the same actions 1.85x faster (16 envs x 128 samples x 4 iterations, one thread)
+SCORE_CHUNK = 1024
+
 QUICK = ToyScale(sim_transitions=6_000, pretrain_epochs=2, windows_per_epoch=4_000, real_episodes=8,
                  finetune_epochs=3, finetune_windows_per_epoch=1_500, eval_episodes=8, num_envs=8,
                  samples=48, iterations=2)
@@ -280,7 +284,8 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
 
     def planner_for(model: Any) -> Any:
         return create("planner", "mppi", world_model=model, num_samples=scale.samples,
-                      iterations=scale.iterations, num_elites=16, seed=seed, disagreement=options.disagreement)
+                      iterations=scale.iterations, num_elites=16, seed=seed, disagreement=options.disagreement,
+                      score_chunk=SCORE_CHUNK)
 
     _log(f"3/6 planning with MPPI in simulation and zero-shot on {real.name!r}", started)
     sim_eval = _evaluate(planner_for(model), "sim", scale.eval_episodes, scale.num_envs, seed + 1)
@@ -362,6 +367,7 @@ def _diagnostics(model: Any, adapted: Any, real: Any, scale: ToyScale, options: 
     def agent(m: Any) -> Any:
         return create("agent", "simdist", world_model=m).with_settings(
             planner="mppi", num_samples=scale.samples, iterations=scale.iterations, num_elites=16, seed=seed,
+            score_chunk=SCORE_CHUNK,
             disagreement=options.disagreement)
 
     cfg = MechanismConfig(states=options.ranking_states, candidates=32, num_envs=scale.num_envs, seed=seed + 5)
