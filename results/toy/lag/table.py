@@ -46,9 +46,9 @@ def sweep_lever(r: dict) -> str:
     parts = [text.format(o[k]) for k, (default, text) in SWEEP_OPTIONS.items() if o.get(k, default) != default]
     if r["scale"]["finetune_epochs"] != 12:
         parts.append(f"{r['scale']['finetune_epochs']} finetuning epochs")
-    if "pretrained" in r["sim_data"]:
-        parts.append("reference's pretrained model")
-    return ", ".join(parts) or "reference (96 real episodes, 12 finetuning epochs)"
+    if not parts:
+        return "reference: 96 real episodes, 12 finetuning epochs"
+    return ", ".join(parts) + (" (the reference's pretrained model)" if "pretrained" in r["sim_data"] else "")
 
 
 def cell(r: dict, key: str) -> str:
@@ -78,7 +78,7 @@ def row(name: str, r: dict, what: str | None = None, extra: str = "") -> str:
             f"{info['latent_shift']:.2f} |")
 
 
-HEADER = ("| sim | `lag` zero-shot | `lag` adapted | adapted vs zero-shot | ρ sim | ρ `lag` zero-shot | "
+HEADER = ("sim | `lag` zero-shot | `lag` adapted | adapted vs zero-shot | ρ sim | ρ `lag` zero-shot | "
           "ρ `lag` adapted | held-out real consistency | action information (pretrained): consistency true / "
           "swapped, latent shift |")
 
