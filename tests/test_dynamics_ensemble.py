@@ -259,7 +259,7 @@ def test_toy_demo_trains_and_plans_with_an_ensemble_and_a_penalty(tmp_path) -> N
     results = run_toy_pipeline(tmp_path / "run", TEST, seed=0, progress=False,
                                options=ToyOptions(ensemble=2, disagreement=0.5))
     assert results["options"]["ensemble"] == 2 and results["options"]["disagreement"] == 0.5
-    assert results["dynamics"] == ensemble(2)
+    assert results["dynamics"] == ensemble(2, {"name": "mlp", "kwargs": {"hidden": [128, 128], "action_context": 4}})
     assert json.loads((tmp_path / "run" / "results.json").read_text()) == json.loads(json.dumps(results))
     assert all(np.isfinite(v) for v in results["return"].values())
     sim = WorldModel.from_pretrained(tmp_path / "run" / "toy-sim").state_dict()

@@ -80,7 +80,9 @@ def test_toy_options_name_the_bad_option(kwargs: dict, message: str) -> None:
 
 
 def test_toy_options_map_to_the_model_and_the_data() -> None:
-    assert ToyOptions().model_overrides() is None
+    assert ToyOptions(dynamics_context=0).model_overrides() is None  # the toy preset as it is
+    assert ToyOptions().model_overrides() == {"dynamics": {"name": "mlp", "kwargs": {"hidden": [128, 128],
+                                                                                   "action_context": 4}}}
     opts = ToyOptions(dynamics_context=4, dynamics_hidden=(256, 256), history=4, perturb_sigma=2.0, perturb_steps=10)
     assert opts.model_overrides() == {"dynamics": {"name": "mlp", "kwargs": {"hidden": [256, 256],
                                                                            "action_context": 4}}, "history": 4}

@@ -245,4 +245,4 @@ def test_a_recipe_naming_an_unknown_component_is_refused_with_its_file_and_key(t
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err == (f"simdist fit: error: {bad}: key 'model.init_args.preset_overrides.dynamics.name': unknown "
-                   "dynamics 'no_such_dyn'; known dynamics names: mlp, transformer")
+                   "dynamics 'no_such_dyn'; known dynamics names: ensemble, mlp, transformer")
