@@ -6,7 +6,9 @@ from ``outputs/toy-lag/``). One row per run: the lever, the seed, the nominal cl
 on the profile before and after, the held-out real consistency before and after, and the action information of
 the pretrained model on fresh simulation windows. The runs of the lever sweep (folders named ``ROW-sSEED``, run by
 ``bash results/toy/lag/run.sh levers SEED ROW...``, one torch thread per run) form a second table, their lever
-read from the recorded options, with the pretraining's CPU seconds (``timing.json``) beside them.
+read from the recorded options, with the pretraining's CPU seconds (``timing.json``) beside them. The plan ranking
+of the ``base`` models at three MPPI initial stds (``run.sh ranking-spread SEED``: ``spread-sSEED/stdS.json``, the
+reports of ``simdist mechanism``) forms a third.
 """
 
 from __future__ import annotations
@@ -84,6 +86,11 @@ HEADER = ("sim | `lag` zero-shot | `lag` adapted | adapted vs zero-shot | ρ sim
 
 
 def main() -> None:
+    lever_tables()
+    spread_table()
+
+
+def lever_tables() -> None:
     runs = [p for p in HERE.iterdir() if (p / "results.json").is_file()]
     earlier = [p for p in runs if p.name.startswith("ctx")]
     sweep = [p for p in runs if not p.name.startswith("ctx")]
@@ -101,6 +108,28 @@ def main() -> None:
         timing = json.loads((folder / "timing.json").read_text()) if (folder / "timing.json").is_file() else {}
         cpu = f" {timing['pretrain_cpu_seconds']:.0f} |" if "pretrain_cpu_seconds" in timing else " — |"
         print(row(folder.name, r, f"{sweep_lever(r)} (`{folder.name.rsplit('-s', 1)[0]}`)", cpu))
+
+
+def spread_table() -> None:
+    """ρ and the top choice's regret of the pretrained and adapted ``base`` models at each initial std."""
+    folders = sorted(HERE.glob("spread-s*"))
+    if not folders:
+        return
+    print("\n| seed | MPPI initial std | true return spread per state | ρ zero-shot | ρ adapted | regret zero-shot | "
+          "regret adapted |")
+    print("|---|---|---|---|---|---|---|")
+    for folder in folders:
+        for path in sorted(folder.glob("std*.json"), key=lambda p: float(p.stem.removeprefix("std"))):
+            r = json.loads(path.read_text())
+            m, spread = r["models"], r["true_spread"]
+            print(f"| {folder.name.removeprefix('spread-s')} | {path.stem.removeprefix('std')} | "
+                  f"{spread['mean']:.2f} [{spread['low']:.2f}, {spread['high']:.2f}] | "
+                  f"{_ci(m['zero_shot']['spearman'])} | {_ci(m['adapted']['spearman'])} | "
+                  f"{_ci(m['zero_shot']['regret'])} | {_ci(m['adapted']['regret'])} |")
+
+
+def _ci(e: dict) -> str:
+    return f"{e['mean']:.2f} [{e['low']:.2f}, {e['high']:.2f}]"
 
 
 if __name__ == "__main__":
