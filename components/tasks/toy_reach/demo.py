@@ -21,8 +21,6 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from simdist.arguments import positive_int, tool_parser
 
 
@@ -232,8 +230,10 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     from simdist import create
     from simdist.components.tasks.toy_reach.data import generate_toy_dataset
     from simdist.components.tasks.toy_reach.profiles import load_profile
+    from simdist.components.tasks.toy_reach.task import final_distances
     from simdist.data import DatasetSpec, EpisodeWriter, TrajectoryDataModule
     from simdist.evaluation import bootstrap_ci, compare
+    from simdist.fsutil import atomic_write_text
     from simdist.training import FinetuneModule, PretrainModule
     from simdist.training.evaluate import consistency_loss
     from simdist.training.module import epoch_trainer
@@ -324,7 +324,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
 
     evals = (("sim", sim_eval), ("real_zero_shot", real_before), ("real_adapted", real_after))
     returns = {name: bootstrap_ci(r.returns) for name, r in evals}
-    distances = {name: bootstrap_ci(_distances(r)) for name, r in evals}
+    distances = {name: bootstrap_ci(final_distances(r)) for name, r in evals}
     results = {
         "profile": real.to_dict(),
         "scale": asdict(scale),
@@ -345,9 +345,9 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
         _log("diagnostics: plan ranking on the profile and in simulation, action information", started)
         results["diagnostics"] = _diagnostics(model, adapted, real, scale, options, seed, out)
     seconds = time.perf_counter() - started
-    (out / "results.json").write_text(json.dumps(results, indent=2))  # numbers only: rewritten byte for byte
-    (out / "timing.json").write_text(json.dumps({"seconds": seconds, **timing}, indent=2))
-    (out / "results.md").write_text(results_table(results))
+    atomic_write_text(out / "results.json", json.dumps(results, indent=2))  # numbers only: rewritten byte for byte
+    atomic_write_text(out / "timing.json", json.dumps({"seconds": seconds, **timing}, indent=2))
+    atomic_write_text(out / "results.md", results_table(results))
     _plot(results, out / "progress.png")
     _log(f"done in {seconds:.0f}s; results in {out}", started)
     print(results_table(results))
@@ -406,11 +406,6 @@ def _sim_mix(source: Path, out: Path, share: float, real_transitions: int) -> st
         for ep in episodes:
             writer.write(ep)
     return str(out)
-
-
-def _distances(result: Any) -> np.ndarray:
-    """Distance to the goal at the end of each episode (the state starts with p − g)."""
-    return np.array([np.linalg.norm(info["final_obs"]["state"][:2]) for info in result.final_info])
 
 
 def results_table(r: dict[str, Any]) -> str:

@@ -64,13 +64,13 @@ class ToyReachTask(Task):
             result = rollout(env, agent, episodes=trials, seed=seed)
         finally:
             env.close()
-        distances = _distances(result)
+        distances = final_distances(result)
         return EvaluationResult(task=self.task_name, metric=self.metric, profile=self.profile_name,
                                 values=result.returns.tolist(), success=(distances < TOY_SUCCESS_RADIUS).tolist(),
                                 details={"final_distance": distances.tolist()})
 
     def success(self, result: Any) -> np.ndarray:
-        return _distances(result) < TOY_SUCCESS_RADIUS
+        return final_distances(result) < TOY_SUCCESS_RADIUS
 
     def builtin_agent(self, spec: str) -> Any | None:
         """``expert``: the scripted PD expert of the data generator, a ``policy(obs)`` callable on this task's
@@ -116,5 +116,6 @@ class ToyReachTask(Task):
                                     progress=progress, **options)
 
 
-def _distances(result: Any) -> np.ndarray:
+def final_distances(result: Any) -> np.ndarray:
+    """Distance to the goal at the end of each episode of a rollout result (the state starts with p − g)."""
     return np.array([np.linalg.norm(info["final_obs"]["state"][:2]) for info in result.final_info])
