@@ -124,3 +124,26 @@ def test_the_loop_runs_with_every_lever_and_mixes_simulation_into_finetuning(tmp
     assert not (tmp_path / "d").exists()
     with pytest.raises(SystemExit):
         main(["demo", "--task", "toy-reach", "--dynamics-hidden", "64,x", "--out", str(tmp_path / "d")])
+
+
+def test_heldout_rounds_continue_until_an_episode_holds_a_window() -> None:
+    from simdist.components.tasks.toy_reach.demo import HELDOUT_ROUNDS, _heldout_episodes
+    from simdist.world_model import WorldModel
+
+    model = WorldModel.from_preset("toy")
+    seeds: list[int] = []
+
+    def collect(lengths: list[int]):
+        def run(seed: int) -> list[Episode]:
+            seeds.append(seed)
+            return [_episode(lengths[len(seeds) - 1], [])]
+        return run
+
+    short, long = 10, 40  # a window needs history + horizon + 11 steps once padded by the history
+    assert len(_heldout_episodes(collect([long]), model, 4)) == 1 and seeds == [4]
+    seeds.clear()
+    assert [len(ep) for ep in _heldout_episodes(collect([short, short, long]), model, 4)] == [short, short, long]
+    assert seeds == [4, 1004, 2004]
+    seeds.clear()
+    with pytest.raises(RuntimeError, match="none of 4 held-out real episodes is long enough"):
+        _heldout_episodes(collect([short] * HELDOUT_ROUNDS), model, 4)

@@ -197,6 +197,25 @@ def check_sim_mix(pretrained: str | Path | None, options: ToyOptions) -> None:
                          "folder an earlier demo run leaves beside its toy-sim model)")
 
 
+#: held-out rounds collected at most when the planner's episodes end too early to hold one consistency window
+HELDOUT_ROUNDS = 4
+
+
+def _heldout_episodes(collect: Any, model: Any, seed: int) -> list[Any]:
+    """The held-out real episodes: ``collect(seed)``'s; when none of them is long enough for a consistency window
+    (a zero-shot planner that throws the puck out early), further rounds with seeds ``seed + 1000·k`` until one
+    is, at most :data:`HELDOUT_ROUNDS` (a clear error then)."""
+    from simdist.training.evaluate import episode_batch
+
+    episodes: list[Any] = []
+    for k in range(HELDOUT_ROUNDS):
+        episodes += collect(seed + 1_000 * k)
+        if any(episode_batch(model, ep, model.config.history) is not None for ep in episodes):
+            return episodes
+    raise RuntimeError(f"none of {len(episodes)} held-out real episodes is long enough for one consistency window "
+                       f"(the longest has {max(len(ep) for ep in episodes)} steps)")
+
+
 def _log(msg: str, started: float) -> None:
     print(f"[{time.perf_counter() - started:6.1f}s] {msg}", flush=True)
 
@@ -293,8 +312,8 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
 
     _log(f"4/6 logging {scale.real_episodes} {real.name!r} episodes with the planner (finetuning data"
          f"{f', exploration noise up to {options.explore}' if options.explore else ''})", started)
-    heldout = _evaluate(planner_for(model), real, scale.heldout_episodes, scale.num_envs, seed + 4,
-                        record=True).episodes
+    heldout = _heldout_episodes(lambda s: _evaluate(planner_for(model), real, scale.heldout_episodes,
+                                                    scale.num_envs, s, record=True).episodes, model, seed + 4)
     train_eps = _evaluate(planner_for(model), real, scale.real_episodes, scale.num_envs, seed + 3,
                           record=True, explore=options.explore).episodes
     spec = DatasetSpec.from_episode(train_eps[0])
