@@ -83,13 +83,13 @@ class WorldModelLoss(nn.Module):
     def consistency(self, pred: Any, targets: Tensor) -> Tensor:
         """L_dyn: the squared error of the predicted latents against ``targets`` (B, T, D), step k weighted by
         :meth:`horizon_weights`; with an ensemble's ``member_latents`` (K, B, T, D) the mean over members of each
-        member's error, so every member learns the targets on its own rather than through the members' mean."""
+        member's error (members are equal in size, so the mean over all of them), so every member learns the targets
+        on its own rather than through the members' mean."""
         members = getattr(pred, "member_latents", None)
-        error = (pred.latents if members is None else members) - targets
-        error = error.pow(2)
+        error = ((pred.latents if members is None else members) - targets).pow(2)
         if self.consistency_decay != 1.0:
             error = error * self.horizon_weights(error.shape[-2], error)[:, None]
-        return error.mean() if members is None else error.flatten(1).mean(1).mean()
+        return error.mean()
 
     def td_targets(self, norm: Any, rewards: Tensor, values: Tensor) -> Tensor:
         """Normalised targets for positions 0..H-2: y_h = r_{h+1} + γ y_{h+1}, y_{H-1} = V_{H-1}.
