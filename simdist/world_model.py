@@ -17,8 +17,10 @@ from simdist.registry import get as get_component
 from simdist.types import Encoding, Imagination, Prediction
 
 
-def _build(kind: str, spec: ComponentSpec, standard: Mapping[str, Any]) -> nn.Module:
-    """Instantiate a component, passing the standard arguments its constructor accepts."""
+def build_component(kind: str, spec: ComponentSpec, standard: Mapping[str, Any]) -> nn.Module:
+    """Instantiate a registered ``kind`` component from ``spec``, passing the ``standard`` arguments (latent_dim,
+    action_dim, history, ...) its constructor accepts; for plug-ins that compose components (an ensemble of
+    dynamics, an agent's encoder)."""
     cls = get_component(kind, spec.name)
     params = inspect.signature(cls.__init__).parameters
     kwargs = {k: v for k, v in standard.items() if k in params}
@@ -57,11 +59,11 @@ class WorldModel(nn.Module):
             "history": cfg.history,
             "horizon": cfg.horizon,
         }
-        self.encoder = _build("encoder", cfg.encoder, standard)
-        self.dynamics = _build("dynamics", cfg.dynamics, standard)
-        self.reward = _build("reward_head", cfg.reward_head, standard)
-        self.value = _build("value_head", cfg.value_head, standard)
-        self.policy = _build("policy_head", cfg.policy_head, standard) if cfg.policy_head else None
+        self.encoder = build_component("encoder", cfg.encoder, standard)
+        self.dynamics = build_component("dynamics", cfg.dynamics, standard)
+        self.reward = build_component("reward_head", cfg.reward_head, standard)
+        self.value = build_component("value_head", cfg.value_head, standard)
+        self.policy = build_component("policy_head", cfg.policy_head, standard) if cfg.policy_head else None
         d, t = cfg.latent_dim, cfg.horizon
         self.action_embedding = (
             SequenceEmbedding(cfg.action_dim, d, t) if self.dynamics.uses_action_embedding else None
@@ -71,7 +73,8 @@ class WorldModel(nn.Module):
         #: groups the encoder reads unnormalised (e.g. raw pixels, which it scales itself): no statistics
         self.raw_obs_keys = frozenset(getattr(self.encoder, "raw_obs_keys", ()))
         raw = {"raw_obs_keys": sorted(self.raw_obs_keys)}
-        self.decoder = _build("decoder_head", cfg.decoder_head, {**standard, **raw}) if cfg.decoder_head else None
+        self.decoder = (build_component("decoder_head", cfg.decoder_head, {**standard, **raw})
+                        if cfg.decoder_head else None)
         shapes = {f"obs/{k}": v for k, v in cfg.obs_spec.items() if k not in self.raw_obs_keys}
         shapes.update(actions=[cfg.action_dim], commands=[cfg.command_dim], rewards=[1], values=[1])
         self.normalizer = Normalizer(shapes)

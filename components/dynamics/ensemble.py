@@ -13,7 +13,7 @@ from simdist.config import ComponentSpec, ConfigError
 from simdist.interfaces import Dynamics
 from simdist.registry import register
 from simdist.types import Encoding
-from simdist.world_model import _build
+from simdist.world_model import build_component
 
 
 @register("dynamics", "ensemble")
@@ -45,7 +45,7 @@ class EnsembleDynamics(Dynamics):
         standard = {"obs_spec": obs_spec, "action_dim": action_dim, "command_dim": command_dim,
                     "latent_dim": latent_dim, "history": history, "horizon": horizon}
         standard = {k: v for k, v in standard.items() if v is not None}
-        self.members = nn.ModuleList(_build("dynamics", spec, standard) for _ in range(members))
+        self.members = nn.ModuleList(build_component("dynamics", spec, standard) for _ in range(members))
         self.uses_action_embedding = bool(self.members[0].uses_action_embedding)
 
     def prepare(self, encoding: Encoding) -> list[Any]:

@@ -16,7 +16,7 @@ from simdist.freeze import ALL, FreezePolicy
 from simdist.nn import mlp
 from simdist.normalization import Normalizer, normalize_groups
 from simdist.registry import RegistryError
-from simdist.world_model import _build
+from simdist.world_model import build_component
 
 __all__ = ["HORIZON", "BCPolicy", "bc_freeze_policy"]
 
@@ -34,7 +34,7 @@ class BCPolicy(nn.Module):
         standard = {"obs_spec": {k: tuple(v) for k, v in cfg.obs_spec.items()}, "action_dim": cfg.action_dim,
                     "command_dim": cfg.command_dim, "latent_dim": cfg.latent_dim, "history": cfg.history,
                     "horizon": HORIZON}
-        self.encoder = _build("encoder", cfg.encoder, standard)
+        self.encoder = build_component("encoder", cfg.encoder, standard)
         self.policy = mlp(cfg.latent_dim + cfg.command_dim, cfg.hidden, cfg.action_dim)
         #: groups the encoder reads unnormalised (e.g. raw pixels): no statistics, as in the world model
         self.raw_obs_keys = frozenset(getattr(self.encoder, "raw_obs_keys", ()))
