@@ -320,7 +320,8 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     with EpisodeWriter(out / "real-data", spec, max_episodes_per_shard=8) as writer:
         for ep in train_eps:
             writer.write(ep)
-    minutes = sum(len(ep) for ep in train_eps) * cfg.dt / 60
+    real_steps = sum(len(ep) for ep in train_eps)
+    minutes = real_steps * cfg.dt / 60
     pad = cfg.history
     before_loss = consistency_loss(model, heldout, front_padding=pad)
 
@@ -329,7 +330,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
                         anchor=options.anchor)
     finetune_data = [str(out / "real-data")]
     if options.sim_mix:
-        finetune_data.append(_sim_mix(sim_source, out / "sim-mix", options.sim_mix, sum(len(ep) for ep in train_eps)))
+        finetune_data.append(_sim_mix(sim_source, out / "sim-mix", options.sim_mix, real_steps))
     real_dm = TrajectoryDataModule(finetune_data, history=cfg.history, horizon=cfg.horizon,
                                    batch_size=32, windows_per_epoch=scale.finetune_windows_per_epoch,
                                    heldout_fraction=0.0, front_pad=pad, seed=seed)
