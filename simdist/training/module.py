@@ -35,6 +35,8 @@ class WorldModelModule(L.LightningModule):
     over the trainable weights, θ₀ the weights the run starts from (for finetuning: an L2 pull towards the
     pretrained dynamics; not part of SimDist), logged as ``train/anchor``. ``consistency_decay`` ρ weights the
     consistency loss's horizon steps by ρ^k (:class:`~simdist.WorldModelLoss`; 1.0, the default: uniform).
+    ``compile`` runs the training loss through ``torch.compile`` (same loss and gradients within float
+    tolerance; the first step pays the compilation; validation stays eager).
     """
 
     def __init__(
@@ -58,9 +60,12 @@ class WorldModelModule(L.LightningModule):
         diagnostics: bool = True,
         anchor: float = 0.0,
         consistency_decay: float = 1.0,
+        compile: bool = False,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
+        if not isinstance(compile, bool):
+            raise ValueError(f"model.init_args.compile must be true or false, got {compile!r}")
         if not (isinstance(anchor, int | float) and not isinstance(anchor, bool) and 0.0 <= anchor < float("inf")):
             raise ValueError(f"model.init_args.anchor must be a finite number >= 0, got {anchor!r}")
         if preset_overrides and preset is None:
@@ -85,6 +90,7 @@ class WorldModelModule(L.LightningModule):
                                       consistency_decay=consistency_decay)
         self.obs_noise = resolve_obs_noise(obs_noise)
         self.freeze_policy.apply(self.world_model)
+        self._compiled_loss: Any = None  # built at the first training step (keeps the module picklable)
         #: the trainable weights as they start (a finetuned model: the pretrained ones), for the ``anchor`` pull
         self._anchor_weights = ({n: p.detach().clone() for n, p in self.world_model.named_parameters()
                                  if p.requires_grad} if anchor else {})
@@ -154,8 +160,19 @@ class WorldModelModule(L.LightningModule):
             self.log(f"{prefix}/{name}", value, prog_bar=name == "loss", batch_size=batch_size,
                      on_step=prefix == "train", on_epoch=True)
 
+    def _loss_terms(self, batch: Mapping[str, Any]) -> dict[str, Tensor]:
+        return self.loss_fn(self.world_model, batch)
+
+    def _train_loss(self, batch: Mapping[str, Any]) -> dict[str, Tensor]:
+        """The training loss terms, through ``torch.compile`` when ``compile`` is set."""
+        if not self.hparams.get("compile", False):
+            return self._loss_terms(batch)
+        if self._compiled_loss is None:
+            self._compiled_loss = torch.compile(self._loss_terms)
+        return self._compiled_loss(batch)
+
     def training_step(self, batch: Mapping[str, Any], batch_idx: int) -> Tensor:
-        terms = self.loss_fn(self.world_model, self._augment(batch))
+        terms = dict(self._train_loss(self._augment(batch)))
         if self._anchor_weights:
             terms["anchor"] = self.anchor_distance()
             terms["loss"] = terms["loss"] + self.hparams.anchor * terms["anchor"]
@@ -222,13 +239,14 @@ class FinetuneModule(WorldModelModule):
         diagnostics: bool = True,
         anchor: float = 0.0,
         consistency_decay: float = 1.0,
+        compile: bool = False,
     ) -> None:
         super().__init__(
             model=model, preset=preset, init_from=init_from, freeze=freeze,
             loss_weights=loss_weights or {"dynamics": 1.0, "reward": 0.0, "value": 0.0, "action": 0.0},
             lr=lr, end_lr=end_lr, warmup_steps=warmup_steps, decay_steps=decay_steps, obs_noise=obs_noise,
             fit_normalizer=fit_normalizer, eval_frozen=eval_frozen, value_target=value_target,
-            diagnostics=diagnostics, anchor=anchor, consistency_decay=consistency_decay,
+            diagnostics=diagnostics, anchor=anchor, consistency_decay=consistency_decay, compile=compile,
         )
 
 

@@ -57,9 +57,9 @@ case "${1:-}" in
         *) echo "levers: unknown row $row" >&2; exit 2 ;;
       esac
       if [[ $opts == *"--pretrained"* && ! -f $ref/config.json ]]; then
-        "$0" loop "ref-s$seed" "$seed" $budget
+        bash "$0" loop "ref-s$seed" "$seed" $budget
       fi
-      "$0" loop "$row-s$seed" "$seed" $opts
+      bash "$0" loop "$row-s$seed" "$seed" $opts
     done ;;
   ranking-spread)  # e: plan ranking on lag at three MPPI initial stds, for the reference's pretrained and adapted model
     seed=${2:?ranking-spread needs a seed}
