@@ -39,6 +39,15 @@ CHUNK = 16
 OPTIONS = ("chunks", "compile", "bf16")
 
 
+def cpu_features() -> list[str]:
+    """The CPU's vector extensions that decide the float32 and bfloat16 matrix rates (Linux; empty elsewhere)."""
+    try:
+        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags"))
+    except (OSError, StopIteration):
+        return []
+    return sorted(f for f in flags.split(":", 1)[1].split() if f in ("avx2", "avx512f", "avx512_bf16", "amx_bf16"))
+
+
 def parse_config(name: str) -> tuple[int, set[str]]:
     """``today`` or ``ddp2``, with ``+chunks``/``+compile``/``+bf16``, as (processes, options)."""
     base, *options = name.split("+")
@@ -130,6 +139,7 @@ def main() -> None:
               f"{', '.join(f'{x:.0f}' for x in s['rounds'])} |")
     if args.out:
         record = {"date": time.strftime("%Y-%m-%d"), "machine_cpus": os.cpu_count(), "recipe": RECIPE,
+                  "cpu_features": cpu_features(),
                   "global_batch": BATCH, "steps": args.steps, "skip": args.skip, "load_avg_end": os.getloadavg(),
                   "runs": runs, "summary": summary}
         args.out.parent.mkdir(parents=True, exist_ok=True)
