@@ -204,15 +204,18 @@ def data(task: str, dry: bool, contacts: str = "noslip") -> None:
 
 def rate(task: str, dry: bool, contacts: str = "noslip") -> None:
     """Generation rate of the data engine (expert mixture, noise, critic labels) on 20k transitions at the
-    ``cpu`` preset's 32 envs: wall and process CPU seconds of the generation (the critic, fitted first at a
-    test size, is not timed), the load average around it, and the ``cpu`` preset's projected generation time."""
+    ``cpu`` preset's 32 envs, as one part (``--parts 1``, which times it): wall and process CPU seconds of the
+    generation (the critic, fitted first at a test size, is not timed), simulated transitions per second (the
+    engine's measure: discarded unfinished episodes count), the load average around it, and the ``cpu`` preset's
+    projected generation time."""
     from simdist import get
 
     suffix, opts = _contacts(contacts)
     out = OUT / "rate" / f"{task}{suffix}.json"
     folder = f"outputs/ur5e/rate/{task}{suffix}"
     cmd = [*simdist_command(), "generate", "--task", task, "--envs", "32", "--transitions", "20000", "--seed", "0",
-           "--critic-envs", "4", "--critic-steps", "20", "--out", folder, "--json", "--no-progress", *opts]
+           "--critic-envs", "4", "--critic-steps", "20", "--parts", "1", "--out", folder, "--json", "--no-progress",
+           *opts]
     print(("[dry-run] " if dry else "") + shlex.join(cmd) + f" > {out.relative_to(ROOT)}", flush=True)
     if dry or out.is_file():
         return
@@ -225,8 +228,9 @@ def rate(task: str, dry: bool, contacts: str = "noslip") -> None:
         raise SystemExit(f"failed ({res.returncode}): {shlex.join(cmd)}\n{res.stderr[-2000:]}")
     s = json.loads(res.stdout)
     preset = get("task", task).data_defaults["presets"]["cpu"]["transitions"]
-    n, wall, cpu = s["transitions"], s["wall_seconds"], s["cpu_seconds"]
-    row = {"task": task, "contacts": contacts, "transitions": n, "wall_seconds": wall, "cpu_seconds": cpu,
+    n, wall, cpu = s["session"]["simulated_transitions"], s["session"]["wall_s"], s["session"]["cpu_s"]
+    row = {"task": task, "contacts": contacts, "simulated_transitions": n, "written_transitions": s["transitions"],
+           "episodes": s["episodes"], "wall_seconds": wall, "cpu_seconds": cpu,
            "transitions_per_wall_s": n / wall, "transitions_per_cpu_s": n / cpu,
            "loadavg_before": load_before, "loadavg_after": os.getloadavg(), "cpu_preset_transitions": preset,
            "cpu_preset_projected_wall_min": preset / (n / wall) / 60,
