@@ -10,6 +10,7 @@
     python -m results.ur5e.run bench    [--task ur5e-peg] [--dry-run]  # the MPPI tick at 5 Hz (median, p99)
     python -m results.ur5e.run rate     [--task ur5e-peg] [--dry-run]  # generation rate on 20k transitions
     python -m results.ur5e.run critic   [--task ur5e-peg] [--dry-run]  # the expert critic at its default size
+    python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
 
 ``--contacts fast`` runs ``experts``, ``profiles``, ``data``, ``rate`` and ``critic`` under the cheaper contact recipe
 (``simdist ... --contacts fast``); their files then go to ``<experiment>/<task>-fast/`` (``-fast`` suffixes).
@@ -262,10 +263,45 @@ def critic(task: str, dry: bool, contacts: str = "noslip") -> None:
     print(json.dumps(json.loads(res.stdout)["critic"], indent=1))
 
 
+def creep(task: str, dry: bool) -> None:
+    """How far a hinge with the profiles' 0.24 N m of dry friction (armature 0.1) turns in 1 s under a torque
+    below it, with each contact recipe's solver options: the no-slip pass also makes joint friction exact."""
+    import mujoco
+
+    from simdist.components.tasks.ur5e import robot as R
+
+    out = OUT / "contacts" / "creep.json"
+    print(("[dry-run] " if dry else "") + f"creep -> {out.relative_to(ROOT)}", flush=True)
+    if dry:
+        return
+    rows = []
+    for contacts, recipe in R.CONTACT_RECIPES.items():
+        spec = mujoco.MjSpec()
+        R.set_contact_options(spec, recipe.noslip_iterations)
+        body = spec.worldbody.add_body(name="link")
+        body.add_joint(name="hinge", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0, 0, 1], frictionloss=0.24,
+                       armature=0.1)
+        body.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.1, 0.02, 0.02], mass=1.0, contype=0, conaffinity=0)
+        model = spec.compile()
+        data = mujoco.MjData(model)
+        for torque in (0.1, 0.2, 0.23):
+            mujoco.mj_resetData(model, data)
+            data.qfrc_applied[0] = torque
+            for _ in range(int(round(1.0 / model.opt.timestep))):
+                mujoco.mj_step(model, data)
+            rows.append({"contacts": contacts, "joint_friction_nm": 0.24, "torque_nm": torque,
+                         "turn_in_1s_mrad": float(data.qpos[0]) * 1e3})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    for r in rows:
+        print(f"{r['contacts']}: {r['torque_nm']} N m against 0.24 N m of stiction -> "
+              f"{r['turn_in_1s_mrad']:.2f} mrad in 1 s")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
-    for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic"):
+    for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "creep"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
