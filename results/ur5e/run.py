@@ -265,7 +265,8 @@ def critic(task: str, dry: bool, contacts: str = "noslip") -> None:
 
 def creep(task: str, dry: bool) -> None:
     """How far a hinge with the profiles' 0.24 N m of dry friction (armature 0.1) turns in 1 s under a torque
-    below it, with each contact recipe's solver options: the no-slip pass also makes joint friction exact."""
+    below it, with each contact recipe's solver options: the no-slip pass also makes joint friction exact, and
+    ``fast-stiff``'s friction impedance nearly so."""
     import mujoco
 
     from simdist.components.tasks.ur5e import robot as R
@@ -277,7 +278,7 @@ def creep(task: str, dry: bool) -> None:
     rows = []
     for contacts, recipe in R.CONTACT_RECIPES.items():
         spec = mujoco.MjSpec()
-        R.set_contact_options(spec, recipe.noslip_iterations)
+        R.set_contact_options(spec, recipe.noslip_iterations, recipe.friction_solimp)
         body = spec.worldbody.add_body(name="link")
         body.add_joint(name="hinge", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0, 0, 1], frictionloss=0.24,
                        armature=0.1)
@@ -306,7 +307,7 @@ def main() -> None:
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
         if name in ("experts", "profiles", "data", "rate", "critic"):
-            s.add_argument("--contacts", choices=("noslip", "fast"), default="noslip",
+            s.add_argument("--contacts", choices=("noslip", "fast", "fast-stiff"), default="noslip",
                            help="the contact recipe (simdist --contacts)")
         if name == "experts":
             s.add_argument("--expert-only", action="store_true", help="the expert's two lattices, no variants")
