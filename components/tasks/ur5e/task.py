@@ -32,8 +32,8 @@ UR5E_OBS_NOISE = {"proprio": [0.002] * 6 + [0.02] * 6 + [0.0005] * 3 + [0.002] *
 class UR5eTask(Task):
     """Shared by both UR5e tasks. ``profile``: a built-in name, a YAML path or a mapping (None: the training
     simulator); ``grid``: ``narrow`` or ``wide``; ``control_hz``: 5 (the paper) or 10; ``contacts``: the
-    contact recipe (``noslip``, the calibrated physics, or ``fast``: no no-slip iterations, a stiffer gripper
-    and grippier pads; :data:`~.robot.CONTACT_RECIPES`)."""
+    contact recipe (``noslip``, the calibrated physics; ``fast``: no no-slip iterations, a stiffer gripper and
+    grippier pads; ``fast-stiff``: ``fast`` with stiff joint dry friction; :data:`~.robot.CONTACT_RECIPES`)."""
 
     profile: Any = None
     grid: str = "wide"
@@ -206,7 +206,8 @@ class UR5eTask(Task):
 
             parser.add_argument("--contacts", choices=tuple(CONTACT_RECIPES), default="noslip",
                                 help="ur5e: contact recipe (noslip: 3 no-slip iterations, the calibrated physics; "
-                                     "fast: none, a 8000 N/m gripper and pads at 5/3 of their friction)")
+                                     "fast: none, a 8000 N/m gripper and pads at 5/3 of their friction; "
+                                     "fast-stiff: fast with stiff joint dry friction)")
         if command == "generate":
             from simdist.arguments import positive_int
 
