@@ -11,6 +11,7 @@
     python -m results.ur5e.run rate     [--task ur5e-peg] [--dry-run]  # generation rate on 20k transitions
     python -m results.ur5e.run critic   [--task ur5e-peg] [--dry-run]  # the expert critic at its default size
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
+    python -m results.ur5e.run contacts                                  # the calibration table of every recipe
 
 ``--contacts fast`` runs ``experts``, ``profiles``, ``data``, ``rate`` and ``critic`` under the cheaper contact recipe
 (``simdist ... --contacts fast``); their files then go to ``<experiment>/<task>-fast/`` (``-fast`` suffixes).
@@ -299,10 +300,45 @@ def creep(task: str, dry: bool) -> None:
               f"{r['turn_in_1s_mrad']:.2f} mrad in 1 s")
 
 
+#: (task, row label, file under experts/ or profiles/, band): the calibration checks of a contact recipe
+CHECKS = [(task, label, where, band) for task, profs in (("ur5e-peg", ("peg-real", "peg-sticky-arm")),
+                                                          ("ur5e-table-leg", ("table-leg-real", "table-leg-sticky")))
+          for label, where, band in (
+              ("expert, nominal, narrow", "experts/{t}/expert-narrow.json", (0.95, 1.0)),
+              ("expert, nominal, wide", "experts/{t}/expert-wide.json", (0.95, 1.0)),
+              *[(f"{p} {a}", f"profiles/{{t}}/{p}-{a}.json", (0.10, 0.40) if a == "expert" else (0.80, 1.0))
+                for p in profs for a in ("expert", "retuned")])]
+
+
+def contacts(task: str, dry: bool) -> None:
+    """The calibration checks (expert on the nominal lattices, zero-shot and retuned expert per profile) of every
+    contact recipe measured (``experts``/``profiles`` with ``--contacts``), against their bands: a table."""
+    recipes = [r for r in ("noslip", "fast", "fast-stiff")
+               if any((OUT / w.format(t=f"{t}{_contacts(r)[0]}")).is_file() for t, _, w, _ in CHECKS)]
+    rows = []
+    for t, label, where, (low, high) in CHECKS:
+        cells = []
+        for r in recipes:
+            f = OUT / where.format(t=f"{t}{_contacts(r)[0]}")
+            if not f.is_file():
+                cells.append("-")
+                continue
+            res = json.loads(f.read_text(encoding="utf-8"))
+            mean = sum(res["success"]) / len(res["success"])
+            cells.append(_cell(res) + ("" if low <= mean <= high else " **out**"))
+        rows.append(f"| {t} | {label} | {low:.0%}-{high:.0%} | " + " | ".join(cells) + " |")
+    if not dry:
+        folder = OUT / "contacts"
+        folder.mkdir(parents=True, exist_ok=True)
+        write_table(folder, "| task | check (Wide unless narrow; 3 passes) | band | " + " | ".join(recipes) + " |\n"
+                    + "|---|---|---|" + "---|" * len(recipes), rows)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
-    for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "creep"):
+    for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "creep",
+                 "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
