@@ -242,14 +242,17 @@ def rate(task: str, dry: bool, contacts: str = "noslip") -> None:
     print(json.dumps(row, indent=1))
 
 
-def critic(task: str, dry: bool, contacts: str = "noslip") -> None:
-    """The expert critic at its default size (32 envs x 300 steps, 200 epochs), fitted by a ``simdist generate``
-    of 3,200 transitions into a fresh folder; the summary (with the critic's report) is kept."""
+def critic(task: str, dry: bool, contacts: str = "noslip", size: str = "32x300") -> None:
+    """The expert critic (default size 32 envs x 300 steps, 200 epochs; ``--size ENVSxSTEPS`` a smaller one),
+    fitted by a ``simdist generate`` of 3,200 transitions into a fresh folder; the summary (with the critic's
+    report) is kept."""
     suffix, opts = _contacts(contacts)
-    out = OUT / "critic" / f"{task}{suffix}.json"
-    folder = f"outputs/ur5e/critic/{task}{suffix}"
+    envs, steps = size.split("x")
+    tag = "" if size == "32x300" else f"-{size}"
+    out = OUT / "critic" / f"{task}{suffix}{tag}.json"
+    folder = f"outputs/ur5e/critic/{task}{suffix}{tag}"
     cmd = [*simdist_command(), "generate", "--task", task, "--envs", "32", "--transitions", "3200", "--seed", "0",
-           "--out", folder, "--json", "--no-progress", *opts]
+           "--critic-envs", envs, "--critic-steps", steps, "--out", folder, "--json", "--no-progress", *opts]
     print(("[dry-run] " if dry else "") + shlex.join(cmd) + f" > {out.relative_to(ROOT)}", flush=True)
     if dry or out.is_file():
         return
@@ -347,8 +350,10 @@ def main() -> None:
                            help="the contact recipe (simdist --contacts)")
         if name == "experts":
             s.add_argument("--expert-only", action="store_true", help="the expert's two lattices, no variants")
+        if name == "critic":
+            s.add_argument("--size", default="32x300", help="critic envs x control steps (default 32x300)")
     args = p.parse_args()
-    kw = {k: getattr(args, k) for k in ("contacts",) if hasattr(args, k)}
+    kw = {k: getattr(args, k) for k in ("contacts", "size") if hasattr(args, k)}
     if getattr(args, "expert_only", False):
         kw["variants"] = False
     globals()[args.experiment](args.task, args.dry_run, **kw)
