@@ -184,3 +184,46 @@ def test_a_profile_changes_the_physics():
     assert soft.model.joint("fixture_x").stiffness[0] == 500.0
     stiff.close()
     soft.close()
+
+
+def test_the_contact_recipe_is_an_option_and_noslip_stays_the_default():
+    lacquered = make_task("ur5e-peg").load_profile({"pad_friction": 0.5})
+    envs = {c: UR5eEnv(PegAssembly(), 1, ArmEnvConfig(contacts=c), seed=0) for c in ("noslip", "fast", "fast-stiff")}
+    envs["default"] = UR5eEnv(PegAssembly(), 1, ArmEnvConfig(), seed=0)
+    envs["fast-lacquered"] = UR5eEnv(PegAssembly(), 1, ArmEnvConfig(contacts="fast"), profile=lacquered, seed=0)
+    try:
+        got = {k: (e.model.opt.noslip_iterations, float(e.model.actuator("grip").gainprm[0]),
+                   float(e.model.geom("left_pad").friction[0]), float(e.model.geom("right_pad").friction[0]))
+               for k, e in envs.items()}
+        solimp = {k: e.model.dof_solimp[e.arm_dadr, 0].tolist() for k, e in envs.items()}
+    finally:
+        for e in envs.values():
+            e.close()
+    assert got["default"] == got["noslip"] == (3, 4000.0, 1.2, 1.2)
+    assert got["fast"] == pytest.approx((0, 8000.0, 2.0, 2.0))
+    assert got["fast-lacquered"][2] == pytest.approx(0.5 * 2.0 / 1.2)  # a profile's pads scale with the recipe
+    assert got["fast-stiff"] == got["fast"]
+    assert solimp["noslip"] == solimp["fast"] == [0.9] * 6
+    assert solimp["fast-stiff"] == [0.99] * 6  # joint friction that does not creep without the no-slip pass
+    assert make_task("ur5e-peg").contacts == "noslip" and make_task("ur5e-peg").describe()["contacts"] == "noslip"
+
+
+def test_a_bad_contact_recipe_is_refused_before_any_work(capsys):
+    import argparse
+
+    from simdist import cli
+    from simdist.tasks import task_class
+
+    with pytest.raises(ValueError, match="contacts must be one of \\['fast', 'fast-stiff', 'noslip'\\], got 'soft'"):
+        make_task("ur5e-peg", contacts="soft")
+    with pytest.raises(ValueError, match="contacts"):
+        R.RobotConfig.for_contacts("soft")
+    for command in ("evaluate", "generate"):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main([command, "--task", "ur5e-table-leg", "--contacts", "soft", "--out", "unused"])
+        assert exit_.value.code == 2 and "--contacts: invalid choice: 'soft'" in capsys.readouterr().err
+        parser = argparse.ArgumentParser()
+        cls = task_class("ur5e-table-leg")
+        cls.add_arguments(parser, command)
+        assert cls.from_args(parser.parse_args(["--contacts", "fast"]), command).contacts == "fast"
+        assert cls.from_args(parser.parse_args([]), command).contacts == "noslip"

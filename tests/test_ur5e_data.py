@@ -108,3 +108,16 @@ def test_two_workers_share_the_parts_and_the_critic(tmp_path):
     part_ids = [[ep.episode_id for ep in iter_episodes(str(out / f"part-{k:04d}"), shuffle_shards=False)]
                  for k in range(2)]
     assert max(part_ids[0]) < 457 <= min(part_ids[1])  # part 1's ids start after part 0's: budget + envs - 1
+
+
+def test_a_critic_fitted_under_other_contacts_is_refused(tmp_path):
+    import json
+
+    from simdist.components.tasks.ur5e.data import CRITIC_REPORT, CRITIC_WEIGHTS, load_or_fit_critic
+    from simdist.tasks import TaskError
+
+    (tmp_path / CRITIC_WEIGHTS).write_bytes(b"")
+    (tmp_path / CRITIC_REPORT).write_text(json.dumps({"states": 1}))  # from before the option: noslip
+    with pytest.raises(TaskError, match="fitted with --contacts noslip, not fast"):
+        load_or_fit_critic(make_task("ur5e-peg", profile=None, contacts="fast"), tmp_path, seed=0, num_envs=1,
+                           steps=1)

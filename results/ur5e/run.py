@@ -8,6 +8,13 @@
     python -m results.ur5e.run export   [--task ur5e-peg] [--dry-run]  # the pretrained model's folder
     python -m results.ur5e.run planner  [--task ur5e-peg] [--dry-run]  # the pretrained model's MPPI, both grids
     python -m results.ur5e.run bench    [--task ur5e-peg] [--dry-run]  # the MPPI tick at 5 Hz (median, p99)
+    python -m results.ur5e.run rate     [--task ur5e-peg] [--dry-run]  # generation rate on 20k transitions
+    python -m results.ur5e.run critic   [--task ur5e-peg] [--dry-run]  # the expert critic at its default size
+    python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
+    python -m results.ur5e.run contacts                                  # the calibration table of every recipe
+
+``--contacts fast`` runs ``experts``, ``profiles``, ``data``, ``rate`` and ``critic`` under the cheaper contact recipe
+(``simdist ... --contacts fast``); their files then go to ``<experiment>/<task>-fast/`` (``-fast`` suffixes).
 
 Each evaluation is a ``simdist evaluate --json`` command whose output is kept in
 ``results/ur5e/<experiment>/<task>/<name>.json`` (written atomically; an existing file is not rerun); the
@@ -70,18 +77,24 @@ def write_table(folder: Path, header: str, rows: list[str]) -> None:
     (folder / "table.md").write_text(text, encoding="utf-8")
 
 
-def experts(task: str, dry: bool) -> None:
+def _contacts(contacts: str) -> tuple[str, list[str]]:
+    """The folder suffix and the ``simdist`` options of a contact recipe (none for the ``noslip`` default)."""
+    return ("", []) if contacts == "noslip" else (f"-{contacts}", ["--contacts", contacts])
+
+
+def experts(task: str, dry: bool, contacts: str = "noslip", variants: bool = True) -> None:
     """The expert on both lattices over 3 seeds, each degraded variant on the Wide lattice (nominal simulation)."""
-    folder = OUT / "experts" / task
+    suffix, opts = _contacts(contacts)
+    folder = OUT / "experts" / f"{task}{suffix}"
     rows = []
     for grid in ("narrow", "wide"):
         r = evaluate(folder / f"expert-{grid}.json", ["--task", task, "--agent", "expert", "--profile", "sim",
-                                                      "--grid", grid, "--trials", "3", "--envs", "20"], dry)
+                                                      "--grid", grid, "--trials", "3", "--envs", "20", *opts], dry)
         if r:
             rows.append(f"| expert | {grid} | {_cell(r)} | {_times(r)} |")
-    for v in LEG_VARIANTS if "leg" in task else VARIANTS:
+    for v in (LEG_VARIANTS if "leg" in task else VARIANTS) if variants else ():
         r = evaluate(folder / f"{v}-wide.json", ["--task", task, "--agent", f"scripted:{v}", "--profile", "sim",
-                                                 "--grid", "wide", "--trials", "1", "--envs", "20"], dry)
+                                                 "--grid", "wide", "--trials", "1", "--envs", "20", *opts], dry)
         if r:
             rows.append(f"| {v} | wide | {_cell(r)} | {_times(r)} |")
     if not dry:
@@ -89,18 +102,20 @@ def experts(task: str, dry: bool) -> None:
                             "|---|---|---|---|", rows)
 
 
-def profiles(task: str, dry: bool) -> None:
+def profiles(task: str, dry: bool, contacts: str = "noslip") -> None:
     """Zero-shot expert and the expert retuned for the profile, on every built-in proxy-real profile (Wide)."""
     from simdist import get
 
-    folder = OUT / "profiles" / task
+    suffix, opts = _contacts(contacts)
+    folder = OUT / "profiles" / f"{task}{suffix}"
     rows = []
     for prof in [p for p in get("task", task).profiles() if p != "sim"]:
         cells = []
         for agent in ("expert", "scripted:retuned"):
             name = agent.split(":")[-1]
             r = evaluate(folder / f"{prof}-{name}.json", ["--task", task, "--agent", agent, "--profile", prof,
-                                                          "--grid", "wide", "--trials", "3", "--envs", "20"], dry)
+                                                          "--grid", "wide", "--trials", "3", "--envs", "20", *opts],
+                         dry)
             cells.append(_cell(r) if r else "")
         if not dry:
             rows.append(f"| {prof} | {cells[0]} | {cells[1]} |")
@@ -172,11 +187,13 @@ def speed(task: str, dry: bool) -> None:
         subprocess.run(cmd, cwd=ROOT, check=True)
 
 
-def data(task: str, dry: bool) -> None:
+def data(task: str, dry: bool, contacts: str = "noslip") -> None:
     """The ``cpu``-preset pretraining dataset (progress with an ETA in ``outputs/ur5e/<task>-cpu.log``)."""
-    out = f"outputs/ur5e/{task}-cpu"
-    summary = OUT / "data" / f"{task}-cpu.json"
-    cmd = [*simdist_command(), "generate", "--task", task, "--preset", "cpu", "--out", out, "--seed", "0", "--json"]
+    suffix, opts = _contacts(contacts)
+    out = f"outputs/ur5e/{task}-cpu{suffix}"
+    summary = OUT / "data" / f"{task}-cpu{suffix}.json"
+    cmd = [*simdist_command(), "generate", "--task", task, "--preset", "cpu", "--out", out, "--seed", "0", "--json",
+           *opts]
     print(("[dry-run] " if dry else "") + shlex.join(cmd) + f" > {summary.relative_to(ROOT)} 2> {out}.log",
           flush=True)
     if not dry:
@@ -187,15 +204,159 @@ def data(task: str, dry: bool) -> None:
         summary.write_text(res.stdout, encoding="utf-8")
 
 
+def rate(task: str, dry: bool, contacts: str = "noslip") -> None:
+    """Generation rate of the data engine (expert mixture, noise, critic labels) on 20k transitions at the
+    ``cpu`` preset's 32 envs, as one part (``--parts 1``, which times it): wall and process CPU seconds of the
+    generation (the critic, fitted first at a test size, is not timed), simulated transitions per second (the
+    engine's measure: discarded unfinished episodes count), the load average around it, and the ``cpu`` preset's
+    projected generation time."""
+    from simdist import get
+
+    suffix, opts = _contacts(contacts)
+    out = OUT / "rate" / f"{task}{suffix}.json"
+    folder = f"outputs/ur5e/rate/{task}{suffix}"
+    cmd = [*simdist_command(), "generate", "--task", task, "--envs", "32", "--transitions", "20000", "--seed", "0",
+           "--critic-envs", "4", "--critic-steps", "20", "--parts", "1", "--out", folder, "--json", "--no-progress",
+           *opts]
+    print(("[dry-run] " if dry else "") + shlex.join(cmd) + f" > {out.relative_to(ROOT)}", flush=True)
+    if dry or out.is_file():
+        return
+    import shutil
+
+    shutil.rmtree(ROOT / folder, ignore_errors=True)  # a fresh run: the engine would skip episodes on disk
+    load_before = os.getloadavg()
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        raise SystemExit(f"failed ({res.returncode}): {shlex.join(cmd)}\n{res.stderr[-2000:]}")
+    s = json.loads(res.stdout)
+    preset = get("task", task).data_defaults["presets"]["cpu"]["transitions"]
+    n, wall, cpu = s["session"]["simulated_transitions"], s["session"]["wall_s"], s["session"]["cpu_s"]
+    row = {"task": task, "contacts": contacts, "simulated_transitions": n, "written_transitions": s["transitions"],
+           "episodes": s["episodes"], "wall_seconds": wall, "cpu_seconds": cpu,
+           "transitions_per_wall_s": n / wall, "transitions_per_cpu_s": n / cpu,
+           "loadavg_before": load_before, "loadavg_after": os.getloadavg(), "cpu_preset_transitions": preset,
+           "cpu_preset_projected_wall_min": preset / (n / wall) / 60,
+           "cpu_preset_projected_cpu_min": preset / (n / cpu) / 60, "command": shlex.join(cmd)}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(row, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(row, indent=1))
+
+
+def critic(task: str, dry: bool, contacts: str = "noslip", size: str = "32x300") -> None:
+    """The expert critic (default size 32 envs x 300 steps, 200 epochs; ``--size ENVSxSTEPS`` a smaller one),
+    fitted by a ``simdist generate`` of 3,200 transitions into a fresh folder; the summary (with the critic's
+    report) is kept."""
+    suffix, opts = _contacts(contacts)
+    envs, steps = size.split("x")
+    tag = "" if size == "32x300" else f"-{size}"
+    out = OUT / "critic" / f"{task}{suffix}{tag}.json"
+    folder = f"outputs/ur5e/critic/{task}{suffix}{tag}"
+    cmd = [*simdist_command(), "generate", "--task", task, "--envs", "32", "--transitions", "3200", "--seed", "0",
+           "--critic-envs", envs, "--critic-steps", steps, "--out", folder, "--json", "--no-progress", *opts]
+    print(("[dry-run] " if dry else "") + shlex.join(cmd) + f" > {out.relative_to(ROOT)}", flush=True)
+    if dry or out.is_file():
+        return
+    import shutil
+
+    shutil.rmtree(ROOT / folder, ignore_errors=True)
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        raise SystemExit(f"failed ({res.returncode}): {shlex.join(cmd)}\n{res.stderr[-2000:]}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(res.stdout, encoding="utf-8")
+    print(json.dumps(json.loads(res.stdout)["critic"], indent=1))
+
+
+def creep(task: str, dry: bool) -> None:
+    """How far a hinge with the profiles' 0.24 N m of dry friction (armature 0.1) turns in 1 s under a torque
+    below it, with each contact recipe's solver options: the no-slip pass also makes joint friction exact, and
+    ``fast-stiff``'s friction impedance nearly so."""
+    import mujoco
+
+    from simdist.components.tasks.ur5e import robot as R
+
+    out = OUT / "contacts" / "creep.json"
+    print(("[dry-run] " if dry else "") + f"creep -> {out.relative_to(ROOT)}", flush=True)
+    if dry:
+        return
+    rows = []
+    for contacts, recipe in R.CONTACT_RECIPES.items():
+        spec = mujoco.MjSpec()
+        R.set_contact_options(spec, recipe.noslip_iterations, recipe.friction_solimp)
+        body = spec.worldbody.add_body(name="link")
+        body.add_joint(name="hinge", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0, 0, 1], frictionloss=0.24,
+                       armature=0.1)
+        body.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.1, 0.02, 0.02], mass=1.0, contype=0, conaffinity=0)
+        model = spec.compile()
+        data = mujoco.MjData(model)
+        for torque in (0.1, 0.2, 0.23):
+            mujoco.mj_resetData(model, data)
+            data.qfrc_applied[0] = torque
+            for _ in range(int(round(1.0 / model.opt.timestep))):
+                mujoco.mj_step(model, data)
+            rows.append({"contacts": contacts, "joint_friction_nm": 0.24, "torque_nm": torque,
+                         "turn_in_1s_mrad": float(data.qpos[0]) * 1e3})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    for r in rows:
+        print(f"{r['contacts']}: {r['torque_nm']} N m against 0.24 N m of stiction -> "
+              f"{r['turn_in_1s_mrad']:.2f} mrad in 1 s")
+
+
+#: (task, row label, file under experts/ or profiles/, band): the calibration checks of a contact recipe
+CHECKS = [(task, label, where, band) for task, profs in (("ur5e-peg", ("peg-real", "peg-sticky-arm")),
+                                                          ("ur5e-table-leg", ("table-leg-real", "table-leg-sticky")))
+          for label, where, band in (
+              ("expert, nominal, narrow", "experts/{t}/expert-narrow.json", (0.95, 1.0)),
+              ("expert, nominal, wide", "experts/{t}/expert-wide.json", (0.95, 1.0)),
+              *[(f"{p} {a}", f"profiles/{{t}}/{p}-{a}.json", (0.10, 0.40) if a == "expert" else (0.80, 1.0))
+                for p in profs for a in ("expert", "retuned")])]
+
+
+def contacts(task: str, dry: bool) -> None:
+    """The calibration checks (expert on the nominal lattices, zero-shot and retuned expert per profile) of every
+    contact recipe measured (``experts``/``profiles`` with ``--contacts``), against their bands: a table."""
+    recipes = [r for r in ("noslip", "fast", "fast-stiff")
+               if any((OUT / w.format(t=f"{t}{_contacts(r)[0]}")).is_file() for t, _, w, _ in CHECKS)]
+    rows = []
+    for t, label, where, (low, high) in CHECKS:
+        cells = []
+        for r in recipes:
+            f = OUT / where.format(t=f"{t}{_contacts(r)[0]}")
+            if not f.is_file():
+                cells.append("-")
+                continue
+            res = json.loads(f.read_text(encoding="utf-8"))
+            mean = sum(res["success"]) / len(res["success"])
+            cells.append(_cell(res) + ("" if low <= mean <= high else " **out**"))
+        rows.append(f"| {t} | {label} | {low:.0%}-{high:.0%} | " + " | ".join(cells) + " |")
+    if not dry:
+        folder = OUT / "contacts"
+        folder.mkdir(parents=True, exist_ok=True)
+        write_table(folder, "| task | check (Wide unless narrow; 3 passes) | band | " + " | ".join(recipes) + " |\n"
+                    + "|---|---|---|" + "---|" * len(recipes), rows)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
-    for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench"):
+    for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "creep",
+                 "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
+        if name in ("experts", "profiles", "data", "rate", "critic"):
+            s.add_argument("--contacts", choices=("noslip", "fast", "fast-stiff"), default="noslip",
+                           help="the contact recipe (simdist --contacts)")
+        if name == "experts":
+            s.add_argument("--expert-only", action="store_true", help="the expert's two lattices, no variants")
+        if name == "critic":
+            s.add_argument("--size", default="32x300", help="critic envs x control steps (default 32x300)")
     args = p.parse_args()
-    globals()[args.experiment](args.task, args.dry_run)
+    kw = {k: getattr(args, k) for k in ("contacts", "size") if hasattr(args, k)}
+    if getattr(args, "expert_only", False):
+        kw["variants"] = False
+    globals()[args.experiment](args.task, args.dry_run, **kw)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,8 @@ WORKSPACE_HIGH = np.array([0.8, 0.55, 0.45])
 class ArmEnvConfig:
     """Env settings. ``grid``: starts on that grid, its 20-cell lattice served in order after each seeded
     :meth:`UR5eEnv.reset` (``lattice``; else uniform over the grid); None: training starts with the diverse
-    resets, mixed by ``reset_mix`` (probabilities of :data:`RESET_KINDS`)."""
+    resets, mixed by ``reset_mix`` (probabilities of :data:`RESET_KINDS`). ``contacts``: the contact recipe
+(:data:`~.robot.CONTACT_RECIPES`: ``noslip``, ``fast``)."""
 
     control_hz: int = 5
     episode_seconds: float = 45.0
@@ -41,8 +42,10 @@ class ArmEnvConfig:
     cameras: tuple[str, ...] = ()
     image_size: int = 64
     nthread: int = 2
+    contacts: str = "noslip"
 
     def __post_init__(self) -> None:
+        R.contact_recipe(self.contacts)
         if self.control_hz not in (5, 10):
             raise ValueError(f"control_hz must be 5 or 10, got {self.control_hz}")
         if self.episode_seconds <= 0:

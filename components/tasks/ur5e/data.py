@@ -64,10 +64,15 @@ def load_or_fit_critic(task: Any, out_dir: Path, *, seed: int, num_envs: int, st
     from simdist.components.tasks.ur5e.expert import make_expert, suboptimal_experts
     from simdist.components.tasks.ur5e.value import ArmCritic, fit_expert_critic
     from simdist.fsutil import read_json_object
+    from simdist.tasks import TaskError
 
     weights, report_path = out_dir / CRITIC_WEIGHTS, out_dir / CRITIC_REPORT
     if weights.is_file() and report_path.is_file():
-        return ArmCritic.from_state_dict(load_file(str(weights))), read_json_object(report_path)
+        stored = read_json_object(report_path)
+        if stored.get("contacts", "noslip") != task.contacts:  # critics from before the option are noslip
+            raise TaskError(f"{out_dir}: its critic was fitted with --contacts {stored.get('contacts', 'noslip')}, "
+                            f"not {task.contacts}")
+        return ArmCritic.from_state_dict(load_file(str(weights))), stored
     asm = task.assembly()
 
     def make_env(n: int, s: int) -> Any:
@@ -81,8 +86,9 @@ def load_or_fit_critic(task: Any, out_dir: Path, *, seed: int, num_envs: int, st
     out_dir.mkdir(parents=True, exist_ok=True)
     with atomic_path(weights) as tmp:
         save_file({k: v.contiguous() for k, v in critic.state_dict().items()}, str(tmp))
-    atomic_write_json(report_path, report.to_dict())
-    return critic, report.to_dict()
+    saved = {**report.to_dict(), "contacts": task.contacts}
+    atomic_write_json(report_path, saved)
+    return critic, saved
 
 
 def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, seed: int = 0,
@@ -106,7 +112,7 @@ def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, s
         critic, report = load_or_fit_critic(task, out, seed=seed, num_envs=critic_envs, steps=critic_steps,
                                             epochs=critic_epochs, progress=progress)
     asm = task.assembly()
-    metadata = {"task": task.task_name, "preset": preset, "control_hz": task.control_hz,
+    metadata = {"task": task.task_name, "preset": preset, "control_hz": task.control_hz, "contacts": task.contacts,
                 "values": "V^e critic fitted on expert continuations", "critic": report}
 
     def run(folder: Path, budget: int, s: int, first_id: int) -> dict[str, Any]:
@@ -123,6 +129,8 @@ def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, s
     config = {"task": task.task_name, "num_envs": num_envs, "transitions": transitions, "seed": seed,
               "control_hz": task.control_hz, "expert_only": expert_only,
               "critic": {"envs": critic_envs, "steps": critic_steps, "epochs": critic_epochs}}
+    if task.contacts != "noslip":  # folders from before the option record none: they are noslip
+        config["contacts"] = task.contacts
     summary = run_in_parts_or_once(out, run, parts=parts, transitions=transitions, seed=seed, num_envs=num_envs,
                                    config=config, rank=rank, world=world,
                                    metadata={"preset": preset, "critic": report}, log=logger.info)

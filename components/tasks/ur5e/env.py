@@ -117,8 +117,9 @@ class UR5eEnv:
         from simdist.components.tasks.ur5e.scene import add_table, add_wrist_camera
 
         p = self.profile
-        spec = R.build_robot_spec(R.RobotConfig(joint_friction=p.joint_friction, pad_friction=p.pad_friction,
-                                                armature=0.1 * p.armature_scale))
+        spec = R.build_robot_spec(R.RobotConfig.for_contacts(
+            self.config.contacts, pad_friction=p.pad_friction, joint_friction=p.joint_friction,
+            armature=0.1 * p.armature_scale))
         add_table(spec, friction=0.45)
         add_wrist_camera(spec)
         self.assembly.add_to_spec(spec, p)

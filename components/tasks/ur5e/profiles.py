@@ -68,7 +68,8 @@ _COMMON = [
                unit="kg", range="[0.005, 1]", nullable=True),
     ProfileKey("object_friction", "float", doc="the object's sliding friction (null: randomised in U(1.0, 2.0))",
                unit="-", range="[0.05, 3]", nullable=True),
-    ProfileKey("pad_friction", "float", doc="the finger pads' sliding friction", unit="-", range="[0.05, 3]"),
+    ProfileKey("pad_friction", "float", doc="the finger pads' sliding friction (in the noslip contact recipe's "
+               "terms: --contacts fast and fast-stiff scale it by 5/3)", unit="-", range="[0.05, 3]"),
     ProfileKey("receptacle_friction", "float", doc="the hole's / tabletop's sliding friction (null: randomised "
                "in U(0.2, 0.6))", unit="-", range="[0.05, 3]", nullable=True),
     ProfileKey("gain_scale", "float", doc="the Cartesian controller's stiffness over the nominal (null: "

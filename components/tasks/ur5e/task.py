@@ -31,12 +31,15 @@ UR5E_OBS_NOISE = {"proprio": [0.002] * 6 + [0.02] * 6 + [0.0005] * 3 + [0.002] *
 @dataclass
 class UR5eTask(Task):
     """Shared by both UR5e tasks. ``profile``: a built-in name, a YAML path or a mapping (None: the training
-    simulator); ``grid``: ``narrow`` or ``wide``; ``control_hz``: 5 (the paper) or 10."""
+    simulator); ``grid``: ``narrow`` or ``wide``; ``control_hz``: 5 (the paper) or 10; ``contacts``: the
+    contact recipe (``noslip``, the calibrated physics; ``fast``: no no-slip iterations, a stiffer gripper and
+    grippier pads; ``fast-stiff``: ``fast`` with stiff joint dry friction; :data:`~.robot.CONTACT_RECIPES`)."""
 
     profile: Any = None
     grid: str = "wide"
     control_hz: int = 5
     episode_seconds: float = 45.0
+    contacts: str = "noslip"
 
     metric: ClassVar[str] = "success"
     obs_noise: ClassVar[dict[str, list[float]] | None] = UR5E_OBS_NOISE
@@ -53,7 +56,8 @@ class UR5eTask(Task):
     def __post_init__(self) -> None:
         from simdist.components.tasks.ur5e.config import ArmEnvConfig
 
-        ArmEnvConfig(control_hz=self.control_hz, episode_seconds=self.episode_seconds, grid=self.grid)
+        ArmEnvConfig(control_hz=self.control_hz, episode_seconds=self.episode_seconds, grid=self.grid,
+                     contacts=self.contacts)
         if self.profile is not None:  # parsed once (a bad profile is refused before any env is built); it travels
             self.profile = self.load_profile(self.profile)
 
@@ -70,14 +74,14 @@ class UR5eTask(Task):
         return Path(__file__).with_name("profiles") / cls.profile_folder
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "grid": self.grid, "control_hz": self.control_hz}
+        return {**super().describe(), "grid": self.grid, "control_hz": self.control_hz, "contacts": self.contacts}
 
     # ---- envs ----
     def env_config(self, *, grid: str | None, lattice: bool = True, **kw: Any) -> Any:
         from simdist.components.tasks.ur5e.config import ArmEnvConfig
 
         return ArmEnvConfig(control_hz=self.control_hz, episode_seconds=self.episode_seconds, grid=grid,
-                            lattice=lattice, **kw)
+                            lattice=lattice, contacts=self.contacts, **kw)
 
     def make_env(self, num_envs: int, seed: int, real: bool = True) -> Any:
         """Proxy-real (``real``): the profile, starts uniform over the grid; else the training simulator with its
@@ -198,6 +202,12 @@ class UR5eTask(Task):
                                 help="ur5e: initial-condition grid (a fixed 20-cell lattice when evaluating)")
             parser.add_argument("--control-hz", type=int, choices=(5, 10), default=5,
                                 help="ur5e: control rate (the paper: 5 Hz, H = T = 5)")
+            from simdist.components.tasks.ur5e.robot import CONTACT_RECIPES
+
+            parser.add_argument("--contacts", choices=tuple(CONTACT_RECIPES), default="noslip",
+                                help="ur5e: contact recipe (noslip: 3 no-slip iterations, the calibrated physics; "
+                                     "fast: none, a 8000 N/m gripper and pads at 5/3 of their friction; "
+                                     "fast-stiff: fast with stiff joint dry friction)")
         if command == "generate":
             from simdist.arguments import positive_int
 
@@ -210,7 +220,7 @@ class UR5eTask(Task):
     def from_args(cls, args: argparse.Namespace, command: str, profile: Any = None) -> UR5eTask:
         try:
             return cls(profile=profile, grid=getattr(args, "grid", "wide"),
-                       control_hz=getattr(args, "control_hz", 5))
+                       control_hz=getattr(args, "control_hz", 5), contacts=getattr(args, "contacts", "noslip"))
         except ValueError as err:
             raise TaskError(str(err)) from err
 
