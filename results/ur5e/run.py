@@ -32,7 +32,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from results.runner import simdist_command
+from results.runner import simdist_command, write_json, write_text
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "results" / "ur5e"
@@ -238,7 +238,7 @@ def rate(task: str, dry: bool, contacts: str = "noslip") -> None:
            "cpu_preset_projected_wall_min": preset / (n / wall) / 60,
            "cpu_preset_projected_cpu_min": preset / (n / cpu) / 60, "command": shlex.join(cmd)}
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(row, indent=1) + "\n", encoding="utf-8")
+    write_json(out, row)
     print(json.dumps(row, indent=1))
 
 
@@ -263,7 +263,7 @@ def critic(task: str, dry: bool, contacts: str = "noslip", size: str = "32x300")
     if res.returncode != 0:
         raise SystemExit(f"failed ({res.returncode}): {shlex.join(cmd)}\n{res.stderr[-2000:]}")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(res.stdout, encoding="utf-8")
+    write_text(out, res.stdout)
     print(json.dumps(json.loads(res.stdout)["critic"], indent=1))
 
 
@@ -271,33 +271,18 @@ def creep(task: str, dry: bool) -> None:
     """How far a hinge with the profiles' 0.24 N m of dry friction (armature 0.1) turns in 1 s under a torque
     below it, with each contact recipe's solver options: the no-slip pass also makes joint friction exact, and
     ``fast-stiff``'s friction impedance nearly so."""
-    import mujoco
-
-    from simdist.components.tasks.ur5e import robot as R
+    from simdist import get
 
     out = OUT / "contacts" / "creep.json"
     print(("[dry-run] " if dry else "") + f"creep -> {out.relative_to(ROOT)}", flush=True)
     if dry:
         return
-    rows = []
-    for contacts, recipe in R.CONTACT_RECIPES.items():
-        spec = mujoco.MjSpec()
-        R.set_contact_options(spec, recipe.noslip_iterations, recipe.friction_solimp)
-        body = spec.worldbody.add_body(name="link")
-        body.add_joint(name="hinge", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0, 0, 1], frictionloss=0.24,
-                       armature=0.1)
-        body.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.1, 0.02, 0.02], mass=1.0, contype=0, conaffinity=0)
-        model = spec.compile()
-        data = mujoco.MjData(model)
-        for torque in (0.1, 0.2, 0.23):
-            mujoco.mj_resetData(model, data)
-            data.qfrc_applied[0] = torque
-            for _ in range(int(round(1.0 / model.opt.timestep))):
-                mujoco.mj_step(model, data)
-            rows.append({"contacts": contacts, "joint_friction_nm": 0.24, "torque_nm": torque,
-                         "turn_in_1s_mrad": float(data.qpos[0]) * 1e3})
+    task_class = get("task", task)
+    rows = [{"contacts": contacts, "joint_friction_nm": 0.24, "torque_nm": torque,
+             "turn_in_1s_mrad": task_class.stiction_creep(contacts, 0.24, torque, 1.0) * 1e3}
+            for contacts in task_class.contact_recipes() for torque in (0.1, 0.2, 0.23)]
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    write_json(out, rows)
     for r in rows:
         print(f"{r['contacts']}: {r['torque_nm']} N m against 0.24 N m of stiction -> "
               f"{r['turn_in_1s_mrad']:.2f} mrad in 1 s")
@@ -316,7 +301,9 @@ CHECKS = [(task, label, where, band) for task, profs in (("ur5e-peg", ("peg-real
 def contacts(task: str, dry: bool) -> None:
     """The calibration checks (expert on the nominal lattices, zero-shot and retuned expert per profile) of every
     contact recipe measured (``experts``/``profiles`` with ``--contacts``), against their bands: a table."""
-    recipes = [r for r in ("noslip", "fast", "fast-stiff")
+    from simdist import get
+
+    recipes = [r for r in get("task", task).contact_recipes()
                if any((OUT / w.format(t=f"{t}{_contacts(r)[0]}")).is_file() for t, _, w, _ in CHECKS)]
     rows = []
     for t, label, where, (low, high) in CHECKS:
@@ -338,6 +325,9 @@ def contacts(task: str, dry: bool) -> None:
 
 
 def main() -> None:
+    from simdist import get
+
+    recipes = get("task", "ur5e-peg").contact_recipes()  # both UR5e tasks take the same recipes
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "creep",
@@ -346,7 +336,7 @@ def main() -> None:
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
         if name in ("experts", "profiles", "data", "rate", "critic"):
-            s.add_argument("--contacts", choices=("noslip", "fast", "fast-stiff"), default="noslip",
+            s.add_argument("--contacts", choices=recipes, default="noslip",
                            help="the contact recipe (simdist --contacts)")
         if name == "experts":
             s.add_argument("--expert-only", action="store_true", help="the expert's two lattices, no variants")

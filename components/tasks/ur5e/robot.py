@@ -120,6 +120,23 @@ def contact_recipe(name: str) -> ContactRecipe:
         raise ValueError(f"contacts must be one of {sorted(CONTACT_RECIPES)}, got {name!r}")
     return CONTACT_RECIPES[name]
 
+def stiction_creep(contacts: str, friction: float = 0.24, torque: float = 0.2, seconds: float = 1.0) -> float:
+    """How far (rad) a hinge of ``friction`` N m dry friction (armature 0.1) turns in ``seconds`` under a constant
+    ``torque`` below it, with contact recipe ``contacts``'s solver options (exact friction would give 0)."""
+    recipe = contact_recipe(contacts)
+    spec = mujoco.MjSpec()
+    set_contact_options(spec, recipe.noslip_iterations, recipe.friction_solimp)
+    body = spec.worldbody.add_body(name="link")
+    body.add_joint(name="hinge", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0, 0, 1], frictionloss=friction,
+                   armature=0.1)
+    body.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.1, 0.02, 0.02], mass=1.0, contype=0, conaffinity=0)
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    data.qfrc_applied[0] = torque
+    for _ in range(int(round(seconds / model.opt.timestep))):
+        mujoco.mj_step(model, data)
+    return float(data.qpos[0])
+
 
 @dataclass(frozen=True)
 class RobotConfig:

@@ -73,6 +73,21 @@ class UR5eTask(Task):
     def profile_dir(cls) -> Path | None:
         return Path(__file__).with_name("profiles") / cls.profile_folder
 
+    @staticmethod
+    def contact_recipes() -> tuple[str, ...]:
+        """The names ``contacts`` takes (:data:`~.robot.CONTACT_RECIPES`; imported here, not at registration)."""
+        from simdist.components.tasks.ur5e.robot import CONTACT_RECIPES
+
+        return tuple(CONTACT_RECIPES)
+
+    @staticmethod
+    def stiction_creep(contacts: str, friction: float = 0.24, torque: float = 0.2, seconds: float = 1.0) -> float:
+        """Radians a hinge of ``friction`` N m dry friction turns in ``seconds`` under ``torque``, with recipe
+        ``contacts``'s solver options (:func:`~.robot.stiction_creep`)."""
+        from simdist.components.tasks.ur5e.robot import stiction_creep
+
+        return stiction_creep(contacts, friction, torque, seconds)
+
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "grid": self.grid, "control_hz": self.control_hz, "contacts": self.contacts}
 
@@ -202,9 +217,7 @@ class UR5eTask(Task):
                                 help="ur5e: initial-condition grid (a fixed 20-cell lattice when evaluating)")
             parser.add_argument("--control-hz", type=int, choices=(5, 10), default=5,
                                 help="ur5e: control rate (the paper: 5 Hz, H = T = 5)")
-            from simdist.components.tasks.ur5e.robot import CONTACT_RECIPES
-
-            parser.add_argument("--contacts", choices=tuple(CONTACT_RECIPES), default="noslip",
+            parser.add_argument("--contacts", choices=cls.contact_recipes(), default="noslip",
                                 help="ur5e: contact recipe (noslip: 3 no-slip iterations, the calibrated physics; "
                                      "fast: none, a 8000 N/m gripper and pads at 5/3 of their friction; "
                                      "fast-stiff: fast with stiff joint dry friction)")
