@@ -31,7 +31,7 @@ class ArmEnvConfig:
     """Env settings. ``grid``: starts on that grid, its 20-cell lattice served in order after each seeded
     :meth:`UR5eEnv.reset` (``lattice``; else uniform over the grid); None: training starts with the diverse
     resets, mixed by ``reset_mix`` (probabilities of :data:`RESET_KINDS`). ``contacts``: the contact recipe
-(:data:`~.robot.CONTACT_RECIPES`: ``noslip``, ``fast``)."""
+    (:data:`~.robot.CONTACT_RECIPES`: ``noslip``, ``fast``, ``fast-stiff``)."""
 
     control_hz: int = 5
     episode_seconds: float = 45.0
