@@ -6,9 +6,7 @@ stays fast.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from simdist.lazy import lazy_getattr
 from simdist.offscreen import default_offscreen_gl
 from simdist.registry import KINDS, create, get, list_components, register
 
@@ -16,35 +14,29 @@ default_offscreen_gl()  # before any task imports MuJoCo
 
 __version__ = "0.1.0"
 
-#: the public API: what users call (README, docs/), loaded on first access
+#: the public API: what users call (README, docs/), each loaded from its submodule on first access
 _LAZY = {
-    "load_agent": "simdist.agents",
-    "build_controller": "simdist.agents",
-    "Agent": "simdist.agents",
-    "make_task": "simdist.tasks",
-    "Task": "simdist.tasks",
-    "EvaluationResult": "simdist.evaluation",
-    "build_planner": "simdist.planning.ensemble",
-    "WorldModel": "simdist.world_model",
-    "WorldModelConfig": "simdist.config",
-    "ComponentSpec": "simdist.config",
-    "FreezePolicy": "simdist.freeze",
-    "WorldModelLoss": "simdist.losses",
-    "Normalizer": "simdist.normalization",
-    "AdaptationLoop": "simdist.adaptation",
-    "AdaptConfig": "simdist.adaptation",
-    "value_trace": "simdist.adaptation",
-    "roc_auc": "simdist.adaptation",
-    "bootstrap_ci": "simdist.evaluation",
-    "seeds_bootstrap_ci": "simdist.evaluation",
+    "load_agent": "agents",
+    "build_controller": "agents",
+    "Agent": "agents",
+    "make_task": "tasks",
+    "Task": "tasks",
+    "EvaluationResult": "evaluation",
+    "build_planner": "planning.ensemble",
+    "WorldModel": "world_model",
+    "WorldModelConfig": "config",
+    "ComponentSpec": "config",
+    "FreezePolicy": "freeze",
+    "WorldModelLoss": "losses",
+    "Normalizer": "normalization",
+    "AdaptationLoop": "adaptation",
+    "AdaptConfig": "adaptation",
+    "value_trace": "adaptation",
+    "roc_auc": "adaptation",
+    "bootstrap_ci": "evaluation",
+    "seeds_bootstrap_ci": "evaluation",
 }
 
 __all__ = ["KINDS", "create", "get", "list_components", "register", "__version__", *_LAZY]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'simdist' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

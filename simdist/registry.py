@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import pkgutil
 from collections.abc import Callable
 from importlib import metadata
 from typing import Any, TypeVar
@@ -86,6 +87,16 @@ _BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "agent": ("simdist.components.agents",), "freeze_policy": ("simdist.freeze",),
 }
 _DEFAULT_MODULES = ("simdist.components",)
+
+
+def import_submodules(package: str, path: list[str], packages_only: bool = False) -> list[str]:
+    """Import every module (or, with ``packages_only``, every sub-package) of ``package`` found on ``path`` (its
+    ``__path__``), so that their decorators register them; returns their names, sorted. A package whose
+    ``__init__`` calls this finds a new component file or folder without naming it anywhere."""
+    names = sorted(info.name for info in pkgutil.iter_modules(path) if info.ispkg or not packages_only)
+    for name in names:
+        importlib.import_module(f"{package}.{name}")
+    return names
 
 
 def load_builtins(kind: str | None = None) -> None:

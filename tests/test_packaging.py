@@ -17,8 +17,8 @@ import pytest
 from simdist import zoo
 
 REPO = Path(__file__).resolve().parents[1]
-#: What the build reads: the project file, its readme and the folders pyproject's package-dir maps.
-SOURCES = ("pyproject.toml", "README.md", "simdist", "components", "hub")
+#: What the build reads: the project files, the readme and the folders pyproject's package-dir maps.
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "simdist", "components", "hub")
 ZOO = "simdist/zoo_files"
 PROFILES = re.compile(r"simdist/(components/tasks|envs)/go2/profiles/[^/]+\.yaml")
 
@@ -112,17 +112,18 @@ main(["zoo", "list"])
     assert not (tmp_path / "hf-home" / "hub").exists() or not any((tmp_path / "hf-home" / "hub").iterdir())
 
 
-def test_every_package_folder_is_listed() -> None:
-    """A new task or agent folder is one line in pyproject's ``packages``; a missing line would ship a wheel without
-    it, so this names the folder (no build needed)."""
+def test_wheel_ships_every_package_folder(wheel: Path) -> None:
+    """A new task, agent or component folder ships without a central edit (setup.py discovers the packages):
+    every folder with an ``__init__.py`` under the folders pyproject's package-dir maps is in the wheel."""
     import tomllib
 
-    setup = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
-    roots = {name: REPO / folder for name, folder in setup["package-dir"].items()}
-    found = set()
-    for name, root in roots.items():
-        for init in root.rglob("__init__.py"):
-            parts = init.parent.relative_to(root).parts
+    mapped = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-dir"]
+    expected = set()
+    for name, folder in mapped.items():
+        for init in (REPO / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(REPO / folder).parts
             if "__pycache__" not in parts and not any(p.endswith(".egg-info") for p in parts):
-                found.add(".".join((name, *parts)))
-    assert sorted(found - set(setup["packages"])) == [], "add these packages to pyproject.toml"
+                expected.add("/".join((*name.split("."), *parts, "__init__.py")))
+    with zipfile.ZipFile(wheel) as zf:
+        assert sorted(expected - set(zf.namelist())) == []
+

@@ -2,9 +2,6 @@
 kind ``agent`` (``latent`` is the body the latent-space RL agents share). A new built-in agent is a new folder
 here: nothing in this file names one."""
 
-import importlib
-import pkgutil
+from simdist.registry import import_submodules
 
-__all__ = sorted(info.name for info in pkgutil.iter_modules(__path__) if info.ispkg)
-for _name in __all__:
-    importlib.import_module(f"{__name__}.{_name}")
+__all__ = import_submodules(__name__, __path__, packages_only=True)

@@ -1,6 +1,6 @@
 """Registered dynamics: ``transformer`` (multi-step), ``mlp`` (autoregressive) and ``ensemble`` (K members of
-either, beyond the paper)."""
+either, beyond the paper). Every module of this folder is imported: a new dynamics is a new file here."""
 
-from . import ensemble, mlp, transformer
+from simdist.registry import import_submodules
 
-__all__ = ["ensemble", "mlp", "transformer"]
+__all__ = import_submodules(__name__, __path__)

@@ -1,5 +1,6 @@
-"""Registered heads: reward/value ``transformer`` and ``mlp``; policy ``transformer``; decoder ``mlp``, ``pixels``."""
+"""Registered heads: reward/value ``transformer`` and ``mlp``; policy ``transformer``; decoder ``mlp``, ``pixels``.
+Every module of this folder is imported: a new head is a new file here."""
 
-from . import decoder, pixel_decoder, policy, sequence
+from simdist.registry import import_submodules
 
-__all__ = ["decoder", "pixel_decoder", "policy", "sequence"]
+__all__ = import_submodules(__name__, __path__)

@@ -3,8 +3,6 @@
 The DataModule (torch + lightning) is imported lazily, so data tooling works without importing torch.
 """
 
-from typing import Any
-
 from simdist.data.recorder import EpisodeRecorder
 from simdist.data.schema import (
     SCHEMA_VERSION,
@@ -26,6 +24,7 @@ from simdist.data.shards import (
 )
 from simdist.data.stats import RunningStats, Stats, compute_stats
 from simdist.data.windows import gather_windows, num_windows, window_at, window_starts
+from simdist.lazy import lazy_getattr
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -56,12 +55,7 @@ __all__ = [
     "window_starts",
 ]
 
-_LAZY = {"EpisodeSplit", "TrajectoryDataModule", "WindowDataset", "heldout_score"}
+#: the DataModule's names, loaded with torch and lightning on first access
+_LAZY = {name: "datamodule" for name in ("EpisodeSplit", "TrajectoryDataModule", "WindowDataset", "heldout_score")}
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from simdist.data import datamodule
-
-        return getattr(datamodule, name)
-    raise AttributeError(f"module 'simdist.data' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

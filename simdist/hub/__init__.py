@@ -19,8 +19,9 @@ One module per job; this package only re-exports their public names, loading eac
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from simdist.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from simdist.hub.card import render_model_card, save_pretrained
@@ -61,14 +62,7 @@ __all__ = [
     "read_config", "render_model_card", "resolve_folder", "save_pretrained",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'simdist.hub' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"simdist.hub.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _MODULE_OF, globals())
 
 
 def __dir__() -> list[str]:

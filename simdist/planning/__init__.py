@@ -4,33 +4,25 @@ planners and presets. The planners themselves are registered plug-ins: ``create(
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from simdist.lazy import lazy_getattr
 from simdist.planning.actor import PlannerPolicy
 from simdist.planning.history import ObservationHistory, history_for
 
 _LAZY = {
-    "Planner": "simdist.planning.base",
-    "PlanResult": "simdist.planning.base",
-    "NonFiniteError": "simdist.planning.base",
-    "WARM_STARTS": "simdist.planning.base",
-    "discounted_return": "simdist.planning.base",
-    "plan_score": "simdist.planning.base",
-    "eval_mode": "simdist.planning.base",
-    "TemporalEnsemble": "simdist.planning.ensemble",
-    "build_planner": "simdist.planning.ensemble",
-    "ShadowPlanners": "simdist.planning.shadow",
-    "FallbackOnNonFinite": "simdist.planning.safety",
-    "planner_preset": "simdist.planning.presets",
+    "Planner": "base",
+    "PlanResult": "base",
+    "NonFiniteError": "base",
+    "WARM_STARTS": "base",
+    "discounted_return": "base",
+    "plan_score": "base",
+    "eval_mode": "base",
+    "TemporalEnsemble": "ensemble",
+    "build_planner": "ensemble",
+    "ShadowPlanners": "shadow",
+    "FallbackOnNonFinite": "safety",
+    "planner_preset": "presets",
 }
 
 __all__ = ["ObservationHistory", "PlannerPolicy", "history_for", *_LAZY]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'simdist.planning' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
