@@ -1,5 +1,5 @@
 """Built-in simdist components (installed as ``simdist.components``); importing registers them."""
 
-from . import dynamics, encoders, heads, planners
+from . import dynamics, encoders, freeze_policies, heads, planners
 
-__all__ = ["dynamics", "encoders", "heads", "planners"]
+__all__ = ["dynamics", "encoders", "freeze_policies", "heads", "planners"]

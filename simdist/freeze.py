@@ -1,4 +1,6 @@
-"""Freeze policies: which world-model components train in a phase, and which stay frozen in eval mode."""
+"""Freeze policies: which world-model components train in a phase, which stay frozen in eval mode, and the loss
+that training them on real data means. The registered presets (``all``, ``dynamics_only``, ``heads_only``) are
+components like any other (:mod:`simdist.components.freeze_policies`)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from collections.abc import Iterable
 
 from torch import nn
 
-from simdist.registry import create, register
+from simdist.registry import create
 
 ALL = "all"
 
@@ -62,26 +64,10 @@ class FreezePolicy:
         for name, module in model.components.items():
             module.train(training and (name in names or not self.eval_frozen or self.trainable == ALL))
 
-
-@register("freeze_policy", "all")
-class TrainAll(FreezePolicy):
-    """Pretraining: every component trains."""
-
-    def __init__(self, eval_frozen: bool = True) -> None:
-        super().__init__(ALL, eval_frozen)
-
-
-@register("freeze_policy", "dynamics_only")
-class DynamicsOnly(FreezePolicy):
-    """SimDist finetuning: only the dynamics trains; encoder, embeddings, heads, normaliser are frozen."""
-
-    def __init__(self, eval_frozen: bool = True) -> None:
-        super().__init__({"dynamics"}, eval_frozen)
-
-
-@register("freeze_policy", "heads_only")
-class HeadsOnly(FreezePolicy):
-    """Reward, value and policy heads train; the representation and dynamics are frozen."""
-
-    def __init__(self, eval_frozen: bool = True) -> None:
-        super().__init__({"reward", "value", "policy"}, eval_frozen)
+    def loss_weights(self, model: nn.Module) -> dict[str, float]:
+        """The finetuning loss this policy means on real data: latent consistency for the dynamics; a policy that
+        also trains the reward or value head trains it on what real data offers (the logged rewards, and TD
+        targets built from them). The action (policy-head) loss needs expert labels, which real data lacks."""
+        trainable = self.trainable_names(model)
+        return {"dynamics": 1.0, "reward": float("reward" in trainable), "value": float("value" in trainable),
+                "action": 0.0}

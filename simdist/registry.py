@@ -84,7 +84,7 @@ def _qualname(obj: Any) -> str:
 #: building a world model or a planner does not import MuJoCo (the tasks).
 _BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "env": ("simdist.components.tasks.envs",), "task": ("simdist.components.tasks",),
-    "agent": ("simdist.components.agents",), "freeze_policy": ("simdist.freeze",),
+    "agent": ("simdist.components.agents",), "freeze_policy": ("simdist.components.freeze_policies",),
 }
 _DEFAULT_MODULES = ("simdist.components",)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from simdist import WorldModel
+from simdist import FreezePolicy, WorldModel
 from simdist.adaptation import AdaptationLoop, AdaptConfig, roc_auc
 from simdist.components.tasks.go2 import Go2Task
 from simdist.components.tasks.toy_reach import ToyReachTask as ToyTask
@@ -108,9 +108,7 @@ def test_resume_with_other_settings_reruns_the_stages_on_the_logged_data(toy_mod
 @pytest.mark.parametrize("freeze", ["dynamics_only", "dynamics,encoder", "dynamics,value"])
 def test_freeze_policy_switch(toy_model: str, tmp_path: Path, freeze: str) -> None:
     loop = AdaptationLoop(toy_model, ToyTask(), tmp_path, _config(freeze=freeze), log=lambda m: None)
-    from simdist.components.agents.simdist.modeling import freeze_loss_weights
-
-    weights = freeze_loss_weights(freeze, loop.base.world_model)  # the agent's reading of the run's freeze policy
+    weights = FreezePolicy.parse(freeze).loss_weights(loop.base.world_model)  # the loss the run's policy means
     assert weights["value"] == float(freeze == "dynamics,value")  # TD targets from real rewards
     loop.collect_until(SCHEDULE[1], loop.base, stage=1)
     tuned = loop.finetune(toy_model, stage=1)

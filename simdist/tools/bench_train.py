@@ -160,8 +160,8 @@ def bench_preset(preset: str, batch_size: int, args: Any, threads: int | None, d
                  stage: str = "pretrain") -> list[dict[str, Any]]:
     """Interleaved timed steps of every variant of ``args.train_variants`` for ``preset`` at ``batch_size``."""
     from simdist import WorldModel
-    from simdist.freeze import DynamicsOnly, TrainAll
     from simdist.losses import WorldModelLoss
+    from simdist.registry import create
 
     per_chunk = getattr(args, "windows_per_chunk", 16)
     per_chunk = per_chunk if batch_size % per_chunk == 0 else 1
@@ -170,8 +170,8 @@ def bench_preset(preset: str, batch_size: int, args: Any, threads: int | None, d
         names.append(f"{names[-1]}+compile")
     torch.manual_seed(0)
     wm = WorldModel.from_preset(preset).to(device).train()
-    policy, loss_fn = ((TrainAll(), WorldModelLoss()) if stage == "pretrain"
-                       else (DynamicsOnly(), WorldModelLoss.dynamics_only()))
+    policy, loss_fn = ((create("freeze_policy", "all"), WorldModelLoss()) if stage == "pretrain"
+                       else (create("freeze_policy", "dynamics_only"), WorldModelLoss.dynamics_only()))
     policy.apply(wm)
     batch = random_chunk_batch(wm, batch_size, per_chunk)
     variants = [Variant(n, wm, loss_fn, batch, device) for n in names]

@@ -86,7 +86,7 @@ class WorldModelModule(L.LightningModule):
         self.freeze_policy = FreezePolicy.parse(freeze)
         if not eval_frozen:
             self.freeze_policy.eval_frozen = False
-        self.loss_fn = WorldModelLoss(**(loss_weights or {}), value_target=value_target,
+        self.loss_fn = WorldModelLoss(**(loss_weights or self.default_loss_weights()), value_target=value_target,
                                       consistency_decay=consistency_decay)
         self.obs_noise = resolve_obs_noise(obs_noise)
         self.freeze_policy.apply(self.world_model)
@@ -94,6 +94,10 @@ class WorldModelModule(L.LightningModule):
         #: the trainable weights as they start (a finetuned model: the pretrained ones), for the ``anchor`` pull
         self._anchor_weights = ({n: p.detach().clone() for n, p in self.world_model.named_parameters()
                                  if p.requires_grad} if anchor else {})
+
+    def default_loss_weights(self) -> dict[str, float]:
+        """The loss weights used when ``loss_weights`` is not given: :class:`WorldModelLoss`'s own defaults."""
+        return {}
 
     # ------------------------------------------------------------------ modes and setup
     def train(self, mode: bool = True) -> WorldModelModule:
@@ -243,11 +247,15 @@ class FinetuneModule(WorldModelModule):
     ) -> None:
         super().__init__(
             model=model, preset=preset, init_from=init_from, freeze=freeze,
-            loss_weights=loss_weights or {"dynamics": 1.0, "reward": 0.0, "value": 0.0, "action": 0.0},
+            loss_weights=loss_weights,
             lr=lr, end_lr=end_lr, warmup_steps=warmup_steps, decay_steps=decay_steps, obs_noise=obs_noise,
             fit_normalizer=fit_normalizer, eval_frozen=eval_frozen, value_target=value_target,
             diagnostics=diagnostics, anchor=anchor, consistency_decay=consistency_decay, compile=compile,
         )
+
+    def default_loss_weights(self) -> dict[str, float]:
+        """The loss the freeze policy means on real data (:meth:`~simdist.freeze.FreezePolicy.loss_weights`)."""
+        return self.freeze_policy.loss_weights(self.world_model)
 
 
 def world_model_from_checkpoint(

@@ -81,15 +81,13 @@ class SimDistAgent(Agent):
                  loss_weights: dict[str, float] | None = None, progress: bool = False) -> SimDistAgent:
         """Finetune a copy on the dataset folder ``data`` (``front_pad`` = the model's history, no held-out
         split); the schedule warms up for ``warmup_steps`` and decays to ``lr / 2``. ``loss_weights`` None: those
-        of ``freeze`` (:func:`freeze_loss_weights`)."""
+        of ``freeze`` (:meth:`~simdist.freeze.FreezePolicy.loss_weights`)."""
         from simdist.data import TrajectoryDataModule
         from simdist.training import FinetuneModule
         from simdist.training.module import epoch_trainer
 
         torch.manual_seed(seed)
         mcfg = self.world_model.config
-        if loss_weights is None:
-            loss_weights = freeze_loss_weights(freeze, self.world_model)
         module = FinetuneModule(model=mcfg.to_dict(), freeze=freeze, lr=lr, end_lr=lr / 2,
                                 warmup_steps=warmup_steps, decay_steps=max(10 * warmup_steps, 2_000),
                                 obs_noise=obs_noise, loss_weights=loss_weights)
@@ -129,13 +127,3 @@ class SimDistAgent(Agent):
             self.planner  # noqa: B018 (built for its checks)
         return self
 
-
-def freeze_loss_weights(freeze: str, world_model: Any) -> dict[str, float]:
-    """The finetuning loss a freeze policy means on real data: latent consistency for the dynamics; an ablation
-    that unfreezes the reward or value head also trains it on what real data offers (the logged rewards, and TD
-    targets built from them)."""
-    from simdist.freeze import FreezePolicy
-
-    trainable = FreezePolicy.parse(freeze).trainable_names(world_model)
-    return {"dynamics": 1.0, "reward": float("reward" in trainable), "value": float("value" in trainable),
-            "action": 0.0}

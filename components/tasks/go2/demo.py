@@ -186,15 +186,15 @@ def measure_rates(loop: Any, batches: set[int]) -> dict[str, Any]:
 
     from simdist.adaptation import world_model_of
     from simdist.benchmarking import random_batch, random_history, time_calls
-    from simdist.freeze import DynamicsOnly
     from simdist.losses import WorldModelLoss
+    from simdist.registry import create
 
     model, tick = world_model_of(loop.base), {}
     for b in sorted(batches):
         planner, history = loop.planner(loop.base, 0), random_history(model, b)
         tick[b] = time_calls(lambda p=planner, h=history: p.plan(h), 3, 1, model.device)["wall"]["median"]
     wm = copy.deepcopy(model).train()
-    DynamicsOnly().apply(wm)
+    create("freeze_policy", "dynamics_only").apply(wm)
     opt = torch.optim.Adam([p for p in wm.parameters() if p.requires_grad], lr=1e-6)
     loss_fn, batch = WorldModelLoss.dynamics_only(), random_batch(wm, loop.cfg.batch_size)
 
