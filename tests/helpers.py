@@ -107,7 +107,7 @@ def untrained_agents(world_model: Any) -> dict[str, Any]:
     from simdist.components.agents.rlpd import RLPDAgent
     from simdist.components.agents.sgft import SGFTAgent
     from simdist.components.agents.simdist import SimDistAgent, SimDistAgentConfig
-    from simdist.components.agents.simdist_bc import SimDistBCAgent
+    from simdist.components.agents.simdist.bc import SimDistBCAgent
 
     torch.manual_seed(0)
     planner = SimDistAgentConfig(settings={"num_samples": 16, "num_policy_samples": 2, "num_elites": 4,

@@ -12,7 +12,7 @@ into a package the importing module belongs to (it is already being imported by 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -219,11 +219,19 @@ def test_internal_code_avoids_the_facades() -> None:
 #: The layers, by module-name prefix: plug-ins (tasks, agents and the other components) and the command line.
 PLUGINS, TASKS, AGENTS = "simdist.components", "simdist.components.tasks", "simdist.components.agents"
 CLI = ("simdist.cli", "simdist.tools")
+#: The agents' shared body: the one agent folder other agents may import.
+SHARED = "latent"
 
 
 def _in(module: str, prefixes: str | tuple[str, ...]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in ((prefixes,) if isinstance(prefixes, str)
                                                                     else prefixes))
+
+
+def _agent_folder(module: str) -> str | None:
+    """The agent folder ``module`` belongs to (``bc`` for ``simdist.components.agents.bc.policy``), or None."""
+    parts = module.split(".")
+    return parts[3] if _in(module, AGENTS) and len(parts) > 3 else None
 
 
 def layer_violations(graph: Mapping[str, Mapping[str, int]], modules: Mapping[str, Path]) -> list[str]:
@@ -232,18 +240,21 @@ def layer_violations(graph: Mapping[str, Mapping[str, int]], modules: Mapping[st
     * the core (``simdist`` outside ``simdist.components``) imports no plug-in module; it reaches plug-ins by
       registry name only (``create``/``get``, which import them dynamically);
     * tasks and agents never import the command line (``simdist.cli``, ``simdist.tools``);
-    * agents never import tasks.
+    * agents never import tasks;
+    * an agent's folder imports no other agent's folder, only the shared body ``latent/``.
     """
-    rules = (
-        (lambda a: not _in(a, PLUGINS), lambda b: _in(b, PLUGINS), "the core imports a plug-in"),
-        (lambda a: _in(a, (TASKS, AGENTS)), lambda b: _in(b, CLI), "a task or agent imports the command line"),
-        (lambda a: _in(a, AGENTS), lambda b: _in(b, TASKS), "an agent imports a task"),
+    rules: tuple[tuple[Callable[[str, str], bool], str], ...] = (
+        (lambda a, b: not _in(a, PLUGINS) and _in(b, PLUGINS), "the core imports a plug-in"),
+        (lambda a, b: _in(a, (TASKS, AGENTS)) and _in(b, CLI), "a task or agent imports the command line"),
+        (lambda a, b: _in(a, AGENTS) and _in(b, TASKS), "an agent imports a task"),
+        (lambda a, b: _agent_folder(a) not in (None, _agent_folder(b)) and _agent_folder(b) not in (None, SHARED),
+         "an agent imports another agent"),
     )
     found: dict[tuple[str, int, str], str] = {}  # one per statement and rule: its deepest module
     for a, deps in graph.items():
         for b, line in deps.items():
-            for source, target, rule in rules:
-                if source(a) and target(b) and len(b) > len(found.get((a, line, rule), "")):
+            for broken, rule in rules:
+                if broken(a, b) and len(b) > len(found.get((a, line, rule), "")):
                     found[a, line, rule] = b
     return sorted(f"  {modules[a].relative_to(REPO) if modules[a].is_relative_to(REPO) else modules[a]}:{line}: "
                   f"{a} -> {b}  ({rule})" for (a, line, rule), b in found.items())
@@ -265,12 +276,15 @@ def test_layer_checker_finds_each_rule(tmp_path: Path) -> None:
     _write(tmp_path / "components", {
         "__init__.py": "", "tasks/__init__.py": "", "tasks/t.py": "def f():\n    from simdist.cli import main\n",
         "agents/__init__.py": "", "agents/a.py": "from simdist.components.tasks.t import X\nfrom simdist import core\n",
+        "agents/b/__init__.py": "from simdist.components.agents.latent import Body\n",
+        "agents/c/__init__.py": "from simdist.components.agents.b import B\n", "agents/latent/__init__.py": "",
     })
     modules = discover({"simdist": tmp_path / "simdist", "simdist.components": tmp_path / "components"})
     found = layer_violations(build_graph(modules), modules)
     assert [line.split("  (")[1] for line in found] == [
-        "an agent imports a task)", "a task or agent imports the command line)", "the core imports a plug-in)",
-        "the core imports a plug-in)"]
+        "an agent imports a task)", "an agent imports another agent)", "a task or agent imports the command line)",
+        "the core imports a plug-in)", "the core imports a plug-in)"]
+    assert any("simdist.components.agents.c -> simdist.components.agents.b" in line for line in found)
     assert any("simdist.tools.run -> simdist.components.tasks.t" in line for line in found)
     assert not any("simdist.lazy" in line for line in found)  # a dynamic import is a lookup by name
 

@@ -13,7 +13,7 @@ from simdist import WorldModel
 from simdist.adaptation import AdaptationLoop, AdaptConfig
 from simdist.agents import load_agent, read_agent_type
 from simdist.components.agents.simdist import SimDistAgent
-from simdist.components.agents.simdist_bc import BC_CONFIG_NAME, SimDistBCAgent, SimDistBCConfig
+from simdist.components.agents.simdist.bc import BC_CONFIG_NAME, SimDistBCAgent, SimDistBCConfig
 from simdist.components.tasks.toy_reach import ToyReachTask
 from simdist.config import ConfigError
 from simdist.demos import record_demos

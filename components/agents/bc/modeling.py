@@ -23,8 +23,8 @@ import torch
 from torch import Tensor
 
 from simdist.agents import Agent
-from simdist.components.agents.bc.configuration import BCConfig
-from simdist.components.agents.bc.policy import HORIZON, BCPolicy, bc_freeze_policy
+from simdist.components.agents.latent.bc_config import BCConfig
+from simdist.components.agents.latent.bc_policy import HORIZON, BCPolicy, bc_freeze_policy
 from simdist.config import WorldModelConfig, config_file
 from simdist.registry import register
 

@@ -12,8 +12,8 @@ import lightning as L
 import torch
 from torch import Tensor
 
-from simdist.components.agents.bc.configuration import BCConfig
-from simdist.components.agents.bc.policy import BCPolicy, bc_freeze_policy
+from simdist.components.agents.latent.bc_config import BCConfig
+from simdist.components.agents.latent.bc_policy import BCPolicy, bc_freeze_policy
 from simdist.freeze import ALL
 from simdist.training.module import add_obs_noise, resolve_obs_noise
 from simdist.training.schedule import warmup_cosine

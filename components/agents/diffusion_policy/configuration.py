@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
-from simdist.components.agents.bc.configuration import BCConfig
+from simdist.components.agents.latent.bc_config import BCConfig
 from simdist.config import ConfigError, check_int, dataclass_fields_from_dict
 
 __all__ = ["DP_CONFIG_SCHEMA_VERSION", "SAMPLERS", "SETTINGS", "DiffusionPolicyConfig"]
@@ -47,7 +47,7 @@ def _numbers(value: Any, name: str, length: int) -> list[float]:
 class DiffusionPolicyConfig:
     """A Diffusion Policy on SimDist's frozen encoder.
 
-    ``policy`` is the :class:`~simdist.components.agents.bc.BCConfig` of the frozen feature extractor (SimDist's
+    ``policy`` is the :class:`~simdist.components.agents.latent.BCConfig` of the frozen feature extractor (SimDist's
     encoder and normaliser statistics; its MLP head is unused). The condition is the encoder latent of the last
     ``obs_steps`` (T_o) steps, flattened, ‖ the current normalised command. The U-Net denoises a chunk of
     ``horizon`` (T_p) actions, of which ``action_steps`` (T_a) are executed before replanning.

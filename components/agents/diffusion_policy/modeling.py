@@ -24,13 +24,13 @@ import torch
 from torch import Tensor
 
 from simdist.agents import ENCODER_FROZEN, Agent
-from simdist.components.agents.bc.policy import BCPolicy
 from simdist.components.agents.diffusion_policy.configuration import (
     SETTINGS,
     DiffusionPolicyConfig,
     check_settings,
 )
 from simdist.components.agents.diffusion_policy.policy import DiffusionPolicy
+from simdist.components.agents.latent.bc_policy import BCPolicy
 from simdist.config import ConfigError, config_file
 from simdist.registry import register
 

@@ -10,9 +10,9 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from simdist.components.agents.bc.policy import BCPolicy
 from simdist.components.agents.diffusion_policy.configuration import RANGE_EPS, DiffusionPolicyConfig
 from simdist.components.agents.diffusion_policy.network import ConditionalUnet1D
+from simdist.components.agents.latent.bc_policy import BCPolicy
 from simdist.config import ConfigError
 
 __all__ = ["DiffusionPolicy", "ema_decay"]

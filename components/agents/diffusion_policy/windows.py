@@ -97,7 +97,7 @@ def _episodes(folders: Folders) -> Any:
 def encode_windows(backbone: Any, folders: Folders, *, obs_steps: int, horizon: int, action_steps: int,
                    expert_only: bool = False) -> Windows | None:
     """The windows of the dataset folder(s) ``folders`` in ``backbone``'s feature space (a
-    :class:`~simdist.components.agents.bc.BCPolicy`, in eval mode); None when there are none."""
+    :class:`~simdist.components.agents.latent.BCPolicy`, in eval mode); None when there are none."""
     from simdist.components.agents.latent.transitions import episode_features
 
     latent_dim = int(backbone.config.latent_dim)

@@ -22,8 +22,8 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor, nn
 
-from simdist.components.agents.bc.policy import BCPolicy
 from simdist.components.agents.latent import LatentAgent, LatentModel
+from simdist.components.agents.latent.bc_policy import BCPolicy
 from simdist.components.agents.latent.networks import (
     QNetwork,
     ValueNetwork,

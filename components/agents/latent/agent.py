@@ -1,7 +1,7 @@
 """``LatentAgent``: the shared body of the model-free baselines (IQL, RLPD, SGFT).
 
 Each is an MLP actor and its critics on SimDist's frozen encoder (the paper's rule: "the same encoders as
-SimDist, but with an MLP policy head"). The actor is a :class:`~simdist.components.agents.bc.BCPolicy` whose head
+SimDist, but with an MLP policy head"). The actor is a :class:`~simdist.components.agents.latent.BCPolicy` whose head
 gives the mean of a Gaussian over normalised actions, with a state-independent log-std; it starts from the
 single-step BC policy (:meth:`LatentAgent.from_bc`). Acting is deterministic (the mean) unless the agent was
 set to ``explore`` (a sample: how the RL methods collect real data).
@@ -53,7 +53,7 @@ COMMON_SETTINGS: dict[str, Any] = {
 
 
 class LatentModel(nn.Module):
-    """The policy (:class:`~simdist.components.agents.bc.BCPolicy`, encoder frozen), its Gaussian log-std and
+    """The policy (:class:`~simdist.components.agents.latent.BCPolicy`, encoder frozen), its Gaussian log-std and
     the algorithm's parts (``parts``: critics, targets, value, temperature ...)."""
 
     def __init__(self, policy: nn.Module, init_log_std: float) -> None:

@@ -74,7 +74,7 @@ def sparse_success(ep: Episode) -> bool:
 
 @torch.no_grad()
 def episode_features(policy: Any, ep: Episode, chunk: int = 4096) -> Tensor:
-    """``policy.features`` (a :class:`~simdist.components.agents.bc.BCPolicy` or anything with its ``config``
+    """``policy.features`` (a :class:`~simdist.components.agents.latent.BCPolicy` or anything with its ``config``
     and ``features``) at every step of ``ep``: (L, F), the episode front-padded by the history."""
     history = int(policy.config.history)
     padded = front_pad(ep, history)

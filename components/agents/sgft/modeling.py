@@ -19,17 +19,17 @@ from torch import Tensor, nn
 
 from simdist.components.agents.latent import LatentModel
 from simdist.components.agents.latent.networks import ValueNetwork
-from simdist.components.agents.rlpd.modeling import RLPDAgent
+from simdist.components.agents.latent.redq import REDQSACAgent
 from simdist.registry import register
 
 __all__ = ["SGFTAgent"]
 
 
 @register("agent", "sgft")
-class SGFTAgent(RLPDAgent):
+class SGFTAgent(REDQSACAgent):
     """SGFT-SAC on frozen SimDist features; see the module docstring."""
 
-    default_settings: ClassVar[dict[str, Any]] = {**RLPDAgent.default_settings}
+    default_settings: ClassVar[dict[str, Any]] = {**REDQSACAgent.default_settings}
 
     @classmethod
     def build_parts(cls, model: LatentModel, settings: Mapping[str, Any]) -> dict[str, nn.Module]:

@@ -5,8 +5,8 @@ demonstrations; it plans like SimDist.
 import Lightning.
 """
 
-from simdist.components.agents.simdist_bc.configuration import BC_CONFIG_NAME, SimDistBCConfig
-from simdist.components.agents.simdist_bc.modeling import SimDistBCAgent
+from simdist.components.agents.simdist.bc.configuration import BC_CONFIG_NAME, SimDistBCConfig
+from simdist.components.agents.simdist.bc.modeling import SimDistBCAgent
 from simdist.lazy import lazy_getattr
 
 __all__ = ["BC_CONFIG_NAME", "DemoBCModule", "SimDistBCAgent", "SimDistBCConfig"]

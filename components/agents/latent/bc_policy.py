@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from simdist.components.agents.bc.configuration import BCConfig
+from simdist.components.agents.latent.bc_config import BCConfig
 from simdist.config import ConfigError
 from simdist.freeze import ALL, FreezePolicy
 from simdist.nn import mlp

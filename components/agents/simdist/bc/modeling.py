@@ -19,8 +19,9 @@ from typing import Any
 
 import torch
 
-from simdist.components.agents.simdist import SimDistAgent, SimDistAgentConfig
-from simdist.components.agents.simdist_bc.configuration import BC_CONFIG_NAME, SimDistBCConfig
+from simdist.components.agents.simdist.bc.configuration import BC_CONFIG_NAME, SimDistBCConfig
+from simdist.components.agents.simdist.configuration import SimDistAgentConfig
+from simdist.components.agents.simdist.modeling import SimDistAgent
 from simdist.config import WorldModelConfig, config_file
 from simdist.registry import register
 from simdist.world_model import WorldModel
@@ -155,7 +156,7 @@ def clone_policy_head(world_model: WorldModel, demos: str | Path, *, root: str |
                       progress: bool = False) -> WorldModel:
     """A copy of ``world_model`` whose policy head alone is trained by BC on every step of the dataset folder
     ``demos`` (SimDist's finetuning schedule: warmup, then decay to ``lr / 2``; ``front_pad`` = the history)."""
-    from simdist.components.agents.simdist_bc.training import BC_LOSS_WEIGHTS, DemoBCModule
+    from simdist.components.agents.simdist.bc.training import BC_LOSS_WEIGHTS, DemoBCModule
     from simdist.data import TrajectoryDataModule
     from simdist.training.module import epoch_trainer
 
