@@ -485,7 +485,8 @@ class AdaptationLoop:
         info = self._info(self.data_dir)
         from simdist.provenance import provenance
 
-        entry: dict[str, Any] = {"stage": k, "target_minutes": amount if cfg.schedule_unit == "minutes" else None,
+        entry: dict[str, Any]
+        entry = {"stage": k, "target_minutes": amount if cfg.schedule_unit == "minutes" else None,
                  "target_episodes": int(amount) if cfg.schedule_unit == "episodes" else None,
                  "settings": self.stage_settings(k),
                  "provenance": provenance(model),
