@@ -485,6 +485,7 @@ class AdaptationLoop:
         info = self._info(self.data_dir)
         from simdist.provenance import provenance
 
+        entry: dict[str, Any]
         entry = {"stage": k, "target_minutes": amount if cfg.schedule_unit == "minutes" else None,
                  "target_episodes": int(amount) if cfg.schedule_unit == "episodes" else None,
                  "settings": self.stage_settings(k),
@@ -519,7 +520,8 @@ class AdaptationLoop:
         ``k`` and every budget and seed of the config. The default ``schedule_unit`` (minutes) is left out, so
         runs recorded before the option existed resume instead of running again, and so is ``eval_workers``,
         which does not change the numbers; ``update_every`` and ``prior`` are left out while unset."""
-        defaults = {"schedule_unit": "minutes", "update_every": None, "prior": []}  # unset: as before they existed
+        # unset: as before they existed
+        defaults: dict[str, Any] = {"schedule_unit": "minutes", "update_every": None, "prior": []}
         config = {key: value for key, value in asdict(self.cfg).items()
                   if key not in ("schedule", "eval_workers") and not (key in defaults and value == defaults[key])}
         return {"task": self.task.describe(), "schedule": self.cfg.schedule[: k + 1], "config": config}

@@ -22,6 +22,7 @@ from simdist.fsutil import read_json_object
 from simdist.registry import RegistryError, get, list_components
 
 if TYPE_CHECKING:
+    from simdist.hub.resolve import ModelSource
     from simdist.tasks import Task
 
 #: ``config.json`` key naming the agent class that reads the folder
@@ -116,7 +117,7 @@ class Agent(abc.ABC):
 
 
 def agent_types() -> list[str]:
-    return list(list_components("agent"))  # type: ignore[arg-type]
+    return list(list_components("agent"))
 
 
 def agent_class(agent_type: str) -> type[Agent]:
@@ -142,7 +143,7 @@ HUB_KEYS = ("revision", "cache_dir", "local_files_only", "token")
 
 
 def open_agent_folder(name_or_path: str | Path, agent_type: str, hub: dict[str, Any], who: str,
-                      ) -> tuple[Path, str, dict[str, Any]]:
+                      ) -> tuple[Path, ModelSource, dict[str, Any]]:
     """The folder, source and ``config.json`` of a saved ``agent_type`` agent (a folder or Hub id; ``hub``: the
     resolver's ``revision``, ``cache_dir``, ``local_files_only``, ``token``, anything else a TypeError naming
     ``who``). FileNotFoundError without ``config.json`` or the weights; ConfigError for another agent type."""

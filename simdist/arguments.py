@@ -147,7 +147,7 @@ def add_mppi_arguments(parser: argparse.ArgumentParser, *, samples: int | None =
     given = {"samples": samples, "iterations": iterations, "init_std": init_std, "warm_start": warm_start,
              "temporal_ensemble": temporal_ensemble}
     defaults.update({k: v for k, v in given.items() if v is not None})
-    flag = {"action": _MPPIFlagAction, "given": _GivenFlags()}
+    flag: dict[str, Any] = {"action": _MPPIFlagAction, "given": _GivenFlags()}
     parser.add_argument("--planner-preset", action=_PlannerPresetAction, given=flag["given"], default=preset,
                         choices=sorted(PLANNER_PRESETS),
                         help="fill the MPPI options not given here from a preset (paper: 450+22 samples x 8 "

@@ -45,17 +45,30 @@ TOOLS: dict[str, tuple[str, str, str]] = {
 
 
 def _usage() -> str:
-    lines = ["usage: simdist <command> [options]", "", "training (LightningCLI, --config recipes/...):"]
+    lines = ["usage: simdist <command> [options]  |  simdist --version", "",
+             "training (LightningCLI, --config recipes/...):"]
     lines += [f"  {c}" for c in LIGHTNING_COMMANDS]
     lines += ["", "tools:"]
     lines += [f"  {name:<12} {help_}" for name, (_, _, help_) in TOOLS.items()]
     return "\n".join(lines)
 
 
+def version_line() -> str:
+    """``simdist VERSION``, with ``(commit HASH)`` of the source in a git checkout (none for an installed wheel)."""
+    from simdist import __version__
+    from simdist.provenance import source_commit
+
+    commit = source_commit()
+    return f"simdist {__version__}" + (f" (commit {commit})" if commit else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage())
+        return 0
+    if argv[0] in ("-V", "--version"):
+        print(version_line())
         return 0
     command, rest = argv[0], argv[1:]
     if command not in LIGHTNING_COMMANDS and command not in TOOLS:

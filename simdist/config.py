@@ -42,7 +42,8 @@ def config_file(path: str | os.PathLike) -> Iterator[None]:
             raise
         if where in str(err):
             raise ConfigError(str(err)) from err
-        key = getattr(err, "key", None) or (f"{err.kind}.name" if getattr(err, "kind", None) else None)
+        kind = getattr(err, "kind", None)
+        key = getattr(err, "key", None) or (f"{kind}.name" if kind else None)
         message = f"missing key {err}" if type(err) is KeyError else str(err)
         raise ConfigError(f"{where}: {f'key {key!r}: ' if key else ''}{message}") from err
 
@@ -163,7 +164,7 @@ def check_int(value: Any, name: str, low: int = 1) -> int:
     return value
 
 
-def dataclass_fields_from_dict(cls: type, data: Mapping[str, Any], what: str, schema_version: int
+def dataclass_fields_from_dict(cls: type[Any], data: Mapping[str, Any], what: str, schema_version: int
                                ) -> dict[str, Any]:
     """The keyword arguments of the config dataclass ``cls`` in a ``config.json`` dict (a deep copy, without
     ``agent_type`` and ``simdist_version``); a ConfigError, naming the config ``what``, for a schema newer than

@@ -53,13 +53,14 @@ class ActionInformation:
 
     def metrics(self, prefix: str = "diag/") -> dict[str, float]:
         """Scalars for a logger: means, the last horizon step, the shifts and the correlations."""
-        return {f"{prefix}{k}": float(v) for k, v in {
+        values: dict[str, Any] = {
             "consistency_true": np.mean(self.consistency_true), "consistency_permuted":
             np.mean(self.consistency_permuted), "consistency_ratio": self.consistency_ratio,
             "consistency_true_last": self.consistency_true[-1], "consistency_permuted_last":
             self.consistency_permuted[-1], "latent_shift": self.latent_shift, "return_shift": self.return_shift,
             "return_label_corr_true": self.return_label_corr_true,
-            "return_label_corr_permuted": self.return_label_corr_permuted}.items()}
+            "return_label_corr_permuted": self.return_label_corr_permuted}
+        return {f"{prefix}{k}": float(v) for k, v in values.items()}
 
 
 def derangement(n: int, generator: torch.Generator) -> Tensor:

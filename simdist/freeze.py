@@ -5,12 +5,22 @@ components like any other (:mod:`simdist.components.freeze_policies`)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 from torch import nn
 
 from simdist.registry import create
 
 ALL = "all"
+
+
+class HasComponents(Protocol):
+    """A module with named parts, such as ``WorldModel``."""
+
+    training: bool
+
+    @property
+    def components(self) -> dict[str, nn.Module]: ...
 
 
 class FreezePolicy:
@@ -40,9 +50,9 @@ class FreezePolicy:
             value = [v.strip() for v in value.split(",") if v.strip()]
         return cls(value)
 
-    def trainable_names(self, model: nn.Module) -> set[str]:
+    def trainable_names(self, model: HasComponents) -> set[str]:
         components = model.components
-        if self.trainable == ALL:
+        if isinstance(self.trainable, str):  # ALL
             return {n for n in components if n != "normalizer"}
         unknown = self.trainable - set(components)
         if unknown:
@@ -50,7 +60,7 @@ class FreezePolicy:
                            f"this model has {sorted(components)}")
         return set(self.trainable) - {"normalizer"}
 
-    def apply(self, model: nn.Module) -> dict[str, bool]:
+    def apply(self, model: HasComponents) -> dict[str, bool]:
         """Set ``requires_grad`` per component and put frozen ones in eval mode; returns name → trains."""
         names = self.trainable_names(model)
         for name, module in model.components.items():
@@ -58,7 +68,7 @@ class FreezePolicy:
         self.set_modes(model, training=model.training)
         return {name: name in names for name in model.components}
 
-    def set_modes(self, model: nn.Module, training: bool) -> None:
+    def set_modes(self, model: HasComponents, training: bool) -> None:
         """``model.train(training)`` except that frozen components stay in eval mode."""
         names = self.trainable_names(model)
         for name, module in model.components.items():

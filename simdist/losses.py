@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor, nn
@@ -72,7 +72,7 @@ class WorldModelLoss(nn.Module):
             terms["action"] = ((pred.actions - target) * mask).pow(2).mean()
         if "reconstruction" in need:
             terms["reconstruction"] = model.reconstruction_error(batch["fut_obs"])
-        terms["loss"] = sum(self.weights[k] * v for k, v in terms.items() if self.weights[k] != 0)
+        terms["loss"] = cast(Tensor, sum(self.weights[k] * v for k, v in terms.items() if self.weights[k] != 0))
         return terms
 
     def horizon_weights(self, horizon: int, like: Tensor) -> Tensor:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -110,7 +111,10 @@ class MultiHeadAttention(nn.Module):
             return self._forward_dropout(x, context, kv, causal)
         if context is None and kv is None:
             return self._self_attention(x, causal)
-        k, v = kv if kv is not None else self.project_kv(context)
+        if kv is None:
+            assert context is not None  # self-attention returned above
+            kv = self.project_kv(context)
+        k, v = kv
         q = self.q(x)
         lead, t, dim = q.shape[:-2], q.shape[-2], q.shape[-1]
         h, d = self.num_heads, self.head_dim
@@ -242,7 +246,7 @@ class TransformerDecoder(nn.Module):
 
     def prepare(self, context: Tensor) -> list[tuple[Tensor, Tensor]]:
         """Per-layer cross-attention keys/values of ``context`` (B, L, D) → [(B, h, L, d)] * layers."""
-        return [layer.cross_attn.project_kv(context) for layer in self.layers]
+        return [layer.cross_attn.project_kv(context) for layer in cast("list[DecoderLayer]", self.layers)]
 
     def forward(
         self, queries: Tensor, context: Tensor | None = None, *,
@@ -274,7 +278,7 @@ class TransformerEncoder(nn.Module):
 
     def forward(self, x: Tensor, last_only: bool = False) -> Tensor:
         """(..., L, D) → (..., L, D), or (..., 1, D) for the last position if ``last_only``."""
-        layers = list(self.layers)
+        layers = cast("list[EncoderLayer]", list(self.layers))
         final = layers.pop() if last_only and layers else None
         for layer in layers:
             x = layer(x, causal=self.causal)
@@ -297,5 +301,9 @@ class SequenceEmbedding(nn.Module):
         length = x.shape[-2]
         if length > self.pos.shape[0]:
             raise ValueError(f"sequence of length {length} exceeds the embedding's {self.pos.shape[0]} positions")
-        base = self.proj(x) if self.proj is not None else self.bias.expand(*x.shape[:-1], -1)
+        if self.proj is not None:
+            base = self.proj(x)
+        else:
+            assert self.bias is not None  # no input features: bias and positions only
+            base = self.bias.expand(*x.shape[:-1], -1)
         return base + self.pos[:length]

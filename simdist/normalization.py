@@ -22,6 +22,8 @@ class Normalizer(nn.Module):
     Statistics are buffers, never parameters: they are saved with the weights and never trained.
     """
 
+    fitted: Tensor  # a bool buffer: statistics were set
+
     def __init__(self, shapes: Mapping[str, Sequence[int]]) -> None:
         super().__init__()
         self.keys = list(shapes)

@@ -201,7 +201,7 @@ class ProfileSchema:
             if k.name not in fields:
                 raise ValueError(f"profile key {k.name!r} is not a field of {dc.__name__}")
             f = fields[k.name]
-            default = (f.default_factory() if f.default_factory is not dataclasses.MISSING  # type: ignore[misc]
+            default = (f.default_factory() if f.default_factory is not dataclasses.MISSING
                        else f.default if f.default is not dataclasses.MISSING else MISSING)
             filled.append(dataclasses.replace(k, default=default))
         schema = cls(tuple(filled), tuple(checks), factory=dc)

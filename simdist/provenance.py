@@ -11,9 +11,10 @@ import hashlib
 import platform
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 def _version(module: str) -> str | None:

@@ -25,7 +25,7 @@ import importlib
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, overload
 
 import numpy as np
 
@@ -145,8 +145,9 @@ class Task(abc.ABC):
 
     # -- evaluation and adaptation -------------------------------------------------------------
     @abc.abstractmethod
-    def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8) -> EvaluationResult:
-        """Run the task's protocol with ``agent`` (``trials``: the protocol's trial count per condition)."""
+    def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> EvaluationResult:
+        """Run the task's protocol with ``agent`` (``trials``: the protocol's trial count per condition; ``log``:
+        a print-like callable for progress lines, or None)."""
 
     def evaluation_passes(self, trials: int, seed: int) -> list[tuple[int, int]] | None:
         """The protocol ``evaluate(agent, trials, seed)`` as independent passes, or None (the default) when it
@@ -253,7 +254,7 @@ def get_task_name(cls: type) -> str:
 
 
 def task_names() -> list[str]:
-    return list(list_components("task"))  # type: ignore[arg-type]
+    return list(list_components("task"))
 
 
 def pretrain_presets() -> list[tuple[str, int]]:
@@ -299,6 +300,10 @@ def add_task_argument(parser: argparse.ArgumentParser, *, required: bool = False
                         help=f"registered task ({names}; `simdist tasks` describes them)")
 
 
+@overload
+def preparse_task(argv: Sequence[str], *, default: Literal[True] = True) -> str: ...
+@overload
+def preparse_task(argv: Sequence[str], *, default: bool) -> str | None: ...
 def preparse_task(argv: Sequence[str], *, default: bool = True) -> str | None:
     """The ``--task`` value of ``argv`` (before the full parser exists: tasks add options to it)."""
     pre = argparse.ArgumentParser(add_help=False)

@@ -47,6 +47,15 @@ class WorldModel(nn.Module):
     ``imagine`` returns rewards and values in environment units, ready for a planner.
     """
 
+    # Registered plug-in components, duck-typed beyond their interfaces (simdist.interfaces): an ensemble
+    # dynamics adds ``members``, an image encoder ``raw_obs_keys`` and ``pixels``.
+    encoder: Any
+    dynamics: Any
+    reward: Any
+    value: Any
+    policy: Any
+    decoder: Any
+
     def __init__(self, config: WorldModelConfig | Mapping[str, Any]) -> None:
         super().__init__()
         cfg = config if isinstance(config, WorldModelConfig) else WorldModelConfig.from_dict(dict(config))

@@ -81,9 +81,9 @@ def zoo_root() -> Path | None:
     if override:
         path = Path(override).expanduser()
         return path if path.is_dir() else None
-    for path in (_installed_root(), Path(simdist.__file__).resolve().parents[1] / "hub"):
-        if path is not None and (path / INDEX_NAME).is_file():
-            return path
+    for root in (_installed_root(), Path(simdist.__file__).resolve().parents[1] / "hub"):
+        if root is not None and (root / INDEX_NAME).is_file():
+            return root
     return None
 
 
@@ -103,7 +103,7 @@ def load_index(root: Path | None = None) -> list[ZooEntry]:
     """
     root = zoo_root() if root is None else Path(root)
     path = None if root is None else root / INDEX_NAME
-    if path is None or not path.is_file():
+    if root is None or path is None or not path.is_file():
         return []
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
+import simdist
 from simdist import zoo
 
 REPO = Path(__file__).resolve().parents[1]
-#: What the build reads: the project files, the readme and the folders pyproject's package-dir maps.
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "simdist", "components", "hub")
+#: What the build reads: the project files, the readme, the licence files and the folders pyproject's package-dir maps.
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "NOTICE", "simdist", "components", "hub")
 ZOO = "simdist/zoo_files"
 PROFILES = re.compile(r"simdist/(components/tasks|envs)/go2/profiles/[^/]+\.yaml")
 
@@ -55,6 +56,10 @@ def test_wheel_holds_the_zoo_and_profiles(wheel: Path) -> None:
         names = set(zf.namelist())
         assert f"{ZOO}/{zoo.INDEX_NAME}" in names
         assert "simdist/templates/model_card.md" in names and "simdist/hub/load.py" in names
+        assert "simdist/py.typed" in names  # users' type checkers read the annotations
+        for notice in ("LICENSE", "NOTICE"):  # the licence and third-party notices, byte-identical
+            (name,) = [n for n in names if n.endswith(f".dist-info/licenses/{notice}")]
+            assert zf.read(name) == (REPO / notice).read_bytes(), name
 
         entries = zoo.load_index(REPO / "hub")
         bundled = [e for e in entries if e.bundled() is not None]
@@ -99,6 +104,7 @@ assert zoo.zoo_root() == site / "simdist" / "zoo_files", zoo.zoo_root()
 print("experts", zoo.expert_set("go2").relative_to(site))
 print("params", WorldModel.from_pretrained("simdist/go2-slope").count_parameters()["total"])
 main(["zoo", "list"])
+main(["--version"])
 """
     env = {key: value for key, value in os.environ.items() if key not in (zoo.ENV_VAR, "HF_HUB_CACHE")}
     env.update(PYTHONPATH=str(site), HF_HOME=str(tmp_path / "hf-home"), HF_HUB_OFFLINE="1")
@@ -107,7 +113,8 @@ main(["zoo", "list"])
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     assert "experts simdist/zoo_files/experts/go2" in out and "params 667758" in out
-    rows = {line.split()[0]: line.split() for line in out.splitlines()[3:]}
+    assert out.splitlines()[-1] == f"simdist {simdist.__version__}"  # an installed wheel has no commit
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[3:-1]}
     assert rows["go2-slope"][4] == "yes" and rows["go2-foam"][4] == "yes" and rows["go2-slope"][1] == "simdist", out
     assert not (tmp_path / "hf-home" / "hub").exists() or not any((tmp_path / "hf-home" / "hub").iterdir())
 

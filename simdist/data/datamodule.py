@@ -307,6 +307,7 @@ class _EpochDataLoader(DataLoader):
         super().__init__(*args, **kwargs)
         self._epoch_fn = epoch_fn
         self._n_iter = 0
+        self._iter_epoch: int | None = None  # the epoch of the running iteration
 
     def __iter__(self) -> Any:
         epoch = self._epoch_fn() if self._epoch_fn is not None else None
@@ -332,7 +333,6 @@ class _ResumableDataLoader(_EpochDataLoader):
     def __init__(self, *args: Any, progress_fn: Callable[[], int], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._progress_fn = progress_fn
-        self._iter_epoch: int | None = None
         self._resume: tuple[int, int] | None = None
 
     def state_dict(self) -> dict[str, int]:
@@ -578,7 +578,8 @@ class TrajectoryDataModule(L.LightningDataModule):
         """Training batches of the current epoch the trainer has processed (0 without a trainer)."""
         if self.trainer is None:
             return 0
-        return int(self.trainer.fit_loop.epoch_loop.batch_progress.current.processed)
+        progress = self.trainer.fit_loop.epoch_loop.batch_progress.current
+        return int(progress.processed)  # type: ignore[attr-defined]  # a _ProcessedTracker, typed as its base
 
     def train_dataloader(self) -> DataLoader:
         return self._loader("train")

@@ -289,7 +289,7 @@ def generate(
     ep_start = np.zeros(B, np.int64)
     bad = np.zeros(B, bool)
 
-    budget = steps_per_env * B if steps_per_env is not None else int(total_transitions)  # type: ignore[operator]
+    budget = steps_per_env * B if steps_per_env is not None else int(total_transitions)  # type: ignore[arg-type]
     bar = progress_bar(budget, progress)
     obs = env.reset(seed=seed)
     assign = draw_policies(B)

@@ -19,7 +19,7 @@ import re
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 import webdataset as wds
@@ -38,7 +38,7 @@ from simdist.fsutil import atomic_write_json, remove_stale_temporaries
 DATASET_INFO = "dataset.json"
 FORMAT_NAME = "simdist-episodes"
 
-Source = str | os.PathLike | Sequence[str | os.PathLike]
+Source = str | os.PathLike | Sequence["Source"]  # a folder, pattern or url, or a list of these
 
 
 def read_dataset_info(path: str | os.PathLike) -> dict[str, Any]:
@@ -302,7 +302,7 @@ def resolve_urls(source: Source) -> list[str]:
     """Shard urls of a dataset folder (from ``dataset.json``), a brace pattern, a url, or a list of these."""
     if isinstance(source, (list, tuple)):
         return [u for s in source for u in resolve_urls(s)]
-    s = os.fspath(source)
+    s = os.fspath(cast("str | os.PathLike", source))
     if os.path.isdir(s):
         if os.path.exists(os.path.join(s, DATASET_INFO)):
             urls = [os.path.join(s, sh["name"]) for sh in read_dataset_info(s)["shards"]]
@@ -337,7 +337,7 @@ def dataset_dirs(source: Source) -> list[str]:
     """Dataset folders named in ``source`` (only folders, not shard urls)."""
     if isinstance(source, (list, tuple)):
         return [d for s in source for d in dataset_dirs(s)]
-    s = os.fspath(source)
+    s = os.fspath(cast("str | os.PathLike", source))
     return [s] if os.path.isdir(s) and os.path.exists(os.path.join(s, DATASET_INFO)) else []
 
 

@@ -28,6 +28,8 @@ from simdist.hub.files import (
     CONFIG_NAME,
     DEFAULT_LICENSE,
     LIBRARY_NAME,
+    OFFICIAL_CODE_URL,
+    PAPER_BIBTEX,
     PIPELINE_TAG,
     PLANNER_NAME,
     TRAIN_CONFIG_NAME,
@@ -209,7 +211,7 @@ def render_model_card(
     variables: dict[str, Any] = {
         "model_name": (repo_id.split("/")[-1] if repo_id else None) or f"{cfg.task or 'simdist'} world model",
         "load_id": repo_id or f"<org>/{folder_name or 'model'}",
-        "description": "", "citation": "",
+        "description": "", "citation": "", "paper_citation": PAPER_BIBTEX, "official_code_url": OFFICIAL_CODE_URL,
         **{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)},
         "components": rows, "total_params": counts["total"], "base_model": base,
         "local_base_model": base_model if base_model and base is None else "",

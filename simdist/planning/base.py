@@ -102,10 +102,12 @@ class Planner(abc.ABC):
     #: Whether the planner keeps state per env between ticks (a warm start, past plans). Planners without
     #: it may plan for any subset of envs (``PlannerPolicy(..)(obs, rows=...)``).
     per_env_state: bool = False
+    #: a WorldModel, or a module with its ``config``, ``device`` and prediction methods
+    world_model: Any
 
     def __init__(self, world_model: nn.Module, action_low: Bound = None, action_high: Bound = None) -> None:
         self.world_model = world_model
-        cfg = world_model.config
+        cfg = self.world_model.config
         self.horizon, self.action_dim, self.command_dim = cfg.horizon, cfg.action_dim, cfg.command_dim
         self._low = self._bound(action_low if action_low is not None else cfg.action_low, "action_low")
         self._high = self._bound(action_high if action_high is not None else cfg.action_high, "action_high")

@@ -55,6 +55,7 @@ class TemporalEnsemble:
         if self._plans is None or self._plans.shape[0] != b:
             self._plans = plan.new_zeros(b, t, *plan.shape[1:])
             self._count = torch.zeros(b, dtype=torch.long, device=plan.device)
+        assert self._count is not None  # set with _plans
         self._plans = torch.cat([plan[:, None], self._plans[:, :-1]], dim=1)
         self._count = (self._count + 1).clamp(max=t)
         ages = torch.arange(t, device=plan.device)

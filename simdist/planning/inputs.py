@@ -48,6 +48,7 @@ def history_inputs(history: ObservationHistory | Mapping[str, Any], obs_spec: Ma
     :class:`ObservationHistory` or a dict with ``obs_hist``, ``act_hist`` and ``command``, checked against what
     the agent reads (H = ``history_len``) and finite, as ``dtype`` on ``device``. ``command_steps``: a command may
     also be given per step, (B, command_steps, C). A ValueError (NonFiniteError for NaN or Inf) names the key."""
+    command: Tensor | None
     if isinstance(history, ObservationHistory):
         obs_hist, act_hist, command = history.as_inputs()
     elif isinstance(history, Mapping):

@@ -35,6 +35,7 @@ class FallbackOnNonFinite:
         self.planner.reset(ids=ids, seed=seed)
 
     def act(self, history: ObservationHistory | Mapping[str, Any]) -> Tensor:
+        command: Tensor | None
         if isinstance(history, ObservationHistory):
             obs, act, command = history.as_inputs()
         else:

@@ -77,7 +77,8 @@ def main(argv: list[str]) -> int:
     if len(curve["value"]) > 1:
         from simdist.evaluation import Estimate, compare
 
-        first, last = (Estimate(curve["value"][k], *curve["ci95"][k], curve["trials"][k]) for k in (0, -1))
+        first, last = (Estimate(curve["value"][k], curve["ci95"][k][0], curve["ci95"][k][1], curve["trials"][k])
+                       for k in (0, -1))
         print(compare(first, last, f"{curve['metric']}, {amounts[-1]} vs zero-shot", ".3f"))
     print(f"curve written to {args.out}/curve.json and curve.png")
     return 0

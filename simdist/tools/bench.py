@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from functools import partial
 from typing import Any
 
 import torch
@@ -186,7 +187,7 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
         # as deployed (its thread choice calibrated in the warm-up ticks), then on the caller's threads
         for tick_threads in (realtime.get("tick_threads"), None):
             rt = build_planner(wm, {**realtime, "tick_threads": tick_threads})
-            timing = time_calls(lambda rt=rt: rt.plan(history), args.realtime_repeats, 50, device)
+            timing = time_calls(partial(rt.plan, history), args.realtime_repeats, 50, device)
             report = rt.thread_report
             size = f"{rt.num_samples}+{rt.num_policy_samples}x{rt.iterations}"
             rows.append(planner_row(
@@ -207,7 +208,7 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
             planner = build_planner(wm, preset)
             hist = random_history(wm, envs)
             repeats = max(3, args.repeats // max(1, envs // 8))
-            timing = time_calls(lambda p=planner, h=hist: p.plan(h), repeats, 1, device)
+            timing = time_calls(partial(planner.plan, hist), repeats, 1, device)
             rows.append(planner_row(
                 "envs", f"{args.envs_preset} x{envs} envs", threads, timing,
                 ticks_per_s=1.0 / timing["wall"]["median"], env_ticks_per_s=envs / timing["wall"]["median"]))

@@ -62,7 +62,7 @@ class ShardAudit(L.Callback):
         self.record: dict[str, Any] = {}
 
     def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        dm = trainer.datamodule
+        dm = getattr(trainer, "datamodule", None)
         if not isinstance(dm, TrajectoryDataModule):
             raise TypeError("ShardAudit needs the trajectory DataModule (data: in the recipe)")
         ids, windows = share_ids(dm)

@@ -45,7 +45,7 @@ class ActionInformationCallback(L.Callback):
         batch = self._held_out(trainer)
         if batch is None:
             return
-        model = pl_module.world_model
+        model: Any = pl_module.world_model
         report = action_information(model, to_device(batch, model.device), seed=self.seed)
         for name, value in report.metrics("val/diag/").items():
             pl_module.log(name, value, on_epoch=True, batch_size=report.windows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import lightning as L
 import numpy as np
@@ -16,6 +16,9 @@ from simdist.freeze import FreezePolicy
 from simdist.losses import WorldModelLoss
 from simdist.training.schedule import warmup_cosine
 from simdist.world_model import WorldModel
+
+if TYPE_CHECKING:
+    from lightning.pytorch.utilities.types import OptimizerLRSchedulerConfig
 
 CKPT_CONFIG_KEY = "simdist_world_model_config"
 CKPT_BASE_KEY = "simdist_base_model"
@@ -81,6 +84,7 @@ class WorldModelModule(L.LightningModule):
         elif preset is not None:
             self.world_model = WorldModel.from_preset(preset, **(preset_overrides or {}))
         else:
+            assert model is not None  # exactly one of the three was given
             self.world_model = WorldModel(model)
         self.base_model = init_from
         self.freeze_policy = FreezePolicy.parse(freeze)
@@ -112,7 +116,7 @@ class WorldModelModule(L.LightningModule):
             # Lightning warns about modules in eval mode at fit start; here that is the point.
             warnings.filterwarnings("ignore", message=".*module\\(s\\) in eval mode.*")
         normalizer = self.world_model.normalizer
-        if stage == "fit" and self.hparams.fit_normalizer and not bool(normalizer.fitted):
+        if stage == "fit" and self.hparams["fit_normalizer"] and not bool(normalizer.fitted):
             datamodule = getattr(self.trainer, "datamodule", None)
             stats = getattr(datamodule, "stats", None)
             if stats is None:
@@ -179,7 +183,7 @@ class WorldModelModule(L.LightningModule):
         terms = dict(self._train_loss(self._augment(batch)))
         if self._anchor_weights:
             terms["anchor"] = self.anchor_distance()
-            terms["loss"] = terms["loss"] + self.hparams.anchor * terms["anchor"]
+            terms["loss"] = terms["loss"] + self.hparams["anchor"] * terms["anchor"]
         if not torch.isfinite(terms["loss"]):
             bad = [k for k, v in terms.items() if not torch.isfinite(v)]
             raise FloatingPointError(f"training diverged at step {self.global_step}: non-finite loss terms {bad}")
@@ -189,21 +193,23 @@ class WorldModelModule(L.LightningModule):
     def anchor_distance(self) -> Tensor:
         """Σ ‖θ − θ₀‖² over the trainable weights, θ₀ as they started (the ``anchor`` term, an L2 pull)."""
         params = dict(self.world_model.named_parameters())
-        return sum(((params[n] - w.to(params[n].device)) ** 2).sum() for n, w in self._anchor_weights.items())
+        return cast(Tensor, sum(((params[n] - w.to(params[n].device)) ** 2).sum()
+                                for n, w in self._anchor_weights.items()))
 
     def validation_step(self, batch: Mapping[str, Any], batch_idx: int) -> None:
         terms = self.loss_fn(self.world_model, batch, all_terms=True)
         self._log_terms("val", terms, batch["act_hist"].shape[0])
 
     # ------------------------------------------------------------------ optimisation
-    def configure_optimizers(self) -> dict[str, Any]:
+    def configure_optimizers(self) -> OptimizerLRSchedulerConfig:
         params = [p for p in self.world_model.parameters() if p.requires_grad]
         if not params:
             raise ValueError(f"freeze policy {self.freeze_policy!r} leaves nothing to train")
         hp = self.hparams
-        optimizer = torch.optim.Adam(params, lr=hp.lr)
+        optimizer = torch.optim.Adam(params, lr=hp["lr"])
         schedule = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, lambda step: warmup_cosine(step, 1.0, hp.warmup_steps, hp.decay_steps, hp.end_lr / hp.lr)
+            optimizer,
+            lambda step: warmup_cosine(step, 1.0, hp["warmup_steps"], hp["decay_steps"], hp["end_lr"] / hp["lr"]),
         )
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": schedule, "interval": "step"}}
 
