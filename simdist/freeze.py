@@ -74,7 +74,7 @@ class FreezePolicy:
         for name, module in model.components.items():
             module.train(training and (name in names or not self.eval_frozen or self.trainable == ALL))
 
-    def loss_weights(self, model: nn.Module) -> dict[str, float]:
+    def loss_weights(self, model: HasComponents) -> dict[str, float]:
         """The finetuning loss this policy means on real data: latent consistency for the dynamics; a policy that
         also trains the reward or value head trains it on what real data offers (the logged rewards, and TD
         targets built from them). The action (policy-head) loss needs expert labels, which real data lacks."""
