@@ -9,12 +9,21 @@ import logging
 import math
 import weakref
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NoReturn
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one line (``PROG: error: MESSAGE``, exit status 2), without the usage
+    block above it (``--help`` shows that)."""
+
+    def error(self, message: str) -> NoReturn:
+        message = "; ".join(line.strip() for line in str(message).splitlines() if line.strip())
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def tool_parser(name: str, description: str) -> argparse.ArgumentParser:
-    """An argparse parser named ``simdist <name>`` for a tool subcommand."""
-    return argparse.ArgumentParser(prog=f"simdist {name}", description=description)
+    """An argparse parser named ``simdist <name>`` for a tool subcommand (errors on one line)."""
+    return OneLineParser(prog=f"simdist {name}", description=description)
 
 
 def _number(kind: type, text: str, low: float | None, strict: bool) -> float | int:

@@ -28,6 +28,7 @@ from simdist.hub.files import (
     CONFIG_NAME,
     DEFAULT_LICENSE,
     LIBRARY_NAME,
+    MODEL_FILES,
     PIPELINE_TAG,
     PLANNER_NAME,
     TRAIN_CONFIG_NAME,
@@ -110,7 +111,7 @@ def write_folder(target: Path, config: Mapping[str, Any], agent_type: str, modul
         for name, text in texts.items():
             if text is not None:
                 (tmp / name).write_text(text, encoding="utf-8")
-        replace_dir(tmp, target)
+        replace_dir(tmp, target, own=MODEL_FILES)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

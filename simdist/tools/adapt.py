@@ -35,7 +35,7 @@ def _plain_forms(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    from simdist.adaptation import AdaptationLoop, AdaptConfig
+    from simdist.adaptation import RUN_MARKERS, AdaptationLoop, AdaptConfig
 
     try:
         cls = task_class(preparse_task(argv))
@@ -62,7 +62,7 @@ def main(argv: list[str]) -> int:
     except ValueError as err:
         parser.error(str(err))
     warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__).*")
-    with output_lock(args.out):
+    with output_lock(args.out, kind="adaptation run", markers=RUN_MARKERS):
         try:
             loop = AdaptationLoop(args.agent, task, args.out, config, progress=args.progress,
                                   data_from=args.data_from)

@@ -7,6 +7,7 @@ from pathlib import Path
 from simdist.arguments import tool_parser
 from simdist.errors import InputError
 from simdist.fsutil import output_lock, read_json_object
+from simdist.hub.files import CONFIG_NAME
 
 
 def _read_text(path: str, option: str) -> str:
@@ -38,7 +39,7 @@ def main(argv: list[str]) -> int:
     if description and description.startswith("@"):
         description = _read_text(description[1:], "--description")
     card = {k: v for k, v in (("repo_id", args.repo_id), ("description", description)) if v}
-    with output_lock(args.out):
+    with output_lock(args.out, kind="model folder", markers=(CONFIG_NAME,)):
         from simdist.hub.card import save_pretrained
         from simdist.training.module import world_model_from_checkpoint
 

@@ -14,6 +14,7 @@ import math
 import sys
 
 from simdist.arguments import positive_int, setup_logging, tool_parser
+from simdist.data.shards import DATASET_MARKERS
 from simdist.fsutil import output_lock
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
@@ -53,7 +54,7 @@ def main(argv: list[str]) -> int:
     from simdist.demos import record_demos
     from simdist.tools.evaluate import controller_for
 
-    with output_lock(args.out):
+    with output_lock(args.out, kind="dataset", markers=DATASET_MARKERS):
         try:
             task = cls.from_args(args, "adapt", profile=profile)
             agent = controller_for(task, args.agent, planner="agent", seed=args.seed)

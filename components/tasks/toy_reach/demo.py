@@ -22,6 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from simdist.arguments import positive_int, tool_parser
+from simdist.fsutil import check_output_path
+
+#: entries that make a folder a toy demo's output (``--out``; rerunning into one overwrites what it writes)
+DEMO_MARKERS = ("results.json", "sim-data", "pretrain", "toy-sim", "real-data", "finetune")
 
 
 @dataclass
@@ -549,6 +553,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    check_output_path(args.out, kind="toy demo", markers=DEMO_MARKERS)  # before any work
     try:
         real = load_profile(args.real)
         options = ToyOptions(
