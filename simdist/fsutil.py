@@ -213,7 +213,8 @@ def check_output_path(path: str | os.PathLike, option: str = "--out", *, folder:
     where = f"{option} {path}"
     if path.exists() or path.is_symlink():
         if folder and not path.is_dir():
-            raise InputError(f"{where}: is a file, not a folder; pass a new or empty folder or a {kind} folder")
+            raise InputError(f"{where}: is a file, not a folder; pass a new or empty folder (or a {kind} to resume "
+                             "or update)")
         if not folder and path.is_dir():
             raise InputError(f"{where}: is a folder; pass a file path")
         if folder:

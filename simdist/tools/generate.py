@@ -55,6 +55,8 @@ def main(argv: list[str]) -> int:
     cls.add_arguments(parser, "generate")
     args = parser.parse_args(argv)
     check_output_path(args.out, kind="dataset", markers=DATASET_MARKERS)  # before any work
+    if args.experts is not None and cls.scripted_experts:
+        parser.error(f"--experts {args.experts}: task {name!r}'s experts are scripted; --experts does not apply")
 
     preset = presets.get(getattr(args, "preset", ""), {})
     num_envs = args.envs or preset.get("num_envs")

@@ -83,7 +83,8 @@ def main(argv: list[str]) -> int:
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed)
         agents = {name: build_controller(spec, "mppi", args.samples, args.iterations, seed=args.seed,
-                                         init_std=args.init_std, warm_start=args.warm_start, task=task)
+                                         init_std=args.init_std, warm_start=args.warm_start, task=task,
+                                         temporal_ensemble=args.temporal_ensemble)
                   for name, spec in specs.items()}
     except (ValueError, FileNotFoundError, TaskError) as err:
         parser.error(str(err))
