@@ -109,14 +109,15 @@ def _carry_over(old: Path, new: Path, own: Collection[str] | None) -> None:
             os.replace(entry, fresh)
 
 
-def remove_stale_temporaries(folder: str | os.PathLike) -> list[str]:
+def remove_stale_temporaries(folder: str | os.PathLike, target: str | None = None) -> list[str]:
     """Remove what an interrupted (e.g. killed) atomic write left in ``folder``; returns the names removed.
 
     Temporary files (:func:`atomic_write_json`, :func:`atomic_path`) and folders (``.NAME.tmp-XXXXXXXX``)
     are deleted: they were never renamed into place, so nothing refers to them. A previous folder kept
     by :func:`replace_dir` (``.NAME.old-XXXXXXXX``) is put back when the kill came between its two renames
     (``NAME`` missing), else deleted. Call it only where one writer owns ``folder`` (the resumable commands
-    do, at start).
+    do, at start). ``target``: only the temporaries of the entry of that name (a writer that owns one folder
+    in a shared parent: ``.NAME.tmp-*``, ``.NAME.old-*``).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -124,6 +125,8 @@ def remove_stale_temporaries(folder: str | os.PathLike) -> list[str]:
     removed = []
     for entry in sorted(folder.iterdir()):
         name = entry.name
+        if target is not None and not name.startswith(f".{target}."):
+            continue
         old = _OLD_DIR.match(name)
         if old and entry.is_dir():
             target = folder / old.group("target")

@@ -492,7 +492,7 @@ CASES: list[Case] = [
     Case("evaluate-init-std-nan", "simdist evaluate --init-std nan", [*EVALUATE, "--init-std", "nan"],
          "--init-std"),
     Case("evaluate-ensemble-2", "simdist evaluate --temporal-ensemble 2", [*EVALUATE, "--temporal-ensemble", "2"],
-         "temporal_ensemble must be a decay in [0, 1)"),
+         "argument --temporal-ensemble: must be in [0, 1)"),
 ]
 
 
