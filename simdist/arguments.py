@@ -17,8 +17,9 @@ class OneLineParser(argparse.ArgumentParser):
     block above it (``--help`` shows that)."""
 
     def error(self, message: str) -> NoReturn:
-        message = "; ".join(line.strip() for line in str(message).splitlines() if line.strip())
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        from simdist.errors import joined
+
+        self.exit(2, f"{self.prog}: error: {joined(str(message))}\n")
 
 
 def tool_parser(name: str, description: str) -> argparse.ArgumentParser:

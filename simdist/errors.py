@@ -45,7 +45,16 @@ def one_line(err: BaseException) -> str:
             text += f" ({err.filename2})"
     else:
         text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
-    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+    return joined(text)
+
+
+def joined(text: str) -> str:
+    """A multi-line message on one line: its lines joined by ``; `` (by a space after a line ending in ``:``)."""
+    out = ""
+    for line in (ln.strip() for ln in text.splitlines()):
+        if line:
+            out += ("" if not out else " " if out.endswith(":") else "; ") + line
+    return out
 
 
 def guarded(prog: str, run: Callable[[], int], debug: bool = False) -> int:

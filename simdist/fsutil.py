@@ -150,6 +150,30 @@ class OutputLockedError(InputError):
     """Another process is writing the output folder this one was given."""
 
 
+def _locked(fd: int, folder: str | os.PathLike, option: str, shared: bool) -> None:
+    """Take the lock on ``fd`` at once, else raise :class:`OutputLockedError` naming its holder."""
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "another process"
+        raise OutputLockedError(
+            f"{option} {folder}: the folder is being written by {holder}; wait until it ends (then rerun "
+            f"this command to resume) or pass another {option}") from None
+
+
+def _probe_lock(folder: str | os.PathLike, option: str, shared: bool) -> None:
+    """Refuse a folder another process holds the lock of, without creating the lock file (a refused command
+    leaves no file behind)."""
+    try:
+        fd = os.open(lock_path(folder), os.O_RDONLY)
+    except OSError:
+        return  # no lock file: nobody has written the folder under a lock yet
+    try:
+        _locked(fd, folder, option, shared)
+    finally:
+        os.close(fd)
+
+
 def lock_path(folder: str | os.PathLike) -> Path:
     """The lock file of the output ``folder``: ``.NAME.lock`` beside it (so it never enters the folder, which
     may be replaced whole or uploaded)."""
@@ -165,18 +189,12 @@ def output_lock(folder: str | os.PathLike, option: str = "--out", shared: bool =
     :class:`OutputLockedError` naming ``option``, the folder and the holder, before any work. The operating system
     releases the lock when its process ends, killed or not; the lock file stays (it holds only the last holder).
     The folder is checked first (:func:`check_output_path` with ``kind`` and ``markers``)."""
-    check_output_path(folder, option, kind=kind, markers=markers)
+    check_output_path(folder, option, kind=kind, markers=markers, shared=shared)
     path = lock_path(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        try:
-            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "another process"
-            raise OutputLockedError(
-                f"{option} {folder}: the folder is being written by {holder}; wait until it ends (then rerun "
-                f"this command to resume) or pass another {option}") from None
+        _locked(fd, folder, option, shared)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} ({' '.join(['simdist', *sys.argv[1:]])[:300]}, since "
                       f"{time.strftime('%Y-%m-%d %H:%M:%S')}){' with other workers' if shared else ''}\n".encode(), 0)
@@ -204,16 +222,19 @@ def _writable(folder: Path) -> str | None:
 
 
 def check_output_path(path: str | os.PathLike, option: str = "--out", *, folder: bool = True,
-                      kind: str = "output", markers: Collection[str] = ()) -> Path:
+                      kind: str = "output", markers: Collection[str] = (), shared: bool = False) -> Path:
     """Refuse a bad output path before any work; returns it as a Path.
 
     ``folder``: the command writes a folder there (else a file). Refused, each with an :class:`InputError`
     naming ``option`` and the path: a file where a folder is wanted or the reverse; a path under a file; a
     folder that cannot be written (tried by creating and removing a file); with ``markers`` (glob patterns of
     the entries that make a folder a ``kind``, e.g. ``dataset.json``), a non-empty folder holding none of them
-    and not only temporaries: the command never writes into a folder of something else."""
+    and not only temporaries: the command never writes into a folder of something else. A folder whose lock
+    (:func:`output_lock`; ``shared``: as a worker of a distributed run) another process holds is refused too."""
     path = Path(path)
     where = f"{option} {path}"
+    if folder:
+        _probe_lock(path, option, shared)
     if path.exists() or path.is_symlink():
         if folder and not path.is_dir():
             raise InputError(f"{where}: is a file, not a folder; pass a new or empty folder (or a {kind} to resume "

@@ -27,11 +27,11 @@ from simdist.errors import InputError
 
 
 class SettingError(InputError):
-    """A setting outside its declared type or range; ``key`` names it."""
+    """A setting outside its declared type or range; its message starts with ``key 'NAME':`` (``setting``)."""
 
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(message)
-        self.key = key
+    def __init__(self, setting: str, message: str) -> None:
+        super().__init__(f"key {setting!r}: {message}")
+        self.setting = setting
 
 
 def bounds(*, ge: float | None = None, gt: float | None = None, le: float | None = None, lt: float | None = None,

@@ -68,7 +68,7 @@ def read_dataset_info(path: str | os.PathLike) -> dict[str, Any]:
         for key in ("stats", "stats_state"):
             _check_finite(info.get(key, {}), key)
     except SettingError as err:
-        raise DataError(f"{p}: key {err.key!r}: {err}: regenerate the dataset or fix the file") from err
+        raise DataError(f"{p}: {err}: regenerate the dataset or fix the file") from err
     return info
 
 

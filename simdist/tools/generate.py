@@ -54,7 +54,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     cls.add_arguments(parser, "generate")
     args = parser.parse_args(argv)
-    check_output_path(args.out, kind="dataset", markers=DATASET_MARKERS)  # before any work
+    # before any work (as a worker: a lone writer's lock refuses it here, the exact check comes with the lock)
+    check_output_path(args.out, kind="dataset", markers=DATASET_MARKERS, shared=True)
     if args.experts is not None and cls.scripted_experts:
         parser.error(f"--experts {args.experts}: task {name!r}'s experts are scripted; --experts does not apply")
 
