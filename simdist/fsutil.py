@@ -129,10 +129,10 @@ def remove_stale_temporaries(folder: str | os.PathLike, target: str | None = Non
             continue
         old = _OLD_DIR.match(name)
         if old and entry.is_dir():
-            target = folder / old.group("target")
-            if not target.exists():
-                os.replace(entry, target)
-                logger.warning("%s: restored %s, which an interrupted replacement had moved aside", folder, target.name)
+            kept = folder / old.group("target")
+            if not kept.exists():
+                os.replace(entry, kept)
+                logger.warning("%s: restored %s, which an interrupted replacement had moved aside", folder, kept.name)
                 continue
         elif not (_TMP_FILE.match(name) or (_TMP_DIR.match(name) and entry.is_dir())):
             continue
