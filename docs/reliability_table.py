@@ -4,6 +4,7 @@
     python docs/reliability_table.py --faults FILE        # SIGKILL rows from the slow suite's report instead
     python docs/reliability_table.py --no-inputs --faults FILE --section faults-newer  # only those rows, there
     python docs/reliability_table.py --soak FILE          # also the soak numbers (tests/test_soak.py's report)
+    python docs/reliability_table.py --matrix-only        # only the bad-input matrix (in-process, seconds)
 
 Bad inputs run as real ``simdist`` subprocesses (tests/reliability_cases.py); the table quotes what they
 print. SIGKILL rows come from tests/fault_harness.py: live (one kill point per command, the second of
@@ -26,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 import fault_harness as fh  # noqa: E402
+import input_matrix as im  # noqa: E402
 import reliability_cases as rc  # noqa: E402
 
 DOC = REPO / "docs" / "reliability.md"
@@ -75,6 +77,42 @@ def render_cases(rows: list[dict]) -> str:
         elif not r["expected"]:
             seen += " — **CHECK**: not the expected message"
         lines.append(f"| {i} | {_cell(r['input'])} | `{_cell(r['command'])}` | {seen} | {_cell(r['lost'])} |")
+    return "\n".join(lines)
+
+
+def run_matrix(root: Path) -> list[dict]:
+    """The bad-input matrix of tests/input_matrix.py, in this process (its work trapped, as the test runs it)."""
+    import os
+
+    values = im.build_inputs(root / "matrix", rc.build_fixtures(root / "matrix" / "fixtures"))
+    here = os.getcwd()
+    os.chdir(values["work"])
+    try:
+        results = [im.check(case, values, root / "matrix") for case in im.all_cases(values)]
+    finally:
+        os.chdir(here)
+    refused = sum(not r["problems"] for r in results)
+    print(f"bad-input matrix: {refused} of {len(results)} bad inputs refused before any work", flush=True)
+    return results
+
+
+def render_matrix(results: list[dict]) -> str:
+    """A count line, one row per command and one per option (its bad inputs and one message)."""
+    refused = sum(not r["problems"] for r in results)
+    options = sorted({(r["command"], r["option"]) for r in results})
+    lines = [f"**{refused} of {len(results)} bad inputs refused** before any work, with exit status 2 and one line "
+             f"naming the option or the path ({len(options)} options of "
+             f"{len({r['command'] for r in results})} commands).", "",
+             "| command | option | bad inputs tried | refused | what the user sees (one of them) |",
+             "|---|---|---|---|---|"]
+    for command, option in options:
+        rows = [r for r in results if (r["command"], r["option"]) == (command, option)]
+        ok = sum(not r["problems"] for r in rows)
+        kinds = ", ".join(f"{r['kind']}" + ("" if not r["problems"] else f" (**{'; '.join(r['problems'])}**)")
+                          for r in rows)
+        example = next((r for r in rows if not r["problems"]), rows[0])
+        lines.append(f"| `simdist {command}` | `{option}` | {_cell(kinds)} | {ok}/{len(rows)} | "
+                     f"`{_cell(example['message'][:240])}` |")
     return "\n".join(lines)
 
 
@@ -169,9 +207,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-inputs", action="store_true", help="leave the bad-input table as it is")
     parser.add_argument("--soak", type=Path, help="soak report JSON of tests/test_soak.py")
     parser.add_argument("--only", nargs="*", help="case keys to run (prints them; the doc is not rewritten)")
+    parser.add_argument("--matrix-only", action="store_true", help="rewrite only the bad-input matrix section")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="simdist-reliability-") as tmp:
-        doc = DOC.read_text()
+        doc = replace_section(DOC.read_text(), "matrix", render_matrix(run_matrix(Path(tmp))))
+        if args.matrix_only:
+            DOC.write_text(doc)
+            print(f"wrote {DOC}")
+            return 0
         if not args.no_inputs:
             rows = run_cases(Path(tmp), args.only)
             if args.only:

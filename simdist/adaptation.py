@@ -39,6 +39,9 @@ from simdist.world_model import WorldModel
 
 logger = logging.getLogger(__name__)
 
+#: entries that make a folder an adaptation run (``--out`` of ``simdist adapt``)
+RUN_MARKERS = ("state.json", "heldout-data", "real-data", "stages", "curve.json", "lightning", "live")
+
 # ---------------------------------------------------------------------------------------------- metrics
 def roc_auc(scores: Sequence[float] | np.ndarray, labels: Sequence[bool] | np.ndarray) -> float | None:
     """ROC AUC of ``scores`` ranking positives (``labels`` True) above negatives; ties count one half.

@@ -202,6 +202,10 @@ def build_controller(spec: str, planner: str = "mppi", samples: int | None = Non
 
         return load_policy(target)
     agent = load_agent(target if kind == "model" and target else spec, map_location=device)
+    if task is not None:
+        check_agent_for_task(agent, task)
+    if planner != "agent":
+        get("planner", planner)  # an unknown planner: refused before any work
     if planner == "agent" or not getattr(agent, "plans", False):
         return agent.with_settings(seed=seed)
     settings: dict[str, Any] = {"planner": planner, "temporal_ensemble": temporal_ensemble}
@@ -212,3 +216,25 @@ def build_controller(spec: str, planner: str = "mppi", samples: int | None = Non
         settings |= preset_settings(task.planner_preset if task is not None else "paper", samples, iterations,
                                     init_std=init_std, warm_start=warm_start, **{**defaults, "seed": seed})
     return agent.with_settings(**settings)
+
+
+def check_model_for_task(config: Any, task: Task, option: str = "--agent") -> None:
+    """Refuse a world model of another task (an :class:`~simdist.errors.InputError` naming ``option``): every
+    observation group the model (its ``WorldModelConfig`` ``config``) reads, with its shape, and its action size
+    must be the task's."""
+    from simdist.errors import InputError
+
+    spec = task.dataset_spec()
+    have = {k: list(v) for k, v in spec.obs.items()}
+    wanted = {k: list(v) for k, v in config.obs_spec.items()}
+    if any(have.get(k) != v for k, v in wanted.items()) or config.action_dim != spec.action_dim:
+        raise InputError(f"{option}: a model of another task: it reads observations {wanted} and gives "
+                         f"{config.action_dim} actions; task {task.task_name!r} has {have} and takes "
+                         f"{spec.action_dim}")
+
+
+def check_agent_for_task(agent: Any, task: Task, option: str = "--agent") -> None:
+    """:func:`check_model_for_task` for an agent with a world model (others are checked when they act)."""
+    config = getattr(getattr(agent, "world_model", None), "config", None)
+    if config is not None and hasattr(config, "obs_spec"):
+        check_model_for_task(config, task, option)

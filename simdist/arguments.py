@@ -9,12 +9,26 @@ import logging
 import math
 import weakref
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NoReturn
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one line (``PROG: error: MESSAGE``, exit status 2), without the usage
+    block above it (``--help`` shows that)."""
+
+    def error(self, message: str) -> NoReturn:
+        from simdist.errors import joined
+
+        self.exit(2, f"{self.prog}: error: {joined(str(message))}\n")
 
 
 def tool_parser(name: str, description: str) -> argparse.ArgumentParser:
-    """An argparse parser named ``simdist <name>`` for a tool subcommand."""
-    return argparse.ArgumentParser(prog=f"simdist {name}", description=description)
+    """An argparse parser named ``simdist <name>`` for a tool subcommand (errors on one line)."""
+    return OneLineParser(prog=f"simdist {name}", description=description)
+
+
+#: the largest integer an option takes (what a 32-bit count holds: torch threads, seeds, env counts, budgets)
+INT_LIMIT = 2**31 - 1
 
 
 def _number(kind: type, text: str, low: float | None, strict: bool) -> float | int:
@@ -25,6 +39,8 @@ def _number(kind: type, text: str, low: float | None, strict: bool) -> float | i
             from None
     if kind is float and not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    if kind is int and abs(value) > INT_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be at most {INT_LIMIT} in size, got {text!r}")
     if low is not None and (value <= low if strict else value < low):
         raise argparse.ArgumentTypeError(f"must be {'>' if strict else '>='} {low:g}, got {text!r}")
     return value
@@ -56,11 +72,24 @@ def unit_interval(text: str) -> float:
     return value
 
 
+def decay(text: str) -> float:
+    """argparse type: a decay in [0, 1) (0: off)."""
+    value = float(_number(float, text, 0.0, False))
+    if value >= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text!r}")
+    return value
+
+
 def jsonargparse_parser(name: str, description: str) -> Any:
-    """A jsonargparse parser named ``simdist <name>`` with ``--config FILE`` (YAML of its options)."""
+    """A jsonargparse parser named ``simdist <name>`` with ``--config FILE`` (YAML of its options); its errors are
+    one line, as :class:`OneLineParser`'s."""
     from jsonargparse import ActionConfigFile, ArgumentParser
 
-    parser = ArgumentParser(prog=f"simdist {name}", description=description, exit_on_error=True)
+    class Parser(ArgumentParser):
+        def error(self, message: str, ex: Exception | None = None) -> NoReturn:
+            OneLineParser.error(self, message)  # type: ignore[arg-type]
+
+    parser = Parser(prog=f"simdist {name}", description=description, exit_on_error=True)
     parser.add_argument("--config", action=ActionConfigFile, help="YAML file of these options")
     return parser
 
@@ -160,7 +189,7 @@ def add_mppi_arguments(parser: argparse.ArgumentParser, *, samples: int | None =
                         help="MPPI initial sampling std (paper: 2.0, meant for 8 iterations)", **flag)
     parser.add_argument("--warm-start", default=defaults["warm_start"], choices=WARM_STARTS,
                         help="MPPI initial mean (paper: shift; policy: the base policy's action chunk)", **flag)
-    parser.add_argument("--temporal-ensemble", type=float, default=defaults["temporal_ensemble"], metavar="DECAY",
+    parser.add_argument("--temporal-ensemble", type=decay, default=defaults["temporal_ensemble"], metavar="DECAY",
                         help="execute the decay^k-weighted mean of what the plans of the last ticks say for now "
                              "(k ticks old; ACT's temporal ensembling, newest first; 0 or unset: off, as the paper)",
                         **flag)

@@ -21,8 +21,7 @@ from simdist.arguments import (  # noqa: F401  (moved to simdist.arguments; re-e
     tool_parser,
     unit_interval,
 )
-from simdist.errors import InputError
-from simdist.registry import RegistryError
+from simdist.errors import debug_requested, guarded
 
 LIGHTNING_COMMANDS = ("fit", "validate", "test", "predict")
 
@@ -50,6 +49,7 @@ def _usage() -> str:
     lines += [f"  {c}" for c in LIGHTNING_COMMANDS]
     lines += ["", "tools:"]
     lines += [f"  {name:<12} {help_}" for name, (_, _, help_) in TOOLS.items()]
+    lines += ["", "--debug (or SIMDIST_DEBUG=1): the traceback of an input error too"]
     return "\n".join(lines)
 
 
@@ -74,11 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     if command not in LIGHTNING_COMMANDS and command not in TOOLS:
         print(f"simdist: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
         return 2
-    try:
-        return _run(command, rest)
-    except (InputError, RegistryError) as err:
-        print(f"simdist {command}: error: {err}", file=sys.stderr)
-        return 2
+    debug = debug_requested(rest)
+    rest = [a for a in rest if a != "--debug"]
+    return guarded(f"simdist {command}", lambda: _run(command, rest), debug=debug)
 
 
 def _run(command: str, rest: list[str]) -> int:

@@ -107,6 +107,10 @@ class WorldModelConfig:
             self.policy_head = ComponentSpec.parse(self.policy_head)
         if self.decoder_head is not None:
             self.decoder_head = ComponentSpec.parse(self.decoder_head)
+        for group, shape in self.obs_spec.items():
+            sizes_ok = isinstance(shape, (list, tuple)) and all(isinstance(s, int) for s in shape)
+            if not sizes_ok or any(isinstance(s, bool) for s in shape):
+                raise ConfigError(f"obs_spec[{group!r}] must be a list of integer sizes, got {shape!r}")
         self.obs_spec = {str(k): [int(s) for s in v] for k, v in self.obs_spec.items()}
         if not self.obs_spec:
             raise ConfigError("obs_spec is empty: name at least one observation group")

@@ -115,15 +115,20 @@ def dataset_windows(folder: str | Path, model: Any, *, windows: int = 512, seed:
                     split: str = "train") -> dict[str, Any]:
     """``windows`` shuffled training windows of the model's history and horizon from the dataset ``folder``, as
     one batch on the model's device (``split="val"``: the folder's held-out episodes, read in order)."""
-    from simdist.data import TrajectoryDataModule
+    from simdist.data import DataError, TrajectoryDataModule
+    from simdist.data.shards import check_data_for_model
 
     cfg = model.config
+    check_data_for_model(folder, cfg)
     dm = TrajectoryDataModule(str(folder), history=cfg.history, horizon=cfg.horizon, batch_size=int(windows),
                               windows_per_epoch=int(windows) if split == "train" else None,
                               heldout_fraction=0.0 if split == "train" else 0.05, value_offset=cfg.value_offset,
                               seed=seed)
     dm.setup("fit")
-    batch = next(iter(dm.train_dataloader() if split == "train" else dm.val_dataloader()))
+    batch = next(iter(dm.train_dataloader() if split == "train" else dm.val_dataloader()), None)
+    if batch is None:
+        raise DataError(f"{folder}: no {split} window of {cfg.history} + {cfg.horizon} steps (the model's history "
+                        "and horizon): its episodes are too short for this model")
     return to_device(batch, model.device)
 
 

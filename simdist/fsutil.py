@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import fcntl
+import fnmatch
 import json
 import logging
 import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -73,12 +75,17 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
         tmp.write_text(text)
 
 
-def replace_dir(new: Path, target: Path) -> None:
+def replace_dir(new: Path, target: Path, own: Collection[str] | None = None) -> None:
     """Move the complete folder ``new`` to ``target``; a previous ``target`` is removed only after the
-    move succeeded (and restored if it failed)."""
+    move succeeded (and restored if it failed).
+
+    ``own``: the entry names the writer owns. Entries of the previous ``target`` that are neither in ``new`` nor
+    in ``own`` (a user's files) are moved into ``new`` first, so they survive; the permissions of the previous
+    folder and of each file ``new`` replaces are kept."""
     if not target.exists():
         os.replace(new, target)
         return
+    _carry_over(target, new, own)
     old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
     os.replace(target, old)
     try:
@@ -89,14 +96,28 @@ def replace_dir(new: Path, target: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def remove_stale_temporaries(folder: str | os.PathLike) -> list[str]:
+def _carry_over(old: Path, new: Path, own: Collection[str] | None) -> None:
+    """Keep ``old``'s permissions on ``new`` and on the files of ``new`` that replace one of ``old``'s; move the
+    entries of ``old`` that ``new`` lacks and ``own`` does not name into ``new``."""
+    shutil.copymode(old, new)
+    for entry in old.iterdir():
+        fresh = new / entry.name
+        if fresh.exists():
+            if entry.is_file() and fresh.is_file():
+                shutil.copymode(entry, fresh)
+        elif own is not None and entry.name not in own:
+            os.replace(entry, fresh)
+
+
+def remove_stale_temporaries(folder: str | os.PathLike, target: str | None = None) -> list[str]:
     """Remove what an interrupted (e.g. killed) atomic write left in ``folder``; returns the names removed.
 
     Temporary files (:func:`atomic_write_json`, :func:`atomic_path`) and folders (``.NAME.tmp-XXXXXXXX``)
     are deleted: they were never renamed into place, so nothing refers to them. A previous folder kept
     by :func:`replace_dir` (``.NAME.old-XXXXXXXX``) is put back when the kill came between its two renames
     (``NAME`` missing), else deleted. Call it only where one writer owns ``folder`` (the resumable commands
-    do, at start).
+    do, at start). ``target``: only the temporaries of the entry of that name (a writer that owns one folder
+    in a shared parent: ``.NAME.tmp-*``, ``.NAME.old-*``).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -104,12 +125,14 @@ def remove_stale_temporaries(folder: str | os.PathLike) -> list[str]:
     removed = []
     for entry in sorted(folder.iterdir()):
         name = entry.name
+        if target is not None and not name.startswith(f".{target}."):
+            continue
         old = _OLD_DIR.match(name)
         if old and entry.is_dir():
-            target = folder / old.group("target")
-            if not target.exists():
-                os.replace(entry, target)
-                logger.warning("%s: restored %s, which an interrupted replacement had moved aside", folder, target.name)
+            kept = folder / old.group("target")
+            if not kept.exists():
+                os.replace(entry, kept)
+                logger.warning("%s: restored %s, which an interrupted replacement had moved aside", folder, kept.name)
                 continue
         elif not (_TMP_FILE.match(name) or (_TMP_DIR.match(name) and entry.is_dir())):
             continue
@@ -127,6 +150,30 @@ class OutputLockedError(InputError):
     """Another process is writing the output folder this one was given."""
 
 
+def _locked(fd: int, folder: str | os.PathLike, option: str, shared: bool) -> None:
+    """Take the lock on ``fd`` at once, else raise :class:`OutputLockedError` naming its holder."""
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "another process"
+        raise OutputLockedError(
+            f"{option} {folder}: the folder is being written by {holder}; wait until it ends (then rerun "
+            f"this command to resume) or pass another {option}") from None
+
+
+def _probe_lock(folder: str | os.PathLike, option: str, shared: bool) -> None:
+    """Refuse a folder another process holds the lock of, without creating the lock file (a refused command
+    leaves no file behind)."""
+    try:
+        fd = os.open(lock_path(folder), os.O_RDONLY)
+    except OSError:
+        return  # no lock file: nobody has written the folder under a lock yet
+    try:
+        _locked(fd, folder, option, shared)
+    finally:
+        os.close(fd)
+
+
 def lock_path(folder: str | os.PathLike) -> Path:
     """The lock file of the output ``folder``: ``.NAME.lock`` beside it (so it never enters the folder, which
     may be replaced whole or uploaded)."""
@@ -135,25 +182,84 @@ def lock_path(folder: str | os.PathLike) -> Path:
 
 
 @contextmanager
-def output_lock(folder: str | os.PathLike, option: str = "--out", shared: bool = False) -> Iterator[Path]:
+def output_lock(folder: str | os.PathLike, option: str = "--out", shared: bool = False, *, kind: str = "output",
+                markers: Collection[str] = ()) -> Iterator[Path]:
     """Hold the lock of the output ``folder`` for the block: exclusive, or ``shared`` with the other workers of
     one distributed run (which write disjoint parts). A process that cannot have it at once gets an
     :class:`OutputLockedError` naming ``option``, the folder and the holder, before any work. The operating system
-    releases the lock when its process ends, killed or not; the lock file stays (it holds only the last holder)."""
+    releases the lock when its process ends, killed or not; the lock file stays (it holds only the last holder).
+    The folder is checked first (:func:`check_output_path` with ``kind`` and ``markers``)."""
+    check_output_path(folder, option, kind=kind, markers=markers, shared=shared)
     path = lock_path(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        try:
-            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "another process"
-            raise OutputLockedError(
-                f"{option} {folder}: the folder is being written by {holder}; wait until it ends (then rerun "
-                f"this command to resume) or pass another {option}") from None
+        _locked(fd, folder, option, shared)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} ({' '.join(['simdist', *sys.argv[1:]])[:300]}, since "
                       f"{time.strftime('%Y-%m-%d %H:%M:%S')}){' with other workers' if shared else ''}\n".encode(), 0)
         yield path
     finally:
         os.close(fd)  # releases the lock
+
+
+def is_temporary(name: str) -> bool:
+    """Whether ``name`` is a temporary of this module's writers (or a shard's ``.tar.tmp``): what an interrupted
+    run of a command leaves in its own output."""
+    return bool(_TMP_FILE.match(name) or _TMP_DIR.match(name) or _OLD_DIR.match(name)) or name.endswith(".tmp")
+
+
+def _writable(folder: Path) -> str | None:
+    """None when a file can be created in ``folder`` (tried for real: permission bits do not bind every user,
+    read-only mounts and virtual file systems do not show in them), else the reason."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".simdist-write-check-", dir=folder)
+    except OSError as err:
+        return err.strerror or type(err).__name__
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
+def check_output_path(path: str | os.PathLike, option: str = "--out", *, folder: bool = True,
+                      kind: str = "output", markers: Collection[str] = (), shared: bool = False) -> Path:
+    """Refuse a bad output path before any work; returns it as a Path.
+
+    ``folder``: the command writes a folder there (else a file). Refused, each with an :class:`InputError`
+    naming ``option`` and the path: a file where a folder is wanted or the reverse; a path under a file; a
+    folder that cannot be written (tried by creating and removing a file); with ``markers`` (glob patterns of
+    the entries that make a folder a ``kind``, e.g. ``dataset.json``), a non-empty folder holding none of them
+    and not only temporaries: the command never writes into a folder of something else. A folder whose lock
+    (:func:`output_lock`; ``shared``: as a worker of a distributed run) another process holds is refused too."""
+    path = Path(path)
+    where = f"{option} {path}"
+    if folder:
+        _probe_lock(path, option, shared)
+    if path.exists() or path.is_symlink():
+        if folder and not path.is_dir():
+            raise InputError(f"{where}: is a file, not a folder; pass a new or empty folder (or a {kind} to resume "
+                             "or update)")
+        if not folder and path.is_dir():
+            raise InputError(f"{where}: is a folder; pass a file path")
+        if folder:
+            reason = _writable(path)
+            if reason:
+                raise InputError(f"{where}: cannot write in this folder ({reason})")
+            entries = sorted(e.name for e in path.iterdir())
+            foreign = [e for e in entries if not is_temporary(e)]
+            if markers and foreign and not any(fnmatch.fnmatch(e, m) for e in entries for m in markers):
+                shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+                raise InputError(f"{where}: the folder is not empty and is not a {kind} (it holds {shown}); pass a "
+                                 f"new or empty folder")
+            return path
+    parent = path.parent
+    while not (parent.exists() or parent.is_symlink()) and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(f"{where}: {parent} is a file, so nothing can be written under it")
+    reason = _writable(parent)
+    if reason:
+        raise InputError(f"{where}: cannot write in {parent} ({reason})")
+    if not folder and path.parent.exists() and not path.parent.is_dir():
+        raise InputError(f"{where}: {path.parent} is not a folder")
+    return path

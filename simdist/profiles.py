@@ -383,9 +383,12 @@ def _resolve(source: str | Path, folder: Path | None, builtin_dir: str | Path | 
 
 def _read(path: Path, label: str) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
-        raise ProfileError(f"{label}: not valid YAML: {err}") from None
+        raise ProfileError(f"{label}: not valid YAML: {' '.join(str(err).split())}") from None
+    if data is None:
+        raise ProfileError(f"{label}: the file is empty; a reality profile is a YAML mapping of its settings "
+                           "(e.g. base: NAME and the keys it changes)")
     if not isinstance(data, dict):
         raise ProfileError(f"{label}: a reality profile must be a YAML mapping, got {type(data).__name__}")
     return data

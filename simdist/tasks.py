@@ -73,6 +73,8 @@ class Task(abc.ABC):
     preset: ClassVar[str | None] = None
     #: the pretraining batch size of this task's recipes (``simdist bench --sections train`` times it)
     pretrain_batch: ClassVar[int | None] = None
+    #: the data generator's experts are scripted: ``simdist generate --experts`` does not apply
+    scripted_experts: ClassVar[bool] = False
 
     profile: Any = None
 

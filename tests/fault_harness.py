@@ -568,3 +568,49 @@ def go2_demo() -> Scenario:
 def compare_demo(ref: Path, new: Path) -> list[str]:
     """The adaptation loop's data, state and weights as for ``adapt``, and ``results.json``."""
     return compare_adapt(ref, new) + compare_json_files(ref, new, ["results.json"])
+
+
+def tiny_checkpoint(path: Path) -> Path:
+    """A simdist checkpoint (world-model config and weights, as ``simdist fit`` stores them) of the toy preset."""
+    import torch
+
+    from simdist.training.module import CKPT_CONFIG_KEY
+    from simdist.world_model import WorldModel
+
+    torch.manual_seed(0)
+    wm = WorldModel.from_preset("toy")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({CKPT_CONFIG_KEY: wm.config.to_dict(),
+                "state_dict": {f"world_model.{k}": v for k, v in wm.state_dict().items()}}, path)
+    return path
+
+
+def toy_export(ckpt: Path) -> Scenario:
+    """``simdist export`` of ``ckpt`` into ``RUN/model`` over a previous export that holds a user's file (the run
+    folder is prepared by the first call): killed while reading or while replacing the folder, the previous
+    export and the user's file survive, and the rerun leaves the complete export beside the user's file."""
+    def command(out: Path, rerun: bool) -> list[str]:
+        model = out / "model"
+        if not model.exists():  # a previous export of the same checkpoint, and a file of the user's in it
+            model.mkdir(parents=True)
+            (model / "config.json").write_text("{}")
+            (model / "NOTES.md").write_text("the user's notes\n")
+        return simdist_command("export", "--ckpt", str(ckpt), "--out", str(model))
+
+    def compare(ref: Path, new: Path) -> list[str]:
+        from safetensors.torch import load_file
+
+        diffs = compare_json_files(ref, new, ["model/config.json"])
+        for name in ("model/README.md", "model/NOTES.md"):
+            if (ref / name).read_bytes() != (new / name).read_bytes():
+                diffs.append(f"{name} differs")
+        if (d := max_abs_difference(load_file(ref / "model/model.safetensors"),
+                                    load_file(new / "model/model.safetensors"))) != 0.0:
+            diffs.append(f"model.safetensors: weights differ by up to {d:.3g}")
+        return diffs
+
+    return Scenario(
+        "simdist export --ckpt CKPT --out model (over an earlier export holding a user's file)", command, compare,
+        [KillPoint("loading the checkpoint", None, (1.0, 4.0)),
+         KillPoint("writing the new folder beside the old", exists(".model.tmp-*"), (0.0, 0.02))],
+        plant=lambda out: plant_files(out, [f".model.tmp-{PLANTED}/"]))

@@ -409,7 +409,8 @@ CASES: list[Case] = [
          _agent_nan("diffusion_policy")),
     Case("simdist-bc-weights-nan", "a SimDist+BC folder with a NaN weight", EVALUATE, "NaN",
          _agent_nan("simdist_bc")),
-    Case("stats-nan", "dataset.json statistics holding NaN", FIT, "dataset.json: stats_state['obs/state'].mean",
+    Case("stats-nan", "dataset.json statistics holding NaN", FIT,
+         "key 'stats_state.obs/state.mean[0]': expected a finite number",
          _nan_stats, quick=False, lost="nothing is written; the message names the file and the key"),
     Case("shard-deleted", "a shard listed in dataset.json deleted", FIT, "lists 1 shard(s) that do not exist",
          _shard_deleted, quick=False, lost="nothing is written; the message names the index and the shard"),
@@ -491,7 +492,7 @@ CASES: list[Case] = [
     Case("evaluate-init-std-nan", "simdist evaluate --init-std nan", [*EVALUATE, "--init-std", "nan"],
          "--init-std"),
     Case("evaluate-ensemble-2", "simdist evaluate --temporal-ensemble 2", [*EVALUATE, "--temporal-ensemble", "2"],
-         "temporal_ensemble must be a decay in [0, 1)"),
+         "argument --temporal-ensemble: must be in [0, 1)"),
 ]
 
 

@@ -34,8 +34,10 @@ from fault_harness import (
     resume_lines,
     run,
     simdist_command,
+    tiny_checkpoint,
     toy_adapt,
     toy_demos,
+    toy_export,
     toy_fit,
     toy_generate,
     ur5e_generate,
@@ -232,3 +234,14 @@ def test_demos_killed(root: Path) -> None:
     ref = root / "demos" / "ref"
     run(scn.command(ref, False), root / "demos" / "runs.log").check()
     _kill_each_point(scn, ref, root / "demos", seed=80)
+
+
+def test_export_killed(root: Path) -> None:
+    """``simdist export`` over an earlier export holding a user's file, killed while reading the checkpoint and
+    while writing the new folder: the rerun gives the uninterrupted export, the user's file is kept and no
+    temporary is left beside the folder."""
+    scn = toy_export(tiny_checkpoint(root / "export" / "toy.ckpt"))
+    ref = root / "export" / "ref"
+    run(scn.command(ref, False), root / "export" / "runs.log").check()
+    assert (ref / "model" / "NOTES.md").read_text() == "the user's notes\n"
+    _kill_each_point(scn, ref, root / "export", seed=60)

@@ -18,6 +18,7 @@ setting. The presets (``PAPER``, ``REALTIME``, ``scaled_settings``) live in :mod
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import torch
@@ -35,6 +36,47 @@ from simdist.planning.base import (
 from simdist.planning.execution import TickExecutor
 from simdist.planning.presets import PAPER, REALTIME, scaled_settings  # noqa: F401  (re-exported: older imports)
 from simdist.registry import register
+from simdist.schema import SettingError, Validated, bounds
+
+
+@dataclass
+class MPPIConfig(Validated):
+    """The settings of :class:`MPPIPlanner` (a ``planner.json``'s keys besides ``planner`` and
+    ``temporal_ensemble``), with their types and ranges: the schema every MPPI setting is checked against,
+    wherever it comes from (a model folder, a preset, the command line). Defaults: the paper's (SIMDIST 6.1)."""
+
+    num_samples: int = field(default=450, metadata=bounds(ge=0))
+    mixture_coef: float = field(default=0.05, metadata=bounds(ge=0, le=1))
+    num_policy_samples: int | None = field(default=None, metadata=bounds(ge=0))
+    iterations: int = field(default=8, metadata=bounds(ge=1))
+    num_elites: int = field(default=64, metadata=bounds(ge=1))
+    temperature: float = field(default=0.25, metadata=bounds(gt=0))
+    init_std: float = field(default=2.0, metadata=bounds(gt=0))
+    min_std: float = field(default=0.05, metadata=bounds(gt=0))
+    max_std: float = field(default=2.0, metadata=bounds(gt=0))
+    base_act_std: float = field(default=0.05, metadata=bounds(ge=0))
+    momentum: float = field(default=0.0, metadata=bounds(ge=0, lt=1))
+    discount: float = field(default=0.99, metadata=bounds(gt=0, le=1))
+    warm_start: str = field(default="shift", metadata=bounds(choices=WARM_STARTS))
+    seed: int = 42
+    action_low: Any = None
+    action_high: Any = None
+    naive: bool = False
+    score_chunk: int | None = field(default=None, metadata=bounds(ge=1))
+    compile: bool | str = False
+    parallel_chunks: bool = True
+    keep_candidates: bool = False
+    tick_threads: int | str | None = None
+    disagreement: float = field(default=0.0, metadata=bounds(ge=0))
+
+    def validate(self) -> None:
+        super().validate()
+        if isinstance(self.tick_threads, int) and self.tick_threads < 1:
+            raise SettingError("tick_threads", f"expected an integer >= 1, 'auto' or null, got {self.tick_threads!r}")
+        if isinstance(self.tick_threads, str) and self.tick_threads != "auto":
+            raise SettingError("tick_threads", f"expected an integer >= 1, 'auto' or null, got {self.tick_threads!r}")
+        if self.min_std > self.max_std:
+            raise SettingError("min_std", f"need min_std <= max_std, got {self.min_std} and {self.max_std}")
 
 
 @register("planner", "mppi")
@@ -83,6 +125,7 @@ class MPPIPlanner(Planner):
     """
 
     per_env_state = True  # the warm start
+    config_class = MPPIConfig  # the schema of its settings
 
     def __init__(
         self, world_model: nn.Module, num_samples: int = 450, mixture_coef: float = 0.05,
@@ -93,6 +136,8 @@ class MPPIPlanner(Planner):
         score_chunk: int | None = None, compile: bool | str = False, parallel_chunks: bool = True,
         keep_candidates: bool = False, tick_threads: int | str | None = None, disagreement: float = 0.0,
     ) -> None:
+        given = locals()
+        MPPIConfig(**{f.name: given[f.name] for f in fields(MPPIConfig)})  # every setting, checked by its schema
         super().__init__(world_model, action_low, action_high)
         self.disagreement = check_disagreement(disagreement, world_model)
         if warm_start not in WARM_STARTS:

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 import os
 import re
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import IO, Any, cast
 
 import numpy as np
@@ -34,8 +36,11 @@ from simdist.data.schema import (
 )
 from simdist.data.stats import RunningStats, Stats
 from simdist.fsutil import atomic_write_json, remove_stale_temporaries
+from simdist.schema import SettingError, Validated, bounds
 
 DATASET_INFO = "dataset.json"
+#: entries that make a folder a dataset (or a generation run's output): its index, shards, parts, summary, critic
+DATASET_MARKERS = (DATASET_INFO, "generate.json", "*.tar", "part-*", "critic.json", "critic.safetensors")
 FORMAT_NAME = "simdist-episodes"
 
 Source = str | os.PathLike | Sequence["Source"]  # a folder, pattern or url, or a list of these
@@ -53,11 +58,66 @@ def read_dataset_info(path: str | os.PathLike) -> dict[str, Any]:
         raise DataError(f"{p}: no dataset info file") from e
     except ValueError as e:
         raise DataError(f"{p}: invalid JSON: {e}") from e
-    if info.get("format") != FORMAT_NAME:
-        raise DataError(f"{p}: not a simdist episode dataset (format={info.get('format')!r})")
-    if int(info.get("schema_version", -1)) != SCHEMA_VERSION:
+    if not isinstance(info, dict) or info.get("format") != FORMAT_NAME:
+        got = info.get("format") if isinstance(info, dict) else type(info).__name__
+        raise DataError(f"{p}: not a simdist episode dataset (format={got!r})")
+    if info.get("schema_version", -1) != SCHEMA_VERSION:
         raise DataError(f"{p}: schema version {info.get('schema_version')} != {SCHEMA_VERSION}")
+    try:
+        DatasetInfo.from_dict(info)
+        for key in ("stats", "stats_state"):
+            _check_finite(info.get(key, {}), key)
+    except SettingError as err:
+        raise DataError(f"{p}: {err}: regenerate the dataset or fix the file") from err
     return info
+
+
+def check_data_for_model(folder: str | os.PathLike, config: Any) -> dict[str, Any]:
+    """The dataset ``folder``'s info, once its spec fits a model of ``config`` (a ``WorldModelConfig``): every
+    observation group the model reads with its shape, the action and command sizes; else a :class:`DataError`
+    naming both (data of another task)."""
+    info = read_dataset_info(folder)
+    spec = info["spec"]
+    obs = {k: list(v) for k, v in spec.get("obs", {}).items()}
+    wanted = {k: list(v) for k, v in config.obs_spec.items()}
+    wrong = {k: v for k, v in wanted.items() if obs.get(k) != v}
+    if wrong or spec.get("action_dim") != config.action_dim or spec.get("command_dim", 0) != config.command_dim:
+        raise DataError(f"{folder}: data of another task: it holds observations {obs}, action_dim "
+                        f"{spec.get('action_dim')}, command_dim {spec.get('command_dim', 0)}; the model reads "
+                        f"{wanted}, action_dim {config.action_dim}, command_dim {config.command_dim}")
+    return info
+
+
+@dataclass
+class DatasetInfo(Validated):
+    """The schema of ``dataset.json`` (what :class:`EpisodeWriter` and a parted run's index write); the
+    statistics must moreover hold finite numbers only."""
+
+    format: str
+    schema_version: int
+    spec: dict[str, Any]
+    shards: list[Any]
+    prefix: str = "episodes"
+    dropped_episode_ids: list[Any] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    stats_state: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+    num_episodes: int = field(default=0, metadata=bounds(ge=0))
+    num_steps: int = field(default=0, metadata=bounds(ge=0))
+    dropped_episodes: int = field(default=0, metadata=bounds(ge=0))
+    updated: str = ""
+
+
+def _check_finite(node: Any, key: str) -> None:
+    """Raise :class:`SettingError` naming the first non-finite (or non-numeric) leaf under ``node``."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _check_finite(v, f"{key}.{k}")
+    elif isinstance(node, list):
+        for k, v in enumerate(node):
+            _check_finite(v, f"{key}[{k}]")
+    elif node is not None and not (isinstance(node, (int, float)) and math.isfinite(node)):
+        raise SettingError(key, f"expected a finite number, got {node!r}")
 
 
 class EpisodeWriter:

@@ -28,6 +28,7 @@ from simdist.hub.files import (
     CONFIG_NAME,
     DEFAULT_LICENSE,
     LIBRARY_NAME,
+    MODEL_FILES,
     OFFICIAL_CODE_URL,
     PAPER_BIBTEX,
     PIPELINE_TAG,
@@ -112,7 +113,7 @@ def write_folder(target: Path, config: Mapping[str, Any], agent_type: str, modul
         for name, text in texts.items():
             if text is not None:
                 (tmp / name).write_text(text, encoding="utf-8")
-        replace_dir(tmp, target)
+        replace_dir(tmp, target, own=MODEL_FILES)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

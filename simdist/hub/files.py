@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 __all__ = [
-    "CONFIG_NAME", "WEIGHTS_NAME", "CARD_NAME", "TRAIN_CONFIG_NAME", "PLANNER_NAME", "ALLOW_PATTERNS",
+    "CONFIG_NAME", "WEIGHTS_NAME", "MODEL_FILES", "CARD_NAME", "TRAIN_CONFIG_NAME", "PLANNER_NAME", "ALLOW_PATTERNS",
     "BASE_TAGS", "LIBRARY_NAME", "PIPELINE_TAG", "DEFAULT_LICENSE", "HUB_PREFIX", "LOCAL_PREFIX", "StrPath",
     "PAPER_BIBTEX", "OFFICIAL_CODE_URL",
 ]
@@ -19,6 +19,8 @@ WEIGHTS_NAME = "model.safetensors"
 CARD_NAME = "README.md"
 TRAIN_CONFIG_NAME = "train_config.yaml"
 PLANNER_NAME = "planner.json"
+#: the files a model export writes (and replaces with ``--overwrite``); anything else in its folder is kept
+MODEL_FILES = (CONFIG_NAME, WEIGHTS_NAME, CARD_NAME, TRAIN_CONFIG_NAME, PLANNER_NAME)
 #: Files fetched from (and pushed to) a Hub repo.
 ALLOW_PATTERNS = [CONFIG_NAME, WEIGHTS_NAME, CARD_NAME, "*.yaml", "*.json"]
 BASE_TAGS = ("simdist", "world-model", "model-based-rl", "robotics")

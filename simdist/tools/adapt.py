@@ -14,8 +14,9 @@ import logging
 import sys
 import warnings
 
+from simdist.agents import check_agent_for_task, load_agent
 from simdist.arguments import dashes_to_underscores, jsonargparse_parser, setup_logging
-from simdist.fsutil import output_lock
+from simdist.fsutil import check_output_path, output_lock
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 logger = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ def _plain_forms(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    from simdist.adaptation import AdaptationLoop, AdaptConfig
+    from simdist.adaptation import RUN_MARKERS, AdaptationLoop, AdaptConfig
 
     try:
         cls = task_class(preparse_task(argv))
@@ -62,10 +63,16 @@ def main(argv: list[str]) -> int:
     except ValueError as err:
         parser.error(str(err))
     warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__).*")
-    with output_lock(args.out):
+    check_output_path(args.out, kind="adaptation run", markers=RUN_MARKERS)
+    try:  # before the lock: a refused agent leaves no file behind
+        base = load_agent(args.agent)
+    except (FileNotFoundError, ValueError) as err:
+        parser.error(f"--agent {args.agent!r}: {err}")
+    check_agent_for_task(base, task, "--agent")
+    with output_lock(args.out, kind="adaptation run", markers=RUN_MARKERS):
         try:
             loop = AdaptationLoop(args.agent, task, args.out, config, progress=args.progress,
-                                  data_from=args.data_from)
+                                  data_from=args.data_from, base=base)
         except (FileNotFoundError, ValueError) as err:
             parser.error(f"--agent {args.agent!r}: {err}")
         curve = loop.run()

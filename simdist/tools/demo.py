@@ -7,8 +7,7 @@ demo shows adaptation's effect; for the expert trainer ``Task.default``).
 
 from __future__ import annotations
 
-from simdist.profiles import ProfileError
-from simdist.tasks import TaskError, default_task, preparse_task, task_class, task_names
+from simdist.tasks import default_task, preparse_task, task_class, task_names
 
 
 def _strip_task(argv: list[str]) -> list[str]:
@@ -31,11 +30,8 @@ def _run(argv: list[str], tool: str) -> int:
     if {"-h", "--help"} & set(argv):
         print(f"simdist {tool.replace('_', '-')} [--task NAME] ...: registered tasks: {', '.join(task_names())} "
               f"(default: {default_task(role)}); the task's own options follow.\n")
-    try:
-        cls = task_class(preparse_task(argv, default=False) or default_task(role))
-        return int(getattr(cls, tool)(_strip_task(argv)) or 0)
-    except (TaskError, ProfileError) as err:
-        raise SystemExit(f"simdist {tool.replace('_', '-')}: {err}") from None
+    cls = task_class(preparse_task(argv, default=False) or default_task(role))  # bad input: the command's boundary
+    return int(getattr(cls, tool)(_strip_task(argv)) or 0)
 
 
 def main(argv: list[str]) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from simdist.arguments import positive_int, tool_parser
+from simdist.fsutil import check_output_path
 
 
 def format_report(name: str, r: dict[str, Any]) -> str:
@@ -35,9 +36,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="write the report as JSON here")
     args = parser.parse_args(argv)
+    if args.out:
+        check_output_path(args.out, folder=False)
     if not (Path(args.data) / "dataset.json").is_file():
         parser.error(f"--data {args.data}: no dataset.json there (a dataset folder from simdist generate)")
     from simdist.agents import load_agent
+    from simdist.data import DataError
     from simdist.diagnostics import action_information, dataset_windows
 
     try:
@@ -47,7 +51,10 @@ def main(argv: list[str]) -> int:
     model = getattr(agent, "world_model", None)
     if model is None:
         parser.error(f"--model {args.model}: a {type(agent).__name__} has no world model to diagnose")
-    batch = dataset_windows(args.data, model, windows=args.windows, seed=args.seed)
+    try:
+        batch = dataset_windows(args.data, model, windows=args.windows, seed=args.seed)
+    except DataError as err:
+        parser.error(f"--data {err}")
     report = action_information(model, batch, seed=args.seed).to_dict()
     print(HEADER)
     print(format_report(args.model, report))

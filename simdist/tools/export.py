@@ -6,7 +6,8 @@ from pathlib import Path
 
 from simdist.arguments import tool_parser
 from simdist.errors import InputError
-from simdist.fsutil import output_lock, read_json_object
+from simdist.fsutil import check_output_path, output_lock, read_json_object, remove_stale_temporaries
+from simdist.hub.files import CONFIG_NAME
 
 
 def _read_text(path: str, option: str) -> str:
@@ -38,11 +39,16 @@ def main(argv: list[str]) -> int:
     if description and description.startswith("@"):
         description = _read_text(description[1:], "--description")
     card = {k: v for k, v in (("repo_id", args.repo_id), ("description", description)) if v}
-    with output_lock(args.out):
-        from simdist.hub.card import save_pretrained
-        from simdist.training.module import world_model_from_checkpoint
+    check_output_path(args.out, kind="model folder", markers=(CONFIG_NAME,))
+    from simdist.training.module import world_model_from_checkpoint
 
-        model, base = world_model_from_checkpoint(args.ckpt, current_weights=args.current_weights)
+    model, base = world_model_from_checkpoint(args.ckpt, current_weights=args.current_weights)
+    with output_lock(args.out, kind="model folder", markers=(CONFIG_NAME,)):
+        from simdist.hub.card import save_pretrained
+
+        out_path = Path(args.out).resolve()  # what a killed export left beside its folder
+        remove_stale_temporaries(out_path.parent, target=out_path.name)
+
         out = save_pretrained(
             model, args.out, base_model=args.base_model or base, metrics=metrics, train_config=train_config,
             tags=args.tag or None, model_card_kwargs=card, planner_config=planner,

@@ -15,7 +15,8 @@ import logging
 import sys
 
 from simdist.arguments import positive_int, setup_logging, tool_parser
-from simdist.fsutil import output_lock
+from simdist.data.shards import DATASET_MARKERS
+from simdist.fsutil import check_output_path, output_lock
 from simdist.tasks import TaskError, add_task_argument, get_task_name, preparse_task, task_class
 
 logger = logging.getLogger(__name__)
@@ -53,6 +54,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     cls.add_arguments(parser, "generate")
     args = parser.parse_args(argv)
+    # before any work (as a worker: a lone writer's lock refuses it here, the exact check comes with the lock)
+    check_output_path(args.out, kind="dataset", markers=DATASET_MARKERS, shared=True)
+    if args.experts is not None and cls.scripted_experts:
+        parser.error(f"--experts {args.experts}: task {name!r}'s experts are scripted; --experts does not apply")
 
     preset = presets.get(getattr(args, "preset", ""), {})
     num_envs = args.envs or preset.get("num_envs")
@@ -78,7 +83,8 @@ def main(argv: list[str]) -> int:
     import torch
 
     torch.set_num_threads(args.torch_threads)
-    with output_lock(args.out, shared=world > 1):  # the workers of one distributed run share it
+    # the workers of one distributed run share the lock
+    with output_lock(args.out, shared=world > 1, kind="dataset", markers=DATASET_MARKERS):
         summary = task.generate(args.out, experts=args.experts, num_envs=num_envs, transitions=transitions,
                                 seed=args.seed, progress=not args.no_progress,
                                 preset=getattr(args, "preset", "custom"), args=args, **workers)

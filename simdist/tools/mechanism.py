@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from simdist.arguments import add_mppi_arguments, positive_int, setup_logging, tool_parser
+from simdist.fsutil import check_output_path
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 
@@ -70,6 +71,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--progress", action="store_true")
     cls.add_arguments(parser, "evaluate")
     args = parser.parse_args(argv)
+    if args.out:
+        check_output_path(args.out, folder=False)  # before any work
     setup_logging()
     try:
         specs = _models(args.model)
@@ -80,7 +83,8 @@ def main(argv: list[str]) -> int:
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed)
         agents = {name: build_controller(spec, "mppi", args.samples, args.iterations, seed=args.seed,
-                                         init_std=args.init_std, warm_start=args.warm_start, task=task)
+                                         init_std=args.init_std, warm_start=args.warm_start, task=task,
+                                         temporal_ensemble=args.temporal_ensemble)
                   for name, spec in specs.items()}
     except (ValueError, FileNotFoundError, TaskError) as err:
         parser.error(str(err))

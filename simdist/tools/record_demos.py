@@ -14,7 +14,8 @@ import math
 import sys
 
 from simdist.arguments import positive_int, setup_logging, tool_parser
-from simdist.fsutil import output_lock
+from simdist.data.shards import DATASET_MARKERS
+from simdist.fsutil import check_output_path, output_lock
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 
@@ -53,10 +54,14 @@ def main(argv: list[str]) -> int:
     from simdist.demos import record_demos
     from simdist.tools.evaluate import controller_for
 
-    with output_lock(args.out):
+    check_output_path(args.out, kind="dataset", markers=DATASET_MARKERS)
+    try:  # before the lock: a refused input leaves no file behind
+        task = cls.from_args(args, "adapt", profile=profile)
+        agent = controller_for(task, args.agent, planner="agent", seed=args.seed)
+    except (ValueError, FileNotFoundError) as err:
+        parser.error(str(err))
+    with output_lock(args.out, kind="dataset", markers=DATASET_MARKERS):
         try:
-            task = cls.from_args(args, "adapt", profile=profile)
-            agent = controller_for(task, args.agent, planner="agent", seed=args.seed)
             summary = record_demos(task, agent, args.episodes, args.out, seed=args.seed, num_envs=args.num_envs,
                                    successful_only=not args.all, max_attempts=args.max_attempts,
                                    progress=not (args.no_progress or args.json))

@@ -18,7 +18,7 @@ from lightning.pytorch.cli import LightningCLI
 from simdist.data.datamodule import TrajectoryDataModule
 from simdist.data.schema import DataError
 from simdist.errors import InputError
-from simdist.fsutil import remove_stale_temporaries
+from simdist.fsutil import check_output_path, remove_stale_temporaries
 from simdist.registry import RegistryError
 from simdist.training.checkpoint_io import use_atomic_checkpoints
 
@@ -146,9 +146,10 @@ class SimDistCLI(LightningCLI):
             if "Original Traceback" in message:  # re-raised from a DataLoader worker: keep the worker's message
                 message = message.rstrip().splitlines()[-1].split(": ", 1)[-1]
             print(f"simdist {subcommand}: error: {message}", file=sys.stderr)
-            raise SystemExit(1) from None
+            raise SystemExit(2) from None
 
     def before_fit(self) -> None:
+        check_output_path(self.trainer.default_root_dir, "--trainer.default_root_dir", kind="training run")
         path = self._resume_path()
         if path is None:
             return

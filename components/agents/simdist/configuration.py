@@ -50,7 +50,10 @@ class SimDistAgentConfig:
         with config_file(path):
             config = cls.from_planner_dict(data)
             try:
-                get("planner", config.planner)
+                planner = get("planner", config.planner)
             except RegistryError as err:
                 raise ConfigError(f"key 'planner': {err}") from err
+            schema = getattr(planner, "config_class", None)
+            if schema is not None:  # every value is checked when the folder is read, whichever planner acts
+                schema.from_dict(config.settings)
         return config

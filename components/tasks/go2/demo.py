@@ -27,8 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from simdist.arguments import add_mppi_arguments, positive_float, positive_int, tool_parser
+from simdist.fsutil import check_output_path
 
 PREFIX = "[go2-demo]"
+#: entries that make a folder a Go2 demo's output (``--out``; rerun to resume)
+DEMO_MARKERS = ("state.json", "heldout-data", "real-data", "stages", "results.json", "lightning", "live")
 #: video length: the protocol's reset phase plus this much walking (or less: the trial ends on success or a fall)
 VIDEO_WALK_S = 10.0
 #: guess of the software-rendering cost per frame before the first video measured it
@@ -75,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    check_output_path(args.out, kind="Go2 demo", markers=DEMO_MARKERS)  # before any work
     if args.minutes <= 0:
         parser.error("--minutes must be > 0")
     if args.real in ("toy", "toy-real"):

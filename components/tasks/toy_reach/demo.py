@@ -22,6 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from simdist.arguments import positive_int, tool_parser
+from simdist.fsutil import check_output_path
+
+#: entries that make a folder a toy demo's output (``--out``; rerunning into one overwrites what it writes)
+DEMO_MARKERS = ("results.json", "sim-data", "pretrain", "toy-sim", "real-data", "finetune")
 
 
 @dataclass
@@ -549,6 +553,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    check_output_path(args.out, kind="toy demo", markers=DEMO_MARKERS)  # before any work
+    if args.pretrained is not None:
+        from simdist.agents import check_model_for_task
+        from simdist.hub.files import CONFIG_NAME
+        from simdist.hub.load import read_config
+        from simdist.tasks import make_task
+
+        folder = Path(args.pretrained)
+        if not (folder / CONFIG_NAME).is_file():
+            parser.error(f"--pretrained {folder}: no {CONFIG_NAME} there (a saved world-model folder)")
+        check_model_for_task(read_config(folder / CONFIG_NAME), make_task("toy-reach"), "--pretrained")
     try:
         real = load_profile(args.real)
         options = ToyOptions(

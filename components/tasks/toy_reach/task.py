@@ -29,6 +29,7 @@ class ToyReachTask(Task):
     metric: ClassVar[str] = "return"
     dt: ClassVar[float] = 0.1
     planner_defaults: ClassVar[dict[str, Any]] = {"num_elites": 16}
+    scripted_experts: ClassVar[bool] = True
     default_demo: ClassVar[bool] = True  # its lag demo shows adaptation beating zero-shot (docs/plan-ranking.md)
     demo_module: ClassVar[str | None] = "simdist.components.tasks.toy_reach.demo"
     profile_module: ClassVar[str | None] = "simdist.components.tasks.toy_reach.profiles"

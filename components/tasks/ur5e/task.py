@@ -42,6 +42,7 @@ class UR5eTask(Task):
     contacts: str = "noslip"
 
     metric: ClassVar[str] = "success"
+    scripted_experts: ClassVar[bool] = True
     obs_noise: ClassVar[dict[str, list[float]] | None] = UR5E_OBS_NOISE
     planner_preset: ClassVar[str] = "manipulation"
     dt: ClassVar[float] = 0.2
