@@ -44,6 +44,9 @@ class UR5eTask(Task):
     metric: ClassVar[str] = "success"
     obs_noise: ClassVar[dict[str, list[float]] | None] = UR5E_OBS_NOISE
     planner_preset: ClassVar[str] = "manipulation"
+    #: the gripper (action 6, closed where > 0) planned as a held ±1 command that flips only when MPPI's weighted
+    #: mean crosses 0.5 on the other side (``binary_mode="mean"``: the official weighted mean, which chatters)
+    planner_defaults: ClassVar[dict[str, Any]] = {"binary_dims": [6], "binary_mode": "hysteresis", "hysteresis": 0.5}
     dt: ClassVar[float] = 0.2
     profile_folder: ClassVar[str] = ""
     #: ``cpu``: >= 10k trajectories (peg episodes averaged 132 steps: 1.2 M transitions gave 9,113);
