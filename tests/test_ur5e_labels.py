@@ -62,3 +62,22 @@ def test_bad_options_exit_2(capsys):
     with pytest.raises(SystemExit) as err:
         L.main(["--states", "0", "--out", "x.json"])
     assert err.value.code == 2 and "states" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_continuation_value_option_labels_a_tiny_dataset(tmp_path):
+    from simdist.components.tasks.ur5e.data import generate_ur5e
+    from simdist.data.shards import iter_episodes
+    from simdist.tasks import make_task
+
+    task = make_task("ur5e-peg", profile=None)
+    kw = dict(num_envs=4, transitions=300, seed=0, progress=False, critic_envs=4, critic_steps=20, critic_epochs=5)
+    generate_ur5e(task, str(tmp_path / "critic"), **kw)
+    summary = generate_ur5e(task, str(tmp_path / "mc"), values="continuation", value_horizon=3, **kw)
+    assert summary["episodes"] > 0
+    a = next(iter(iter_episodes(str(tmp_path / "critic"), shuffle_shards=False)))
+    b = next(iter(iter_episodes(str(tmp_path / "mc"), shuffle_shards=False)))
+    np.testing.assert_array_equal(a.actions, b.actions)  # the same episode, other labels
+    assert np.isfinite(b.values).all() and not np.allclose(a.values, b.values)
+    with pytest.raises(ValueError, match="values"):
+        generate_ur5e(task, str(tmp_path / "bad"), values="oracle", **kw)

@@ -84,21 +84,24 @@ def _accumulate(env: Any, step: Any, ret: np.ndarray, disc: np.ndarray, alive: n
 def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], *, batch: int = 64,
                          gamma: float = 0.99, seed: int = 0, progress: bool = False,
                          prefix: np.ndarray | None = None, horizon: int | None = None,
-                         bootstrap: Any = None) -> np.ndarray:
+                         bootstrap: Any = None, env: Any = None) -> np.ndarray:
     """Discounted return of the expert taking over each snapshot row until its episode ends; with ``prefix``
     (N, T, A), row i first executes the open-loop actions ``prefix[i]`` (a planner's candidate), then the
     expert continues. ``horizon``: stop after that many steps (prefix included) and, with ``bootstrap``
-    (a critic, ``value_fn(obs) -> (B,)``), add its discounted value of the rows still running (n-step V^e)."""
+    (a critic, ``value_fn(obs) -> (B,)``), add its discounted value of the rows still running (n-step V^e).
+    ``env``: run in this env (kept open, its rows overwritten) instead of a new one from ``make_env``."""
     from simdist.data.engine import progress_bar
 
     n = len(snap["env"]["episode_step"])
     if prefix is not None and (prefix.ndim != 3 or len(prefix) != n):
         raise ValueError(f"prefix must be (N={n}, T, A) open-loop actions, got {getattr(prefix, 'shape', None)}")
     out = np.zeros(n)
-    env = make_env(min(batch, n), seed)
+    own = env is None
+    env = make_env(min(batch, n), seed) if own else env
     bar = progress_bar(n, progress, desc="V^e continuations", unit="state")
     try:
-        env.reset(seed=seed)
+        if own:
+            env.reset(seed=seed)
         steps = env.config.max_steps if horizon is None else min(horizon, env.config.max_steps)
         for lo in range(0, n, env.num_envs):
             idx = np.arange(lo, min(lo + env.num_envs, n))
@@ -126,8 +129,29 @@ def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], 
             bar.update(len(idx))
     finally:
         bar.close()
-        env.close()
+        if own:
+            env.close()
     return out
+
+
+class ContinuationValue:
+    """``value_fn(obs, commands) -> (B,)`` for the data engine: Monte-Carlo V^e of each of ``env``'s post-step
+    states, the expert continuing from a clone of it in a second env for ``horizon`` steps, then ``critic``'s
+    value (None: until the episode ends). Costs ``horizon`` steps of a second env per labelled step."""
+
+    def __init__(self, env: Any, make_env: Any, make_expert: Any, *, horizon: int | None, critic: Any = None,
+                 gamma: float = 0.99, seed: int = 0) -> None:
+        self.env, self.make_expert, self.horizon, self.critic, self.gamma = env, make_expert, horizon, critic, gamma
+        self.shadow = make_env(env.num_envs, seed + 7919)
+        self.shadow.reset(seed=seed + 7919)
+
+    def __call__(self, obs: dict[str, np.ndarray], commands: np.ndarray | None = None) -> np.ndarray:
+        snap = snapshot(self.env, np.arange(self.env.num_envs))
+        return continuation_returns(None, self.make_expert, snap, gamma=self.gamma, horizon=self.horizon,
+                                    bootstrap=self.critic, env=self.shadow).astype(np.float32)
+
+    def close(self) -> None:
+        self.shadow.close()
 
 
 def run_prefix(make_env: Any, snap: dict[str, Any], prefix: np.ndarray, *, batch: int = 64, gamma: float = 0.99,
