@@ -78,6 +78,9 @@ class MPPIConfig(Validated):
         if self.min_std > self.max_std:
             raise SettingError("min_std", f"need min_std <= max_std, got {self.min_std} and {self.max_std}")
 
+#: how MPPI outputs the binary action dimensions (``binary_dims``): see :class:`MPPIPlanner`
+BINARY_MODES = ("mean", "elite", "hysteresis")
+
 
 @register("planner", "mppi")
 class MPPIPlanner(Planner):
@@ -119,6 +122,13 @@ class MPPIPlanner(Planner):
     (:func:`~simdist.planning.base.plan_score`), so MPPI prefers sequences the members agree on; the returns and
     candidate returns it reports are these scores. λ > 0 on a single dynamics is refused at construction.
 
+    ``binary_dims`` (beyond the paper): action dimensions the env thresholds at 0 (a gripper's open/close). The
+    official planner outputs their weighted mean like any other dimension (``binary_mode="mean"``), which
+    flips with the sign of a near-zero average when the ranking is weak. ``"elite"``: the sign of the best
+    sequence's value; ``"hysteresis"``: the command (±1) keeps its sign until the weighted mean's first step
+    crosses ``hysteresis`` on the other side, so noise around 0 cannot flip it. The warm start keeps the
+    continuous mean either way.
+
     Samples and outputs are clipped to the action bounds (planner arguments, else the model config).
     Randomness comes from the planner's own ``torch.Generator``, seeded with ``seed`` at construction and
     by ``reset(seed=...)``, so a tick is deterministic given the seed and the call sequence.
@@ -135,6 +145,7 @@ class MPPIPlanner(Planner):
         seed: int = 42, action_low: Bound = None, action_high: Bound = None, naive: bool = False,
         score_chunk: int | None = None, compile: bool | str = False, parallel_chunks: bool = True,
         keep_candidates: bool = False, tick_threads: int | str | None = None, disagreement: float = 0.0,
+        binary_dims: Sequence[int] = (), binary_mode: str = "mean", hysteresis: float = 0.5,
     ) -> None:
         given = locals()
         MPPIConfig(**{f.name: given[f.name] for f in fields(MPPIConfig)})  # every setting, checked by its schema
@@ -157,6 +168,14 @@ class MPPIPlanner(Planner):
             raise ValueError(f"need 0 < min_std <= max_std, got {min_std}, {max_std}")
         if not 0.0 <= momentum < 1.0:
             raise ValueError(f"momentum must be in [0, 1), got {momentum}")
+        if binary_mode not in BINARY_MODES:
+            raise ValueError(f"binary_mode must be one of {BINARY_MODES}, got {binary_mode!r}")
+        if any(not 0 <= int(d) < self.action_dim for d in binary_dims):
+            raise ValueError(f"binary_dims must index the {self.action_dim} action dimensions, got {list(binary_dims)}")
+        if not 0.0 <= hysteresis < 1.0:
+            raise ValueError(f"hysteresis must be in [0, 1), got {hysteresis}")
+        self.binary_dims, self.binary_mode, self.hysteresis = [int(d) for d in binary_dims], binary_mode, hysteresis
+        self.binary_state: Tensor | None = None  # the held ±1 command per env and binary dimension
         self.num_samples, self.num_policy_samples = int(num_samples), int(num_policy_samples)
         self.iterations = int(iterations)
         self.num_elites = min(int(num_elites), self.num_samples + self.num_policy_samples)
@@ -189,6 +208,10 @@ class MPPIPlanner(Planner):
             self.prev_mean = None
         else:
             self.prev_mean[torch.as_tensor(ids, device=self.prev_mean.device).long()] = 0.0
+        if ids is None or self.binary_state is None:
+            self.binary_state = None
+        else:
+            self.binary_state[torch.as_tensor(ids, device=self.binary_state.device).long()] = 0.0
 
     def warm_start_mean(self, batch: int) -> Tensor:
         """The initial mean (B, T, A) of this tick, from ``prev_mean`` and ``warm_start``."""
@@ -288,6 +311,8 @@ class MPPIPlanner(Planner):
 
         plan = self.clip(mean)
         self.prev_mean = plan.clone()
+        if self.binary_dims and self.binary_mode != "mean":
+            plan = self._binary(plan, elites[:, 0])
         diagnostics = {"max_return": elite_returns[:, 0], "std": std,
                        "policy_elite_fraction": (idx >= self.num_samples).to(dt).mean(1)}
         if kept:
@@ -295,6 +320,24 @@ class MPPIPlanner(Planner):
             diagnostics["candidate_returns"] = torch.cat([k[1] for k in kept], dim=1)
         return PlanResult(action=plan[:, 0].clone(), plan=plan, returns=(w[:, :, 0, 0] * elite_returns).sum(1),
                           diagnostics=diagnostics)
+
+    def _binary(self, plan: Tensor, best: Tensor) -> Tensor:
+        """``plan`` with its binary dimensions as ±1 commands (``binary_mode``: the best sequence's sign, or the
+        weighted mean's with hysteresis against the env's held command)."""
+        d = self.binary_dims
+        plan = plan.clone()
+        if self.binary_mode == "elite":
+            plan[:, :, d] = torch.where(best[:, :, d] > 0, 1.0, -1.0).to(plan.dtype)
+            return plan
+        first = plan[:, 0, d]
+        held = self.binary_state
+        if held is None or held.shape != first.shape:
+            held = torch.zeros_like(first)
+        held = torch.where(held == 0, torch.where(first > 0, 1.0, -1.0).to(plan.dtype), held)  # 0: not set yet
+        held = torch.where(first > self.hysteresis, 1.0, torch.where(first < -self.hysteresis, -1.0, held))
+        self.binary_state = held.to(plan.dtype)
+        plan[:, :, d] = self.binary_state[:, None, :].expand(-1, plan.shape[1], -1)
+        return plan
 
     @property
     def thread_report(self) -> dict[str, Any]:

@@ -10,6 +10,7 @@
     python -m results.ur5e.run bench    [--task ur5e-peg] [--dry-run]  # the MPPI tick at 5 Hz (median, p99)
     python -m results.ur5e.run rate     [--task ur5e-peg] [--dry-run]  # generation rate on 20k transitions
     python -m results.ur5e.run critic   [--task ur5e-peg] [--dry-run]  # the expert critic at its default size
+    python -m results.ur5e.run labels   [--task ur5e-peg] [--dry-run]  # the value-label gate, sigma 0.3 and 1.0
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
     python -m results.ur5e.run contacts                                  # the calibration table of every recipe
 
@@ -132,7 +133,8 @@ def model_path(task: str) -> str:
 
 def export(task: str, dry: bool) -> None:
     """The cpu recipe's last checkpoint as a Hub-ready folder (``outputs/<task>/model``) that plans with the
-    paper's manipulation MPPI (``planner.json`` from planner preset ``manipulation``)."""
+    paper's manipulation MPPI (``planner.json`` from planner preset ``manipulation`` with the task's planner
+    defaults)."""
     from simdist.planning import planner_preset
 
     run = ROOT / "outputs" / task
@@ -142,7 +144,11 @@ def export(task: str, dry: bool) -> None:
            "--train-config", str(max((run / "logs").rglob("config.yaml"), key=lambda f: f.stat().st_mtime))]
     print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
     if not dry:
-        plan.write_text(json.dumps(planner_preset("manipulation"), indent=1), encoding="utf-8")
+        from simdist import get
+
+        # the task's planner defaults: the gripper held with hysteresis (binary_mode "mean" is the official one)
+        settings = planner_preset("manipulation", **get("task", task).planner_defaults)
+        plan.write_text(json.dumps(settings, indent=1), encoding="utf-8")
         subprocess.run(cmd, cwd=ROOT, check=True)
 
 
@@ -267,6 +273,24 @@ def critic(task: str, dry: bool, contacts: str = "noslip", size: str = "32x300")
     print(json.dumps(json.loads(res.stdout)["critic"], indent=1))
 
 
+#: the value-label gate's sizes: critics of 320 and 640 continuation states, TD(λ) on 3,200 expert transitions
+GATE_SIZES = ["--critic-envs", "16", "--critic-steps", "200", "--larger", "2", "--td-envs", "16", "--td-steps", "200"]
+
+
+def labels(task: str, dry: bool) -> None:
+    """The value-label gate (``python -m simdist.components.tasks.ur5e.labels``): 16 expert-visited Narrow states x
+    16 candidates (the expert's action held plus noise σ 0.3 and 1.0), the ranking of every value-label method
+    beside the ceiling; the critic states are cached in ``outputs/ur5e/labels`` (a rerun resumes)."""
+    for sigma in ("0.3", "1.0"):
+        out = OUT / "labels" / f"{task}-sigma{sigma}.json"
+        cmd = [sys.executable, "-m", "simdist.components.tasks.ur5e.labels", "--task", task, "--grid", "narrow",
+               "--sigma", sigma, *GATE_SIZES, "--out", str(out.relative_to(ROOT))]
+        print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
+        if dry or (out.is_file() and "partial" not in json.loads(out.read_text(encoding="utf-8"))):
+            continue
+        subprocess.run(cmd, cwd=ROOT, check=True)
+
+
 def creep(task: str, dry: bool) -> None:
     """How far a hinge with the profiles' 0.24 N m of dry friction (armature 0.1) turns in 1 s under a torque
     below it, with each contact recipe's solver options: the no-slip pass also makes joint friction exact, and
@@ -330,8 +354,8 @@ def main() -> None:
     recipes = get("task", "ur5e-peg").contact_recipes()  # both UR5e tasks take the same recipes
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
-    for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "creep",
-                 "contacts"):
+    for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
+                 "creep", "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")

@@ -22,6 +22,8 @@ from simdist.fsutil import atomic_path, atomic_write_json
 logger = logging.getLogger(__name__)
 
 EXPERT_PROB = 0.5
+#: the value-label options of :func:`generate_ur5e` (``critic``: the default)
+VALUE_LABELS = ("critic", "continuation")
 CRITIC_WEIGHTS, CRITIC_REPORT = "critic.safetensors", "critic.json"
 
 
@@ -94,41 +96,60 @@ def load_or_fit_critic(task: Any, out_dir: Path, *, seed: int, num_envs: int, st
 def generate_ur5e(task: Any, out_dir: str, *, num_envs: int, transitions: int, seed: int = 0,
                   progress: bool = True, preset: str = "custom", critic_envs: int = 32, critic_steps: int = 300,
                   critic_epochs: int = 200, parts: int | None = None, rank: int = 0, world: int = 1,
-                  expert_only: bool = False) -> dict[str, Any]:
+                  expert_only: bool = False, values: str = "critic", value_horizon: int | None = None
+                  ) -> dict[str, Any]:
     """Generate (or resume) a UR5e task's pretraining dataset in ``out_dir``; returns the engine's summary
     plus the critic's report and the trajectory count.
 
     ``parts`` splits the run into parts (a fresh env per part, seeded by the part) of which this worker
     (``rank`` of ``world``) runs its share (:func:`simdist.data.parts.run_parts`); the critic is fitted once,
     by the first worker to take the folder's lock, and loaded by the others. ``expert_only``: the expert
-    alone, never perturbed (the paper's expert-only ablation data; the critic is the same)."""
+    alone, never perturbed (the paper's expert-only ablation data; the critic is the same).
+
+    ``values``: ``critic`` labels every step with the fitted critic (:mod:`.value`); ``continuation`` with the
+    expert's own continuation from a clone of the state (:class:`~.value.ContinuationValue`): ``value_horizon``
+    steps and then the critic, or until the episode ends when None (about ``value_horizon`` times the
+    generation's simulation; the ranking each gives is measured by :mod:`.labels`)."""
     from simdist.components.tasks.ur5e.expert import make_expert, suboptimal_experts
+    from simdist.components.tasks.ur5e.value import ContinuationValue
     from simdist.data.engine import PerturbationConfig, generate
     from simdist.data.parts import folder_lock, run_in_parts_or_once
 
+    if values not in VALUE_LABELS:
+        raise ValueError(f"values must be one of {VALUE_LABELS}, got {values!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with folder_lock(out):
         critic, report = load_or_fit_critic(task, out, seed=seed, num_envs=critic_envs, steps=critic_steps,
                                             epochs=critic_epochs, progress=progress)
     asm = task.assembly()
+    label = "V^e critic fitted on expert continuations" if values == "critic" else (
+        f"V^e by the expert's continuation from each state ({value_horizon or 'all'} steps"
+        + (", then the critic)" if value_horizon else ")"))
     metadata = {"task": task.task_name, "preset": preset, "control_hz": task.control_hz, "contacts": task.contacts,
-                "values": "V^e critic fitted on expert continuations", "critic": report}
+                "values": label, "critic": report}
 
     def run(folder: Path, budget: int, s: int, first_id: int) -> dict[str, Any]:
         env = task.make_env(num_envs, s, real=False)
+        value_fn = critic if values == "critic" else ContinuationValue(
+            env, lambda n, seed: task.make_env(n, seed, real=False),
+            lambda: make_expert(asm, control_hz=task.control_hz), horizon=value_horizon, critic=critic, seed=s)
         try:
             return generate(
                 env, make_expert(asm, control_hz=task.control_hz), suboptimal_experts(asm, task.control_hz, seed),
                 out_dir=str(folder), total_transitions=budget, expert_prob=EXPERT_PROB,
-                perturbation=PerturbationConfig.manipulation(), value_fn=critic, seed=s, progress=progress,
+                perturbation=PerturbationConfig.manipulation(), value_fn=value_fn, seed=s, progress=progress,
                 metadata=metadata, first_episode_id=first_id, expert_only=expert_only)
         finally:
+            if value_fn is not critic:
+                value_fn.close()
             env.close()
 
     config = {"task": task.task_name, "num_envs": num_envs, "transitions": transitions, "seed": seed,
               "control_hz": task.control_hz, "expert_only": expert_only,
               "critic": {"envs": critic_envs, "steps": critic_steps, "epochs": critic_epochs}}
+    if values != "critic":  # folders from before the option record none: they are critic-labelled
+        config["values"] = {"kind": values, "horizon": value_horizon}
     if task.contacts != "noslip":  # folders from before the option record none: they are noslip
         config["contacts"] = task.contacts
     summary = run_in_parts_or_once(out, run, parts=parts, transitions=transitions, seed=seed, num_envs=num_envs,

@@ -45,6 +45,9 @@ class UR5eTask(Task):
     scripted_experts: ClassVar[bool] = True
     obs_noise: ClassVar[dict[str, list[float]] | None] = UR5E_OBS_NOISE
     planner_preset: ClassVar[str] = "manipulation"
+    #: the gripper (action 6, closed where > 0) planned as a held ±1 command that flips only when MPPI's weighted
+    #: mean crosses 0.5 on the other side (``binary_mode="mean"``: the official weighted mean, which chatters)
+    planner_defaults: ClassVar[dict[str, Any]] = {"binary_dims": [6], "binary_mode": "hysteresis", "hysteresis": 0.5}
     dt: ClassVar[float] = 0.2
     profile_folder: ClassVar[str] = ""
     #: ``cpu``: >= 10k trajectories (peg episodes averaged 132 steps: 1.2 M transitions gave 9,113);
@@ -205,7 +208,8 @@ class UR5eTask(Task):
         if experts is not None:
             raise TaskError(f"{self.task_name}: the experts are scripted; --experts does not apply")
         if args is not None:
-            options.update({k: getattr(args, k) for k in ("critic_envs", "critic_steps", "critic_epochs")
+            options.update({k: getattr(args, k) for k in ("critic_envs", "critic_steps", "critic_epochs", "values",
+                                                          "value_horizon")
                             if getattr(args, k, None) is not None})
         return generate_ur5e(self, out, num_envs=num_envs, transitions=transitions, seed=seed, progress=progress,
                              preset=preset, **options)
@@ -229,6 +233,12 @@ class UR5eTask(Task):
                                         ("--critic-steps", 300, "control steps those envs run (a state every 10)"),
                                         ("--critic-epochs", 200, "training epochs of the critic")):
                 parser.add_argument(flag, type=positive_int, default=None, help=f"ur5e: {what} (default {default})")
+            parser.add_argument("--values", choices=("critic", "continuation"), default=None,
+                                help="ur5e: value labels: the fitted critic (default) or the expert's continuation "
+                                     "from each state (docs/ur5e-simdist.md, the value-label gate)")
+            parser.add_argument("--value-horizon", type=positive_int, default=None,
+                                help="ur5e: with --values continuation, expert steps before the critic's bootstrap "
+                                     "(default: to the episode's end)")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, command: str, profile: Any = None) -> UR5eTask:

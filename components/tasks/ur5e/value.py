@@ -70,22 +70,39 @@ def restore(env: Any, snap: dict[str, Any], rows: np.ndarray) -> None:
     env._compute_obs()
 
 
+def _accumulate(env: Any, step: Any, ret: np.ndarray, disc: np.ndarray, alive: np.ndarray, gamma: float) -> None:
+    """Add one step's discounted reward to ``ret`` in place (success absorbing: an episode that ends in success
+    keeps its last reward for the time left) and advance ``disc`` and ``alive``."""
+    ret += np.where(alive, disc * step.reward, 0.0)
+    disc *= gamma
+    won = alive & step.info["success"]
+    left = env.config.max_steps - env.episode_step
+    ret += np.where(won, disc * step.reward * (1 - gamma ** left) / (1 - gamma), 0.0)
+    alive &= ~(step.terminated | step.truncated)
+
+
 def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], *, batch: int = 64,
                          gamma: float = 0.99, seed: int = 0, progress: bool = False,
-                         prefix: np.ndarray | None = None) -> np.ndarray:
+                         prefix: np.ndarray | None = None, horizon: int | None = None,
+                         bootstrap: Any = None, env: Any = None) -> np.ndarray:
     """Discounted return of the expert taking over each snapshot row until its episode ends; with ``prefix``
     (N, T, A), row i first executes the open-loop actions ``prefix[i]`` (a planner's candidate), then the
-    expert continues."""
+    expert continues. ``horizon``: stop after that many steps (prefix included) and, with ``bootstrap``
+    (a critic, ``value_fn(obs) -> (B,)``), add its discounted value of the rows still running (n-step V^e).
+    ``env``: run in this env (kept open, its rows overwritten) instead of a new one from ``make_env``."""
     from simdist.data.engine import progress_bar
 
     n = len(snap["env"]["episode_step"])
     if prefix is not None and (prefix.ndim != 3 or len(prefix) != n):
         raise ValueError(f"prefix must be (N={n}, T, A) open-loop actions, got {getattr(prefix, 'shape', None)}")
     out = np.zeros(n)
-    env = make_env(min(batch, n), seed)
+    own = env is None
+    env = make_env(min(batch, n), seed) if own else env
     bar = progress_bar(n, progress, desc="V^e continuations", unit="state")
     try:
-        env.reset(seed=seed)
+        if own:
+            env.reset(seed=seed)
+        steps = env.config.max_steps if horizon is None else min(horizon, env.config.max_steps)
         for lo in range(0, n, env.num_envs):
             idx = np.arange(lo, min(lo + env.num_envs, n))
             rows = np.arange(len(idx))
@@ -95,56 +112,112 @@ def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], 
             obs, ret, disc = env.observations, np.zeros(env.num_envs), np.ones(env.num_envs)
             alive = np.zeros(env.num_envs, bool)
             alive[rows] = True
-            for t in range(env.config.max_steps):
+            for t in range(steps):
                 if prefix is not None and t < prefix.shape[1]:
                     actions = np.zeros((env.num_envs, prefix.shape[2]), np.float32)
                     actions[rows] = prefix[idx, t]
                 else:
                     actions = policy(obs)
                 step = env.step(actions)
-                ret += np.where(alive, disc * step.reward, 0.0)
-                disc *= gamma
-                # success ends an episode early: count it as absorbing, its last reward for the time left
-                won = alive & step.info["success"]
-                left = env.config.max_steps - env.episode_step
-                ret += np.where(won, disc * step.reward * (1 - gamma ** left) / (1 - gamma), 0.0)
-                alive &= ~(step.terminated | step.truncated)
+                _accumulate(env, step, ret, disc, alive, gamma)
                 obs = step.obs
                 if not alive.any():
                     break
+            if bootstrap is not None and alive.any():
+                ret += np.where(alive, disc * bootstrap(obs), 0.0)
             out[idx] = ret[rows]
             bar.update(len(idx))
     finally:
         bar.close()
-        env.close()
+        if own:
+            env.close()
     return out
 
 
-def features(obs: dict[str, np.ndarray]) -> np.ndarray:
-    return np.concatenate([np.asarray(obs[g], np.float32) for g in FEATURE_GROUPS], axis=1)
+class ContinuationValue:
+    """``value_fn(obs, commands) -> (B,)`` for the data engine: Monte-Carlo V^e of each of ``env``'s post-step
+    states, the expert continuing from a clone of it in a second env for ``horizon`` steps, then ``critic``'s
+    value (None: until the episode ends). Costs ``horizon`` steps of a second env per labelled step."""
+
+    def __init__(self, env: Any, make_env: Any, make_expert: Any, *, horizon: int | None, critic: Any = None,
+                 gamma: float = 0.99, seed: int = 0) -> None:
+        self.env, self.make_expert, self.horizon, self.critic, self.gamma = env, make_expert, horizon, critic, gamma
+        self.shadow = make_env(env.num_envs, seed + 7919)
+        self.shadow.reset(seed=seed + 7919)
+
+    def __call__(self, obs: dict[str, np.ndarray], commands: np.ndarray | None = None) -> np.ndarray:
+        snap = snapshot(self.env, np.arange(self.env.num_envs))
+        return continuation_returns(None, self.make_expert, snap, gamma=self.gamma, horizon=self.horizon,
+                                    bootstrap=self.critic, env=self.shadow).astype(np.float32)
+
+    def close(self) -> None:
+        self.shadow.close()
+
+
+def run_prefix(make_env: Any, snap: dict[str, Any], prefix: np.ndarray, *, batch: int = 64, gamma: float = 0.99,
+               seed: int = 0) -> tuple[np.ndarray, dict[str, Any], dict[str, np.ndarray], np.ndarray]:
+    """Execute the open-loop actions ``prefix`` (N, T, A) from each snapshot row: the discounted return of the
+    T steps (success absorbing), the state after them (a snapshot), its observation, and whether the episode
+    ended within them."""
+    n = len(snap["env"]["episode_step"])
+    if prefix.ndim != 3 or len(prefix) != n:
+        raise ValueError(f"prefix must be (N={n}, T, A) open-loop actions, got {getattr(prefix, 'shape', None)}")
+    ret, ended = np.zeros(n), np.zeros(n, bool)
+    snaps, obs_rows = [], []
+    env = make_env(min(batch, n), seed)
+    try:
+        env.reset(seed=seed)
+        for lo in range(0, n, env.num_envs):
+            idx = np.arange(lo, min(lo + env.num_envs, n))
+            rows = np.arange(len(idx))
+            restore(env, take_rows(snap, idx), rows)
+            r, disc = np.zeros(env.num_envs), np.ones(env.num_envs)
+            alive = np.zeros(env.num_envs, bool)
+            alive[rows] = True
+            for t in range(prefix.shape[1]):
+                actions = np.zeros((env.num_envs, prefix.shape[2]), np.float32)
+                actions[rows] = prefix[idx, t]
+                _accumulate(env, env.step(actions), r, disc, alive, gamma)
+            ret[idx], ended[idx] = r[rows], ~alive[rows]
+            snaps.append(snapshot(env, rows))
+            obs_rows.append({k: np.array(v[rows]) for k, v in env.observations.items()})
+    finally:
+        env.close()
+    return ret, concat_rows(snaps), concat_rows(obs_rows), ended
+
+
+def features(obs: dict[str, np.ndarray], groups: tuple[str, ...] = FEATURE_GROUPS) -> np.ndarray:
+    return np.concatenate([np.asarray(obs[g], np.float32) for g in groups], axis=1)
 
 
 class ArmCritic:
-    """``value_fn(obs, commands) -> (B,)``: the fitted V^e on the post-step observation (the data engine's form)."""
+    """``value_fn(obs, commands) -> (B,)``: the fitted V^e on the post-step observation (the data engine's form),
+    reading the observation ``groups`` (all of :data:`FEATURE_GROUPS` unless fitted without some)."""
 
-    def __init__(self, net: nn.Module, mean: np.ndarray, std: np.ndarray) -> None:
+    def __init__(self, net: nn.Module, mean: np.ndarray, std: np.ndarray,
+                 groups: tuple[str, ...] = FEATURE_GROUPS) -> None:
         self.net, self.mean, self.std = net.eval(), mean.astype(np.float32), std.astype(np.float32)
+        self.groups = tuple(groups)
 
     def __call__(self, obs: dict[str, np.ndarray], commands: np.ndarray | None = None) -> np.ndarray:
-        x = torch.from_numpy((features(obs) - self.mean) / self.std)
+        return self.predict(features(obs, self.groups))
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """V^e of feature rows ``x`` (the groups' features concatenated)."""
         with torch.no_grad():
-            return self.net(x).squeeze(-1).numpy()
+            return self.net(torch.from_numpy(((x - self.mean) / self.std).astype(np.float32))).squeeze(-1).numpy()
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {**{f"net.{k}": v for k, v in self.net.state_dict().items()},
                 "mean": torch.from_numpy(self.mean), "std": torch.from_numpy(self.std)}
 
     @classmethod
-    def from_state_dict(cls, state: dict[str, torch.Tensor], hidden: int = 256) -> ArmCritic:
+    def from_state_dict(cls, state: dict[str, torch.Tensor], groups: tuple[str, ...] = FEATURE_GROUPS
+                        ) -> ArmCritic:
         mean, std = state["mean"].numpy(), state["std"].numpy()
-        net = _mlp(len(mean), hidden)
+        net = _mlp(len(mean), int(state["net.0.weight"].shape[0]))
         net.load_state_dict({k[4:]: v for k, v in state.items() if k.startswith("net.")})
-        return cls(net, mean, std)
+        return cls(net, mean, std, groups)
 
 
 def _mlp(inputs: int, hidden: int) -> nn.Module:
@@ -200,9 +273,10 @@ def collect_labelled_states(make_env: Any, mixture: Any, *, num_envs: int, steps
     return np.concatenate(feats), labels
 
 
-def fit_critic(x: np.ndarray, y: np.ndarray, *, seed: int = 0, epochs: int = 200, hidden: int = 256
-               ) -> tuple[ArmCritic, float, float]:
-    """Regress an MLP on (x, y); returns it and its held-out RMSE and R^2 (last 20 % of a fixed permutation)."""
+def fit_critic(x: np.ndarray, y: np.ndarray, *, seed: int = 0, epochs: int = 200, hidden: int = 256,
+               groups: tuple[str, ...] = FEATURE_GROUPS) -> tuple[ArmCritic, float, float]:
+    """Regress an MLP on (x, y); returns it and its held-out RMSE and R^2 (last 20 % of a fixed permutation).
+    ``x`` holds the features of ``groups``."""
     rng = np.random.default_rng(seed)
     perm = rng.permutation(len(x))
     cut = int(0.8 * len(x))
@@ -226,7 +300,7 @@ def fit_critic(x: np.ndarray, y: np.ndarray, *, seed: int = 0, epochs: int = 200
     err = pred - y[test]
     rmse = float(np.sqrt(np.mean(err ** 2)))
     r2 = float(1.0 - np.mean(err ** 2) / max(np.var(y[test]), 1e-12))
-    return ArmCritic(net, mean, std), rmse, r2
+    return ArmCritic(net, mean, std, groups), rmse, r2
 
 
 def fit_expert_critic(make_env: Any, mixture: Any, make_expert: Any, *, num_envs: int = 32, steps: int = 300,
