@@ -38,6 +38,9 @@ from simdist.planning.presets import PAPER, REALTIME, scaled_settings  # noqa: F
 from simdist.registry import register
 from simdist.schema import SettingError, Validated, bounds
 
+#: how MPPI outputs the binary action dimensions (``binary_dims``): see :class:`MPPIPlanner`
+BINARY_MODES = ("mean", "elite", "hysteresis")
+
 
 @dataclass
 class MPPIConfig(Validated):
@@ -68,6 +71,9 @@ class MPPIConfig(Validated):
     keep_candidates: bool = False
     tick_threads: int | str | None = None
     disagreement: float = field(default=0.0, metadata=bounds(ge=0))
+    binary_dims: tuple[int, ...] | list[int] = ()
+    binary_mode: str = field(default="mean", metadata=bounds(choices=BINARY_MODES))
+    hysteresis: float = field(default=0.5, metadata=bounds(ge=0, lt=1))
 
     def validate(self) -> None:
         super().validate()
@@ -78,8 +84,6 @@ class MPPIConfig(Validated):
         if self.min_std > self.max_std:
             raise SettingError("min_std", f"need min_std <= max_std, got {self.min_std} and {self.max_std}")
 
-#: how MPPI outputs the binary action dimensions (``binary_dims``): see :class:`MPPIPlanner`
-BINARY_MODES = ("mean", "elite", "hysteresis")
 
 
 @register("planner", "mppi")
