@@ -68,3 +68,19 @@ def test_bad_binary_settings_are_refused():
         MPPIPlanner(wm, binary_dims=[2])
     with pytest.raises(ValueError, match="hysteresis"):
         MPPIPlanner(wm, binary_dims=[1], hysteresis=1.0)
+
+
+def test_a_planner_json_with_binary_settings_is_read_and_checked(tmp_path) -> None:
+    """A model folder's planner.json may set the binary-action settings; a bad mode is refused naming the key."""
+    import json
+
+    from simdist.components.agents.simdist import SimDistAgentConfig
+    from simdist.config import ConfigError
+
+    good = {"planner": "mppi", "num_samples": 64, "binary_dims": [6], "binary_mode": "hysteresis", "hysteresis": 0.5}
+    (tmp_path / "planner.json").write_text(json.dumps(good))
+    config = SimDistAgentConfig.from_folder(tmp_path)
+    assert config is not None and config.settings["binary_mode"] == "hysteresis"
+    (tmp_path / "planner.json").write_text(json.dumps({**good, "binary_mode": "sometimes"}))
+    with pytest.raises(ConfigError, match="binary_mode"):
+        SimDistAgentConfig.from_folder(tmp_path)
