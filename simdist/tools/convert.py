@@ -47,6 +47,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repo-id", default=None, help="the Hub id the card names (e.g. simdist/go2-official)")
     parser.add_argument("--source", default="CLeARoboticsLab/simdist",
                         help="where the checkpoint came from, for the card (e.g. the repository and commit)")
+    parser.add_argument("--metrics", default=None,
+                        help="official: a JSON object of measured rows for the card (name -> value)")
     parser.add_argument("--suboptimal", action="store_true", help="official-experts: also the sub-optimal policies")
     parser.add_argument("--obs-key", default=OFFICIAL_OBS_KEY,
                         help="official-experts: the observation group the policies read")
@@ -61,7 +63,13 @@ def main(argv: list[str]) -> int:
         save_target(args.out)
     except (FileExistsError, NotADirectoryError) as err:
         parser.error(f"--out: {err}")
+    metrics = None
+    if args.metrics:
+        from simdist.errors import InputError
+        from simdist.fsutil import read_json_object
+
+        metrics = read_json_object(args.metrics, InputError)
     checkpoint = read_checkpoint(args.checkpoint, args.step)
-    folder = convert(checkpoint, args.out, repo_id=args.repo_id, source=args.source)
+    folder = convert(checkpoint, args.out, repo_id=args.repo_id, source=args.source, metrics=metrics)
     print(f"converted step {checkpoint.step} ({len(checkpoint.arrays)} tensors) to {folder}")
     return 0
