@@ -5,6 +5,7 @@ a step whose result exists is skipped, so the same command resumes after an inte
 
     python -m results.official.run walks          # the official model vs simdist/go2-slope, 10 m walks
     python -m results.official.run experts        # the official expert's protocol results beside ours
+    python -m results.official.run ranking        # plan ranking of both models at four spreads
     python -m results.official.run all --dry-run  # list what remains
 
 Run from the repository root (one OpenMP thread, the Hub offline: ``results.runner.run_command``).
@@ -66,9 +67,30 @@ def experts(trials: int) -> list[tuple[Path, list[str]]]:
     return plan
 
 
+#: spreads of the candidates around the policy chunk: the real-time planner's, a middle one, the paper's
+SPREADS = ("0.1", "0.5", "1.0", "2.0")
+RANKING_PROFILES = ("results/official/profiles/nominal-slope.yaml", "ptfe-slope-5.7deg", "foam")
+
+
+def ranking() -> list[tuple[Path, list[str]]]:
+    """Plan ranking (``simdist mechanism``): both models score the candidates the zoo model's real-time planner
+    samples at each spread, against the true returns from cloned states (Spearman ρ)."""
+    plan = []
+    for std in SPREADS:
+        for profile in RANKING_PROFILES:
+            name = Path(profile).name.removesuffix(".yaml")
+            out = OUT / "ranking" / f"{name}_std{std}.json"
+            plan.append((out, simdist_command(
+                "mechanism", "--task", "go2", "--real", profile, "--model", f"zoo={OURS}", "--model",
+                f"official={OFFICIAL}", "--reference", "zoo", "--planner-preset", "realtime", "--init-std", std,
+                "--states", "24", "--candidates", "16", "--every", "10", "--skip", "30", "--envs", "8", "--seed", "3",
+                "--out", str(out))))
+    return plan
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["walks", "experts", "all"])
+    parser.add_argument("what", choices=["walks", "experts", "ranking", "all"])
     parser.add_argument("--seeds", type=int, default=4, help="walks: seeds of 10 trials each")
     parser.add_argument("--trials", type=int, default=20, help="experts: randomised trials per terrain")
     parser.add_argument("--dry-run", action="store_true")
@@ -76,13 +98,17 @@ def main() -> None:
     plan = []
     if args.what in ("experts", "all"):
         plan += experts(args.trials)
+    if args.what in ("ranking", "all"):
+        plan += ranking()
     if args.what in ("walks", "all"):
         plan += walks(args.seeds)
     for out, cmd in plan:
         if (ROOT / out).is_file():
             continue
         (ROOT / out).parent.mkdir(parents=True, exist_ok=True)
-        run_command(cmd, ROOT / "outputs" / out.with_suffix(".log"), args.dry_run, stdout=ROOT / out)
+        writes_itself = "--out" in cmd
+        run_command(cmd, ROOT / "outputs" / out.with_suffix(".log"), args.dry_run,
+                    stdout=None if writes_itself else ROOT / out)
 
 
 if __name__ == "__main__":
