@@ -87,17 +87,20 @@ def read_checkpoint(path: str | Path, step: int | None = None) -> OfficialCheckp
     leaves, zarr3 = read_tree_paths(step_dir)
     ts = _tensorstore()
     base = {"driver": "ocdbt", "base": (step_dir / ITEM).as_uri() + "/"}
+    context = ts.Context()  # one OCDBT manifest and cache for every array
+    wanted = {leaf: entry for leaf, entry in leaves.items() if not IGNORED.search(leaf)}
+    # open and read every array concurrently (tensorstore futures), then collect them
+    opened = {leaf: ts.open({"driver": "zarr3" if zarr3 else "zarr", "kvstore": {**base, "path": key + "/"}},
+                            open=True, read=True, context=context) for leaf, (key, _) in wanted.items()}
     arrays: dict[str, np.ndarray] = {}
-    for leaf, (key, shape) in leaves.items():
-        if IGNORED.search(leaf):
-            continue
-        spec = {"driver": "zarr3" if zarr3 else "zarr", "kvstore": {**base, "path": key + "/"}}
-        try:
-            value = ts.open(spec, open=True, read=True).result().read().result()
-        except Exception as err:  # tensorstore raises ValueError/RuntimeError subclasses of its own
-            raise InputError(f"{step_dir / ITEM}: cannot read tensor {leaf!r} ({err})") from None
-        if list(value.shape) != shape:
-            raise InputError(f"{step_dir / ITEM}: tensor {leaf!r} has shape {list(value.shape)}, its metadata "
-                             f"says {shape}")
-        arrays[leaf] = np.asarray(value, dtype=np.float32)
+    try:
+        reads = {leaf: future.result().read() for leaf, future in opened.items()}
+        for leaf, future in reads.items():
+            arrays[leaf] = np.asarray(future.result(), dtype=np.float32)
+    except Exception as err:  # tensorstore raises ValueError/RuntimeError subclasses of its own
+        raise InputError(f"{step_dir / ITEM}: cannot read its tensors ({err})") from None
+    for leaf, (_, shape) in wanted.items():
+        if list(arrays[leaf].shape) != shape:
+            raise InputError(f"{step_dir / ITEM}: tensor {leaf!r} has shape {list(arrays[leaf].shape)}, its "
+                             f"metadata says {shape}")
     return OfficialCheckpoint(arrays=arrays, config=config, step=number)
