@@ -29,6 +29,8 @@ def cell(values: list[float], falls: int) -> str:
 def table(folder: str, title: str, label: str) -> str:
     rows: dict[str, tuple[list[float], int]] = defaultdict(lambda: ([], 0))
     for path in sorted((OUT / folder).glob("*.json")):
+        if "values" not in json.loads(path.read_text()):
+            continue  # not an evaluation (e.g. the actuator's binding statistics)
         name = re.sub(r"_seed\d+$", "", path.stem)
         values, falls = trials(path)
         old_values, old_falls = rows[name]
