@@ -1,5 +1,5 @@
 """The official SimDist Go2 model in simdist: the converted zoo weights reproduce the official Flax outputs
-(fixture made once with JAX by results/official/make_fixture.py), load offline by their zoo id, and the
+(fixture made once with JAX by tests/fixtures/make_official_go2_outputs.py), load offline by their zoo id, and the
 converter maps (and refuses) official parameter trees; the orbax reading runs where tensorstore is installed."""
 
 from __future__ import annotations
