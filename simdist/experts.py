@@ -24,6 +24,7 @@ import re
 import shutil
 import time
 import uuid
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -309,7 +310,9 @@ _SCRIPT_RE = re.compile(r"(?:policy|critic)_(\d+)\.pt")
 def _script_tensors(path: PathLike, prefix: str) -> tuple[dict[str, torch.Tensor], list[int], int, str]:
     """An exported rsl-rl TorchScript actor or critic (``normalizer`` then an MLP of Linear and activation
     modules) as this module's tensors; refuses a normaliser other than the identity or an unknown activation."""
-    module = torch.jit.load(str(path), map_location="cpu")
+    with warnings.catch_warnings():  # torch >= 2.9 deprecates TorchScript loading; the releases are TorchScript
+        warnings.simplefilter("ignore", FutureWarning)
+        module = torch.jit.load(str(path), map_location="cpu")
     norm = getattr(module, "normalizer", None)
     if norm is None or norm.original_name != "Identity":
         raise ValueError(f"{path}: the observation normaliser is "

@@ -267,3 +267,58 @@ def test_convert_command_refuses_bad_input_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.strip().count("\n") == 0 and "--checkpoint" in err
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------------------------------ TorchScript experts
+def _mlp(out: int) -> torch.nn.Sequential:
+    return torch.nn.Sequential(torch.nn.Linear(7, 16), torch.nn.ELU(), torch.nn.Linear(16, out))
+
+
+class _Actor(torch.nn.Module):
+    """The shape of an rsl-rl TorchScript actor export: ``normalizer`` then the MLP ``actor``."""
+
+    def __init__(self, normalizer: torch.nn.Module | None = None) -> None:
+        super().__init__()
+        self.normalizer = normalizer or torch.nn.Identity()
+        self.actor = _mlp(3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.actor(self.normalizer(x))
+
+
+class _Critic(torch.nn.Module):
+    """An rsl-rl TorchScript critic export: ``normalizer`` then the MLP ``net``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.normalizer = torch.nn.Identity()
+        self.net = _mlp(1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(self.normalizer(x))
+
+
+def test_torchscript_experts_become_an_expert_set(tmp_path):
+    from simdist.experts import export_torchscript_set, load_expert_set
+
+    torch.manual_seed(0)
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "critics").mkdir()
+    policies = {it: torch.jit.script(_Actor()) for it in (0, 50, 99)}
+    for it, module in policies.items():
+        module.save(str(tmp_path / "policies" / f"policy_{it}.pt"))
+    critic = torch.jit.script(_Critic())
+    critic.save(str(tmp_path / "critics" / "critic_99.pt"))
+    assert main(["convert", "official-experts", "--checkpoint", str(tmp_path), "--out", str(tmp_path / "set"),
+                 "--suboptimal"]) == 0
+    loaded = load_expert_set(tmp_path / "set")
+    obs = np.random.default_rng(0).normal(size=(5, 7)).astype(np.float32)
+    with torch.no_grad():
+        np.testing.assert_allclose(loaded.expert({"privileged_official": obs}), policies[99](torch.from_numpy(obs)),
+                                   atol=1e-6)
+        np.testing.assert_allclose(loaded.critic({"privileged_official": obs}), critic(torch.from_numpy(obs))[:, 0],
+                                   atol=1e-6)
+    assert [p.iteration for p in loaded.suboptimal] == [0, 50]
+    torch.jit.script(_Actor(torch.nn.LayerNorm(7))).save(str(tmp_path / "policy_7.pt"))
+    with pytest.raises(ValueError, match="normaliser is LayerNorm"):
+        export_torchscript_set([tmp_path / "policy_7.pt"], tmp_path / "critics" / "critic_99.pt", tmp_path / "x")
