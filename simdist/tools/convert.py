@@ -15,6 +15,19 @@ FORMATS = ("official", "official-experts")
 OFFICIAL_OBS_KEY = "privileged_official"
 
 
+EXPERTS_CARD = """# The SimDist authors' PPO experts (converted)
+
+The expert (iteration {expert}) and its critic, and the sub-optimal policies ({subs}), of the official release
+({source}), converted from TorchScript with `simdist convert official-experts`. They read the observation group
+`{obs_key}` (the privileged vector in the official conventions; docs/official.md). Policies by the authors of
+*Simulation Distillation* (Levy et al., 2026), under the MIT licence:
+
+```
+{notice}
+```
+"""
+
+
 def convert_experts(parser, args) -> int:
     """``official-experts``: ``<run>/policies/policy_<it>.pt`` and ``<run>/critics/critic_<it>.pt`` (TorchScript)
     → an expert set (the newest policy with its critic; ``--suboptimal`` adds the other policies)."""
@@ -32,6 +45,12 @@ def convert_experts(parser, args) -> int:
         parser.error(f"--checkpoint {run}: no critics/{critic.name} for the expert {newest.name}")
     chosen = policies if args.suboptimal else [newest]
     manifest = export_torchscript_set(chosen, critic, args.out, obs_key=args.obs_key, source=args.source)
+    from simdist.fsutil import atomic_write_text
+    from simdist.official.convert import LICENSE_NOTICE
+
+    atomic_write_text(Path(args.out) / "README.md", EXPERTS_CARD.format(
+        source=args.source, expert=manifest["expert"]["iteration"], obs_key=args.obs_key,
+        subs=", ".join(str(s["iteration"]) for s in manifest["suboptimal"]) or "none", notice=LICENSE_NOTICE.strip()))
     print(f"expert {manifest['expert']['iteration']} (+{len(manifest['suboptimal'])} sub-optimal) to {args.out}")
     return 0
 
