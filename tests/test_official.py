@@ -319,6 +319,7 @@ def test_torchscript_experts_become_an_expert_set(tmp_path):
         np.testing.assert_allclose(loaded.critic({"privileged_official": obs}), critic(torch.from_numpy(obs))[:, 0],
                                    atol=1e-6)
     assert [p.iteration for p in loaded.suboptimal] == [0, 50]
+    assert "Permission is hereby granted" in (tmp_path / "set" / "README.md").read_text()
     torch.jit.script(_Actor(torch.nn.LayerNorm(7))).save(str(tmp_path / "policy_7.pt"))
     with pytest.raises(ValueError, match="normaliser is LayerNorm"):
         export_torchscript_set([tmp_path / "policy_7.pt"], tmp_path / "critics" / "critic_99.pt", tmp_path / "x")
