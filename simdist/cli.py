@@ -40,6 +40,7 @@ TOOLS: dict[str, tuple[str, str, str]] = {
     "mechanism": ("simdist.tools.mechanism", "main", "how models rank the planner's candidates on a real profile"),
     "diagnose": ("simdist.tools.diagnose", "main", "how much a world model's predictions depend on the actions"),
     "demos": ("simdist.tools.record_demos", "main", "record demonstrations of an agent on a task's real profile"),
+    "convert": ("simdist.tools.convert", "main", "import a released official SimDist checkpoint (convert official)"),
 }
 
 

@@ -24,6 +24,7 @@ import re
 import shutil
 import time
 import uuid
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -257,11 +258,8 @@ def export_expert_set(log_dir: PathLike, out_dir: PathLike, iterations: Sequence
     """
     ckpts = available_checkpoints(log_dir)
     expert_it, chosen, skipped = select_iterations(list(ckpts), iterations, expert)
-    out = Path(out_dir)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
+
+    def build(tmp: Path) -> dict[str, Any]:
         meta = export_expert(ckpts[expert_it], tmp / EXPERT_FILE, with_critic=True, activation=activation)
         subs = []
         for it in sorted(set(chosen.values())):
@@ -269,20 +267,116 @@ def export_expert_set(log_dir: PathLike, out_dir: PathLike, iterations: Sequence
             export_expert(ckpts[it], tmp / fname, activation=activation)
             req = [r for r, c in chosen.items() if c == it]
             subs.append({"iteration": it, "file": fname, "requested": req})
-        manifest = {
-            "format": FORMAT + "-set", "version": FORMAT_VERSION, "source": os.path.abspath(log_dir),
-            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "expert": {"iteration": expert_it, "file": EXPERT_FILE, "critic": True},
-            "suboptimal": subs, "requested": [int(r) for r in iterations], "skipped": skipped,
-            "available": sorted(ckpts), "obs_key": meta["obs_key"], "obs_dim": meta["obs_dim"],
-            "action_dim": meta["action_dim"], "hidden_dims": meta["hidden_dims"], "activation": activation,
-        }
+        return _set_manifest(os.path.abspath(log_dir), expert_it, subs, [int(r) for r in iterations], skipped,
+                             sorted(ckpts), meta)
+
+    return _build_set(out_dir, build)
+
+
+def _set_manifest(source: str, expert_it: int, subs: list[dict[str, Any]], requested: list[int], skipped: list[int],
+                  available: list[int], meta: dict[str, Any]) -> dict[str, Any]:
+    """The ``manifest.json`` of an expert set (``meta``: the expert file's metadata)."""
+    return {
+        "format": FORMAT + "-set", "version": FORMAT_VERSION, "source": source,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "expert": {"iteration": expert_it, "file": EXPERT_FILE, "critic": True},
+        "suboptimal": subs, "requested": requested, "skipped": skipped, "available": available,
+        "obs_key": meta["obs_key"], "obs_dim": meta["obs_dim"], "action_dim": meta["action_dim"],
+        "hidden_dims": meta["hidden_dims"], "activation": meta["activation"],
+    }
+
+
+def _build_set(out_dir: PathLike, build: Any) -> dict[str, Any]:
+    """Run ``build(tmp)`` (it writes the files and returns the manifest) in a folder built aside, write the manifest
+    and swap the folder in, so ``out_dir`` is always complete. Returns the manifest."""
+    out = Path(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    try:
+        manifest = build(tmp)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
         replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return manifest
+
+
+# ------------------------------------------------------------------------------------------ TorchScript
+_SCRIPT_RE = re.compile(r"(?:policy|critic)_(\d+)\.pt")
+
+
+def _script_tensors(path: PathLike, prefix: str) -> tuple[dict[str, torch.Tensor], list[int], int, str]:
+    """An exported rsl-rl TorchScript actor or critic (``normalizer`` then an MLP of Linear and activation
+    modules) as this module's tensors; refuses a normaliser other than the identity or an unknown activation."""
+    with warnings.catch_warnings():  # torch >= 2.9 deprecates TorchScript loading; the releases are TorchScript
+        warnings.simplefilter("ignore", FutureWarning)
+        module = torch.jit.load(str(path), map_location="cpu")
+    norm = getattr(module, "normalizer", None)
+    if norm is None or norm.original_name != "Identity":
+        raise ValueError(f"{path}: the observation normaliser is "
+                         f"{getattr(norm, 'original_name', 'missing')}, only Identity is supported")
+    children = list(module.named_children())
+    mlp = next((m for n, m in children if n != "normalizer"), None)
+    if mlp is None:
+        raise ValueError(f"{path}: no MLP next to the normaliser")
+    names = {m.original_name for _, m in mlp.named_children()} - {"Linear"}
+    acts = {k for k, v in _ACTIVATIONS.items() if v.__name__ in names}
+    if len(names) != 1 or len(acts) != 1:
+        raise ValueError(f"{path}: activation modules {sorted(names)} (supported: one of "
+                         f"{', '.join(v.__name__ for v in _ACTIVATIONS.values())})")
+    sd = {f"mlp.{k}": v for k, v in mlp.state_dict().items()}
+    tensors, hidden, in_dim = _mlp_tensors(sd, prefix)
+    tensors[f"{prefix}.obs_mean"], tensors[f"{prefix}.obs_std"] = torch.zeros(in_dim), torch.ones(in_dim)
+    return tensors, hidden, in_dim, acts.pop()
+
+
+def _script_iteration(path: PathLike) -> int:
+    m = _SCRIPT_RE.fullmatch(Path(path).name)
+    if m is None:
+        raise ValueError(f"{path}: cannot tell the iteration (name is not policy_<it>.pt or critic_<it>.pt)")
+    return int(m.group(1))
+
+
+def export_torchscript_expert(policy: PathLike, out_path: PathLike, critic: PathLike | None = None,
+                              obs_key: str = "privileged") -> dict[str, Any]:
+    """Convert an exported TorchScript actor (``policy_<it>.pt``, and its ``critic_<it>.pt``) into ``out_path``
+    (.safetensors) + ``<stem>.json``: the same file :func:`export_expert` writes; returns the metadata."""
+    tensors, hidden, obs_dim, act = _script_tensors(policy, "actor")
+    meta: dict[str, Any] = {
+        "format": FORMAT, "version": FORMAT_VERSION, "iteration": _script_iteration(policy), "obs_key": obs_key,
+        "obs_dim": obs_dim, "action_dim": int(tensors[f"actor.layers.{len(hidden)}.weight"].shape[0]),
+        "hidden_dims": hidden, "activation": act, "normalizer_eps": 0.0, "critic": critic is not None,
+        "source": Path(policy).name,
+    }
+    if critic is not None:
+        ctensors, chidden, cdim, cact = _script_tensors(critic, "critic")
+        if cact != act:
+            raise ValueError(f"{critic}: activation {cact} differs from the actor's {act}")
+        tensors.update(ctensors)
+        meta.update(critic_hidden_dims=chidden, critic_obs_dim=cdim, critic_normalizer_eps=0.0)
+    _atomic_save(tensors, meta, Path(out_path))
+    return meta
+
+
+def export_torchscript_set(policies: Sequence[PathLike], critic: PathLike, out_dir: PathLike,
+                           obs_key: str = "privileged", source: str = "") -> dict[str, Any]:
+    """An expert set from TorchScript exports: the newest of ``policies`` is the expert (with ``critic``), the
+    others its sub-optimal actors; the same folder layout as :func:`export_expert_set`. Returns the manifest."""
+    by_it = {_script_iteration(p): Path(p) for p in policies}
+    expert_it = max(by_it)
+    others = sorted(i for i in by_it if i != expert_it)
+
+    def build(tmp: Path) -> dict[str, Any]:
+        meta = export_torchscript_expert(by_it[expert_it], tmp / EXPERT_FILE, critic, obs_key)
+        subs = []
+        for it in others:
+            export_torchscript_expert(by_it[it], tmp / f"policy_{it}.safetensors", obs_key=obs_key)
+            subs.append({"iteration": it, "file": f"policy_{it}.safetensors", "requested": [it]})
+        return _set_manifest(source, expert_it, subs, others, [], sorted(by_it), meta)
+
+    return _build_set(out_dir, build)
 
 
 @dataclass

@@ -38,7 +38,7 @@ def test_protocol_registry_and_shapes() -> None:
     assert _REGISTRY["env"]["go2"] is Go2Env
     assert env.dt == pytest.approx(0.02)
     obs = env.reset()
-    expected = {"proprio": 35, "extero": 315, "privileged": 433, "command": 3}
+    expected = {"proprio": 35, "extero": 315, "privileged": 433, "privileged_official": 433, "command": 3}
     assert {k: v.shape for k, v in obs.items()} == {k: (4, n) for k, n in expected.items()}
     assert {k: s.shape for k, s in env.observation_spec.items()} == {k: (n,) for k, n in expected.items()}
     r = env.step(np.zeros((4, 12), np.float32))

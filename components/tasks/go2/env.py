@@ -22,6 +22,10 @@ Observations (float32, per env; see ``observation_spec``):
   contact wrenches x 0.1 (base frame, force 3 + torque 3 per foot) 24, foot heights
   (minus radius, clipped +-2) 4, base mass delta 1, friction static/dynamic and
   restitution 3, Kp/Kd multipliers and joint friction mapped to [-1, 1] 36.
+* ``privileged_official`` (433): the same vector with the official environment's foot term: IsaacLab's
+  ``body_incoming_wrench``, PhysX's incoming joint wrench on each foot link (what the calf exerts on the
+  foot, about the foot's centre, in the foot's frame) x 0.1, i.e. about minus the contact wrench, rotated
+  into the calf-aligned foot frame; the official PPO experts read this group (``hub/experts/go2-official``).
 * ``command`` (3): (v_x, v_y, w_z), the command the next action should follow.
 
 Rewards: :mod:`simdist.components.tasks.go2.rewards`; ``info["reward_terms"]`` holds each term
@@ -43,7 +47,13 @@ import numpy as np
 
 import simdist.components.tasks.go2.robot as R
 from simdist.components.tasks.go2.commands import WALK_HOLD_STEPS, CommandGenerator
-from simdist.components.tasks.go2.kinematics import quat_to_rotmat, world_to_body, yaw_from_rotmat, yaw_quat
+from simdist.components.tasks.go2.kinematics import (
+    base_to_foot,
+    quat_to_rotmat,
+    world_to_body,
+    yaw_from_rotmat,
+    yaw_quat,
+)
 from simdist.components.tasks.go2.profiles import RealityProfile, forward_progress, load_profile
 from simdist.components.tasks.go2.randomization import (
     JOINT_INIT_SCALE,
@@ -60,6 +70,11 @@ SCAN_X = np.linspace(-0.5, 1.5, 21)
 SCAN_Y = np.linspace(-0.7, 0.7, 15)
 SCAN_OFFSET = 0.3
 PROPRIO_DIM, SCAN_DIM, PRIVILEGED_DIM = 35, 315, 433
+#: the foot wrenches (4 feet x force 3 + torque 3, x 0.1) inside the privileged observation
+PRIVILEGED_WRENCH = slice(365, 389)
+#: foot link mass of the official robot (Unitree's Go2 description), whose weight the incoming wrench carries
+ISAACLAB_FOOT_MASS = 0.04
+GRAVITY = 9.81
 MAX_TILT_COS = np.cos(np.radians(60.0))
 CONTACT_THRESHOLD = 1.0  # N
 DIVERGED_QACC = 1e6
@@ -70,6 +85,25 @@ PROPRIO_NOISE_STD = np.concatenate([
 SCAN_NOISE_STD = 0.02
 _INSTABILITY_WARNINGS = [mujoco.mjtWarning.mjWARN_BADQPOS.value, mujoco.mjtWarning.mjWARN_BADQVEL.value,
                          mujoco.mjtWarning.mjWARN_BADQACC.value]
+
+
+def incoming_foot_wrench(s: dict[str, np.ndarray]) -> np.ndarray:
+    """(B, 4, 6) the wrench the calf exerts on each foot (force, then torque about the foot's centre), in the foot's
+    frame: what IsaacLab's ``body_incoming_wrench`` reads from PhysX for the official Go2's foot links.
+
+    The foot is in quasi-static balance between the calf, the ground and its weight, so the incoming force is
+    minus the contact force minus the foot's weight, and its torque about the centre minus the contact's: the
+    contact acts at the sphere's lowest point, r = (0, 0, -radius) in the world (the ground normal taken as
+    vertical), so -r x F, plus the sensor's own (torsional) torque negated."""
+    force, torque = s["foot_wrench"][..., :3], s["foot_wrench"][..., 3:]
+    r = np.array([0.0, 0.0, -R.FOOT_RADIUS])
+    f_in = -force - np.array([0.0, 0.0, -GRAVITY * ISAACLAB_FOOT_MASS])
+    t_in = -np.cross(r, force) - torque
+    rot = s["rot"]
+    f_b = world_to_body(rot, f_in)
+    t_b = world_to_body(rot, t_in)
+    q = s["joint_pos_rel"] + R.DEFAULT_JOINT_POS
+    return np.concatenate([base_to_foot(q, f_b), base_to_foot(q, t_b)], axis=-1)
 
 
 def _batch_module() -> Any:
@@ -116,6 +150,9 @@ class Go2Env:
             above the ground (a cheap stand-in for base contact).
         profile: a reality profile (name, path, dict or :class:`RealityProfile`); it
             replaces the terrain with its course and layers its deviations.
+        velocity_limit: the official actuator's torque-speed limit (IsaacLab ``DCMotorCfg``, rad/s; the
+            official Go2 has 30): each physics step the torque stays within limit x (+-1 - qdot / velocity_limit),
+            clipped to +-limit; None (default): the flat +-limit clip. A profile's ``velocity_limit`` wins.
         nthread: physics threads (0: all CPUs).
         seed: RNG seed; ``reset(seed=...)`` reseeds and redraws startup randomisation.
     """
@@ -136,7 +173,8 @@ class Go2Env:
                  profile: str | RealityProfile | dict | None = None, nthread: int = 0, seed: int = 0,
                  terrain_kwargs: dict[str, Any] | None = None, walk_start_prob: float = 0.0,
                  walk_start_hold: tuple[int, int] = WALK_HOLD_STEPS, end_at_course_end: bool = False,
-                 tiles: np.ndarray | None = None, friction: np.ndarray | None = None) -> None:
+                 tiles: np.ndarray | None = None, friction: np.ndarray | None = None,
+                 velocity_limit: float | None = None) -> None:
         if terrain_mode not in ("curriculum", "random", "fixed"):
             raise ValueError(f"terrain_mode must be 'curriculum', 'random' or 'fixed', got {terrain_mode!r}")
         self.num_envs = int(num_envs)
@@ -153,6 +191,11 @@ class Go2Env:
         self.base_height_termination = base_height_termination
         self.terrain_mode = terrain_mode
         self.profile = load_profile(profile) if profile is not None else None
+        if self.profile is not None and self.profile.velocity_limit is not None:
+            velocity_limit = self.profile.velocity_limit
+        if velocity_limit is not None and not velocity_limit > 0:
+            raise ValueError(f"velocity_limit must be > 0 rad/s, got {velocity_limit}")
+        self.velocity_limit = velocity_limit
         if end_at_course_end and self.profile is None:
             raise ValueError("end_at_course_end needs a reality profile (its course length)")
         self.end_at_course_end = end_at_course_end
@@ -166,6 +209,7 @@ class Go2Env:
             "proprio": ArraySpec((PROPRIO_DIM,)),
             "extero": ArraySpec((SCAN_DIM,), low=-2.0, high=2.0),
             "privileged": ArraySpec((PRIVILEGED_DIM,)),
+            "privileged_official": ArraySpec((PRIVILEGED_DIM,)),
             "command": ArraySpec((3,)),
         }
         self.action_spec = ArraySpec((12,))
@@ -407,7 +451,12 @@ class Go2Env:
     # physics
     def _physics_step(self) -> None:
         try:
-            self.batch.step(nstep=self.substeps, stage=mujoco.mjtStage.mjSTAGE_VEL.value)
+            if self.velocity_limit is None:
+                self.batch.step(nstep=self.substeps, stage=mujoco.mjtStage.mjSTAGE_VEL.value)
+            else:  # the limit follows the joint speed: one physics step at a time
+                for _ in range(self.substeps):
+                    self._torque_speed_limit()
+                    self.batch.step(nstep=1, stage=mujoco.mjtStage.mjSTAGE_VEL.value)
             failed = np.zeros(self.num_envs, bool)
         except self._simulation_error:
             failed = np.asarray(self.batch.status) != 0
@@ -421,6 +470,13 @@ class Go2Env:
             bad = self._diverged
             self.qpos[bad] = np.nan_to_num(self.qpos[bad], nan=0.0, posinf=0.0, neginf=0.0)
             self.qvel[bad] = 0.0
+
+    def _torque_speed_limit(self) -> None:
+        """IsaacLab's DC motor: torque in [limit (-1 - v/v_max), limit (1 - v/v_max)] within [-limit, limit]."""
+        limit = R.TORQUE_LIMIT * (self.profile.motor_strength if self.profile is not None else 1.0)
+        ratio = self.qvel[:, 6:18] / self.velocity_limit
+        self.m_forcerange[:, :, 0] = np.clip(limit * (-1.0 - ratio), -limit, 0.0)
+        self.m_forcerange[:, :, 1] = np.clip(limit * (1.0 - ratio), 0.0, limit)
 
     def _instability_warnings(self) -> np.ndarray:
         """(B,) total count of MuJoCo's bad-qpos/qvel/qacc warnings (each auto-resets the data)."""
@@ -508,10 +564,13 @@ class Go2Env:
             rng = self._rng
             proprio = proprio + p.obs_noise * PROPRIO_NOISE_STD * rng.standard_normal(proprio.shape)
             scan = scan + p.obs_noise * SCAN_NOISE_STD * rng.standard_normal(scan.shape).astype(np.float32)
+        official = privileged.copy()
+        official[:, PRIVILEGED_WRENCH] = 0.1 * incoming_foot_wrench(s).reshape(-1, 24)
         obs = {
             "proprio": proprio.astype(np.float32),
             "extero": np.clip(scan, -2.0, 2.0).astype(np.float32),
             "privileged": privileged.astype(np.float32),
+            "privileged_official": official.astype(np.float32),
             "command": cmd.astype(np.float32),
         }
         if zero_mask.any():

@@ -44,3 +44,18 @@ def world_to_body(r: np.ndarray, v: np.ndarray) -> np.ndarray:
     if v.ndim == 2:
         return np.einsum("bji,bj->bi", r, v)
     return np.einsum("bji,bkj->bki", r, v)
+
+
+def base_to_foot(joint_pos: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Vectors ``v`` (B, 4, 3) in the base frame, expressed in each foot's frame (B, 4, 3).
+
+    A foot's frame is its calf's (the foot is fixed to the calf, unrotated): base → hip about x (the hip joint),
+    then about y by thigh + calf. ``joint_pos`` (B, 12) absolute joint angles, legs FR, FL, RR, RL.
+    """
+    q = joint_pos.reshape(-1, 4, 3)
+    ch, sh = np.cos(q[..., 0]), np.sin(q[..., 0])
+    pitch = q[..., 1] + q[..., 2]
+    cp, sp = np.cos(pitch), np.sin(pitch)
+    x, y, z = v[..., 0], v[..., 1], v[..., 2]
+    y1, z1 = ch * y + sh * z, -sh * y + ch * z  # Rx(hip)^T
+    return np.stack([cp * x - sp * z1, y1, sp * x + cp * z1], axis=-1)  # Ry(pitch)^T

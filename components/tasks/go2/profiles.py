@@ -71,6 +71,7 @@ class RealityProfile:
     foam_width: float = 1.0
     latency_steps: int = 0  # actuation delay in control steps (0.02 s each)
     motor_strength: float = 1.0  # scales Kp, Kd and the torque limit
+    velocity_limit: float | None = None  # rad/s: the official DC-motor torque-speed limit (None: a flat clip)
     payload_mass: float = 0.0  # kg added to the base
     payload_offset: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])  # base frame, m
     obs_noise: float = 0.0  # multiple of the official training-noise standard deviations
@@ -211,6 +212,9 @@ PROFILE_SCHEMA = ProfileSchema.from_dataclass(RealityProfile, [
     ProfileKey("latency_steps", "int", doc="actuation delay in control steps (0.02 s each)", unit="steps",
                range="[0, 50]"),
     ProfileKey("motor_strength", "float", doc="scales Kp, Kd and the torque limit", range="(0, 5]"),
+    ProfileKey("velocity_limit", "float", None, "the official (IsaacLab DC motor) torque-speed limit: torque within "
+               "limit x (+-1 - joint velocity / velocity_limit), clipped to +-limit, each physics step (null: a "
+               "flat +-limit clip)", unit="rad/s", range="(0, 1000]", nullable=True),
     ProfileKey("payload_mass", "float", doc="mass added to the base", unit="kg", range="[0, 50]"),
     ProfileKey("payload_offset", "list[float]", doc="payload position in the base frame", unit="m", length=3,
                range="[-1, 1]"),

@@ -204,13 +204,14 @@ def pooled_trials(paths: Iterable[str | Path]) -> dict[str, list]:
 
 
 def with_command(obs: dict[str, np.ndarray], cmd: np.ndarray) -> dict[str, np.ndarray]:
-    """``obs`` with its ``command`` group (and the command slots of ``privileged``) set to ``cmd`` (B, 3)."""
+    """``obs`` with its ``command`` group (and the command slots of both privileged groups) set to ``cmd`` (B, 3)."""
     out = dict(obs)
     out["command"] = cmd.astype(np.float32)
-    if "privileged" in obs:
-        priv = obs["privileged"].copy()
-        priv[:, PRIVILEGED_COMMAND] = cmd
-        out["privileged"] = priv
+    for key in ("privileged", "privileged_official"):
+        if key in obs:
+            priv = obs[key].copy()
+            priv[:, PRIVILEGED_COMMAND] = cmd
+            out[key] = priv
     return out
 
 

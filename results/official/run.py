@@ -1,0 +1,115 @@
+"""The official SimDist Go2 model and PPO experts on simdist's protocol (docs/official.md).
+
+Every step is one ``simdist evaluate --task go2 ... --json`` written to ``results/official/<group>/<name>.json``;
+a step whose result exists is skipped, so the same command resumes after an interruption::
+
+    python -m results.official.run walks          # the official model vs simdist/go2-slope, 10 m walks
+    python -m results.official.run experts        # the official expert's protocol results beside ours
+    python -m results.official.run ranking        # plan ranking of both models at four spreads
+    python -m results.official.run all --dry-run  # list what remains
+
+Run from the repository root (one OpenMP thread, the Hub offline: ``results.runner.run_command``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from results.runner import ROOT, run_command, simdist_command
+
+OUT = Path("results/official")
+OFFICIAL = "simdist/go2-official"
+OURS = "simdist/go2-slope"
+OFFICIAL_EXPERT = "hub/experts/go2-official"
+OUR_EXPERT = "hub/experts/go2"
+#: the real-time MPPI preset with temporal ensembling (docs/go2.md 4.1: the zoo model's row)
+REALTIME = ["--planner-preset", "realtime", "--temporal-ensemble", "0.8"]
+#: a middle budget: 64 + 3 policy samples × 2 iterations around the policy chunk at std 0.5
+MIDDLE = ["--samples", "64", "--iterations", "2", "--init-std", "0.5", "--warm-start", "policy",
+          "--temporal-ensemble", "0.8"]
+WALK_10M = ["--course-length", "10", "--speeds", "0.5", "--trials", "10", "--randomize"]
+TERRAINS = ("flat", "slope")
+PROFILES = ("ptfe-slope-5.7deg", "ptfe-slope-3deg", "foam", "ice-patch")
+
+
+def evaluate(out: Path, *args: str) -> tuple[Path, list[str]]:
+    return out, simdist_command("evaluate", "--task", "go2", *args, "--json")
+
+
+def walks(seeds: int) -> list[tuple[Path, list[str]]]:
+    """Nominal 10 m walks at 0.5 m/s, 10 randomised trials per seed: both models at the real-time budget, then
+    the middle budget (seeds interleaved so every row grows together)."""
+    plan = []
+    for budget, flags in (("realtime", REALTIME), ("middle", MIDDLE)):
+        for s in range(seeds):
+            for t in TERRAINS:
+                for name, model in (("official", OFFICIAL), ("ours", OURS)):
+                    if name == "ours" and budget == "realtime":
+                        continue  # docs/go2.md 4.1 has these 40 trials (results/go2/stage4-ema/37000/)
+                    plan.append(evaluate(OUT / "walks" / f"{name}_{budget}_{t}_seed{s}.json", "--agent", model,
+                                         "--terrain", t, *WALK_10M, *flags, "--seed", str(s)))
+    return plan
+
+
+def experts(trials: int) -> list[tuple[Path, list[str]]]:
+    """Both expert sets on the nominal flat and slope walks (randomised) and on every built-in profile."""
+    plan = []
+    for name, folder in (("official", OFFICIAL_EXPERT), ("ours", OUR_EXPERT)):
+        agent = f"expert:{folder}"
+        for t in TERRAINS:
+            plan.append(evaluate(OUT / "experts" / f"{name}_{t}.json", "--agent", agent, "--terrain", t,
+                                 *WALK_10M[:-3], "--trials", str(trials), "--randomize"))
+    for p in PROFILES:
+        for name, folder in (("official", OFFICIAL_EXPERT), ("ours", OUR_EXPERT)):
+            plan.append(evaluate(OUT / "experts" / f"{name}_profile_{p}.json", "--agent", f"expert:{folder}",
+                                 "--profile", p, "--trials", "5"))
+    return plan
+
+
+#: spreads of the candidates around the policy chunk: the real-time planner's, a middle one, the paper's
+SPREADS = ("0.1", "0.5", "1.0", "2.0")
+RANKING_PROFILES = ("results/official/profiles/nominal-slope.yaml", "ptfe-slope-5.7deg", "foam")
+
+
+def ranking() -> list[tuple[Path, list[str]]]:
+    """Plan ranking (``simdist mechanism``): both models score the candidates the zoo model's real-time planner
+    samples at each spread, against the true returns from cloned states (Spearman ρ)."""
+    plan = []
+    for std in SPREADS:
+        for profile in RANKING_PROFILES:
+            name = Path(profile).name.removesuffix(".yaml")
+            out = OUT / "ranking" / f"{name}_std{std}.json"
+            plan.append((out, simdist_command(
+                "mechanism", "--task", "go2", "--real", profile, "--model", f"zoo={OURS}", "--model",
+                f"official={OFFICIAL}", "--reference", "zoo", "--planner-preset", "realtime", "--init-std", std,
+                "--states", "24", "--candidates", "16", "--every", "10", "--skip", "30", "--envs", "8", "--seed", "3",
+                "--out", str(out))))
+    return plan
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["walks", "experts", "ranking", "all"])
+    parser.add_argument("--seeds", type=int, default=4, help="walks: seeds of 10 trials each")
+    parser.add_argument("--trials", type=int, default=20, help="experts: randomised trials per terrain")
+    parser.add_argument("--dry-run", action="store_true")
+    args = parser.parse_args()
+    plan = []
+    if args.what in ("experts", "all"):
+        plan += experts(args.trials)
+    if args.what in ("ranking", "all"):
+        plan += ranking()
+    if args.what in ("walks", "all"):
+        plan += walks(args.seeds)
+    for out, cmd in plan:
+        if (ROOT / out).is_file():
+            continue
+        (ROOT / out).parent.mkdir(parents=True, exist_ok=True)
+        writes_itself = "--out" in cmd
+        run_command(cmd, ROOT / "outputs" / out.with_suffix(".log"), args.dry_run,
+                    stdout=None if writes_itself else ROOT / out)
+
+
+if __name__ == "__main__":
+    main()
