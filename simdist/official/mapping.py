@@ -175,11 +175,11 @@ def _rules(config: WorldModelConfig) -> list[_Rule]:
     def mlp(prefix: str, dest: str, hidden: int) -> None:
         for part, (name, fn) in lin.items():
             add(rf"{prefix}/{_MLP_INDEX}/{part}",
-                lambda m, d=dest, h=hidden, n=name: f"{d}.{_mlp_index(m, 1, h)}.{n}", fn)
+                lambda m, d=dest, h=hidden, n=name: f"{d}.{_mlp_index(m, 1, h)}.{n}", fn)  # type: ignore[misc]  # mypy cannot infer a lambda with defaults
 
     def single(prefix: str, dest: str) -> None:
         for part, (name, fn) in lin.items():
-            add(rf"{prefix}/{part}", lambda m, d=dest, n=name: f"{d}.{n}", fn)
+            add(rf"{prefix}/{part}", lambda m, d=dest, n=name: f"{d}.{n}", fn)  # type: ignore[misc]  # mypy cannot infer a lambda with defaults
 
     mlp("encoder/proprio_obs_proj", "encoder.proprio_proj", n_proprio)
     mlp("encoder/latent_mlp", "encoder.latent_mlp", n_latent)
@@ -187,7 +187,7 @@ def _rules(config: WorldModelConfig) -> list[_Rule]:
     single("encoder/act_proj/output_layer", "encoder.act_proj")
     for part, name in (("kernel", "weight"), ("bias", "bias")):
         add(rf"encoder/hm_enc/hm_cnn/cnn/{_MLP_INDEX}/{part}",
-            lambda m, n=name: f"encoder.heightmap.convs.{_mlp_index(m, 1, n_conv) // 2}.{n}",
+            lambda m, n=name: f"encoder.heightmap.convs.{_mlp_index(m, 1, n_conv) // 2}.{n}",  # type: ignore[misc]  # mypy cannot infer a lambda with defaults
             _conv if part == "kernel" else _same)
     add(r"encoder/hm_enc/h_l_conv_enc", lambda m: "encoder.heightmap.pos_h", _same)
     add(r"encoder/hm_enc/h_w_conv_enc", lambda m: "encoder.heightmap.pos_w", _same)
@@ -195,7 +195,7 @@ def _rules(config: WorldModelConfig) -> list[_Rule]:
     for official, ours in (("fut_acts_embed", "action_embedding"), ("fut_cmds_embed", "command_embedding"),
                            ("reward_emb", "reward.embed"), ("value_emb", "value.embed")):
         single(f"{official}/enc/output_layer", f"{ours}.proj")
-        add(rf"{official}/pos_emb", lambda m, o=ours: f"{o}.pos", _same)
+        add(rf"{official}/pos_emb", lambda m, o=ours: f"{o}.pos", _same)  # type: ignore[misc]  # mypy cannot infer a lambda with defaults
     single("policy_dec/output_layer", "policy.out")
     single("reward_dec/output_layer", "reward.decoder")
     single("value_dec/output_layer", "value.decoder")
@@ -207,16 +207,16 @@ def _rules(config: WorldModelConfig) -> list[_Rule]:
     for official, (ours, attns) in blocks.items():
         for src, dst in attns.items():
             add(rf"{official}/layers/(\d+)/{src}/(?P<proj>query|key|value|out)/(?P<part>kernel|bias)",
-                lambda m, o=ours, d=dst: f"{o}.layers.{m.group(1)}.{d}.{attn_names[m.group('proj')]}."
+                lambda m, o=ours, d=dst: f"{o}.layers.{m.group(1)}.{d}.{attn_names[m.group('proj')]}."  # type: ignore[misc]  # mypy cannot infer a lambda with defaults
                 f"{lin[m.group('part')][0]}", None)  # the layout depends on the match: see _map_one
         for part, (name, fn) in lin.items():
             add(rf"{official}/layers/(\d+)/dense_proj/{_MLP_INDEX}/{part}",
-                lambda m, o=ours, n=name: f"{o}.layers.{m.group(1)}.mlp.{_mlp_index(m, 2, 1)}.{n}", fn)
+                lambda m, o=ours, n=name: f"{o}.layers.{m.group(1)}.mlp.{_mlp_index(m, 2, 1)}.{n}", fn)  # type: ignore[misc]  # mypy cannot infer a lambda with defaults
         add(rf"{official}/layers/(\d+)/layernorm_(\d)/(scale|bias)",
-            lambda m, o=ours: f"{o}.layers.{m.group(1)}.norm{m.group(2)}.{_LN[m.group(3)]}", _same)
+            lambda m, o=ours: f"{o}.layers.{m.group(1)}.norm{m.group(2)}.{_LN[m.group(3)]}", _same)  # type: ignore[misc]  # mypy cannot infer a lambda with defaults
     for src, dst in SCALER_KEYS.items():
         buffer = dst.replace("/", "__")
-        add(rf"scaler/scaler_params/{src}/(mean|std)", lambda m, b=buffer: f"normalizer.{b}_{m.group(1)}", _flat)
+        add(rf"scaler/scaler_params/{src}/(mean|std)", lambda m, b=buffer: f"normalizer.{b}_{m.group(1)}", _flat)  # type: ignore[misc]  # mypy cannot infer a lambda with defaults
     return rules
 
 
