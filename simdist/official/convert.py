@@ -8,16 +8,9 @@ from typing import Any
 from simdist.official.mapping import OfficialCheckpoint, config_from_official, state_dict_from_official
 from simdist.planning.presets import planner_preset
 
-__all__ = ["build_model", "convert", "CITATION", "LICENSE_NOTICE", "SOURCE_REPO"]
+__all__ = ["build_model", "convert", "LICENSE_NOTICE", "SOURCE_REPO"]
 
 SOURCE_REPO = "CLeARoboticsLab/simdist"
-CITATION = """@article{2026simdist,
-  title={Simulation Distillation: Pretraining World Models in Simulation for Rapid Real-World Adaptation},
-  author={Levy, Jacob and Westenbroek, Tyler and Huang, Kevin and Palafox, Fernando and Yin, Patrick and
-          Omidshafiei, Shayegan and Kim, Dong-Ki and Gupta, Abhishek and Fridovich-Keil, David},
-  journal={arXiv preprint arXiv:2603.15759},
-  year={2026}
-}"""
 #: The licence notice of the released weights (MIT), which must travel with every copy.
 LICENSE_NOTICE = """MIT License
 
@@ -81,7 +74,7 @@ def convert(checkpoint: OfficialCheckpoint, out: str | Path, *, repo_id: str | N
             metrics: dict[str, Any] | None = None) -> Path:
     """Write the converted model folder ``out`` (config.json, model.safetensors, README.md, planner.json)."""
     model = build_model(checkpoint, preset)
-    card = {"description": _description(checkpoint, source, notes), "citation": CITATION, "license": "mit"}
+    card = {"description": _description(checkpoint, source, notes), "license": "mit"}  # the paper: the template
     if repo_id:
         card["repo_id"] = repo_id
     return model.save_pretrained(out, model_card_kwargs=card, planner_config=official_planner(),
