@@ -57,3 +57,46 @@ def test_pretrain_only_stops_after_the_model_and_is_refused_with_pretrained(tmp_
               "--out", str(tmp_path / "b")])
     assert exit_.value.code == 2 and "--pretrain-only" in capsys.readouterr().err
     assert not (tmp_path / "b").exists()
+
+
+def test_parts_split_the_ranking_into_the_horizon_and_the_value_term() -> None:
+    import numpy as np
+
+    from results.toy.map.mechanism import parts_report, reach
+
+    rng = np.random.default_rng(0)
+    horizon, tail = rng.normal(size=(6, 10)), rng.normal(size=(6, 10))
+    # a model that predicts the horizon exactly and the tail backwards
+    r = parts_report(horizon, -tail, horizon + tail, horizon)
+    assert r["rho_reward"]["mean"] == pytest.approx(1.0) and r["reward_error"]["mean"] == pytest.approx(0.0)
+    assert r["rho_value"]["mean"] == pytest.approx(-1.0) and r["value_error"]["mean"] > 1.0
+    assert r["rho"]["n"] == 6
+    a = np.ones((5, 2))
+    gaps = reach({"driver": a, "same": a.copy(), "other": -a})
+    assert gaps["same"] == 0.0 and gaps["other"] == pytest.approx(2.0) and gaps["driver_rms"] == 1.0
+
+
+def _row(cell: str, seed: int, zs: float, ad: float, ex: float) -> dict:
+    from results.toy.map.summary import versus
+
+    def e(m: float) -> dict:
+        return {"mean": m, "low": m - 0.5, "high": m + 0.5, "n": 32}
+
+    ret = {"sim": e(15.0), "zero_shot": e(zs), "adapted": e(ad), "expert": e(ex)}
+    beats = versus(ret["zero_shot"], ret["expert"]) == "higher"
+    return {"cell": cell, "seed": seed, "factors": {"latency": 4}, "returns": ret, "best_expert": "expert",
+            "expert_beats_zero_shot": beats, "adapted_vs_zero_shot": versus(ret["zero_shot"], ret["adapted"]),
+            "gap_closed": (ad - zs) / (ex - zs) if beats else None,
+            "heldout_consistency": {"pretrained": 2.0, "adapted": 0.1},
+            "ranking": {k: {"spearman": e(0.0)} for k in ("zero_shot", "adapted")}}
+
+
+def test_the_table_counts_the_targets_on_the_cells_where_the_expert_leads() -> None:
+    from results.toy.map.table import targets
+
+    rows = [_row("lag", 0, 8.0, 14.0, 16.0), _row("lag", 1, 11.0, 11.2, 16.0), _row("nominal", 0, 15.0, 15.0, 15.2)]
+    text = "\n".join(targets(rows))
+    assert "best expert beats zero-shot with the intervals apart: 2;" in text
+    assert "on 1 of them (50%" in text
+    assert "median gap closed on those cells: 39%" in text  # median of 75 % and 4 %
+    assert "1 profiles on both seeds" in text

@@ -99,7 +99,7 @@ def heatmap(rows: list[dict[str, Any]], path: Path) -> None:
     names = sorted({r["cell"] for r in rows}, key=lambda n: ORDER.get(n, len(ORDER)))
     seeds = sorted({r["seed"] for r in rows})
     grid = np.full((len(names), len(seeds)), np.nan)
-    fig, ax = plt.subplots(figsize=(2.2 + 1.6 * len(seeds), 0.9 + 0.32 * len(names)))
+    fig, ax = plt.subplots(figsize=(3.6 + 1.6 * len(seeds), 1.2 + 0.32 * len(names)))
     by = {(r["cell"], r["seed"]): r for r in rows}
     for (i, n), (j, s) in ((a, b) for a in enumerate(names) for b in enumerate(seeds)):
         if (n, s) in by:
