@@ -1,6 +1,6 @@
 """Why control does not follow identification on a map cell: ``python -m results.toy.map mechanism --cells
-CELL-sSEED,...`` (the cells' models from ``--runs``; writes ``mechanism.json`` beside each and copies it to
-``results/toy/map/mechanism/``).
+CELL-sSEED,...`` (the cells' models from ``--runs``, once a cell's loop has finished; writes ``mechanism.json``
+beside each and copies it to ``results/toy/map/mechanism/``).
 
 The adapted model's planner drives the cell's profile (16 envs, MPPI of the demo, its seed); every 5 steps each
 env's state is cloned with its history and 32 of the sequences the planner scored there are kept (40 states), as
@@ -218,12 +218,12 @@ def main(args: Any) -> int:
     runs = Path(args.runs) if Path(args.runs).is_absolute() else ROOT / args.runs
     folders = [runs / name for name in args.cells.split(",")]
     for f in folders:
-        if not (f / "results.json").is_file():
-            print(f"--cells: {f.name} is not a finished cell in {runs}", file=sys.stderr)
+        if not (f / "run" / "toy-real" / "config.json").is_file():
+            print(f"--cells: {f.name} has no adapted model in {runs} (its loop has not finished)", file=sys.stderr)
             return 2
     (HERE / "mechanism").mkdir(exist_ok=True)
     for folder in folders:
-        seed = json.loads((folder / "results.json").read_text())["seed"]
+        seed = int(folder.name.rsplit("-s", 1)[1])
         pre = runs / f"pretrain-s{seed}"
         zero_shot = load(pre / "toy-sim")
         sim_ref = pre / "mechanism-sim.json"
