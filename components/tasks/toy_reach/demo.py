@@ -243,10 +243,12 @@ def _evaluate(planner: Any, variant: Any, episodes: int, num_envs: int, seed: in
 
 def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int = 0,
                      progress: bool = True, real: Any = "lag", pretrained: str | Path | None = None,
-                     options: ToyOptions | None = None) -> dict[str, Any]:
+                     options: ToyOptions | None = None, pretrain_only: bool = False) -> dict[str, Any]:
     """Run the toy loop end to end in ``out`` on the proxy-real profile ``real`` (a built-in name, a YAML path, a
     dict or a profile); returns the results dict (also written to disk). ``pretrained``: a world-model folder to
-    start from instead of generating data and pretraining (stages 1-2 are skipped)."""
+    start from instead of generating data and pretraining (stages 1-2 are skipped). ``pretrain_only``: stop after
+    stage 2 (``toy-sim`` saved, ``timing.json`` written; the returned dict holds the model's folder), so that
+    several profiles can reuse one pretrained model with ``pretrained``."""
     import lightning as L
     import torch
 
@@ -296,6 +298,11 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
         timing["pretrain_cpu_seconds"] = time.process_time() - cpu
         sim_model = pre.world_model.save_pretrained(out / "toy-sim", metrics={"sim_transitions": gen["transitions"]})
         model = pre.world_model.eval()
+        if pretrain_only:
+            seconds = time.perf_counter() - started
+            atomic_write_text(out / "timing.json", json.dumps({"seconds": seconds, **timing}, indent=2))
+            _log(f"pretrained in {seconds:.0f}s; the model is in {sim_model}", started)
+            return {"pretrained": str(sim_model), "sim_data": sim_data, **timing}
     else:
         _log(f"1-2/6 starting from the pretrained model {pretrained}", started)
         from simdist.world_model import WorldModel
@@ -549,6 +556,8 @@ def main(argv: list[str]) -> int:
                              "each sequence's return (needs --ensemble >= 2; default 0: none)")
     parser.add_argument("--ranking", action="store_true",
                         help="also measure plan ranking (Spearman rho) and action information, before and after")
+    parser.add_argument("--pretrain-only", action="store_true",
+                        help="stop after pretraining (OUT/toy-sim), for several --pretrained runs to reuse")
     parser.add_argument("--quick", action="store_true", help="tiny scale (seconds), as the tests run it")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-progress", action="store_true")
@@ -574,6 +583,8 @@ def main(argv: list[str]) -> int:
             sim_mix=args.sim_mix, ranking=args.ranking, ensemble=args.ensemble, disagreement=args.disagreement)
         check_pretrained(args.pretrained, options.ensemble)
         check_sim_mix(args.pretrained, options)
+        if args.pretrain_only and args.pretrained:
+            raise ValueError("--pretrain-only pretrains a model: it cannot start from --pretrained")
     except (ProfileError, ValueError) as err:
         parser.error(f"{err}")
     scale = QUICK if args.quick else ToyScale()
@@ -582,5 +593,5 @@ def main(argv: list[str]) -> int:
     if args.finetune_epochs is not None:
         scale = replace(scale, finetune_epochs=args.finetune_epochs)
     run_toy_pipeline(args.out, scale, seed=args.seed, progress=not args.no_progress,
-                     real=real, pretrained=args.pretrained, options=options)
+                     real=real, pretrained=args.pretrained, options=options, pretrain_only=args.pretrain_only)
     return 0

@@ -1,0 +1,42 @@
+"""``python -m results.toy.map run|table|mechanism``: run the map's grid (resumable), draw its table and heatmap
+from the committed cells, measure the mechanism on finished cells."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m results.toy.map", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="pretrain once per seed, then every cell of the grid (a rerun resumes)")
+    run.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    run.add_argument("--out", default="outputs/toy-map", help="where the runs go (git ignores outputs/)")
+    run.add_argument("--jobs", type=int, default=2, help="cells run at a time, one thread each (default 2)")
+    run.add_argument("--cells", default=None, help="comma-separated cell names (default: the whole grid, in order)")
+    run.add_argument("--dry", action="store_true", help="print the commands only")
+    table = sub.add_parser("table", help="copy finished cells from --runs, then write the table and heatmap")
+    table.add_argument("--runs", default=None, help="a run folder (e.g. outputs/toy-map) whose finished cells to copy")
+    mech = sub.add_parser("mechanism", help="the mechanism measurements on finished cells")
+    mech.add_argument("--runs", default="outputs/toy-map", help="the run folder holding the cells' models")
+    mech.add_argument("--cells", required=True, help="comma-separated CELL-sSEED folder names")
+    mech.add_argument("--episodes", type=int, default=16, help="real episodes per model (default 16)")
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        if args.jobs < 1:
+            parser.error(f"--jobs must be >= 1, got {args.jobs}")
+        from results.toy.map.run import run as go
+
+        return go(args)
+    if args.command == "table":
+        from results.toy.map.table import main as table_main
+
+        return table_main(args.runs)
+    from results.toy.map.mechanism import main as mech_main
+
+    return mech_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

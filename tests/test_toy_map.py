@@ -1,0 +1,102 @@
+"""The toy map (results/toy/map): its grid's profiles load through the toy's profile schema, the demo's
+``--pretrain-only`` stops after pretraining, and a cell's summary compares returns by their intervals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from results.toy.map.grid import CELLS, cell_named
+from results.toy.map.run import profile_yaml
+from results.toy.map.summary import versus
+from simdist.components.tasks.toy_reach.demo import TEST, run_toy_pipeline
+from simdist.components.tasks.toy_reach.profiles import load_profile
+
+
+def test_every_cell_is_a_valid_toy_profile_and_the_grid_spans_the_issue(tmp_path) -> None:
+    names = [c.name for c in CELLS]
+    assert len(names) == len(set(names)) >= 24
+    for cell in CELLS:
+        path = tmp_path / f"{cell.name}.yaml"
+        path.write_text(profile_yaml(cell))
+        profile = load_profile(str(path))
+        assert (profile.latency, profile.gain, profile.mass_scale, profile.friction, profile.tilt) == \
+            (cell.latency, cell.gain, cell.mass_scale, cell.friction, cell.tilt)
+    assert {c.latency for c in CELLS} == {0, 1, 2, 4}
+    assert {c.gain for c in CELLS} == {0.5, 0.7, 1.0, 2.0, 4.0}
+    assert {c.mass_scale for c in CELLS} == {None, 2.0, 3.0}
+    assert {c.tilt for c in CELLS} == {0.0, 0.05, -0.05}
+    assert len({c.friction for c in CELLS}) == 2
+    lag = cell_named("lag")
+    assert CELLS[0] is lag and load_profile("lag").latency == lag.latency and load_profile("lag").gain == lag.gain
+    with pytest.raises(KeyError, match="no cell 'L9'"):
+        cell_named("L9")
+
+
+def test_versus_needs_the_intervals_apart() -> None:
+    a = {"mean": 1.0, "low": 0.5, "high": 1.5}
+    assert versus(a, {"mean": 2.0, "low": 1.6, "high": 2.4}) == "higher"
+    assert versus(a, {"mean": 2.0, "low": 1.4, "high": 2.4}) == "no difference"
+    assert versus(a, {"mean": 0.0, "low": -0.4, "high": 0.4}) == "lower"
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("single_thread")
+def test_pretrain_only_stops_after_the_model_and_is_refused_with_pretrained(tmp_path, capsys) -> None:
+    from simdist.cli import main
+
+    r = run_toy_pipeline(tmp_path / "a", TEST, seed=0, progress=False, pretrain_only=True)
+    assert (tmp_path / "a" / "toy-sim" / "config.json").is_file()
+    assert r["pretrained"] == str(tmp_path / "a" / "toy-sim")
+    assert not (tmp_path / "a" / "results.json").exists() and not (tmp_path / "a" / "real-data").exists()
+    assert json.loads((tmp_path / "a" / "timing.json").read_text())["pretrain_cpu_seconds"] > 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["demo", "--task", "toy-reach", "--pretrain-only", "--pretrained", str(tmp_path / "a" / "toy-sim"),
+              "--out", str(tmp_path / "b")])
+    assert exit_.value.code == 2 and "--pretrain-only" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
+
+
+def test_parts_split_the_ranking_into_the_horizon_and_the_value_term() -> None:
+    import numpy as np
+
+    from results.toy.map.mechanism import parts_report, reach
+
+    rng = np.random.default_rng(0)
+    horizon, tail = rng.normal(size=(6, 10)), rng.normal(size=(6, 10))
+    # a model that predicts the horizon exactly and the tail backwards
+    r = parts_report(horizon, -tail, horizon + tail, horizon)
+    assert r["rho_reward"]["mean"] == pytest.approx(1.0) and r["reward_error"]["mean"] == pytest.approx(0.0)
+    assert r["rho_value"]["mean"] == pytest.approx(-1.0) and r["value_error"]["mean"] > 1.0
+    assert r["rho"]["n"] == 6
+    a = np.ones((5, 2))
+    gaps = reach({"driver": a, "same": a.copy(), "other": -a})
+    assert gaps["same"] == 0.0 and gaps["other"] == pytest.approx(2.0) and gaps["driver_rms"] == 1.0
+
+
+def _row(cell: str, seed: int, zs: float, ad: float, ex: float) -> dict:
+    from results.toy.map.summary import versus
+
+    def e(m: float) -> dict:
+        return {"mean": m, "low": m - 0.5, "high": m + 0.5, "n": 32}
+
+    ret = {"sim": e(15.0), "zero_shot": e(zs), "adapted": e(ad), "expert": e(ex)}
+    beats = versus(ret["zero_shot"], ret["expert"]) == "higher"
+    return {"cell": cell, "seed": seed, "factors": {"latency": 4}, "returns": ret, "best_expert": "expert",
+            "expert_beats_zero_shot": beats, "adapted_vs_zero_shot": versus(ret["zero_shot"], ret["adapted"]),
+            "gap_closed": (ad - zs) / (ex - zs) if beats else None,
+            "heldout_consistency": {"pretrained": 2.0, "adapted": 0.1},
+            "ranking": {k: {"spearman": e(0.0)} for k in ("zero_shot", "adapted")}}
+
+
+def test_the_table_counts_the_targets_on_the_cells_where_the_expert_leads() -> None:
+    from results.toy.map.table import targets
+
+    rows = [_row("lag", 0, 8.0, 14.0, 16.0), _row("lag", 1, 11.0, 11.2, 16.0), _row("nominal", 0, 15.0, 15.0, 15.2)]
+    text = "\n".join(targets(rows))
+    assert "best expert beats zero-shot with the intervals apart: 2;" in text
+    assert "on 1 of them (50%" in text
+    assert "median gap closed on those cells: 39%" in text  # median of 75 % and 4 %
+    assert "1 profiles on both seeds" in text
