@@ -29,6 +29,7 @@ KINDS: tuple[str, ...] = (
     "env",
     "task",
     "agent",
+    "official_model",
 )
 
 ENTRY_POINT_GROUP = "simdist.components"
@@ -85,6 +86,7 @@ def _qualname(obj: Any) -> str:
 _BUILTIN_MODULES: dict[str, tuple[str, ...]] = {
     "env": ("simdist.components.tasks.envs",), "task": ("simdist.components.tasks",),
     "agent": ("simdist.components.agents",), "freeze_policy": ("simdist.components.freeze_policies",),
+    "official_model": ("simdist.components.tasks",),
 }
 _DEFAULT_MODULES = ("simdist.components",)
 

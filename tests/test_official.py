@@ -186,7 +186,7 @@ def test_the_mapping_fills_every_parameter_of_the_go2_preset(official):
         == 667_758
     config = config_from_official(official_config())
     target = WorldModel(config)
-    state = state_dict_from_official(tree, config, target.state_dict())
+    state = state_dict_from_official(tree, config, target.state_dict(), "quadruped_world_model")
     target.load_state_dict(state, strict=True)
     for key, value in official.state_dict().items():
         torch.testing.assert_close(state[key], value, rtol=0, atol=0, msg=key)
@@ -200,13 +200,13 @@ def test_the_mapping_refuses_naming_the_tensor(official):
     missing = dict(tree)
     del missing["policy/layers/3/layernorm_2/scale"]
     with pytest.raises(InputError, match=r"policy\.decoder\.layers\.3\.norm2\.weight"):
-        state_dict_from_official(missing, config, expected)
+        state_dict_from_official(missing, config, expected, "quadruped_world_model")
     wrong = dict(tree, **{"value_emb/pos_emb": np.zeros((24, 64), np.float32)})
     with pytest.raises(InputError, match=r"'value_emb/pos_emb' has shape \(24, 64\)"):
-        state_dict_from_official(wrong, config, expected)
+        state_dict_from_official(wrong, config, expected, "quadruped_world_model")
     extra = dict(tree, **{"encoder/new_thing/kernel": np.zeros((3, 3), np.float32)})
     with pytest.raises(InputError, match=r"'encoder/new_thing/kernel'"):
-        state_dict_from_official(extra, config, expected)
+        state_dict_from_official(extra, config, expected, "quadruped_world_model")
 
 
 @pytest.mark.parametrize("path, value", [("model.dynamics.attention.mask", None),

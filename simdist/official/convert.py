@@ -42,7 +42,7 @@ def build_model(checkpoint: OfficialCheckpoint, preset: str | None = None) -> An
 
     config = config_from_official(checkpoint.config, preset)
     model = WorldModel(config)
-    state = state_dict_from_official(checkpoint.arrays, config, model.state_dict())
+    state = state_dict_from_official(checkpoint.arrays, config, model.state_dict(), checkpoint.model_type)
     model.load_state_dict(state, strict=True)
     return model.eval()
 

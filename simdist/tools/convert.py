@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
                         "folder; official-experts: the rl run folder (policies/, critics/)")
     parser.add_argument("--step", type=positive_int, default=None, help="step to convert (default: the newest)")
     parser.add_argument("--out", required=True, help="the model folder to write (new, empty or a saved model)")
-    parser.add_argument("--repo-id", default=None, help="the Hub id the card names (e.g. simdist/go2-official)")
+    parser.add_argument("--repo-id", default=None, help="the Hub id the card names (e.g. owner/name)")
     parser.add_argument("--source", default="CLeARoboticsLab/simdist",
                         help="where the checkpoint came from, for the card (e.g. the repository and commit)")
     parser.add_argument("--metrics", default=None,

@@ -8,6 +8,7 @@ below load on first use.
 
 from __future__ import annotations
 
+from simdist.components.tasks.go2 import official as _official  # noqa: F401  (registers its official model)
 from simdist.components.tasks.go2 import presets as _presets  # noqa: F401
 from simdist.components.tasks.go2.task import Go2Task
 from simdist.lazy import lazy_getattr
