@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from torch import Tensor
 
+from simdist.config import AGENT_TYPE_KEY, WORLD_MODEL_AGENT_TYPE
 from simdist.fsutil import read_json_object
 from simdist.registry import RegistryError, get, list_components
 
@@ -25,10 +26,8 @@ if TYPE_CHECKING:
     from simdist.hub.resolve import ModelSource
     from simdist.tasks import Task
 
-#: ``config.json`` key naming the agent class that reads the folder
-AGENT_TYPE_KEY = "agent_type"
-#: the type of folders written before agents existed (SimDist world models)
-LEGACY_AGENT_TYPE = "simdist"
+#: the type of folders written before agents existed: a world model's (``config.json``'s key: ``AGENT_TYPE_KEY``)
+LEGACY_AGENT_TYPE = WORLD_MODEL_AGENT_TYPE
 #: the freeze policies of agents whose encoder is never trained (BASELINES.md 8.1): they mean the same there
 ENCODER_FROZEN = ("heads_only", "all", "policy")
 
@@ -148,18 +147,13 @@ def open_agent_folder(name_or_path: str | Path, agent_type: str, hub: dict[str, 
     resolver's ``revision``, ``cache_dir``, ``local_files_only``, ``token``, anything else a TypeError naming
     ``who``). FileNotFoundError without ``config.json`` or the weights; ConfigError for another agent type."""
     from simdist.config import ConfigError
-    from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME
-    from simdist.hub.load import CheckpointError
-    from simdist.hub.resolve import resolve_folder
+    from simdist.hub.files import CONFIG_NAME
+    from simdist.hub.load import open_folder
 
     unknown = sorted(set(hub) - set(HUB_KEYS))
     if unknown:
         raise TypeError(f"{who} got unexpected keyword arguments {unknown}")
-    folder, source = resolve_folder(name_or_path, **hub)
-    for name in (CONFIG_NAME, WEIGHTS_NAME):
-        if not (folder / name).is_file():
-            raise FileNotFoundError(f"{source} has no {name} (looked in {folder})")
-    data = read_json_object(folder / CONFIG_NAME, CheckpointError)
+    folder, source, data = open_folder(name_or_path, **hub)
     if data.get(AGENT_TYPE_KEY) != agent_type:
         raise ConfigError(f"{folder / CONFIG_NAME}: the folder holds a {data.get(AGENT_TYPE_KEY, LEGACY_AGENT_TYPE)!r} "
                           f"agent, not a {agent_type!r} one; load it with simdist.agents.load_agent")

@@ -172,13 +172,14 @@ class BCAgent(Agent):
         """Write ``config.json`` (with ``agent_type: "bc"``), ``model.safetensors`` and ``README.md`` into
         ``folder`` atomically (a temporary sibling replaces it once complete); returns the folder. An existing
         ``folder`` must be empty or a previous export."""
-        from simdist.hub.card import save_target, write_folder
+        from simdist.agents import AGENT_TYPE_KEY
         from simdist.hub.files import CARD_NAME
+        from simdist.hub.folder import save_target, write_folder
 
         target = save_target(folder)
         card = self._model_card(target.name, base_model=base_model, metrics=metrics, description=description)
-        return write_folder(target, self.policy.export_config().to_dict(), self.agent_type, self.policy,
-                            {CARD_NAME: card})
+        config = {**self.policy.export_config().to_dict(), AGENT_TYPE_KEY: self.agent_type}
+        return write_folder(target, config, self.policy, {CARD_NAME: card})
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, *, map_location: str | torch.device = "cpu",

@@ -264,12 +264,14 @@ class DiffusionPolicyAgent(Agent):
         """Write ``config.json`` (``agent_type: "diffusion_policy"``, the settings, the action range and the
         encoder's config), ``model.safetensors`` (encoder, online and EMA U-Nets, EMA counter) and ``README.md``
         into ``folder`` atomically; returns the folder. An existing ``folder`` must be empty or a previous export."""
-        from simdist.hub.card import save_target, write_folder
+        from simdist.agents import AGENT_TYPE_KEY
         from simdist.hub.files import CARD_NAME
+        from simdist.hub.folder import save_target, write_folder
 
         target = save_target(folder)
         card = self._model_card(target.name, base_model=base_model, metrics=metrics, description=description)
-        return write_folder(target, self.export_config().to_dict(), self.agent_type, self.model, {CARD_NAME: card})
+        config = {**self.export_config().to_dict(), AGENT_TYPE_KEY: self.agent_type}
+        return write_folder(target, config, self.model, {CARD_NAME: card})
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, *, map_location: str | torch.device = "cpu",

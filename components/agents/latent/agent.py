@@ -383,14 +383,15 @@ class LatentAgent(Agent):
                         metrics: Mapping[str, Any] | None = None, description: str = "") -> Path:
         """``config.json`` (``agent_type``, the policy config, the settings, the counters), ``model.safetensors``,
         ``optimizer.pt`` and a model card, written atomically."""
-        from simdist.hub.card import save_target, write_folder
+        from simdist.agents import AGENT_TYPE_KEY
         from simdist.hub.files import CARD_NAME
+        from simdist.hub.folder import save_target, write_folder
 
         target = save_target(folder)
         config = {"policy": self.policy.export_config().to_dict(), "settings": self.settings,
-                  "counters": dict(self.counters)}
+                  "counters": dict(self.counters), AGENT_TYPE_KEY: self.agent_type}
         card = self._model_card(target.name, base_model, metrics, description)
-        path = write_folder(target, config, self.agent_type, self.model, {CARD_NAME: card})
+        path = write_folder(target, config, self.model, {CARD_NAME: card})
         opt = {k: o.state_dict() for k, o in self._optimizers.items()} if self._optimizers else self._optim_state
         if opt:
             from simdist.fsutil import atomic_path

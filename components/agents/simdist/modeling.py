@@ -103,9 +103,12 @@ class SimDistAgent(Agent):
     def save_pretrained(self, folder: str | Path, **kwargs: Any) -> Path:
         """The world model's folder plus ``planner.json`` (``kwargs`` go to ``WorldModel.save_pretrained``);
         ``config.json`` names this class's ``agent_type``."""
-        kwargs.setdefault("planner_config", self.config.to_planner_dict())
-        kwargs.setdefault("agent_type", self.agent_type)
-        return self.world_model.save_pretrained(folder, **kwargs)
+        from simdist.agents import AGENT_TYPE_KEY
+        from simdist.hub.files import PLANNER_NAME
+
+        extra = {PLANNER_NAME: self.config.to_planner_dict(), **(kwargs.pop("extra_files", None) or {})}
+        config = {**self.world_model.hub_config(), AGENT_TYPE_KEY: self.agent_type}
+        return self.world_model.save_pretrained(folder, config=config, extra_files=extra, **kwargs)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, **kwargs: Any) -> SimDistAgent:

@@ -118,7 +118,7 @@ class SimDistBCAgent(SimDistAgent):
         """SimDist's folder (``config.json`` with ``agent_type: "simdist_bc"``, weights, card, ``planner.json``)
         plus ``simdist_bc.json``, written into a temporary sibling that replaces ``folder`` once complete."""
         from simdist.fsutil import atomic_write_json, replace_dir
-        from simdist.hub.card import save_target
+        from simdist.hub.folder import save_target
 
         target = save_target(folder)
         card = dict(kwargs.pop("model_card_kwargs", None) or {})
