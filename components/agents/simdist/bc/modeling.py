@@ -23,6 +23,7 @@ from simdist.components.agents.simdist.bc.configuration import BC_CONFIG_NAME, S
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
 from simdist.config import WorldModelConfig, config_file
+from simdist.freeze import FINETUNE, FreezePolicy
 from simdist.registry import register
 from simdist.world_model import WorldModel
 
@@ -73,9 +74,11 @@ class SimDistBCAgent(SimDistAgent):
         return type(self)(world_model, config, self.source, copy.deepcopy(bc_config or self.bc_config))
 
     # -- finetuning --------------------------------------------------------------------------
-    def finetune(self, data: str | Path, *, demos: str | Path | None = None, freeze: str = "dynamics_only",
-                 out: str | Path | None = None, seed: int = 0, epochs: int = 3, windows_per_epoch: int = 6_000,
-                 batch_size: int = 32, lr: float = 2e-4, warmup_steps: int = 50, obs_noise: Any = None,
+    def finetune(self, data: str | Path, *, demos: str | Path | None = None,
+                 freeze: FreezePolicy | str = FINETUNE.freeze, out: str | Path | None = None, seed: int = 0,
+                 epochs: int = FINETUNE.epochs,
+                 windows_per_epoch: int = FINETUNE.windows_per_epoch, batch_size: int = FINETUNE.batch_size,
+                 lr: float = FINETUNE.lr, warmup_steps: int = FINETUNE.warmup_steps, obs_noise: Any = None,
                  loss_weights: dict[str, float] | None = None, progress: bool = False, bc_epochs: int | None = None,
                  bc_windows_per_epoch: int | None = None, bc_lr: float | None = None) -> SimDistBCAgent:
         """SimDist's finetuning on ``data`` (``freeze``, ``loss_weights`` and the schedule apply to it), then BC
