@@ -96,7 +96,7 @@ def render_model_card(
     base = hub_repo_id(base_model) if base_model else None
     if base_model and base is None:
         warnings.warn(f"base_model {base_model!r} is not a Hub repo id; the card names it but its metadata "
-                      "gets no base_model", stacklevel=3)
+                      "gets no base_model", stacklevel=5)
     card_data = ModelCardData(
         library_name=LIBRARY_NAME, pipeline_tag=PIPELINE_TAG, license=kwargs.pop("license", DEFAULT_LICENSE),
         tags=all_tags, base_model=base, datasets=datasets or None,
