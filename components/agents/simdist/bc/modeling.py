@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import shutil
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -119,22 +117,11 @@ class SimDistBCAgent(SimDistAgent):
     # -- Hub I/O -----------------------------------------------------------------------------
     def save_pretrained(self, folder: str | Path, **kwargs: Any) -> Path:
         """SimDist's folder (``config.json`` with ``agent_type: "simdist_bc"``, weights, card, ``planner.json``)
-        plus ``simdist_bc.json``, written into a temporary sibling that replaces ``folder`` once complete."""
-        from simdist.fsutil import atomic_write_json, replace_dir
-        from simdist.hub.folder import save_target
-
-        target = save_target(folder)
+        plus ``simdist_bc.json``, one more extra file of the same atomic write."""
         card = dict(kwargs.pop("model_card_kwargs", None) or {})
         card.setdefault("description", _CARD_DESCRIPTION)
-        staging = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
-        staging.mkdir(parents=True)
-        try:  # the inner folder has the target's name, which the card shows
-            inner = super().save_pretrained(staging / target.name, model_card_kwargs=card, **kwargs)
-            atomic_write_json(inner / BC_CONFIG_NAME, self.bc_config.to_dict())
-            replace_dir(inner, target)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        return target
+        extra = {BC_CONFIG_NAME: self.bc_config.to_dict(), **(kwargs.pop("extra_files", None) or {})}
+        return super().save_pretrained(folder, model_card_kwargs=card, extra_files=extra, **kwargs)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, *, strict: bool = True,
