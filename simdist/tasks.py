@@ -219,12 +219,17 @@ class Task(abc.ABC):
         raise TaskError(f"task {self.task_name!r} has no data generator")
 
     #: modules whose ``main(argv)`` runs ``simdist demo --task NAME`` / ``simdist train-expert --task NAME``
+    #: (a demo module runs :func:`simdist.demo_pipeline.main` with the task's hook; None: the generic demo)
     demo_module: ClassVar[str | None] = None
     train_expert_module: ClassVar[str | None] = None
 
     @classmethod
     def demo(cls, argv: Sequence[str]) -> int:
-        """``simdist demo --task NAME ...``: this task's end-to-end demo."""
+        """``simdist demo --task NAME ...``: this task's end-to-end demo (:mod:`simdist.demo_pipeline`)."""
+        if cls.demo_module is None:
+            from simdist.demo_pipeline import main
+
+            return main(cls, list(argv))
         return cls._tool(cls.demo_module, "demo", argv)
 
     @classmethod
