@@ -48,6 +48,7 @@ class DemoDefaults:
 
     real: str
     model: str | None = None
+    out: str | None = None  # None: outputs/TASK-demo
     trials: int = 8
     envs: int = 8
     samples: int | None = None
@@ -253,7 +254,7 @@ def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser
                         help="pretrained world model: Hub id or folder (default: "
                              f"{d.model or 'pretrain one: generate simulation data, then pretrain'})")
     parser.add_argument("--real", default=None, help=f"reality profile: name or YAML path (default: {d.real})")
-    parser.add_argument("--out", default=f"outputs/{hook.task_name}-demo",
+    parser.add_argument("--out", default=d.out or f"outputs/{hook.task_name}-demo",
                         help="output folder" + (" (rerun to resume)" if hook.resume else " (rerun to overwrite)"))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="a tiny budget (seconds to minutes), as the tests run")
@@ -359,18 +360,19 @@ def run_demo(hook: DemoHook, args: argparse.Namespace) -> dict[str, Any]:
 
         logging.getLogger("lightning.pytorch.utilities.rank_zero").setLevel(logging.WARNING)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    if not hook.resume:
-        for name in LOOP_ENTRIES:
-            path = out / name
-            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
     if args.model is None:
+        out.mkdir(parents=True, exist_ok=True)
         model = hook.pretrain(args, out)
         if args.pretrain_only:
             return {"pretrained": model}
         args.model = model
     task = hook.make_task(args)
-    base = hook.load_base(args.model)
+    base = hook.load_base(args.model)  # a model that cannot be loaded stops here, before the folder is made
+    out.mkdir(parents=True, exist_ok=True)
+    if not hook.resume:
+        for name in LOOP_ENTRIES:
+            path = out / name
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
     loop = hook.make_loop(args.model, task, out, hook.adapt_config(args), progress=args.progress, log=hook.log,
                           base=base)
     hook.before_run(args, loop)

@@ -89,6 +89,21 @@ def test_demo_rerun_in_a_fresh_folder_writes_the_same_results_byte_for_byte(go2_
     assert ("No difference" in text) == results["intervals_overlap"]
 
 
+def test_demo_through_the_pipeline_writes_the_numbers_of_before_the_move(go2_model: str, tmp_path: Path) -> None:
+    """The smoke command's ``results.json`` as main's Go2 demo wrote it before the demo pipeline (commit e8d0851,
+    the same tiny model): every number equal; the settings gained the options every task's demo takes and the
+    provenance names the code, so both are left out, and the folders are those of the recording."""
+    out = tmp_path / "demo"
+    assert go2_demo.main(["--model", go2_model, *SMOKE, "--out", str(out)]) == 0
+    recorded = "/work/data-demo/go2"
+    text = (Path(__file__).parent / "data" / "go2_demo_golden.json").read_text()
+    expected = json.loads(text.replace(f"{recorded}/wm", go2_model).replace(f"{recorded}/demo", str(out)))
+    got = json.loads((out / "results.json").read_text())
+    for key in ("settings", "provenance"):
+        expected.pop(key), got.pop(key)
+    assert got == expected
+
+
 def test_missing_model_says_how_to_get_one(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="simdist zoo list"):
         go2_demo.main(["--model", str(tmp_path / "nowhere"), *SMOKE, "--out", str(tmp_path / "out")])
