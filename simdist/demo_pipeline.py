@@ -73,6 +73,7 @@ class Bar:
     low: float
     high: float
     side: str = "adapted"  # a key of COLORS
+    n: int | None = None  # the trial count under the label
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ class DemoHook:
     def panels(self, results: dict[str, Any]) -> list[Panel]:
         rows = results["rows"]
         return [Panel(results["metric"], tuple(Bar(label, rows[key]["value"], rows[key]["ci95"][0],
-                                                   rows[key]["ci95"][1], side=key)
+                                                   rows[key]["ci95"][1], side=key, n=rows[key]["trials"])
                                                for key, label in (("zero_shot", "zero-shot"),
                                                                   ("adapted", "adapted"))))]
 
@@ -403,7 +404,8 @@ def plot_panels(panels: list[Panel], path: str | Path, title: str) -> None:
     for ax, panel in zip(axes[0], panels):
         means = np.array([b.mean for b in panel.bars], float)
         err = np.array([[b.mean - b.low for b in panel.bars], [b.high - b.mean for b in panel.bars]], float)
-        ax.bar([b.label for b in panel.bars], means, yerr=np.clip(np.nan_to_num(err), 0, None), capsize=6,
+        labels = [b.label if b.n is None else f"{b.label}\nn={b.n}" for b in panel.bars]
+        ax.bar(labels, means, yerr=np.clip(np.nan_to_num(err), 0, None), capsize=6,
                color=[COLORS.get(b.side, "#48c") for b in panel.bars], error_kw={"elinewidth": 1.2})
         ax.set_ylabel(panel.ylabel)
         ax.set_title(f"mean, 95 % CI{'; ' + panel.note if panel.note else ''}", fontsize=8)

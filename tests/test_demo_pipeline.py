@@ -50,3 +50,89 @@ def test_toy_demo_writes_the_results_of_before_the_move(tmp_path: Path) -> None:
 def test_toy_demo_with_every_lever_writes_the_results_of_before_the_move(tmp_path: Path) -> None:
     run_toy_pipeline(tmp_path / "c", TEST, seed=2, progress=False, real="lag", options=LEVERS)
     _same(tmp_path / "c", "c")
+
+
+def _common_options(task: str) -> set[str]:
+    from simdist.demo_pipeline import DemoHook, demo_parser
+    from simdist.tasks import task_class
+
+    class Bare(DemoHook):
+        def add_arguments(self, parser: object) -> None:  # the options every task's demo takes, none of its own
+            return None
+
+    parser = demo_parser(task_class(task), Bare(task_class(task)))
+    return {s for a in parser._actions for s in a.option_strings}
+
+
+def test_every_task_takes_the_same_options() -> None:
+    from simdist.components.tasks.go2.demo import build_parser
+
+    common = _common_options("toy-reach")
+    assert common == _common_options("go2")
+    for flag in ("--model", "--pretrained", "--real", "--out", "--seed", "--quick", "--pretrain-only", "--trials",
+                 "--envs", "--samples", "--iterations", "--minutes", "--real-episodes", "--epochs",
+                 "--finetune-epochs", "--video", "--no-video", "--progress", "--no-progress", "--option"):
+        assert flag in common, flag
+    go2 = {s for a in build_parser()._actions for s in a.option_strings}
+    assert common <= go2 and go2 - common == {"--collect-speed", "--max-steps"}  # the Go2's own
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--video"], "--video: the toy-reach demo renders no video"),
+    (["--option", "wings=2"], "--option wings: not a setting of the toy-reach demo"),
+    (["--option", "ensemble=0"], "ensemble must be an integer >= 1"),
+    (["--option", "dynamics_hidden=64,x"], "dynamics_hidden must be positive integer widths"),
+    (["--minutes", "2"], "--minutes: the toy demo's real-data budget is --real-episodes"),
+    (["--pretrain-only", "--pretrained", "nowhere"], "--pretrain-only pretrains a model"),
+])
+def test_bad_demo_options_are_refused_in_one_line_before_any_work(argv: list[str], message: str, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from simdist.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["demo", "--task", "toy-reach", *argv, "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_no_video_is_an_option_of_the_toy_demo_too() -> None:
+    from simdist.components.tasks.toy_reach.demo import ToyDemo
+    from simdist.demo_pipeline import demo_parser, resolve
+
+    hook = ToyDemo()
+    args = demo_parser(hook.task_cls, hook).parse_args(["--no-video", "--quick", "--option", "ensemble=2",
+                                                        "--option", "dynamics_hidden=[64,64]"])
+    resolve(hook, args)
+    assert args.video is False and args.options == ToyOptions(ensemble=2, dynamics_hidden=(64, 64))
+    assert (args.trials, args.real_episodes, args.samples) == (8, 8, 48)  # --quick: the QUICK scale's
+
+
+def test_the_lever_flags_become_the_demos_options() -> None:
+    from results.toy.levers import command
+
+    cmd, dry = command(["--real", "lag", "--dynamics-context", "4", "--ranking", "--ensemble", "4",
+                        "--disagreement", "1.0", "--dynamics-hidden", "256,256", "--pretrained", "m", "--dry"])
+    assert dry and cmd[1:] == ["demo", "--task", "toy-reach", "--real", "lag", "--pretrained", "m",
+                               "--option", "dynamics_context=4", "--option", "dynamics_hidden=[256,256]",
+                               "--option", "ensemble=4", "--option", "disagreement=1.0",
+                               "--option", "ranking=true"]
+
+
+def test_the_plot_draws_each_bars_95_percent_interval(tmp_path: Path) -> None:
+    import json
+
+    from PIL import Image
+
+    from simdist.components.tasks.toy_reach.demo import ToyDemo
+    from simdist.demo_pipeline import plot_panels
+
+    results = json.loads((GOLDEN / "c.json").read_text())
+    hook = ToyDemo()
+    panels = hook.panels(results)
+    assert [p.ylabel for p in panels] == ["mean episode return", "final distance to goal (m)"]
+    for panel, key in zip(panels, ("return", "final_distance")):
+        assert [(b.mean, [b.low, b.high]) for b in panel.bars] == [
+            (results[key][k], results[f"{key}_ci95"][k]) for k in ("sim", "real_zero_shot", "real_adapted")]
+    plot_panels(panels, tmp_path / "progress.png", hook.title(results))
+    assert Image.open(tmp_path / "progress.png").size[0] > 500

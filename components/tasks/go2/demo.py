@@ -139,7 +139,8 @@ class Go2Demo(DemoHook):
         rows = results["rows"]
         return [Panel(f"forward progress (m of {results['course_length']:.2f})",
                       tuple(Bar(title, rows[key]["forward_progress"], rows[key]["ci95"][0], rows[key]["ci95"][1],
-                                side=key) for key, title in (("zero_shot", "zero-shot"), ("adapted", "adapted"))))]
+                                side=key, n=rows[key]["trials"])
+                            for key, title in (("zero_shot", "zero-shot"), ("adapted", "adapted"))))]
 
     def title(self, results: dict[str, Any]) -> str:
         return f"simdist go2 on {results['real']}: zero-shot vs dynamics-only adaptation"

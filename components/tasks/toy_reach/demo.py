@@ -438,7 +438,7 @@ class ToyDemo(DemoHook):
         cons = results["heldout_consistency"]
         note = f"held-out consistency {cons['pretrained']:.4f} -> {cons['adapted']:.4f}"
         return [Panel(ylabel, tuple(Bar(label, results[key][k], results[f"{key}_ci95"][k][0],
-                                        results[f"{key}_ci95"][k][1], side=side)
+                                        results[f"{key}_ci95"][k][1], side=side, n=results["trials"][k])
                                     for k, label, side in sides), note if key == "final_distance" else "")
                 for key, ylabel in (("return", "mean episode return"),
                                     ("final_distance", "final distance to goal (m)"))]
@@ -587,9 +587,8 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     args.real = real
     args.model = None if pretrained is None else str(pretrained)
     args.pretrain_only = pretrain_only
+    args.option = asdict(options or ToyOptions())
     resolve(hook, args)
-    args.options = options or ToyOptions()
-    hook.check(args)
     r = run_demo(hook, args)
     if pretrain_only:
         return {**r, "sim_data": hook.sim_data, **hook.timing}
