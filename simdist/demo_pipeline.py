@@ -6,13 +6,12 @@ and ``results.md`` (each evaluation's mean, 95 % interval and trial count, and w
 ``progress.png`` (zero-shot vs adapted bars, each with its 95 % interval), the loop's ``curve.json``/``curve.png``,
 ``timing.json`` (wall-clock seconds, kept out of ``results.json``) and, with ``--video``, the task's videos.
 
-Every task takes the same options (:func:`demo_parser`). What differs between tasks is a :class:`DemoHook`,
-which a task's ``demo_module`` passes to :func:`main`: its defaults (profile, model, budgets, ``--quick``), its
-pretraining (for a task whose demo starts from nothing), its loop (an
+Every task takes the same options (:func:`demo_parser`; ``simdist demo`` parses them, :mod:`simdist.tools.demo`).
+What differs between tasks is a :class:`DemoHook`, which a task names with ``Task.demo_hook``: its defaults
+(profile, model, budgets, ``--quick``), its pretraining (for a task whose demo starts from nothing), its loop (an
 :class:`~simdist.adaptation.AdaptationLoop` subclass that may collect, finetune or evaluate its own way), its
 results, table and plot bars, its videos, and the dataclass of its own settings, set with ``--option KEY=VALUE``
-(the experiments' levers). A task without a hook runs the default one: its ``--model`` adapted with the generic
-loop.
+(the experiments' levers). A task without a hook runs the generic one: its ``--model`` adapted by the plain loop.
 """
 
 from __future__ import annotations
@@ -217,6 +216,18 @@ class DemoHook:
         return f"simdist {self.task_name}: zero-shot vs dynamics-only adaptation"
 
 
+def hook_for(task_cls: type[Task]) -> DemoHook:
+    """``task_cls``'s hook (``Task.demo_hook``, ``"module:Class"``; None: the generic :class:`DemoHook`)."""
+    import importlib
+
+    if task_cls.demo_hook is None:
+        return DemoHook(task_cls)
+    module, _, name = task_cls.demo_hook.partition(":")
+    hook = getattr(importlib.import_module(module), name)(task_cls)
+    assert isinstance(hook, DemoHook), task_cls.demo_hook
+    return hook
+
+
 def _num(x: Any, fmt: str) -> str:
     return "n/a" if x is None or not math.isfinite(float(x)) else format(float(x), fmt)
 
@@ -333,24 +344,6 @@ def resolve(hook: DemoHook, args: argparse.Namespace) -> None:
     hook.check(args)
 
 
-def main(task_cls: type[Task], argv: list[str], hook: DemoHook | None = None) -> int:
-    """``simdist demo --task NAME ...`` for ``task_cls`` with ``hook`` (None: the generic :class:`DemoHook`)."""
-    from simdist.errors import InputError
-    from simdist.fsutil import check_output_path
-    from simdist.tasks import TaskError
-
-    hook = hook or DemoHook(task_cls)
-    parser = demo_parser(task_cls, hook)
-    args = parser.parse_args(argv)
-    check_output_path(args.out, kind=f"{hook.task_name} demo", markers=hook.markers)  # before any work
-    try:
-        resolve(hook, args)
-    except (ValueError, InputError, TaskError) as err:
-        parser.error(str(err))
-    run_demo(hook, args)
-    return 0
-
-
 def run_demo(hook: DemoHook, args: argparse.Namespace) -> dict[str, Any]:
     """Run (or resume) the demo in ``args.out``; returns the results (also written there)."""
     from simdist.fsutil import atomic_path, atomic_write_json, atomic_write_text
@@ -415,4 +408,4 @@ def plot_panels(panels: list[Panel], path: str | Path, title: str) -> None:
     plt.close(fig)
 
 
-__all__ = ["Bar", "DemoDefaults", "DemoHook", "Panel", "demo_parser", "main", "plot_panels", "resolve", "run_demo"]
+__all__ = ["Bar", "DemoDefaults", "DemoHook", "Panel", "demo_parser", "hook_for", "plot_panels", "resolve", "run_demo"]

@@ -65,7 +65,8 @@ def _common_options(task: str) -> set[str]:
 
 
 def test_every_task_takes_the_same_options() -> None:
-    from simdist.components.tasks.go2.demo import build_parser
+    from simdist.components.tasks.go2.demo import Go2Demo
+    from simdist.demo_pipeline import demo_parser
 
     common = _common_options("toy-reach")
     assert common == _common_options("go2")
@@ -73,7 +74,7 @@ def test_every_task_takes_the_same_options() -> None:
                  "--envs", "--samples", "--iterations", "--minutes", "--real-episodes", "--epochs",
                  "--finetune-epochs", "--video", "--no-video", "--progress", "--no-progress", "--option"):
         assert flag in common, flag
-    go2 = {s for a in build_parser()._actions for s in a.option_strings}
+    go2 = {s for a in demo_parser(Go2Demo().task_cls, Go2Demo())._actions for s in a.option_strings}
     assert common <= go2 and go2 - common == {"--collect-speed", "--max-steps"}  # the Go2's own
 
 

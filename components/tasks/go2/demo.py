@@ -146,22 +146,6 @@ class Go2Demo(DemoHook):
         return f"simdist go2 on {results['real']}: zero-shot vs dynamics-only adaptation"
 
 
-def main(argv: list[str]) -> int:
-    """``simdist demo --task go2 ...``: the demo pipeline's options with the Go2's hook."""
-    from simdist.demo_pipeline import main as demo_main
-
-    hook = Go2Demo()
-    return demo_main(hook.task_cls, argv, hook)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The Go2 demo's options (those of every task's demo, :func:`simdist.demo_pipeline.demo_parser`)."""
-    from simdist.demo_pipeline import demo_parser
-
-    hook = Go2Demo()
-    return demo_parser(hook.task_cls, hook)
-
-
 # ---------------------------------------------------------------------------------------------- progress
 @dataclass
 class Progress:

@@ -688,11 +688,3 @@ def results_table(r: dict[str, Any]) -> str:
 
 def _ci(e: dict[str, float]) -> str:
     return f"{e['mean']:.3f} [{e['low']:.3f}, {e['high']:.3f}]"
-
-
-def main(argv: list[str]) -> int:
-    """``simdist demo --task toy-reach ...``: the demo pipeline's options with the toy's hook."""
-    from simdist.demo_pipeline import main as demo_main
-
-    hook = ToyDemo()
-    return demo_main(hook.task_cls, argv, hook)
