@@ -83,7 +83,8 @@ def test_every_task_takes_the_same_options() -> None:
     (["--option", "wings=2"], "--option wings: not a setting of the toy-reach demo"),
     (["--option", "ensemble=0"], "ensemble must be an integer >= 1"),
     (["--option", "dynamics_hidden=64,x"], "dynamics_hidden must be positive integer widths"),
-    (["--minutes", "2"], "--minutes: the toy demo's real-data budget is --real-episodes"),
+    (["--minutes", "2", "--option", "explore=1"], "--minutes: the toy demo logs --minutes of real data"),
+    (["--temporal-ensemble", "0.5"], "--temporal-ensemble: the toy demo's planner replans every step"),
     (["--pretrain-only", "--pretrained", "nowhere"], "--pretrain-only pretrains a model"),
 ])
 def test_bad_demo_options_are_refused_in_one_line_before_any_work(argv: list[str], message: str, tmp_path: Path,

@@ -292,12 +292,11 @@ class ToyDemo(DemoHook):
     def check(self, args: argparse.Namespace) -> None:
         from simdist.components.tasks.toy_reach.profiles import load_profile
 
-        if args.minutes is not None:
-            raise ValueError("--minutes: the toy demo's real-data budget is --real-episodes")
-        for name in ("init_std", "warm_start", "temporal_ensemble"):
-            if getattr(args, name, None) is not None:
-                raise ValueError(f"--{name.replace('_', '-')}: the toy demo plans with MPPI's defaults but for "
-                                 "--samples and --iterations")
+        if args.minutes is not None and args.options.explore:
+            raise ValueError("--minutes: the toy demo logs --minutes of real data with the loop's own collection, "
+                             "without the explore noise; give --real-episodes")
+        if args.temporal_ensemble is not None:
+            raise ValueError("--temporal-ensemble: the toy demo's planner replans every step without it")
         self.real = load_profile(args.real)  # a bad profile stops here, before any work
         self.scale, self.options, self.seed = self.scale_of(args), args.options, args.seed
         if args.model is not None:
@@ -476,10 +475,11 @@ class ToyLoop(AdaptationLoop):
         from simdist.adaptation import world_model_of
         from simdist.registry import create
 
-        s = self.scale
+        s, cfg = self.scale, self.cfg
+        given = {k: v for k, v in (("init_std", cfg.init_std), ("warm_start", cfg.warm_start)) if v is not None}
         return create("planner", "mppi", world_model=world_model_of(agent), num_samples=s.samples,
-                      iterations=s.iterations, num_elites=16, seed=self.cfg.seed,
-                      disagreement=self.options.disagreement, score_chunk=SCORE_CHUNK)
+                      iterations=s.iterations, num_elites=16, seed=cfg.seed, disagreement=self.options.disagreement,
+                      score_chunk=SCORE_CHUNK, **given)
 
     def heldout(self) -> list[Any]:
         if self._heldout is None:
@@ -503,8 +503,11 @@ class ToyLoop(AdaptationLoop):
 
     def collect_until(self, amount: float, model: Any, stage: int) -> Any:
         """One rollout of ``amount`` episodes on the profile (seed + 3, the ``explore`` noise) into
-        ``real-data`` (8 episodes a shard)."""
+        ``real-data`` (8 episodes a shard); ``--minutes``: the loop's own collection."""
         from simdist.data import DatasetSpec, EpisodeWriter
+
+        if self.cfg.schedule_unit == "minutes":
+            return super().collect_until(amount, model, stage)
 
         s, o = self.scale, self.options
         self.demo.log(f"4/6 logging {int(amount)} {self.demo.real.name!r} episodes with the planner (finetuning "
