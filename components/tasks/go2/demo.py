@@ -1,16 +1,17 @@
-"""``simdist demo``: the Go2 demo, zero-shot vs adapted MPPI planning on a proxy-real course.
+"""``simdist demo --task go2``: the Go2 demo, zero-shot vs adapted MPPI planning on a proxy-real course.
 
-Loads a pretrained Go2 world model (``--model``: a Hub id such as the zoo's ``simdist/go2-slope``, or a
-folder) and runs :class:`~simdist.adaptation.AdaptationLoop` on a reality profile (``--real``) with the
-schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI preset with temporal
-ensembling, :data:`simdist.planning.presets.REALTIME_DECAY`) with the straight-walk protocol, collect
-``--minutes`` of on-policy proxy-real data with it, finetune only the dynamics, evaluate again. Prints a
+The demo pipeline every task's demo runs (:mod:`simdist.demo_pipeline`) with the Go2's hook (:class:`Go2Demo`):
+loads a pretrained Go2 world model (``--model``: a Hub id such as the zoo's ``simdist/go2-slope``, or a folder)
+and runs :class:`~simdist.adaptation.AdaptationLoop` (:class:`DemoLoop`, phase lines with an ETA) on a reality
+profile (``--real``) with the schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI
+preset with temporal ensembling, :data:`simdist.planning.presets.REALTIME_DECAY`) with the straight-walk protocol,
+collect ``--minutes`` of on-policy proxy-real data with it, finetune only the dynamics, evaluate again. Prints a
 before/after table (mean, 95 % bootstrap interval and trial count per side, and plainly whether the intervals
-overlap) and writes ``results.json``, ``results.md``, ``curve.png``, ``timing.json`` (wall-clock seconds, kept
-out of ``results.json`` so that the same command and seed rewrite it byte for byte) and (``--video``)
-``rollout_zero_shot.gif`` / ``rollout_adapted.gif`` into ``--out``. Rerunning the same command resumes
-(``state.json``): finished stages are not collected, trained or evaluated again (stages recorded with other
-settings are, on the data already logged).
+overlap) and writes ``results.json``, ``results.md``, ``progress.png`` (each side with its 95 % interval),
+``curve.png``, ``timing.json`` (wall-clock seconds, kept out of ``results.json`` so that the same command and seed
+rewrite it byte for byte) and (``--video``) ``rollout_zero_shot.gif`` / ``rollout_adapted.gif`` into ``--out``.
+Rerunning the same command resumes (``state.json``): finished stages are not collected, trained or evaluated again
+(stages recorded with other settings are, on the data already logged).
 """
 
 from __future__ import annotations
