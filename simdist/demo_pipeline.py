@@ -42,10 +42,11 @@ COLORS = {"reference": "#777", "zero_shot": "#c44", "adapted": "#48c"}
 
 @dataclass(frozen=True)
 class DemoDefaults:
-    """A task's defaults for the common options (None where the option has no default: ``model`` None means the
-    demo pretrains its own; exactly one of ``minutes`` and ``real_episodes`` is the real-data budget)."""
+    """A task's defaults for the common options (None where the option has no default: ``real`` None means it must
+    be given; ``model`` None means the demo pretrains its own, or must be given; exactly one of ``minutes`` and
+    ``real_episodes`` is the real-data budget)."""
 
-    real: str
+    real: str | None = None
     model: str | None = None
     out: str | None = None  # None: outputs/TASK-demo
     trials: int = 8
@@ -89,7 +90,7 @@ class DemoHook:
     adapted by the plain :class:`~simdist.adaptation.AdaptationLoop`). One instance per run."""
 
     #: the defaults of the common options (and, :meth:`defaults`, those of ``--quick``)
-    DEFAULTS: ClassVar[DemoDefaults] = DemoDefaults(real="real", real_episodes=16)
+    DEFAULTS: ClassVar[DemoDefaults] = DemoDefaults(real=None, real_episodes=16)
     QUICK: ClassVar[DemoDefaults | None] = None
     #: MPPI preset whose values the ``--samples``/``--iterations``/... options default to (None: the task's)
     planner_preset: ClassVar[str | None] = None
@@ -265,7 +266,8 @@ def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser
     parser.add_argument("--model", "--pretrained", dest="model", default=None,
                         help="pretrained world model: Hub id or folder (default: "
                              f"{d.model or 'pretrain one: generate simulation data, then pretrain'})")
-    parser.add_argument("--real", default=None, help=f"reality profile: name or YAML path (default: {d.real})")
+    parser.add_argument("--real", default=None, help="reality profile: name or YAML path"
+                        + (f" (default: {d.real})" if d.real else ""))
     parser.add_argument("--out", default=d.out or f"outputs/{hook.task_name}-demo",
                         help="output folder" + (" (rerun to resume)" if hook.resume else " (rerun to overwrite)"))
     parser.add_argument("--seed", type=int, default=0)
@@ -308,6 +310,8 @@ def resolve(hook: DemoHook, args: argparse.Namespace) -> None:
                  "lr", "heldout_episodes", "video", "progress"):
         if getattr(args, name, None) is None:
             setattr(args, name, getattr(d, name))
+    if args.real is None:
+        raise ValueError(f"--real: name a reality profile of {hook.task_name} (a built-in name or a YAML file)")
     if args.minutes is None and args.real_episodes is None:
         args.minutes, args.real_episodes = d.minutes, d.real_episodes
     if args.samples is None or args.iterations is None:

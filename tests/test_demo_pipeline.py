@@ -47,6 +47,30 @@ def test_toy_demo_writes_the_results_of_before_the_move(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("single_thread")
+def test_a_task_without_a_hook_runs_the_generic_demo(tmp_path: Path) -> None:
+    """The generic hook: the task's ``--model`` adapted by the plain loop (here the toy's model and task)."""
+    import json
+
+    from simdist.components.tasks.toy_reach.task import ToyReachTask
+    from simdist.demo_pipeline import DemoHook
+    from simdist.tools.demo import demo
+
+    run_toy_pipeline(tmp_path / "a", TEST, seed=0, progress=False, pretrain_only=True)
+    argv = ["--model", str(tmp_path / "a" / "toy-sim"), "--real", "lag", "--real-episodes", "2", "--trials", "2",
+            "--envs", "2", "--samples", "16", "--iterations", "1", "--epochs", "1", "--windows-per-epoch", "64",
+            "--heldout-episodes", "2", "--no-progress", "--out", str(tmp_path / "run")]
+    assert demo(ToyReachTask, argv, DemoHook(ToyReachTask)) == 0
+    r = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert r["metric"] == "return" and set(r["rows"]) == {"zero_shot", "adapted"}
+    for row in r["rows"].values():
+        assert row["trials"] == 2 and row["ci95"][0] <= row["value"] <= row["ci95"][1]
+    assert r["rows"]["adapted"]["episodes"] == 2 and "| adapted (dynamics only) |" in (tmp_path / "run" /
+                                                                                       "results.md").read_text()
+    assert (tmp_path / "run" / "progress.png").is_file() and (tmp_path / "run" / "stages" / "stage-1").is_dir()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("single_thread")
 def test_toy_demo_with_every_lever_writes_the_results_of_before_the_move(tmp_path: Path) -> None:
     run_toy_pipeline(tmp_path / "c", TEST, seed=2, progress=False, real="lag", options=LEVERS)
     _same(tmp_path / "c", "c")
