@@ -2,11 +2,12 @@
 settings, the very ``results.json`` the toy's hand-built pipeline wrote before the move; every task takes the same
 options; the plot draws each bar's 95 % interval.
 
-``tests/data/toy_demo_golden/{a,b,c}.json`` were written by the toy demo of main before the move (commit
-e8d0851, ``run_toy_pipeline`` at the ``TEST`` scale, one torch thread): ``a`` the whole loop on ``lag`` with the
-default settings (seed 0), ``b`` from ``a``'s pretrained model on ``real`` with exploration noise, an anchor and
-half simulation data in finetuning (seed 1), ``c`` every model and data lever, an ensemble with the disagreement
-penalty and both diagnostics (seed 2).
+``tests/data/toy_demo_golden/`` holds what the toy demo of main wrote before the move (commit e8d0851, one torch
+thread): ``a``, ``b`` and ``c`` by ``run_toy_pipeline`` at the ``TEST`` scale, ``a`` the whole loop on ``lag`` with
+the default settings (seed 0), ``b`` from ``a``'s pretrained model on ``real`` with exploration noise, an anchor
+and half simulation data in finetuning (seed 1), ``c`` every model and data lever, an ensemble with the
+disagreement penalty and both diagnostics (seed 2); ``quick-cli`` by ``simdist demo --task toy-reach --quick
+--seed 3``.
 """
 
 from __future__ import annotations
@@ -162,3 +163,14 @@ def test_the_plot_draws_each_bars_95_percent_interval(tmp_path: Path) -> None:
             (results[key][k], results[f"{key}_ci95"][k]) for k in ("sim", "real_zero_shot", "real_adapted")]
     plot_panels(panels, tmp_path / "progress.png", hook.title(results))
     assert Image.open(tmp_path / "progress.png").size[0] > 500
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("single_thread")
+def test_the_quick_command_writes_the_results_of_before_the_move(tmp_path: Path) -> None:
+    """``simdist demo --task toy-reach --quick --seed 3`` as main's toy demo wrote it (commit e8d0851, one thread)."""
+    from simdist.cli import main
+
+    assert main(["demo", "--task", "toy-reach", "--quick", "--seed", "3", "--no-progress", "--out",
+                 str(tmp_path / "quick")]) == 0
+    assert (tmp_path / "quick" / "results.json").read_text() == (GOLDEN / "quick-cli.json").read_text()
