@@ -229,7 +229,7 @@ class Task(abc.ABC):
     @classmethod
     def demo(cls, argv: Sequence[str]) -> int:
         """``simdist demo --task NAME ...`` of a task with its own ``demo_module`` (the others run the demo
-        pipeline, :mod:`simdist.demo_pipeline`, with :meth:`make_demo_hook`)."""
+        pipeline, :mod:`simdist.demo_pipeline`, with their :attr:`demo_hook`)."""
         return cls._tool(cls.demo_module, "demo", argv)
 
     @classmethod
