@@ -491,11 +491,11 @@ class AdaptationLoop:
             model, path, trained = self.base, self.model_id, False
         elif cfg.update_every is not None:  # updated while collecting, each update from the last
             model = self.collect_until(amount, incoming, k)
-            path, trained = str(self.out / "stages" / f"stage-{k}"), True
+            path, trained = self.stage_path(k), True
         else:
             self.collect_until(amount, incoming, k)
             model = self.finetune(self.model_id if cfg.init == "base" else prev, k)
-            path = str(self.out / "stages" / f"stage-{k}")
+            path = self.stage_path(k)
             trained = True
         info = self._info(self.data_dir)
         from simdist.provenance import provenance
@@ -516,19 +516,28 @@ class AdaptationLoop:
                 model.save_pretrained(path, base_model=self.model_id,
                                       metrics={"real_minutes": entry["minutes"], "stage": k,
                                                "heldout_consistency": entry["consistency"]["after"]})
-        if cfg.eval_workers == 1:
-            result = self.task.evaluate(self.planner(model, cfg.seed + 1), cfg.episodes_per_eval, cfg.seed + 1,
-                                        num_envs=cfg.num_envs)
-        else:  # each worker loads the stage's saved model (stage 0: the model id) and plans as self.planner
-            result = evaluate_in_workers(self.task, path, cfg.episodes_per_eval, cfg.seed + 1,
-                                         workers=cfg.eval_workers, num_envs=cfg.num_envs,
-                                         build=partial(stage_controller, cfg=cfg, seed=cfg.seed + 1),
-                                         option="--eval-workers")
+        result = self.evaluate_stage(model, k, path)
         entry["eval"] = result.to_dict()
         estimate = result.estimate()
         entry["value"], entry["ci95"], entry["trials"] = estimate.mean, [estimate.low, estimate.high], estimate.n
         entry["seconds"] = time.perf_counter() - started
         return entry
+
+    def stage_path(self, k: int) -> str:
+        """The folder stage ``k``'s finetuned model is saved to (a hook: a demo may name it)."""
+        return str(self.out / "stages" / f"stage-{k}")
+
+    def evaluate_stage(self, model: Agent, k: int, path: str) -> Any:
+        """Stage ``k``'s evaluation of ``model`` (saved at ``path``; stage 0: the model id) on the task's
+        protocol: an :class:`~simdist.evaluation.EvaluationResult` (a hook: a demo may evaluate its own way)."""
+        cfg = self.cfg
+        if cfg.eval_workers == 1:
+            return self.task.evaluate(self.planner(model, cfg.seed + 1), cfg.episodes_per_eval, cfg.seed + 1,
+                                      num_envs=cfg.num_envs)
+        # each worker loads the stage's saved model (stage 0: the model id) and plans as self.planner
+        return evaluate_in_workers(self.task, path, cfg.episodes_per_eval, cfg.seed + 1, workers=cfg.eval_workers,
+                                   num_envs=cfg.num_envs, build=partial(stage_controller, cfg=cfg, seed=cfg.seed + 1),
+                                   option="--eval-workers")
 
     def stage_settings(self, k: int) -> dict[str, Any]:
         """Everything but the logged data that stage ``k``'s numbers depend on: the task, the schedule up to

@@ -67,7 +67,7 @@ WORK: dict[str, Callable[[], tuple[Any, str]]] = {
     "export": lambda: (__import__("simdist.world_model", fromlist=["WorldModel"]).WorldModel, "save_pretrained"),
     "diagnose": _attr("simdist.diagnostics", "action_information"),
     "mechanism": _attr("simdist.mechanism", "run_mechanism"),
-    "demo": _attr("simdist.components.tasks.toy_reach.demo", "run_toy_pipeline"),
+    "demo": _attr("simdist.demo_pipeline", "run_demo"),
 }
 
 #: command → a valid command line ({model}, {data}, {ckpt}, {work}: the fixtures and the working folder)
