@@ -301,14 +301,14 @@ class ToyDemo(DemoHook):
         self.scale, self.options, self.seed = self.scale_of(args), args.options, args.seed
         if args.model is not None:
             from simdist.agents import check_model_for_task
+            from simdist.config import WorldModelConfig
             from simdist.hub.files import CONFIG_NAME
-            from simdist.hub.load import read_config
             from simdist.tasks import make_task
 
             folder = Path(args.model)
             if not (folder / CONFIG_NAME).is_file():
                 raise ValueError(f"--pretrained {folder}: no {CONFIG_NAME} there (a saved world-model folder)")
-            check_model_for_task(read_config(folder / CONFIG_NAME), make_task("toy-reach"), "--pretrained")
+            check_model_for_task(WorldModelConfig.from_file(folder / CONFIG_NAME), make_task("toy-reach"), "--pretrained")
         check_pretrained(args.model, args.options.ensemble)
         check_sim_mix(args.model, args.options)
 
