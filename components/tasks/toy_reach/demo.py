@@ -308,7 +308,8 @@ class ToyDemo(DemoHook):
             folder = Path(args.model)
             if not (folder / CONFIG_NAME).is_file():
                 raise ValueError(f"--pretrained {folder}: no {CONFIG_NAME} there (a saved world-model folder)")
-            check_model_for_task(WorldModelConfig.from_file(folder / CONFIG_NAME), make_task("toy-reach"), "--pretrained")
+            config = WorldModelConfig.from_file(folder / CONFIG_NAME)
+            check_model_for_task(config, make_task("toy-reach"), "--pretrained")
         check_pretrained(args.model, args.options.ensemble)
         check_sim_mix(args.model, args.options)
 
