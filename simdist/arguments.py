@@ -1,13 +1,13 @@
 """Command-line argument helpers for tools and plug-ins: parsers named ``simdist <command>``, checked number
-types, the MPPI planner options with their presets, and progress logging. Tasks and agents that add options to
-a ``simdist`` command import them from here (never from :mod:`simdist.cli`)."""
+types, the planner options (partial overrides of an agent's ``planner.json``), and progress logging. Tasks and
+agents that add options to a ``simdist`` command import them from here (never from :mod:`simdist.cli`)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import math
-import weakref
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn
 
@@ -112,84 +112,50 @@ def setup_logging(level: int = logging.INFO) -> None:
     logging.getLogger("simdist").setLevel(level)
 
 
-#: ``add_mppi_arguments`` destinations and the preset settings (``simdist.planning.presets``) they take.
-_MPPI_PRESET_FLAGS = {"samples": "num_samples", "iterations": "iterations", "init_std": "init_std",
-                     "warm_start": "warm_start", "temporal_ensemble": "temporal_ensemble"}
+class DeprecatedAlias(argparse.Action):
+    """An old spelling of an option: stores into the new option's destination and warns, naming the new one."""
 
-
-class _GivenFlags:
-    """The MPPI options given on the command line of the namespace being parsed (so that a preset fills
-    only the others, wherever it stands on the command line)."""
-
-    def __init__(self) -> None:
-        self._namespace: weakref.ref | None = None
-        self._given: set[str] = set()
-
-    def of(self, namespace: argparse.Namespace) -> set[str]:
-        if self._namespace is None or self._namespace() is not namespace:
-            self._namespace, self._given = weakref.ref(namespace), set()
-        return self._given
-
-
-class _MPPIFlagAction(argparse.Action):
-    def __init__(self, *args: Any, given: _GivenFlags, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.given = given
+        self.new = new
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
+        warnings.warn(f"{parser.prog}: {option_string} is deprecated; use {self.new}", FutureWarning, stacklevel=2)
         setattr(namespace, self.dest, values)
-        self.given.of(namespace).add(self.dest)
 
 
-class _PlannerPresetAction(_MPPIFlagAction):
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        setattr(namespace, self.dest, values)
-        given = self.given.of(namespace)
-        for dest, value in _preset_flag_values(values).items():
-            if dest not in given:
-                setattr(namespace, dest, value)
+def add_mppi_arguments(parser: argparse.ArgumentParser, *, preset: str | None = None) -> None:
+    """The planner options of a command that runs a planning agent, each a partial override of the agent's own
+    ``planner.json`` named as its key there (``--num-samples`` sets ``num_samples``; ``--samples`` is the
+    deprecated spelling): ``--num-samples``, ``--iterations``, ``--init-std``, ``--warm-start``,
+    ``--temporal-ensemble`` (unset: the agent's own value), and ``--planner-preset NAME`` (default ``preset``) to act
+    with a preset's budget instead of ``planner.json`` (:func:`simdist.agents.acting_settings` turns them into
+    the agent's settings)."""
+    from simdist.planning.base import WARM_STARTS, planner_presets
 
-
-def _preset_flag_values(name: str) -> dict[str, Any]:
-    """The ``add_mppi_arguments`` values of planner preset ``name`` (None: the official value / off)."""
-    from simdist.planning.presets import planner_preset
-
-    settings = planner_preset(name)
-    return {dest: settings.get(key) for dest, key in _MPPI_PRESET_FLAGS.items()}
-
-
-def add_mppi_arguments(parser: argparse.ArgumentParser, *, samples: int | None = None,
-                       iterations: int | None = None, init_std: float | None = None, warm_start: str | None = None,
-                       temporal_ensemble: float | None = None, preset: str | None = None) -> None:
-    """``--samples``, ``--iterations``, ``--init-std``, ``--warm-start``, ``--temporal-ensemble`` and
-    ``--planner-preset`` with a tool's defaults: those of planner preset ``preset`` if given, replaced by the
-    keyword arguments that are not None (else None: the official value, see
-    ``simdist.planning.presets.scaled_settings``; ``--temporal-ensemble`` None: off, the official loop).
-    ``--planner-preset paper|realtime`` sets every option not given on the command line to the preset's
-    value (``simdist.planning.presets``), wherever it stands."""
-    from simdist.planning.base import WARM_STARTS
-    from simdist.planning.presets import PLANNER_PRESETS
-
-    defaults = _preset_flag_values(preset) if preset is not None else dict.fromkeys(_MPPI_PRESET_FLAGS)
-    given = {"samples": samples, "iterations": iterations, "init_std": init_std, "warm_start": warm_start,
-             "temporal_ensemble": temporal_ensemble}
-    defaults.update({k: v for k, v in given.items() if v is not None})
-    flag: dict[str, Any] = {"action": _MPPIFlagAction, "given": _GivenFlags()}
-    parser.add_argument("--planner-preset", action=_PlannerPresetAction, given=flag["given"], default=preset,
-                        choices=sorted(PLANNER_PRESETS),
-                        help="fill the MPPI options not given here from a preset (paper: 450+22 samples x 8 "
-                             "iterations, as the paper; realtime: the 50 Hz CPU setting with temporal ensembling)")
-    parser.add_argument("--samples", type=positive_int, default=defaults["samples"],
-                        help="MPPI samples per iteration", **flag)
-    parser.add_argument("--iterations", type=positive_int, default=defaults["iterations"],
-                        help="MPPI iterations per tick", **flag)
-    parser.add_argument("--init-std", type=positive_float, default=defaults["init_std"],
-                        help="MPPI initial sampling std (paper: 2.0, meant for 8 iterations)", **flag)
-    parser.add_argument("--warm-start", default=defaults["warm_start"], choices=WARM_STARTS,
-                        help="MPPI initial mean (paper: shift; policy: the base policy's action chunk)", **flag)
-    parser.add_argument("--temporal-ensemble", type=decay, default=defaults["temporal_ensemble"], metavar="DECAY",
+    parser.add_argument("--planner-preset", default=preset, choices=sorted(planner_presets()),
+                        help="act with this preset's budget instead of the agent's planner.json (paper: 450+22 "
+                             "samples x 8 iterations; realtime: the 50 Hz CPU setting with temporal ensembling); "
+                             "the options below replace its values, the other settings are the task's preset "
+                             "scaled to the budget")
+    parser.add_argument("--num-samples", type=positive_int, default=None,
+                        help="MPPI samples per iteration (planner.json's num_samples)")
+    parser.add_argument("--samples", dest="num_samples", type=positive_int, action=DeprecatedAlias,
+                        new="--num-samples", help=argparse.SUPPRESS)
+    parser.add_argument("--iterations", type=positive_int, default=None, help="MPPI iterations per tick")
+    parser.add_argument("--init-std", type=positive_float, default=None,
+                        help="MPPI initial sampling std (paper: 2.0, meant for 8 iterations)")
+    parser.add_argument("--warm-start", default=None, choices=WARM_STARTS,
+                        help="MPPI initial mean (paper: shift; policy: the base policy's action chunk)")
+    parser.add_argument("--temporal-ensemble", type=decay, default=None, metavar="DECAY",
                         help="execute the decay^k-weighted mean of what the plans of the last ticks say for now "
-                             "(k ticks old; ACT's temporal ensembling, newest first; 0 or unset: off, as the paper)",
-                        **flag)
+                             "(k ticks old; ACT's temporal ensembling, newest first; 0: off, as the paper)")
+
+
+def planner_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The planner options of :func:`add_mppi_arguments` in ``args``, by their ``planner.json`` names (None: not
+    given), with ``planner_preset``: the keywords of :func:`simdist.agents.acting_settings`."""
+    from simdist.agents import PLANNER_FLAGS
+
+    return {"preset": args.planner_preset, **{name: getattr(args, name) for name in PLANNER_FLAGS}}

@@ -17,8 +17,8 @@ pytest.importorskip("mujoco.batch")
 from simdist.components.tasks.go2 import Go2Task  # noqa: E402
 from simdist.components.tasks.go2 import demo as go2_demo  # noqa: E402
 
-SMOKE = ["--minutes", "0.05", "--trials", "1", "--envs", "2", "--samples", "4", "--iterations", "1", "--epochs", "1",
-         "--windows-per-epoch", "64", "--batch-size", "8", "--max-steps", "60", "--no-video"]
+SMOKE = ["--minutes", "0.05", "--trials", "1", "--envs", "2", "--num-samples", "4", "--iterations", "1",
+         "--epochs", "1", "--windows-per-epoch", "64", "--batch-size", "8", "--max-steps", "60", "--no-video"]
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 Loads a pretrained Go2 world model (``--model``: a Hub id such as the zoo's ``simdist/go2-slope``, or a
 folder) and runs :class:`~simdist.adaptation.AdaptationLoop` on a reality profile (``--real``) with the
 schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI preset with temporal
-ensembling, :data:`simdist.planning.presets.REALTIME_DECAY`) with the straight-walk protocol, collect
+ensembling, ``REALTIME_DECAY`` of :mod:`simdist.components.planners.presets`) with the straight-walk protocol, collect
 ``--minutes`` of on-policy proxy-real data with it, finetune only the dynamics, evaluate again. Prints a
 before/after table (mean, 95 % bootstrap interval and trial count per side, and plainly whether the intervals
 overlap) and writes ``results.json``, ``results.md``, ``curve.png``, ``timing.json`` (wall-clock seconds, kept
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--trials", type=positive_int, default=DEMO_TRIALS,
                         help="protocol trials per speed (the default resolves a ~0.15 m before/after difference)")
     parser.add_argument("--envs", type=positive_int, default=16, help="parallel envs for data collection")
-    add_mppi_arguments(parser, preset="realtime")  # simdist.planning.presets: the real-time preset
+    add_mppi_arguments(parser, preset="realtime")  # the real-time preset (simdist.components.planners.presets)
     from simdist.components.tasks.go2.task import Go2Task
 
     Go2Task.add_arguments(parser, "demo")
@@ -78,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.planner_preset:  # the budget the preset runs, as results.json records it
+        from simdist.agents import preset_budget
+        from simdist.components.tasks.go2.task import Go2Task
+
+        vars(args).update(preset_budget(args.planner_preset, Go2Task.planner_preset, vars(args)))
     check_output_path(args.out, kind="Go2 demo", markers=DEMO_MARKERS)  # before any work
     if args.minutes <= 0:
         parser.error("--minutes must be > 0")
@@ -276,8 +281,9 @@ def run_demo(args: argparse.Namespace) -> dict[str, Any]:
     task = _demo_task_cls()(profile=args.real, max_steps=args.max_steps, episode_length_s=episode_s,
                             collect_speed=args.collect_speed, phases=progress)
     cfg = AdaptConfig(schedule=[0.0, float(args.minutes)], freeze="dynamics_only", episodes_per_eval=args.trials,
-                      num_envs=args.envs, samples=args.samples, iterations=args.iterations, init_std=args.init_std,
-                      warm_start=args.warm_start, temporal_ensemble=args.temporal_ensemble, epochs=args.epochs,
+                      num_envs=args.envs, num_samples=args.num_samples, iterations=args.iterations,
+                      init_std=args.init_std, warm_start=args.warm_start, temporal_ensemble=args.temporal_ensemble,
+                      planner_preset=args.planner_preset, epochs=args.epochs,
                       windows_per_epoch=args.windows_per_epoch, batch_size=args.batch_size, lr=args.lr,
                       seed=args.seed)
     loop = _demo_loop_cls()(args.model, task, out, cfg, progress=args.progress, log=progress.log, base=base)
@@ -404,7 +410,7 @@ def results_markdown(r: dict[str, Any]) -> str:
     s = r["settings"]
     parts = [f"# SimDist Go2 demo: {r['model']} on {r['real']}", "",
              f"Straight-walk protocol at {', '.join(f'{v:g}' for v in r['speeds'])} m/s, {s['trials']} trials each; "
-             f"MPPI {s['samples']} samples x {s['iterations']} iterations"
+             f"MPPI {s.get('num_samples', s.get('samples'))} samples x {s['iterations']} iterations"
              + (f", temporal ensembling {s['temporal_ensemble']:g}" if s.get("temporal_ensemble") else "")
              + "; adapted on "
              f"{r['rows']['adapted']['minutes']:.1f} min of proxy-real data (dynamics only).", "",
