@@ -80,6 +80,9 @@ def main(argv: list[str]) -> int:
     result.details["settings"] = {"agent": args.agent, "planner": args.planner or "agent",
                                   "planner_preset": args.planner_preset, "temporal_ensemble": args.temporal_ensemble,
                                   "trials": args.trials, "seed": args.seed, "provenance": provenance(controller)}
+    to_planner_dict = getattr(getattr(controller, "config", None), "to_planner_dict", None)
+    if callable(to_planner_dict):  # the planner settings that ran: planner.json with the options given
+        result.details["settings"]["planner_settings"] = to_planner_dict()
     if args.workers > 1:  # one torch thread each (the one-process default records none of this)
         result.details["settings"] |= {"workers": args.workers, "worker_torch_threads": 1}
     if args.json:
