@@ -178,10 +178,6 @@ class AdaptConfig:
     samples: int | None = None
 
     def __post_init__(self) -> None:
-        if self.samples is not None:
-            warnings.warn("AdaptConfig: samples (--samples) is deprecated; use num_samples (--num-samples)",
-                          FutureWarning, stacklevel=3)
-            self.num_samples, self.samples = self.num_samples or self.samples, None
         try:
             s = [float(x) for x in self.schedule]
         except (TypeError, ValueError) as err:
@@ -195,9 +191,9 @@ class AdaptConfig:
         if self.init not in ("base", "previous"):
             raise ValueError(f"init must be 'base' or 'previous', got {self.init!r}")
         for name in ("episodes_per_eval", "num_envs", "eval_workers", "heldout_episodes", "num_samples", "iterations",
-                     "epochs", "windows_per_epoch", "batch_size"):
+                     "epochs", "windows_per_epoch", "batch_size", "samples"):
             value = getattr(self, name)
-            if value is None and name in ("num_samples", "iterations"):
+            if value is None and name in ("num_samples", "iterations", "samples"):
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -210,6 +206,10 @@ class AdaptConfig:
         te = self.temporal_ensemble
         if te is not None and not (np.isfinite(te) and 0 <= te < 1):
             raise ValueError(f"temporal_ensemble must be a decay in [0, 1), got {te!r}")
+        if self.samples is not None:
+            warnings.warn("AdaptConfig: samples (--samples) is deprecated; use num_samples (--num-samples)",
+                          FutureWarning, stacklevel=3)
+            self.num_samples, self.samples = self.num_samples or self.samples, None
         if self.planner_preset is not None:
             from simdist.planning.base import planner_presets
 
