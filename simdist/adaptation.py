@@ -136,7 +136,7 @@ class AdaptConfig:
         warm_start: MPPI initial mean (shift; policy: the base policy's chunk)
         temporal_ensemble: decay of the temporal ensemble over past plans (0: off, as the paper)
         planner_preset: act with this planner preset's budget instead of the agent's planner.json (the settings
-            above replace its values; :func:`simdist.agents.acting_settings`)
+            above replace its values; :func:`simdist.arguments.acting_settings`)
         epochs: finetuning epochs per stage
         windows_per_epoch: training windows per epoch
         batch_size: finetuning batch size
@@ -546,7 +546,7 @@ class AdaptationLoop:
         config = {key: value for key, value in asdict(self.cfg).items()
                   if key not in ("schedule", "eval_workers") and not (key in defaults and value == defaults[key])}
         if self.cfg.planner_preset is not None:  # the budget as runs recorded it before planner.json was the default
-            from simdist.agents import PLANNER_FLAGS, preset_budget
+            from simdist.arguments import PLANNER_FLAGS, preset_budget
 
             budget = preset_budget(self.cfg.planner_preset, self.task.planner_preset, config)
             for key in (*PLANNER_FLAGS, "planner_preset"):
@@ -612,7 +612,7 @@ def stage_planner(agent: Agent, task: Task, cfg: AdaptConfig, seed: int) -> Agen
     """``agent`` acting with ``cfg``'s planner budget on ``task`` (planning agents) and ``seed``."""
     if not getattr(agent, "plans", False):
         return agent.with_settings(seed=seed)
-    from simdist.agents import PLANNER_FLAGS, acting_settings
+    from simdist.arguments import PLANNER_FLAGS, acting_settings
 
     return agent.with_settings(**acting_settings(task, preset=cfg.planner_preset, seed=seed,
                                                  **{key: getattr(cfg, key) for key in PLANNER_FLAGS}))

@@ -185,74 +185,14 @@ def load_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     return cls.from_pretrained(folder, **rest)
 
 
-#: the ``planner.json`` settings the command line (``--num-samples``, ...) and ``AdaptConfig`` override, by name
-PLANNER_FLAGS = ("num_samples", "iterations", "init_std", "warm_start", "temporal_ensemble")
-
-
-def preset_budget(preset: str, base: str, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The budget (:data:`PLANNER_FLAGS`) planner preset ``preset`` acts with on a task whose own preset is ``base``:
-    each value of ``given`` that is not None, else the preset's (``num_samples`` and ``iterations`` always; the others
-    where the preset differs from ``base``, else None: ``base``'s own)."""
-    from simdist.planning.base import planner_preset
-
-    named, own = planner_preset(preset), planner_preset(base)
-    budget = {}
-    for key in PLANNER_FLAGS:
-        value = given.get(key)
-        if value is None and (key in ("num_samples", "iterations") or named.get(key) != own.get(key)):
-            value = named.get(key)
-        budget[key] = value
-    return budget
-
-
-def acting_settings(task: Task | None = None, *, planner: str | None = None, current: str | None = None,
-                    preset: str | None = None, seed: int | None = None, **given: Any) -> dict[str, Any]:
-    """The keywords of :meth:`Agent.with_settings` a planning agent acts with, from the command line's planner
-    options (``given``: :data:`PLANNER_FLAGS` by name, None: not given):
-
-    * by default (``planner`` None, ``"agent"`` or the agent's own, ``current``): the agent's ``planner.json`` with
-      the ``given`` settings replaced;
-    * ``planner`` another registered planner: that planner with its defaults and ``given`` (MPPI; others take only
-      ``temporal_ensemble``);
-    * ``preset`` a planner preset: its budget (:func:`preset_budget`) on ``task``'s planner preset
-      (``Task.planner_preset``, without a task ``paper``), the policy samples and elites scaled to it, with the
-      task's ``planner_defaults``, instead of ``planner.json`` (how the tools planned before an agent's own settings
-      became the default).
-
-    ``seed`` reseeds the planner. TypeError for a setting outside :data:`PLANNER_FLAGS`."""
-    unknown = sorted(set(given) - set(PLANNER_FLAGS))
-    if unknown:
-        raise TypeError(f"acting_settings got unknown planner settings {unknown}")
-    given = {k: v for k, v in given.items() if v is not None}
-    if planner == "agent" and preset is not None:
-        raise ValueError(f"--planner agent keeps the agent's planner.json; --planner-preset {preset} replaces it: "
-                         "give one of them")
-    if preset is not None:
-        from simdist.planning.base import preset_settings
-
-        base = task.planner_preset if task is not None else "paper"
-        budget = preset_budget(preset, base, given)
-        name = planner or "mppi"
-        if not name.startswith("mppi"):
-            return {"planner": name, "temporal_ensemble": budget["temporal_ensemble"], "seed": seed}
-        defaults = task.planner_defaults if task is not None else {}
-        settings = preset_settings(base, budget["num_samples"], budget["iterations"], init_std=budget["init_std"],
-                                   warm_start=budget["warm_start"], **defaults)
-        return {**settings, "planner": name, "temporal_ensemble": budget["temporal_ensemble"], "seed": seed}
-    if planner in (None, "agent", current):
-        return {**given, "seed": seed}
-    if not planner.startswith("mppi"):
-        given = {k: v for k, v in given.items() if k == "temporal_ensemble"}
-    return {"planner": planner, **given, "seed": seed}
-
-
 def build_controller(spec: str, planner: str | None = None, *, device: str = "cpu", seed: int = 0,
                      task: Task | None = None, preset: str | None = None, **given: Any) -> Any:
     """An agent from a Hub id or folder (``model:`` prefix optional), or ``expert:PATH``.
 
     A planning agent acts with its own ``planner.json``, the settings ``given`` (``num_samples``, ``iterations``,
     ``init_std``, ``warm_start``, ``temporal_ensemble``; None: its own) replacing single keys; ``planner`` another
-    registered planner; ``preset`` a planner preset's budget on ``task``'s preset instead (:func:`acting_settings`).
+    registered planner; ``preset`` a planner preset's budget on ``task``'s preset instead
+    (:func:`simdist.arguments.acting_settings`).
     ``samples=`` is the deprecated spelling of ``num_samples=``."""
     if "samples" in given:
         import warnings
@@ -273,6 +213,8 @@ def build_controller(spec: str, planner: str | None = None, *, device: str = "cp
         get("planner", planner)  # an unknown planner: refused before any work
     if not getattr(agent, "plans", False):
         return agent.with_settings(seed=seed)
+    from simdist.arguments import acting_settings
+
     current = getattr(getattr(agent, "config", None), "planner", None)
     return agent.with_settings(**acting_settings(task, planner=planner, current=current, preset=preset, seed=seed,
                                                  **given))

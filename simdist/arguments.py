@@ -8,7 +8,7 @@ import argparse
 import logging
 import math
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
 
@@ -130,8 +130,8 @@ def add_mppi_arguments(parser: argparse.ArgumentParser, *, preset: str | None = 
     ``planner.json`` named as its key there (``--num-samples`` sets ``num_samples``; ``--samples`` is the
     deprecated spelling): ``--num-samples``, ``--iterations``, ``--init-std``, ``--warm-start``,
     ``--temporal-ensemble`` (unset: the agent's own value), and ``--planner-preset NAME`` (default ``preset``) to act
-    with a preset's budget instead of ``planner.json`` (:func:`simdist.agents.acting_settings` turns them into
-    the agent's settings)."""
+    with a preset's budget instead of ``planner.json`` (:func:`acting_settings` turns them into the agent's
+    settings)."""
     from simdist.planning.base import WARM_STARTS, planner_presets
 
     parser.add_argument("--planner-preset", default=preset, choices=sorted(planner_presets()),
@@ -153,9 +153,68 @@ def add_mppi_arguments(parser: argparse.ArgumentParser, *, preset: str | None = 
                              "(k ticks old; ACT's temporal ensembling, newest first; 0: off, as the paper)")
 
 
+#: the ``planner.json`` settings the command line (``--num-samples``, ...) and ``AdaptConfig`` override, by name
+PLANNER_FLAGS = ("num_samples", "iterations", "init_std", "warm_start", "temporal_ensemble")
+
+
+def preset_budget(preset: str, base: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The budget (:data:`PLANNER_FLAGS`) planner preset ``preset`` acts with on a task whose own preset is ``base``:
+    each value of ``given`` that is not None, else the preset's (``num_samples`` and ``iterations`` always; the others
+    where the preset differs from ``base``, else None: ``base``'s own)."""
+    from simdist.planning.base import planner_preset
+
+    named, own = planner_preset(preset), planner_preset(base)
+    budget = {}
+    for key in PLANNER_FLAGS:
+        value = given.get(key)
+        if value is None and (key in ("num_samples", "iterations") or named.get(key) != own.get(key)):
+            value = named.get(key)
+        budget[key] = value
+    return budget
+
+
+def acting_settings(task: Any = None, *, planner: str | None = None, current: str | None = None,
+                    preset: str | None = None, seed: int | None = None, **given: Any) -> dict[str, Any]:
+    """The keywords of :meth:`~simdist.agents.Agent.with_settings` a planning agent acts with, from the command line's
+    planner options (``given``: :data:`PLANNER_FLAGS` by name, None: not given):
+
+    * by default (``planner`` None, ``"agent"`` or the agent's own, ``current``): the agent's ``planner.json`` with
+      the ``given`` settings replaced;
+    * ``planner`` another registered planner: that planner with its defaults and ``given`` (MPPI; others take only
+      ``temporal_ensemble``);
+    * ``preset`` a planner preset: its budget (:func:`preset_budget`) on ``task``'s planner preset
+      (``Task.planner_preset``, without a task ``paper``), the policy samples and elites scaled to it, with the
+      task's ``planner_defaults``, instead of ``planner.json`` (how the tools planned before an agent's own settings
+      became the default).
+
+    ``seed`` reseeds the planner. TypeError for a setting outside :data:`PLANNER_FLAGS`."""
+    unknown = sorted(set(given) - set(PLANNER_FLAGS))
+    if unknown:
+        raise TypeError(f"acting_settings got unknown planner settings {unknown}")
+    given = {k: v for k, v in given.items() if v is not None}
+    if planner == "agent" and preset is not None:
+        raise ValueError(f"--planner agent keeps the agent's planner.json; --planner-preset {preset} replaces it: "
+                         "give one of them")
+    if preset is not None:
+        from simdist.planning.base import preset_settings
+
+        base = task.planner_preset if task is not None else "paper"
+        budget = preset_budget(preset, base, given)
+        name = planner or "mppi"
+        if not name.startswith("mppi"):
+            return {"planner": name, "temporal_ensemble": budget["temporal_ensemble"], "seed": seed}
+        defaults = task.planner_defaults if task is not None else {}
+        settings = preset_settings(base, budget["num_samples"], budget["iterations"], init_std=budget["init_std"],
+                                   warm_start=budget["warm_start"], **defaults)
+        return {**settings, "planner": name, "temporal_ensemble": budget["temporal_ensemble"], "seed": seed}
+    if planner in (None, "agent", current):
+        return {**given, "seed": seed}
+    if not planner.startswith("mppi"):
+        given = {k: v for k, v in given.items() if k == "temporal_ensemble"}
+    return {"planner": planner, **given, "seed": seed}
+
+
 def planner_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The planner options of :func:`add_mppi_arguments` in ``args``, by their ``planner.json`` names (None: not
-    given), with ``planner_preset``: the keywords of :func:`simdist.agents.acting_settings`."""
-    from simdist.agents import PLANNER_FLAGS
-
+    given), with ``planner_preset`` as ``preset``: the keywords of :func:`acting_settings`."""
     return {"preset": args.planner_preset, **{name: getattr(args, name) for name in PLANNER_FLAGS}}

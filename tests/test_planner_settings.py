@@ -18,8 +18,8 @@ from simdist.cli import main
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
 from simdist.config import ConfigError
-from simdist.presets import preset_config
 from simdist.planning import TemporalEnsemble
+from simdist.presets import preset_config
 
 #: the saved agent's own settings: none of them the paper's
 OWN = {"planner": "mppi", "num_samples": 24, "iterations": 2, "num_elites": 8, "temperature": 0.5,

@@ -11,8 +11,7 @@ import pytest
 import torch
 
 from simdist import WorldModel, WorldModelConfig
-from simdist.agents import acting_settings, preset_budget
-from simdist.arguments import add_mppi_arguments, planner_overrides
+from simdist.arguments import acting_settings, add_mppi_arguments, planner_overrides, preset_budget
 from simdist.components.planners import MPPIPlanner
 from simdist.components.planners import presets as P
 from simdist.planning import TemporalEnsemble, build_planner, planner_preset, planner_presets, preset_settings

@@ -6,7 +6,7 @@ profile ``--profile`` and prints the metric's mean with its 95 % bootstrap inter
 per condition, or the whole result as JSON with ``--json``. Planning agents act with their own ``planner.json``;
 the planner options replace single settings of it (``--num-samples``, ``--iterations``, ...), ``--planner NAME``
 swaps the planner, ``--planner-preset NAME`` acts with a preset's budget instead
-(:func:`simdist.agents.acting_settings`).
+(:func:`simdist.arguments.acting_settings`).
 ``--workers N`` spreads the protocol's independent passes over N processes (tasks that have them:
 :meth:`simdist.tasks.Task.evaluation_passes`); the result equals the one-process run at one torch thread.
 """

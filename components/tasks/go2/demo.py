@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.planner_preset:  # the budget the preset runs, as results.json records it
-        from simdist.agents import preset_budget
+        from simdist.arguments import preset_budget
         from simdist.components.tasks.go2.task import Go2Task
 
         vars(args).update(preset_budget(args.planner_preset, Go2Task.planner_preset, vars(args)))
