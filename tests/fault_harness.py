@@ -595,7 +595,7 @@ def toy_export(ckpt: Path) -> Scenario:
             model.mkdir(parents=True)
             (model / "config.json").write_text("{}")
             (model / "NOTES.md").write_text("the user's notes\n")
-        return simdist_command("export", "--ckpt", str(ckpt), "--out", str(model))
+        return simdist_command("export", "--ckpt", str(ckpt), "--out", str(model), "--overwrite")
 
     def compare(ref: Path, new: Path) -> list[str]:
         from safetensors.torch import load_file
@@ -610,7 +610,8 @@ def toy_export(ckpt: Path) -> Scenario:
         return diffs
 
     return Scenario(
-        "simdist export --ckpt CKPT --out model (over an earlier export holding a user's file)", command, compare,
+        "simdist export --ckpt CKPT --out model --overwrite (over an earlier export holding a user's file)", command,
+        compare,
         [KillPoint("loading the checkpoint", None, (1.0, 4.0)),
          KillPoint("writing the new folder beside the old", exists(".model.tmp-*"), (0.0, 0.02))],
         plant=lambda out: plant_files(out, [f".model.tmp-{PLANTED}/"]))

@@ -142,7 +142,7 @@ def export(task: str, dry: bool) -> None:
     run = ROOT / "outputs" / task
     plan = run / "planner.json"
     cmd = [*simdist_command(), "export", "--ckpt", str(run / "pretrain" / "checkpoints" / "last.ckpt"), "--out",
-           str(run / "model"), "--planner", str(plan), "--repo-id", f"simdist/{task}",
+           str(run / "model"), "--overwrite", "--planner", str(plan), "--repo-id", f"simdist/{task}",
            "--train-config", str(max((run / "logs").rglob("config.yaml"), key=lambda f: f.stat().st_mtime))]
     print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
     if not dry:
