@@ -501,8 +501,9 @@ def compare_fit(ref: Path, new: Path) -> list[str]:
     return diffs
 
 
-ADAPT_OPTIONS = ("--num_envs", "4", "--episodes_per_eval", "4", "--heldout_episodes", "2", "--samples", "32",
-                 "--iterations", "2", "--epochs", "2", "--windows_per_epoch", "512", "--batch_size", "32")
+ADAPT_OPTIONS = ("--num_envs", "4", "--episodes_per_eval", "4", "--heldout_episodes", "2", "--planner_preset", "paper",
+                 "--num_samples", "32", "--iterations", "2", "--epochs", "2", "--windows_per_epoch", "512",
+                 "--batch_size", "32")
 
 
 def toy_adapt(model: Path, agent: str = "TOY", freeze: str | None = None) -> Scenario:
