@@ -208,6 +208,10 @@ def acting_settings(task: Any = None, *, planner: str | None = None, current: st
                                    warm_start=budget["warm_start"], **defaults)
         return {**settings, "planner": name, "temporal_ensemble": budget["temporal_ensemble"], "seed": seed}
     if planner in (None, "agent", current):
+        mppi_only = sorted(k for k in given if k != "temporal_ensemble")
+        if current is not None and not current.startswith("mppi") and mppi_only:
+            raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in mppi_only)}: the agent plans with "
+                             f"{current!r} (its planner.json), which takes no MPPI settings; add --planner mppi")
         return {**given, "seed": seed}
     if not planner.startswith("mppi"):
         given = {k: v for k, v in given.items() if k == "temporal_ensemble"}

@@ -109,6 +109,9 @@ def test_by_default_the_agent_settings_run_with_single_keys_replaced():
     # another planner: that planner's defaults; MPPI options go to MPPI planners only
     assert acting_settings(None, planner="policy", current="mppi", seed=1, num_samples=8, temporal_ensemble=0.5) == {
         "planner": "policy", "temporal_ensemble": 0.5, "seed": 1}
+    with pytest.raises(ValueError, match="--num-samples: the agent plans with 'policy'"):
+        acting_settings(None, current="policy", num_samples=8)
+    assert acting_settings(None, current="policy", temporal_ensemble=0.5) == {"temporal_ensemble": 0.5, "seed": None}
     with pytest.raises(TypeError, match="samples"):
         acting_settings(None, samples=8)
     with pytest.raises(ValueError, match="give one of them"):
