@@ -105,3 +105,16 @@ def test_adapt_config_names_and_the_recorded_budget() -> None:
     assert {k: recorded[k] for k in old} == old and "planner_preset" not in recorded and "num_samples" not in recorded
     own = AdaptationLoop.stage_settings(SimpleNamespace(cfg=AdaptConfig(num_samples=32), task=task), 0)["config"]
     assert (own["num_samples"], own["iterations"], own["planner_preset"]) == (32, None, None) and "samples" not in own
+
+
+def test_adapt_plans_with_the_agent_settings_unless_told(folder: Path) -> None:
+    from simdist.adaptation import AdaptConfig, stage_planner
+
+    task, agent = make_task("toy-reach"), load_agent(str(folder))
+    own = stage_planner(agent, task, AdaptConfig(), seed=5)
+    assert {k: own.config.to_planner_dict()[k] for k in OWN} == OWN and own.config.settings["seed"] == 5
+    fewer = stage_planner(agent, task, AdaptConfig(num_samples=12), seed=5)
+    assert (_mppi(fewer).num_samples, _mppi(fewer).temperature, fewer.planner.decay) == (12, 0.5, 0.5)
+    paper = stage_planner(agent, task, AdaptConfig(planner_preset="paper", num_samples=12, iterations=1), seed=5)
+    assert (_mppi(paper).num_samples, _mppi(paper).iterations, _mppi(paper).temperature) == (12, 1, 0.25)
+    assert not isinstance(paper.planner, TemporalEnsemble)
