@@ -540,7 +540,10 @@ class AdaptationLoop:
         """Everything but the logged data that stage ``k``'s numbers depend on: the task, the schedule up to
         ``k`` and every budget and seed of the config. The default ``schedule_unit`` (minutes) is left out, so
         runs recorded before the option existed resume instead of running again, and so is ``eval_workers``,
-        which does not change the numbers; ``update_every`` and ``prior`` are left out while unset."""
+        which does not change the numbers; ``update_every`` and ``prior`` are left out while unset. With a
+        ``planner_preset`` the planner budget is recorded as runs recorded it before a model's ``planner.json`` became
+        the default (``samples``, ``iterations``, ...: :func:`~simdist.arguments.preset_budget`), so those runs resume
+        when given the preset they ran with."""
         # unset: as before they existed
         defaults: dict[str, Any] = {"schedule_unit": "minutes", "update_every": None, "prior": [], "samples": None}
         config = {key: value for key, value in asdict(self.cfg).items()
