@@ -178,14 +178,14 @@ def planning_diagnostics(name: str) -> dict[str, str]:
 
 def build_base(which: str = ZOO_CANDIDATE) -> None:
     from simdist.hub import PLANNER_NAME
-    from simdist.planning.presets import REALTIME, REALTIME_DECAY
+    from simdist.planning import planner_preset
     from simdist.training.module import world_model_from_checkpoint
 
     candidate = CANDIDATES[which]
     model, _ = world_model_from_checkpoint(str(ROOT / candidate["ckpt"]))
     protocol = protocol_metrics(ROOT / candidate["results"], candidate.get("protocol_files", PROTOCOL_FILES))
     metrics = {**validation_metrics(ROOT / candidate["log"]), **protocol}
-    planner = {"planner": "mppi", **REALTIME, "temporal_ensemble": REALTIME_DECAY}
+    planner = planner_preset("realtime")
     train_config = resolved_config(candidate["recipe"])
     for name, task in (("go2-slope", "PTFE slippery slope"), ("go2-foam", "memory foam")):
         out = model.save_pretrained(ROOT / "hub" / "models" / name,

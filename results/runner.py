@@ -87,4 +87,5 @@ def pretrain_and_export(configs: list[str], data: Path, out: Path, model: Path, 
     resume = ["--ckpt_path", str(ckpt)] if ckpt.exists() else []
     run_command(simdist_command("fit", *configs, "--config", str(placement), "--seed_everything", str(seed),
                                 "--data.train", str(data), *resume), out / "fit.log", dry)
-    run_command(simdist_command("export", "--ckpt", str(ckpt), "--out", str(model)), out / "fit.log", dry)
+    run_command(simdist_command("export", "--ckpt", str(ckpt), "--out", str(model), "--overwrite"), out / "fit.log",
+                dry)

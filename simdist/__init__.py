@@ -22,7 +22,7 @@ _LAZY = {
     "make_task": "tasks",
     "Task": "tasks",
     "EvaluationResult": "evaluation",
-    "build_planner": "planning.ensemble",
+    "build_planner": "planning.base",
     "WorldModel": "world_model",
     "WorldModelConfig": "config",
     "ComponentSpec": "config",

@@ -130,11 +130,14 @@ class AdaptConfig:
             independent passes; the numbers equal one process at one torch thread, so stages recorded with
             another count are kept on resume)
         heldout_episodes: held-out real episodes for the consistency loss (collected once, never trained on)
-        samples: MPPI samples per iteration (planning agents)
+        num_samples: MPPI samples per iteration (planning agents; each planner setting None: the agent's own, from
+            its planner.json)
         iterations: MPPI iterations per tick
-        init_std: MPPI initial sampling std (None: the paper's 2.0)
-        warm_start: MPPI initial mean (None: shift; policy: the base policy's chunk)
-        temporal_ensemble: decay of the temporal ensemble over past plans (None: off, as the paper)
+        init_std: MPPI initial sampling std
+        warm_start: MPPI initial mean (shift; policy: the base policy's chunk)
+        temporal_ensemble: decay of the temporal ensemble over past plans (0: off, as the paper)
+        planner_preset: act with this planner preset's budget instead of the agent's planner.json (the settings
+            above replace its values; :func:`simdist.arguments.acting_settings`)
         epochs: finetuning epochs per stage
         windows_per_epoch: training windows per epoch
         batch_size: finetuning batch size
@@ -148,6 +151,7 @@ class AdaptConfig:
             their own settings
         prior: dataset folders an agent that learns from prior data (the baselines' simulation data and demos)
             is finetuned with besides the real data
+        samples: deprecated spelling of num_samples
     """
 
     schedule: list[float] = field(default_factory=lambda: [0.0, 8.0, 16.0, 27.0, 36.0])
@@ -158,11 +162,12 @@ class AdaptConfig:
     num_envs: int = 8
     eval_workers: int = 1
     heldout_episodes: int = 4
-    samples: int = 128
-    iterations: int = 4
+    num_samples: int | None = None
+    iterations: int | None = None
     init_std: float | None = None
     warm_start: str | None = None
     temporal_ensemble: float | None = None
+    planner_preset: str | None = None
     epochs: int = FINETUNE.epochs
     windows_per_epoch: int = FINETUNE.windows_per_epoch
     batch_size: int = FINETUNE.batch_size
@@ -171,6 +176,7 @@ class AdaptConfig:
     seed: int = 0
     update_every: int | None = None
     prior: list[str] = field(default_factory=list)
+    samples: int | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -185,9 +191,11 @@ class AdaptConfig:
             raise ValueError(f"an episode schedule needs whole numbers of episodes, got {self.schedule}")
         if self.init not in ("base", "previous"):
             raise ValueError(f"init must be 'base' or 'previous', got {self.init!r}")
-        for name in ("episodes_per_eval", "num_envs", "eval_workers", "heldout_episodes", "samples", "iterations",
-                     "epochs", "windows_per_epoch", "batch_size"):
+        for name in ("episodes_per_eval", "num_envs", "eval_workers", "heldout_episodes", "num_samples", "iterations",
+                     "epochs", "windows_per_epoch", "batch_size", "samples"):
             value = getattr(self, name)
+            if value is None and name in ("num_samples", "iterations", "samples"):
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if isinstance(self.warmup_steps, bool) or not isinstance(self.warmup_steps, int) or self.warmup_steps < 0:
@@ -199,6 +207,16 @@ class AdaptConfig:
         te = self.temporal_ensemble
         if te is not None and not (np.isfinite(te) and 0 <= te < 1):
             raise ValueError(f"temporal_ensemble must be a decay in [0, 1), got {te!r}")
+        if self.samples is not None:
+            warnings.warn("AdaptConfig: samples (--samples) is deprecated; use num_samples (--num-samples)",
+                          FutureWarning, stacklevel=3)
+            self.num_samples, self.samples = self.num_samples or self.samples, None
+        if self.planner_preset is not None:
+            from simdist.planning.base import planner_presets
+
+            if self.planner_preset not in planner_presets():
+                raise ValueError(f"planner_preset must be one of {sorted(planner_presets())}, got "
+                                 f"{self.planner_preset!r}")
         ue = self.update_every
         if ue is not None and (isinstance(ue, bool) or not isinstance(ue, int) or ue < 1):
             raise ValueError(f"update_every must be a positive number of episodes (or None), got {ue!r}")
@@ -543,11 +561,21 @@ class AdaptationLoop:
         """Everything but the logged data that stage ``k``'s numbers depend on: the task, the schedule up to
         ``k`` and every budget and seed of the config. The default ``schedule_unit`` (minutes) is left out, so
         runs recorded before the option existed resume instead of running again, and so is ``eval_workers``,
-        which does not change the numbers; ``update_every`` and ``prior`` are left out while unset."""
+        which does not change the numbers; ``update_every`` and ``prior`` are left out while unset. With a
+        ``planner_preset`` the planner budget is recorded as runs recorded it before a model's ``planner.json`` became
+        the default (``samples``, ``iterations``, ...: :func:`~simdist.arguments.preset_budget`), so those runs resume
+        when given the preset they ran with."""
         # unset: as before they existed
-        defaults: dict[str, Any] = {"schedule_unit": "minutes", "update_every": None, "prior": []}
+        defaults: dict[str, Any] = {"schedule_unit": "minutes", "update_every": None, "prior": [], "samples": None}
         config = {key: value for key, value in asdict(self.cfg).items()
                   if key not in ("schedule", "eval_workers") and not (key in defaults and value == defaults[key])}
+        if self.cfg.planner_preset is not None:  # the budget as runs recorded it before planner.json was the default
+            from simdist.arguments import PLANNER_FLAGS, preset_budget
+
+            budget = preset_budget(self.cfg.planner_preset, self.task.planner_preset, config)
+            for key in (*PLANNER_FLAGS, "planner_preset"):
+                config.pop(key)
+            config |= {("samples" if key == "num_samples" else key): value for key, value in budget.items()}
         return {"task": self.task.describe(), "schedule": self.cfg.schedule[: k + 1], "config": config}
 
     def stages_done(self) -> int:
@@ -608,12 +636,10 @@ def stage_planner(agent: Agent, task: Task, cfg: AdaptConfig, seed: int) -> Agen
     """``agent`` acting with ``cfg``'s planner budget on ``task`` (planning agents) and ``seed``."""
     if not getattr(agent, "plans", False):
         return agent.with_settings(seed=seed)
-    from simdist.planning.presets import preset_settings
+    from simdist.arguments import PLANNER_FLAGS, acting_settings
 
-    settings = preset_settings(task.planner_preset, cfg.samples, cfg.iterations, init_std=cfg.init_std,
-                               warm_start=cfg.warm_start, **task.planner_defaults)
-    return agent.with_settings(**{**settings, "planner": "mppi", "seed": seed,
-                                  "temporal_ensemble": cfg.temporal_ensemble or None})
+    return agent.with_settings(**acting_settings(task, preset=cfg.planner_preset, seed=seed,
+                                                 **{key: getattr(cfg, key) for key in PLANNER_FLAGS}))
 
 
 def stage_controller(task: Task, path: str, *, cfg: AdaptConfig, seed: int) -> Agent:

@@ -179,15 +179,20 @@ def load_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     return cls.from_pretrained(folder, **rest)
 
 
-def build_controller(spec: str, planner: str = "mppi", samples: int | None = None,
-                     iterations: int | None = None, device: str = "cpu", seed: int = 0,
-                     init_std: float | None = None, warm_start: str | None = None,
-                     temporal_ensemble: float | None = None, task: Task | None = None) -> Any:
+def build_controller(spec: str, planner: str | None = None, *, device: str = "cpu", seed: int = 0,
+                     task: Task | None = None, preset: str | None = None, **given: Any) -> Any:
     """An agent from a Hub id or folder (``model:`` prefix optional), or ``expert:PATH``.
 
-    ``planner``: a registered planner built from the other settings (MPPI: the settings of ``task``'s planner
-    preset, its paper setting, at the given budget, with its ``planner_defaults``; without a task the
-    official ``paper`` preset), or ``agent`` for the settings saved with the agent."""
+    A planning agent acts with its own ``planner.json``, the settings ``given`` (``num_samples``, ``iterations``,
+    ``init_std``, ``warm_start``, ``temporal_ensemble``; None: its own) replacing single keys; ``planner`` another
+    registered planner; ``preset`` a planner preset's budget on ``task``'s preset instead
+    (:func:`simdist.arguments.acting_settings`).
+    ``samples=`` is the deprecated spelling of ``num_samples=``."""
+    if "samples" in given:
+        import warnings
+
+        warnings.warn("build_controller(samples=...) is deprecated; use num_samples=", FutureWarning, stacklevel=2)
+        given.setdefault("num_samples", given.pop("samples"))
     kind, _, target = spec.partition(":")
     if kind == "expert":
         if not target:
@@ -198,18 +203,15 @@ def build_controller(spec: str, planner: str = "mppi", samples: int | None = Non
     agent = load_agent(target if kind == "model" and target else spec, map_location=device)
     if task is not None:
         check_agent_for_task(agent, task)
-    if planner != "agent":
+    if planner not in (None, "agent"):
         get("planner", planner)  # an unknown planner: refused before any work
-    if planner == "agent" or not getattr(agent, "plans", False):
+    if not getattr(agent, "plans", False):
         return agent.with_settings(seed=seed)
-    settings: dict[str, Any] = {"planner": planner, "temporal_ensemble": temporal_ensemble}
-    if planner.startswith("mppi"):
-        from simdist.planning.presets import preset_settings
+    from simdist.arguments import acting_settings
 
-        defaults = task.planner_defaults if task is not None else {}
-        settings |= preset_settings(task.planner_preset if task is not None else "paper", samples, iterations,
-                                    init_std=init_std, warm_start=warm_start, **{**defaults, "seed": seed})
-    return agent.with_settings(**settings)
+    current = getattr(getattr(agent, "config", None), "planner", None)
+    return agent.with_settings(**acting_settings(task, planner=planner, current=current, preset=preset, seed=seed,
+                                                 **given))
 
 
 def check_model_for_task(config: Any, task: Task, option: str = "--agent") -> None:

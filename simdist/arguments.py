@@ -1,14 +1,14 @@
 """Command-line argument helpers for tools and plug-ins: parsers named ``simdist <command>``, checked number
-types, the MPPI planner options with their presets, and progress logging. Tasks and agents that add options to
-a ``simdist`` command import them from here (never from :mod:`simdist.cli`)."""
+types, the planner options (partial overrides of an agent's ``planner.json``), and progress logging. Tasks and
+agents that add options to a ``simdist`` command import them from here (never from :mod:`simdist.cli`)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import math
-import weakref
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
 
@@ -112,84 +112,113 @@ def setup_logging(level: int = logging.INFO) -> None:
     logging.getLogger("simdist").setLevel(level)
 
 
-#: ``add_mppi_arguments`` destinations and the preset settings (``simdist.planning.presets``) they take.
-_MPPI_PRESET_FLAGS = {"samples": "num_samples", "iterations": "iterations", "init_std": "init_std",
-                     "warm_start": "warm_start", "temporal_ensemble": "temporal_ensemble"}
+class DeprecatedAlias(argparse.Action):
+    """An old spelling of an option: stores into the new option's destination and warns, naming the new one."""
 
-
-class _GivenFlags:
-    """The MPPI options given on the command line of the namespace being parsed (so that a preset fills
-    only the others, wherever it stands on the command line)."""
-
-    def __init__(self) -> None:
-        self._namespace: weakref.ref | None = None
-        self._given: set[str] = set()
-
-    def of(self, namespace: argparse.Namespace) -> set[str]:
-        if self._namespace is None or self._namespace() is not namespace:
-            self._namespace, self._given = weakref.ref(namespace), set()
-        return self._given
-
-
-class _MPPIFlagAction(argparse.Action):
-    def __init__(self, *args: Any, given: _GivenFlags, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, new: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.given = given
+        self.new = new
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
+        warnings.warn(f"{parser.prog}: {option_string} is deprecated; use {self.new}", FutureWarning, stacklevel=2)
         setattr(namespace, self.dest, values)
-        self.given.of(namespace).add(self.dest)
 
 
-class _PlannerPresetAction(_MPPIFlagAction):
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        setattr(namespace, self.dest, values)
-        given = self.given.of(namespace)
-        for dest, value in _preset_flag_values(values).items():
-            if dest not in given:
-                setattr(namespace, dest, value)
+def add_mppi_arguments(parser: argparse.ArgumentParser, *, preset: str | None = None) -> None:
+    """The planner options of a command that runs a planning agent, each a partial override of the agent's own
+    ``planner.json`` named as its key there (``--num-samples`` sets ``num_samples``; ``--samples`` is the
+    deprecated spelling): ``--num-samples``, ``--iterations``, ``--init-std``, ``--warm-start``,
+    ``--temporal-ensemble`` (unset: the agent's own value), and ``--planner-preset NAME`` (default ``preset``) to act
+    with a preset's budget instead of ``planner.json`` (:func:`acting_settings` turns them into the agent's
+    settings)."""
+    from simdist.planning.base import WARM_STARTS, planner_presets
 
-
-def _preset_flag_values(name: str) -> dict[str, Any]:
-    """The ``add_mppi_arguments`` values of planner preset ``name`` (None: the official value / off)."""
-    from simdist.planning.presets import planner_preset
-
-    settings = planner_preset(name)
-    return {dest: settings.get(key) for dest, key in _MPPI_PRESET_FLAGS.items()}
-
-
-def add_mppi_arguments(parser: argparse.ArgumentParser, *, samples: int | None = None,
-                       iterations: int | None = None, init_std: float | None = None, warm_start: str | None = None,
-                       temporal_ensemble: float | None = None, preset: str | None = None) -> None:
-    """``--samples``, ``--iterations``, ``--init-std``, ``--warm-start``, ``--temporal-ensemble`` and
-    ``--planner-preset`` with a tool's defaults: those of planner preset ``preset`` if given, replaced by the
-    keyword arguments that are not None (else None: the official value, see
-    ``simdist.planning.presets.scaled_settings``; ``--temporal-ensemble`` None: off, the official loop).
-    ``--planner-preset paper|realtime`` sets every option not given on the command line to the preset's
-    value (``simdist.planning.presets``), wherever it stands."""
-    from simdist.planning.base import WARM_STARTS
-    from simdist.planning.presets import PLANNER_PRESETS
-
-    defaults = _preset_flag_values(preset) if preset is not None else dict.fromkeys(_MPPI_PRESET_FLAGS)
-    given = {"samples": samples, "iterations": iterations, "init_std": init_std, "warm_start": warm_start,
-             "temporal_ensemble": temporal_ensemble}
-    defaults.update({k: v for k, v in given.items() if v is not None})
-    flag: dict[str, Any] = {"action": _MPPIFlagAction, "given": _GivenFlags()}
-    parser.add_argument("--planner-preset", action=_PlannerPresetAction, given=flag["given"], default=preset,
-                        choices=sorted(PLANNER_PRESETS),
-                        help="fill the MPPI options not given here from a preset (paper: 450+22 samples x 8 "
-                             "iterations, as the paper; realtime: the 50 Hz CPU setting with temporal ensembling)")
-    parser.add_argument("--samples", type=positive_int, default=defaults["samples"],
-                        help="MPPI samples per iteration", **flag)
-    parser.add_argument("--iterations", type=positive_int, default=defaults["iterations"],
-                        help="MPPI iterations per tick", **flag)
-    parser.add_argument("--init-std", type=positive_float, default=defaults["init_std"],
-                        help="MPPI initial sampling std (paper: 2.0, meant for 8 iterations)", **flag)
-    parser.add_argument("--warm-start", default=defaults["warm_start"], choices=WARM_STARTS,
-                        help="MPPI initial mean (paper: shift; policy: the base policy's action chunk)", **flag)
-    parser.add_argument("--temporal-ensemble", type=decay, default=defaults["temporal_ensemble"], metavar="DECAY",
+    parser.add_argument("--planner-preset", default=preset, choices=sorted(planner_presets()),
+                        help="act with this preset's budget instead of the agent's planner.json (paper: 450+22 "
+                             "samples x 8 iterations; realtime: the 50 Hz CPU setting with temporal ensembling); "
+                             "the options below replace its values, the other settings are the task's preset "
+                             "scaled to the budget")
+    parser.add_argument("--num-samples", type=positive_int, default=None,
+                        help="MPPI samples per iteration (planner.json's num_samples)")
+    parser.add_argument("--samples", dest="num_samples", type=positive_int, action=DeprecatedAlias,
+                        new="--num-samples", help=argparse.SUPPRESS)
+    parser.add_argument("--iterations", type=positive_int, default=None, help="MPPI iterations per tick")
+    parser.add_argument("--init-std", type=positive_float, default=None,
+                        help="MPPI initial sampling std (paper: 2.0, meant for 8 iterations)")
+    parser.add_argument("--warm-start", default=None, choices=WARM_STARTS,
+                        help="MPPI initial mean (paper: shift; policy: the base policy's action chunk)")
+    parser.add_argument("--temporal-ensemble", type=decay, default=None, metavar="DECAY",
                         help="execute the decay^k-weighted mean of what the plans of the last ticks say for now "
-                             "(k ticks old; ACT's temporal ensembling, newest first; 0 or unset: off, as the paper)",
-                        **flag)
+                             "(k ticks old; ACT's temporal ensembling, newest first; 0: off, as the paper)")
+
+
+#: the ``planner.json`` settings the command line (``--num-samples``, ...) and ``AdaptConfig`` override, by name
+PLANNER_FLAGS = ("num_samples", "iterations", "init_std", "warm_start", "temporal_ensemble")
+
+
+def preset_budget(preset: str, base: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The budget (:data:`PLANNER_FLAGS`) planner preset ``preset`` acts with on a task whose own preset is ``base``:
+    each value of ``given`` that is not None, else the preset's (``num_samples`` and ``iterations`` always; the others
+    where the preset differs from ``base``, else None: ``base``'s own)."""
+    from simdist.planning.base import planner_preset
+
+    named, own = planner_preset(preset), planner_preset(base)
+    budget = {}
+    for key in PLANNER_FLAGS:
+        value = given.get(key)
+        if value is None and (key in ("num_samples", "iterations") or named.get(key) != own.get(key)):
+            value = named.get(key)
+        budget[key] = value
+    return budget
+
+
+def acting_settings(task: Any = None, *, planner: str | None = None, current: str | None = None,
+                    preset: str | None = None, seed: int | None = None, **given: Any) -> dict[str, Any]:
+    """The keywords of :meth:`~simdist.agents.Agent.with_settings` a planning agent acts with, from the command line's
+    planner options (``given``: :data:`PLANNER_FLAGS` by name, None: not given):
+
+    * by default (``planner`` None, ``"agent"`` or the agent's own, ``current``): the agent's ``planner.json`` with
+      the ``given`` settings replaced;
+    * ``planner`` another registered planner: that planner with its defaults and ``given`` (MPPI; others take only
+      ``temporal_ensemble``);
+    * ``preset`` a planner preset: its budget (:func:`preset_budget`) on ``task``'s planner preset
+      (``Task.planner_preset``, without a task ``paper``), the policy samples and elites scaled to it, with the
+      task's ``planner_defaults``, instead of ``planner.json`` (how the tools planned before an agent's own settings
+      became the default).
+
+    ``seed`` reseeds the planner. TypeError for a setting outside :data:`PLANNER_FLAGS`."""
+    unknown = sorted(set(given) - set(PLANNER_FLAGS))
+    if unknown:
+        raise TypeError(f"acting_settings got unknown planner settings {unknown}")
+    given = {k: v for k, v in given.items() if v is not None}
+    if planner == "agent" and preset is not None:
+        raise ValueError(f"--planner agent keeps the agent's planner.json; --planner-preset {preset} replaces it: "
+                         "give one of them")
+    if preset is not None:
+        from simdist.planning.base import preset_settings
+
+        base = task.planner_preset if task is not None else "paper"
+        budget = preset_budget(preset, base, given)
+        name = planner or "mppi"
+        if not name.startswith("mppi"):
+            return {"planner": name, "temporal_ensemble": budget["temporal_ensemble"], "seed": seed}
+        defaults = task.planner_defaults if task is not None else {}
+        settings = preset_settings(base, budget["num_samples"], budget["iterations"], init_std=budget["init_std"],
+                                   warm_start=budget["warm_start"], **defaults)
+        return {**settings, "planner": name, "temporal_ensemble": budget["temporal_ensemble"], "seed": seed}
+    if planner in (None, "agent", current):
+        mppi_only = sorted(k for k in given if k != "temporal_ensemble")
+        if current is not None and not current.startswith("mppi") and mppi_only:
+            raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in mppi_only)}: the agent plans with "
+                             f"{current!r} (its planner.json), which takes no MPPI settings; add --planner mppi")
+        return {**given, "seed": seed}
+    if not planner.startswith("mppi"):
+        given = {k: v for k, v in given.items() if k == "temporal_ensemble"}
+    return {"planner": planner, **given, "seed": seed}
+
+
+def planner_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The planner options of :func:`add_mppi_arguments` in ``args``, by their ``planner.json`` names (None: not
+    given), with ``planner_preset`` as ``preset``: the keywords of :func:`acting_settings`."""
+    return {"preset": args.planner_preset, **{name: getattr(args, name) for name in PLANNER_FLAGS}}

@@ -145,8 +145,9 @@ class DemoHook:
             ("episodes", float(args.real_episodes))
         return AdaptConfig(schedule=[0.0, amount], schedule_unit=unit, freeze="dynamics_only",
                            episodes_per_eval=args.trials, num_envs=args.envs, heldout_episodes=args.heldout_episodes,
-                           samples=args.samples, iterations=args.iterations, init_std=args.init_std,
-                           warm_start=args.warm_start, temporal_ensemble=args.temporal_ensemble, epochs=args.epochs,
+                           num_samples=args.num_samples, iterations=args.iterations, init_std=args.init_std,
+                           warm_start=args.warm_start, temporal_ensemble=args.temporal_ensemble,
+                           planner_preset=args.planner_preset, epochs=args.epochs,
                            windows_per_epoch=args.windows_per_epoch, batch_size=args.batch_size, lr=args.lr,
                            seed=args.seed)
 
@@ -306,20 +307,23 @@ def resolve(hook: DemoHook, args: argparse.Namespace) -> None:
     """Fill the options not given from the hook's defaults (``--quick``'s with ``--quick``), build
     ``args.options`` (the hook's options dataclass) and check everything; ValueError naming the option."""
     d = hook.defaults(args.quick)
-    for name in ("real", "trials", "envs", "samples", "iterations", "epochs", "windows_per_epoch", "batch_size",
+    for name in ("real", "trials", "envs", "iterations", "epochs", "windows_per_epoch", "batch_size",
                  "lr", "heldout_episodes", "video", "progress"):
         if getattr(args, name, None) is None:
             setattr(args, name, getattr(d, name))
+    if args.num_samples is None:
+        args.num_samples = d.samples
     if args.real is None:
         raise ValueError(f"--real: name a reality profile of {hook.task_name} (a built-in name or a YAML file)")
     if args.minutes is None and args.real_episodes is None:
         args.minutes, args.real_episodes = d.minutes, d.real_episodes
-    if args.samples is None or args.iterations is None:
-        from simdist.planning.presets import planner_preset
+    # the demo plans with a preset's budget (the hook's, else the task's) on the task's preset, the options given
+    # replacing its values (simdist.arguments.acting_settings); the budget is written into results.json
+    from simdist.arguments import PLANNER_FLAGS, preset_budget
 
-        base = planner_preset(hook.task_cls.planner_preset)
-        args.samples = args.samples or base["num_samples"]
-        args.iterations = args.iterations or base["iterations"]
+    args.planner_preset = args.planner_preset or hook.task_cls.planner_preset
+    vars(args).update(preset_budget(args.planner_preset, hook.task_cls.planner_preset,
+                                    {name: getattr(args, name) for name in PLANNER_FLAGS}))
     given = args.option or {}
     if hook.options_class is None:
         if given:

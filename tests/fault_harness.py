@@ -501,8 +501,9 @@ def compare_fit(ref: Path, new: Path) -> list[str]:
     return diffs
 
 
-ADAPT_OPTIONS = ("--num_envs", "4", "--episodes_per_eval", "4", "--heldout_episodes", "2", "--samples", "32",
-                 "--iterations", "2", "--epochs", "2", "--windows_per_epoch", "512", "--batch_size", "32")
+ADAPT_OPTIONS = ("--num_envs", "4", "--episodes_per_eval", "4", "--heldout_episodes", "2", "--planner_preset", "paper",
+                 "--num_samples", "32", "--iterations", "2", "--epochs", "2", "--windows_per_epoch", "512",
+                 "--batch_size", "32")
 
 
 def toy_adapt(model: Path, agent: str = "TOY", freeze: str | None = None) -> Scenario:
@@ -595,7 +596,7 @@ def toy_export(ckpt: Path) -> Scenario:
             model.mkdir(parents=True)
             (model / "config.json").write_text("{}")
             (model / "NOTES.md").write_text("the user's notes\n")
-        return simdist_command("export", "--ckpt", str(ckpt), "--out", str(model))
+        return simdist_command("export", "--ckpt", str(ckpt), "--out", str(model), "--overwrite")
 
     def compare(ref: Path, new: Path) -> list[str]:
         from safetensors.torch import load_file
@@ -610,7 +611,8 @@ def toy_export(ckpt: Path) -> Scenario:
         return diffs
 
     return Scenario(
-        "simdist export --ckpt CKPT --out model (over an earlier export holding a user's file)", command, compare,
+        "simdist export --ckpt CKPT --out model --overwrite (over an earlier export holding a user's file)", command,
+        compare,
         [KillPoint("loading the checkpoint", None, (1.0, 4.0)),
          KillPoint("writing the new folder beside the old", exists(".model.tmp-*"), (0.0, 0.02))],
         plant=lambda out: plant_files(out, [f".model.tmp-{PLANTED}/"]))

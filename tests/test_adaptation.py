@@ -21,7 +21,7 @@ SCHEDULE = [0.0, 0.15]  # minutes at 10 Hz: 90 steps, two 60-step episodes
 
 
 def _config(**overrides: object) -> AdaptConfig:
-    base = dict(schedule=SCHEDULE, episodes_per_eval=2, num_envs=2, heldout_episodes=2, samples=16,
+    base = dict(schedule=SCHEDULE, episodes_per_eval=2, num_envs=2, heldout_episodes=2, num_samples=16,
                 iterations=1, epochs=1, windows_per_epoch=128, batch_size=32, lr=1e-3, warmup_steps=5)
     return AdaptConfig(**{**base, **overrides})  # type: ignore[arg-type]
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.usefixtures("single_thread")
 
 def test_bench_json_smoke(capsys):
     argv = ["bench", "--preset", "toy", "--threads", "1", "--repeats", "2", "--warmup", "1",
-            "--samples", "16", "--iterations", "2", "--naive-repeats", "1", "--realtime-repeats", "3",
+            "--num-samples", "16", "--iterations", "2", "--naive-repeats", "1", "--realtime-repeats", "3",
             "--envs", "1,2",
             "--train-steps", "1", "--pretrain-batch", "4", "--finetune-batch", "2", "--windows-per-chunk", "2",
             "--json"]

@@ -58,7 +58,7 @@ def test_a_task_without_a_hook_runs_the_generic_demo(tmp_path: Path) -> None:
 
     run_toy_pipeline(tmp_path / "a", TEST, seed=0, progress=False, pretrain_only=True)
     argv = ["--model", str(tmp_path / "a" / "toy-sim"), "--real", "lag", "--real-episodes", "2", "--trials", "2",
-            "--envs", "2", "--samples", "16", "--iterations", "1", "--epochs", "1", "--windows-per-epoch", "64",
+            "--envs", "2", "--num-samples", "16", "--iterations", "1", "--epochs", "1", "--windows-per-epoch", "64",
             "--heldout-episodes", "2", "--no-progress", "--out", str(tmp_path / "run")]
     assert demo(ToyReachTask, argv, DemoHook(ToyReachTask)) == 0
     r = json.loads((tmp_path / "run" / "results.json").read_text())
@@ -96,7 +96,7 @@ def test_every_task_takes_the_same_options() -> None:
     common = _common_options("toy-reach")
     assert common == _common_options("go2")
     for flag in ("--model", "--pretrained", "--real", "--out", "--seed", "--quick", "--pretrain-only", "--trials",
-                 "--envs", "--samples", "--iterations", "--minutes", "--real-episodes", "--epochs",
+                 "--envs", "--num-samples", "--iterations", "--minutes", "--real-episodes", "--epochs",
                  "--finetune-epochs", "--video", "--no-video", "--progress", "--no-progress", "--option"):
         assert flag in common, flag
     go2 = {s for a in demo_parser(Go2Demo().task_cls, Go2Demo())._actions for s in a.option_strings}
@@ -132,7 +132,7 @@ def test_no_video_is_an_option_of_the_toy_demo_too() -> None:
                                                         "--option", "dynamics_hidden=[64,64]"])
     resolve(hook, args)
     assert args.video is False and args.options == ToyOptions(ensemble=2, dynamics_hidden=(64, 64))
-    assert (args.trials, args.real_episodes, args.samples) == (8, 8, 48)  # --quick: the QUICK scale's
+    assert (args.trials, args.real_episodes, args.num_samples) == (8, 8, 48)  # --quick: the QUICK scale's
 
 
 def test_the_lever_flags_become_the_demos_options() -> None:

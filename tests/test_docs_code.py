@@ -155,7 +155,7 @@ def test_public_api_is_exported() -> None:
     import simdist
     from simdist.agents import Agent, build_controller, load_agent
     from simdist.evaluation import EvaluationResult
-    from simdist.planning.ensemble import build_planner
+    from simdist.planning.base import build_planner
     from simdist.tasks import Task, make_task
 
     assert set(PUBLIC) <= set(simdist.__all__)

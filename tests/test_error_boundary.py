@@ -112,7 +112,7 @@ def test_mppi_config_refuses_what_planner_json_may_hold() -> None:
                 {"samples_per_step": 4}):
         with pytest.raises(SettingError):
             MPPIConfig.from_dict(bad)
-    from simdist.planning.presets import PLANNER_PRESETS
+    from simdist.components.planners.presets import PLANNER_PRESETS
 
     for preset in PLANNER_PRESETS.values():  # every preset is a valid MPPIConfig
         MPPIConfig.from_dict({k: v for k, v in preset.items() if k not in ("planner", "temporal_ensemble")})

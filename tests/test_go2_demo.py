@@ -23,8 +23,8 @@ def _demo(argv: list[str]) -> int:
     return main(["demo", "--task", "go2", *argv])
 
 
-SMOKE = ["--minutes", "0.05", "--trials", "1", "--envs", "2", "--samples", "4", "--iterations", "1", "--epochs", "1",
-         "--windows-per-epoch", "64", "--batch-size", "8", "--max-steps", "60", "--no-video"]
+SMOKE = ["--minutes", "0.05", "--trials", "1", "--envs", "2", "--num-samples", "4", "--iterations", "1",
+         "--epochs", "1", "--windows-per-epoch", "64", "--batch-size", "8", "--max-steps", "60", "--no-video"]
 
 
 @pytest.fixture(scope="module")

@@ -158,7 +158,7 @@ def test_protocol_plain_terrains(terrain: str) -> None:
 def test_evaluate_cli_model(tmp_path: Path, capsys: pytest.CaptureFixture[str], expert_dir: Path) -> None:
     _tiny_go2_world_model().save_pretrained(tmp_path / "wm")
     common = ["--terrain", "flat", "--speeds", "0.3", "--trials", "2", "--max-steps", "35", "--json"]
-    model = ["--controller", f"model:{tmp_path / 'wm'}", "--planner", "mppi", "--samples", "8",
+    model = ["--controller", f"model:{tmp_path / 'wm'}", "--planner", "mppi", "--num-samples", "8",
              "--iterations", "1"]
     assert evaluate_tool.main([*model, *common]) == 0
     out = json.loads(capsys.readouterr().out)

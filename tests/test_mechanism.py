@@ -11,7 +11,7 @@ from simdist import WorldModel
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
 from simdist.mechanism import MechanismConfig, predicted_returns, ranking_report, run_mechanism, spearman, visit_states
-from simdist.planning.ensemble import build_planner
+from simdist.planning.base import build_planner
 from simdist.tasks import make_task
 
 
@@ -41,7 +41,8 @@ def test_ranking_report_regret() -> None:
 def _agent(samples: int = 8) -> SimDistAgent:
     torch.manual_seed(0)
     wm = WorldModel.from_preset("ur5e-peg").eval()
-    from simdist.planning.presets import planner_preset, scaled_settings
+    from simdist.components.planners.presets import scaled_settings
+    from simdist.planning import planner_preset
 
     settings = scaled_settings(samples, 2, base=planner_preset("manipulation"))
     return SimDistAgent(wm, SimDistAgentConfig.from_planner_dict({"planner": "mppi", **settings}))

@@ -89,7 +89,8 @@ def test_toy_true_returns_rank_a_push_to_the_goal_above_a_push_away() -> None:
 
 
 def _toy_agent(seed: int = 0) -> SimDistAgent:
-    from simdist.planning.presets import planner_preset, scaled_settings
+    from simdist.components.planners.presets import scaled_settings
+    from simdist.planning import planner_preset
 
     torch.manual_seed(seed)
     wm = WorldModel.from_preset("toy")

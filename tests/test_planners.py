@@ -516,8 +516,8 @@ def test_temporal_ensemble_blends_what_recent_plans_say_for_now(wm):
 
 def test_build_planner_from_a_planner_json_mapping(wm):
     from simdist.components.planners import MPPIPlanner, PolicyPlanner
+    from simdist.components.planners.presets import REALTIME
     from simdist.planning import TemporalEnsemble, build_planner
-    from simdist.planning.presets import REALTIME
 
     settings = {"planner": "mppi", **REALTIME, "temporal_ensemble": 0.8}
     planner = build_planner(wm, settings)

@@ -1,4 +1,6 @@
-"""Planner presets in one place (``simdist.planning.presets``) and the ``--planner-preset`` option."""
+"""Planner presets beside the algorithm (``simdist.components.planners.presets``, read by name through
+``simdist.planning.planner_preset``), the planner options as partial overrides of an agent's ``planner.json``, and
+``--planner-preset``."""
 
 from __future__ import annotations
 
@@ -9,35 +11,36 @@ import pytest
 import torch
 
 from simdist import WorldModel, WorldModelConfig
-from simdist.arguments import add_mppi_arguments
+from simdist.arguments import acting_settings, add_mppi_arguments, planner_overrides, preset_budget
 from simdist.components.planners import MPPIPlanner
-from simdist.planning import TemporalEnsemble, build_planner
-from simdist.planning import presets as P
+from simdist.components.planners import presets as P
+from simdist.planning import TemporalEnsemble, build_planner, planner_preset, planner_presets, preset_settings
 
 
 def test_presets_are_complete_build_planner_settings():
-    assert set(P.PLANNER_PRESETS) == {"paper", "realtime", "manipulation"}
-    paper, realtime = P.planner_preset("paper"), P.planner_preset("realtime")
+    assert set(P.PLANNER_PRESETS) == {"paper", "realtime", "manipulation"} == set(planner_presets())
+    paper, realtime = planner_preset("paper"), planner_preset("realtime")
     assert paper == {"planner": "mppi", **P.PAPER, "temporal_ensemble": None}
     assert realtime == {"planner": "mppi", **P.REALTIME, "temporal_ensemble": P.REALTIME_DECAY}
     paper["num_samples"] = 1  # a copy
     assert P.PLANNER_PRESETS["paper"]["num_samples"] == 450
-    assert P.planner_preset("realtime", seed=3)["seed"] == 3
+    assert planner_preset("realtime", seed=3)["seed"] == 3
     with pytest.raises(KeyError, match="known presets"):
-        P.planner_preset("fast")
+        planner_preset("fast")
     assert P.scaled_settings(16, 1, init_std=0.1, warm_start="policy", tick_threads="auto") == P.REALTIME
 
 
 def test_manipulation_preset_is_the_papers_table_iii():
     """Initial std 1.0, minimum 0.05, base-policy std 0.1, temperature 0.4, momentum 0, γ 0.99, 3 iterations;
     scaled to another budget it keeps them."""
-    m = P.planner_preset("manipulation")
+    m = planner_preset("manipulation")
     assert (m["init_std"], m["min_std"], m["base_act_std"], m["temperature"], m["momentum"], m["discount"]) == (
         1.0, 0.05, 0.1, 0.4, 0.0, 0.99)
     assert (m["num_samples"], m["iterations"], m["temporal_ensemble"]) == (256, 3, None)
     scaled = P.scaled_settings(128, 3, base=m)
     assert scaled["temperature"] == 0.4 and scaled["init_std"] == 1.0 and scaled["num_elites"] == 32
     assert "planner" not in scaled and "temporal_ensemble" not in scaled
+    assert preset_settings("manipulation", 128, 3) == scaled  # the core scales through the planner's own rule
 
 
 def test_constructor_defaults_are_the_paper_preset():
@@ -45,12 +48,13 @@ def test_constructor_defaults_are_the_paper_preset():
     assert {k: params[k].default for k in P.PAPER} == P.PAPER
 
 
-def test_older_import_paths_name_the_same_objects():
+def test_the_planner_declares_its_presets_and_schema():
     from simdist.components.planners import mppi
-    from simdist.planning import ensemble
 
-    assert mppi.PAPER is P.PAPER and mppi.REALTIME is P.REALTIME and mppi.scaled_settings is P.scaled_settings
-    assert ensemble.REALTIME_DECAY == P.REALTIME_DECAY
+    assert mppi.PAPER is P.PAPER and mppi.REALTIME is P.REALTIME
+    assert MPPIPlanner.presets is P.PLANNER_PRESETS and MPPIPlanner.config_class is mppi.MPPIConfig
+    for settings in P.PLANNER_PRESETS.values():  # every preset passes the schema
+        mppi.MPPIConfig.from_dict({k: v for k, v in settings.items() if k not in ("planner", "temporal_ensemble")})
 
 
 def test_build_planner_from_a_preset_name():
@@ -70,32 +74,67 @@ def test_build_planner_from_a_preset_name():
 
 
 def parse(argv: list[str], **defaults) -> dict:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(prog="simdist test")
     add_mppi_arguments(parser, **defaults)
     return vars(parser.parse_args(argv))
 
 
-def test_planner_preset_option_fills_the_options_not_given():
-    realtime = {"samples": 16, "iterations": 1, "init_std": 0.1, "warm_start": "policy", "temporal_ensemble": 0.8}
-    base = parse([], samples=128, iterations=4)
-    assert base == {"planner_preset": None, "samples": 128, "iterations": 4, "init_std": None, "warm_start": None,
-                    "temporal_ensemble": None}
-    assert parse(["--planner-preset", "realtime"], samples=128) == {"planner_preset": "realtime", **realtime}
-    flag, preset = ["--samples", "32"], ["--planner-preset", "realtime"]
-    for argv in (flag + preset, preset + flag):
-        assert parse(argv, samples=128) == {"planner_preset": "realtime", **realtime, "samples": 32}  # any order
-    paper = parse(["--planner-preset", "paper", "--temporal-ensemble", "0.5"], preset="realtime")
-    assert paper == {"planner_preset": "paper", "samples": 450, "iterations": 8, "init_std": 2.0, "warm_start": None,
-                     "temporal_ensemble": 0.5}
-
-
-def test_a_tool_default_preset_and_its_overrides():
-    assert parse([], preset="realtime") == {"planner_preset": "realtime", "samples": 16, "iterations": 1,
-                                            "init_std": 0.1, "warm_start": "policy", "temporal_ensemble": 0.8}
-    assert parse([], preset="realtime", samples=32)["samples"] == 32
-    parser = argparse.ArgumentParser()
-    add_mppi_arguments(parser, preset="realtime")
-    assert parser.parse_args(["--planner-preset", "paper"]).samples == 450
-    assert parser.parse_args([]).samples == 16  # a second parse starts over
+def test_planner_options_are_named_as_planner_json_keys():
+    """``--num-samples`` sets ``num_samples``; unset options stay None (the agent's own value); no preset fills them."""
+    assert parse([]) == {"planner_preset": None, "num_samples": None, "iterations": None, "init_std": None,
+                         "warm_start": None, "temporal_ensemble": None}
+    given = parse(["--num-samples", "32", "--iterations", "2", "--planner-preset", "realtime"])
+    assert given["num_samples"] == 32 and given["iterations"] == 2 and given["init_std"] is None
+    assert planner_overrides(argparse.Namespace(**given)) == {"preset": "realtime", "num_samples": 32,
+                                                              "iterations": 2, "init_std": None,
+                                                              "warm_start": None, "temporal_ensemble": None}
+    assert parse([], preset="realtime")["planner_preset"] == "realtime"
     with pytest.raises(SystemExit):
-        parser.parse_args(["--planner-preset", "fast"])
+        parse(["--planner-preset", "fast"])
+
+
+def test_the_old_samples_flag_is_a_deprecated_alias():
+    with pytest.warns(FutureWarning, match="--samples is deprecated; use --num-samples"):
+        assert parse(["--samples", "24"])["num_samples"] == 24
+    with pytest.raises(SystemExit):
+        parse(["--samples", "0"])  # checked like the new spelling
+
+
+def test_by_default_the_agent_settings_run_with_single_keys_replaced():
+    assert acting_settings(None, seed=3) == {"seed": 3}
+    assert acting_settings(None, seed=3, num_samples=32, temporal_ensemble=0.0, init_std=None) == {
+        "num_samples": 32, "temporal_ensemble": 0.0, "seed": 3}
+    assert acting_settings(None, planner="mppi", current="mppi", seed=1, iterations=2) == {"iterations": 2, "seed": 1}
+    assert acting_settings(None, planner="agent", seed=1) == {"seed": 1}
+    # another planner: that planner's defaults; MPPI options go to MPPI planners only
+    assert acting_settings(None, planner="policy", current="mppi", seed=1, num_samples=8, temporal_ensemble=0.5) == {
+        "planner": "policy", "temporal_ensemble": 0.5, "seed": 1}
+    with pytest.raises(ValueError, match="--num-samples: the agent plans with 'policy'"):
+        acting_settings(None, current="policy", num_samples=8)
+    assert acting_settings(None, current="policy", temporal_ensemble=0.5) == {"temporal_ensemble": 0.5, "seed": None}
+    with pytest.raises(TypeError, match="samples"):
+        acting_settings(None, samples=8)
+    with pytest.raises(ValueError, match="give one of them"):
+        acting_settings(None, planner="agent", preset="paper")
+
+
+def test_a_preset_acts_as_the_tools_did_before_planner_json_was_the_default():
+    """``--planner-preset realtime``: the preset's budget on the task's preset (paper), its policy samples and elites
+    scaled to the budget; a given option replaces the preset's value."""
+    from simdist import make_task
+
+    task = make_task("toy-reach")
+    rt = acting_settings(task, preset="realtime", seed=2)
+    assert rt == {**preset_settings("paper", 16, 1, init_std=0.1, warm_start="policy", **task.planner_defaults),
+                  "planner": "mppi", "temporal_ensemble": 0.8, "seed": 2}
+    assert rt["num_policy_samples"] == 2
+    bigger = acting_settings(task, preset="realtime", seed=2, num_samples=64, temporal_ensemble=0.0)
+    assert (bigger["num_samples"], bigger["num_policy_samples"], bigger["init_std"], bigger["temporal_ensemble"]) == (
+        64, 3, 0.1, 0.0)
+    assert acting_settings(task, preset="paper", seed=0) == {
+        **preset_settings("paper"), **task.planner_defaults, "planner": "mppi", "temporal_ensemble": None, "seed": 0}
+    # what each preset fills: samples and iterations always, the rest where it differs from the task's preset
+    assert preset_budget("paper", "paper", {"num_samples": 128}) == {
+        "num_samples": 128, "iterations": 8, "init_std": None, "warm_start": None, "temporal_ensemble": None}
+    assert preset_budget("realtime", "paper", {}) == {
+        "num_samples": 16, "iterations": 1, "init_std": 0.1, "warm_start": "policy", "temporal_ensemble": 0.8}

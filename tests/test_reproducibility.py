@@ -164,7 +164,7 @@ def test_simdist_evaluate_in_two_processes_gives_the_same_json(tmp_path: Path) -
     the JSON (every per-trial value, the intervals) is identical."""
     cmd = [sys.executable, "-m", "simdist.cli", "evaluate", "--task", "go2", "--agent", str(ZOO_MODEL),
            "--profile", "ptfe-slope-5.7deg", "--trials", "2", "--speeds", "0.3,0.5", "--max-steps", "150",
-           "--samples", "16", "--iterations", "1", "--init-std", "0.1", "--warm-start", "policy",
+           "--num-samples", "16", "--iterations", "1", "--init-std", "0.1", "--warm-start", "policy",
            "--temporal-ensemble", "0.8", "--json"]
     outputs = [subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT).stdout for _ in range(2)]
     first, second = (json.loads(out) for out in outputs)

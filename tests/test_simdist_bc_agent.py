@@ -155,7 +155,7 @@ def test_the_adaptation_loop_finetunes_with_the_saved_demos(bc_tuned: SimDistBCA
     stage model is SimDist+BC, its dynamics and policy head changed, its encoder, reward and value not."""
     start = SimDistBCAgent.from_simdist(base, demos=bc_tuned.demos)
     folder = start.save_pretrained(tmp_path / "start")
-    config = AdaptConfig(schedule=[0.0, 0.1], episodes_per_eval=2, num_envs=2, heldout_episodes=2, samples=16,
+    config = AdaptConfig(schedule=[0.0, 0.1], episodes_per_eval=2, num_envs=2, heldout_episodes=2, num_samples=16,
                          iterations=1, **TRAIN)
     curve = AdaptationLoop(str(folder), ToyReachTask(), tmp_path / "run", config, log=lambda m: None).run()
     stage = load_agent(tmp_path / "run" / "stages" / "stage-1")

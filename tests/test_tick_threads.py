@@ -8,8 +8,7 @@ import pytest
 import torch
 
 from simdist import WorldModel
-from simdist.planning import build_planner, execution
-from simdist.planning.presets import planner_preset
+from simdist.planning import build_planner, execution, planner_preset
 from simdist.planning.threads import ThreadChoice, check_tick_threads
 from simdist.tools import bench
 

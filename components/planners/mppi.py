@@ -11,8 +11,9 @@ base-policy samples once per tick instead of once per iteration.
 This module holds the algorithm (sampling, elites, weights, warm start, momentum). How the tick and its
 scoring run (chunks, private single-threaded threads on CPU, ``torch.compile``) is
 :class:`~simdist.planning.execution.TickExecutor`'s business; it changes no process-wide torch
-setting. The presets (``PAPER``, ``REALTIME``, ``scaled_settings``) live in :mod:`simdist.planning.presets`:
-``build_planner(world_model, planner_preset("realtime"))``.
+setting. :class:`MPPIConfig` is the schema of its settings (a ``planner.json``'s keys, every preset, every
+command-line override); the presets (``PAPER``, ``MANIPULATION``, ``REALTIME``, ``scaled_settings``) live beside it
+in :mod:`simdist.components.planners.presets`: ``build_planner(world_model, planner_preset("realtime"))``.
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ from simdist.planning.base import (
     plan_score,
 )
 from simdist.planning.execution import TickExecutor
-from simdist.planning.presets import PAPER, REALTIME, scaled_settings  # noqa: F401  (re-exported: older imports)
 from simdist.registry import register
 from simdist.schema import SettingError, Validated, bounds
+
+from .presets import PAPER, PLANNER_PRESETS, REALTIME, scaled_settings  # noqa: F401  (PAPER, REALTIME: re-exported)
 
 #: how MPPI outputs the binary action dimensions (``binary_dims``): see :class:`MPPIPlanner`
 BINARY_MODES = ("mean", "elite", "hysteresis")
@@ -140,6 +142,8 @@ class MPPIPlanner(Planner):
 
     per_env_state = True  # the warm start
     config_class = MPPIConfig  # the schema of its settings
+    presets = PLANNER_PRESETS  # its named settings (simdist.planning.planner_preset reads them by name)
+    scaled_settings = staticmethod(scaled_settings)  # a preset at another budget (simdist.planning.preset_settings)
 
     def __init__(
         self, world_model: nn.Module, num_samples: int = 450, mixture_coef: float = 0.05,

@@ -33,7 +33,8 @@ ANALYSIS = f"{R}/analysis"
 BASE = "recipes/go2/base.yaml"
 
 #: the real-time MPPI preset (16 + 2 policy samples, one iteration, sampling near the policy head's chunk)
-REALTIME = ["--samples", "16", "--iterations", "1", "--init-std", "0.1", "--warm-start", "policy"]
+REALTIME = ["--planner-preset", "paper", "--num-samples", "16", "--iterations", "1", "--init-std", "0.1",
+            "--warm-start", "policy"]
 ENSEMBLE = ["--temporal-ensemble", "0.8"]
 #: the nominal-simulation walk: 10 m course at 0.5 m/s, 10 randomised trials
 WALK_10M = ["--course-length", "10", "--speeds", "0.5", "--trials", "10", "--randomize"]
@@ -109,8 +110,10 @@ def cmd(*argv: str, out: str | None = None, log: str | None = None, done: str | 
 
 
 def evaluate(out: str, *args: str) -> Step:
-    """`simdist evaluate --task go2 ... --json` into ``out``."""
-    return cmd("simdist", "evaluate", "--task", "go2", *args, "--json", out=out)
+    """`simdist evaluate --task go2 ... --json` into ``out``; planning agents act with the paper's preset at the budget
+    the arguments give (as these numbers were measured) unless they name another preset."""
+    preset = [] if "--planner-preset" in args else ["--planner-preset", "paper"]
+    return cmd("simdist", "evaluate", "--task", "go2", *preset, *args, "--json", out=out)
 
 
 def analysis(script: str, *args: str, log: str | None = None) -> Step:
@@ -379,7 +382,7 @@ def exp_paper_vs_realtime(a: argparse.Namespace) -> list[Step]:
     Paper size: 450 + 22 samples x 8 iterations, the official settings (a tick takes about 1.3 s for 2 envs)."""
     e = ["--controller", f"model:{a.model}", "--terrain", "flat", "--course-length", "3", "--speeds", "0.5",
          "--trials", "2"]
-    return [evaluate(f"{a.out_prefix}_paper.json", *e, "--samples", "450", "--iterations", "8"),
+    return [evaluate(f"{a.out_prefix}_paper.json", *e, "--num-samples", "450", "--iterations", "8"),
             evaluate(f"{a.out_prefix}_realtime.json", *e, *REALTIME)]
 
 
@@ -458,7 +461,8 @@ def exp_wide_search(a: argparse.Namespace) -> list[Step]:
 
     def search(f: str, m: str, n: str, it: str, std: str, *extra: str, warm: str = "policy") -> Step:
         return evaluate(f, "--controller", f"model:{m}", "--profile", "ptfe-slope-5.7deg", "--trials", "3",
-                        "--samples", n, "--iterations", it, "--init-std", std, "--warm-start", warm, *ENSEMBLE, *extra)
+                        "--num-samples", n, "--iterations", it, "--init-std", std, "--warm-start", warm, *ENSEMBLE,
+                        *extra)
 
     for m in models:
         plan += [search(f"{out}/probe_0.3ms_{Path(m).name}_{n}_{it}_{std}.json", m, n, it, std, "--speeds", "0.3")

@@ -44,7 +44,9 @@ LEG_VARIANTS = (*VARIANTS[:-1], "under_twist")
 
 def evaluate(out: Path, args: list[str], dry: bool) -> dict | None:
     """Run ``simdist evaluate ARGS --json`` into ``out`` unless it exists; returns the parsed result."""
-    cmd = [*simdist_command(), "evaluate", *args, "--json"]
+    # the task's preset, as these numbers were measured
+    preset = [] if "--planner-preset" in args else ["--planner-preset", "manipulation"]
+    cmd = [*simdist_command(), "evaluate", *preset, *args, "--json"]
     print(("[dry-run] " if dry else "") + shlex.join(cmd) + f" > {out.relative_to(ROOT)}", flush=True)
     if dry:
         return None
@@ -140,7 +142,7 @@ def export(task: str, dry: bool) -> None:
     run = ROOT / "outputs" / task
     plan = run / "planner.json"
     cmd = [*simdist_command(), "export", "--ckpt", str(run / "pretrain" / "checkpoints" / "last.ckpt"), "--out",
-           str(run / "model"), "--planner", str(plan), "--repo-id", f"simdist/{task}",
+           str(run / "model"), "--overwrite", "--planner", str(plan), "--repo-id", f"simdist/{task}",
            "--train-config", str(max((run / "logs").rglob("config.yaml"), key=lambda f: f.stat().st_mtime))]
     print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
     if not dry:

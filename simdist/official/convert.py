@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from simdist.official.mapping import OfficialCheckpoint, config_from_official, state_dict_from_official
-from simdist.planning.presets import planner_preset
+from simdist.planning.base import planner_preset
 
 __all__ = ["build_model", "convert", "LICENSE_NOTICE", "SOURCE_REPO"]
 

@@ -1,6 +1,6 @@
-"""Planning with a world model: the planner contract, the rolling input history, temporal ensembling, shadow
-planners and presets. The planners themselves are registered plug-ins: ``create("planner", "mppi", ...)`` or
-:func:`build_planner`."""
+"""Planning with a world model: the planner contract (with :func:`build_planner` and the presets the registered
+planners declare), the rolling input history, temporal ensembling and shadow planners. The planners themselves are
+registered plug-ins: ``create("planner", "mppi", ...)`` or :func:`build_planner`."""
 
 from __future__ import annotations
 
@@ -17,10 +17,12 @@ _LAZY = {
     "plan_score": "base",
     "eval_mode": "base",
     "TemporalEnsemble": "ensemble",
-    "build_planner": "ensemble",
+    "build_planner": "base",
     "ShadowPlanners": "shadow",
     "FallbackOnNonFinite": "safety",
-    "planner_preset": "presets",
+    "planner_preset": "base",
+    "planner_presets": "base",
+    "preset_settings": "base",
 }
 
 __all__ = ["ObservationHistory", "PlannerPolicy", "history_for", *_LAZY]

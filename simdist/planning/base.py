@@ -1,14 +1,18 @@
 """The planning contract: the ``Planner`` base (input handling, eval/no-grad context, action bounds), its
 ``PlanResult``, the non-finite error, the warm-start names, the discounted return and the score planners rank
-sequences by (:func:`plan_score`: the return less an ensemble's disagreement penalty).
+sequences by (:func:`plan_score`: the return less an ensemble's disagreement penalty), and :func:`build_planner`,
+which turns settings (a ``planner.json``'s, or a preset's) into a planner.
 
-The algorithms (``mppi``, ``mppi_naive``, ``policy``) are registered plug-ins in ``simdist.components.planners``.
+The algorithms (``mppi``, ``mppi_naive``, ``policy``) are registered plug-ins in ``simdist.components.planners``; each
+declares the schema of its settings (``config_class``, e.g. ``MPPIConfig``) and its presets (``presets``), which
+:func:`planner_preset` reads by name through the registry.
 """
 
 from __future__ import annotations
 
 import abc
 import contextlib
+import copy
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,8 +24,9 @@ from simdist.planning.history import ObservationHistory
 from simdist.planning.inputs import NonFiniteError, check_finite, finite_actions, history_inputs, nonfinite_rows
 from simdist.types import Imagination
 
-__all__ = ["Bound", "NonFiniteError", "PlanResult", "Planner", "check_disagreement", "check_finite",
-           "discounted_return", "eval_mode", "nonfinite_rows", "plan_score"]
+__all__ = ["Bound", "NonFiniteError", "PlanResult", "Planner", "build_planner", "check_disagreement", "check_finite",
+           "discounted_return", "eval_mode", "nonfinite_rows", "plan_score", "planner_preset", "planner_presets",
+           "preset_settings"]
 
 Bound = float | Sequence[float] | Tensor | None
 
@@ -171,3 +176,57 @@ class Planner(abc.ABC):
         cfg = self.world_model.config
         return history_inputs(history, cfg.obs_spec, cfg.action_dim, cfg.command_dim, cfg.history,
                               device=self.device, dtype=self.dtype, command_steps=self.horizon + 1)
+
+
+# ---------------------------------------------------------------------------------------------- settings → planner
+def build_planner(world_model: Any, settings: Mapping[str, Any] | str) -> Any:
+    """A planner from a settings mapping such as a zoo model's ``planner.json``, or from a preset name
+    (``"paper"``, ``"realtime"``: :func:`planner_preset`): ``planner`` names the registered planner (default
+    ``mppi``), ``temporal_ensemble`` (optional; None or 0: off) wraps it in a
+    :class:`~simdist.planning.ensemble.TemporalEnsemble`, everything else goes to the planner's constructor (which
+    checks it against the planner's schema, e.g. ``MPPIConfig``)."""
+    from simdist.registry import create
+
+    kwargs = planner_preset(settings) if isinstance(settings, str) else dict(settings)
+    name = kwargs.pop("planner", "mppi")
+    decay = kwargs.pop("temporal_ensemble", None)
+    planner = create("planner", name, world_model=world_model, **kwargs)
+    if not decay:
+        return planner
+    from simdist.planning.ensemble import TemporalEnsemble
+
+    return TemporalEnsemble(planner, decay)
+
+
+def planner_presets() -> dict[str, dict[str, Any]]:
+    """Every registered planner's presets (its class's ``presets``), by preset name: complete :func:`build_planner`
+    settings."""
+    from simdist.registry import get, list_components
+
+    found: dict[str, dict[str, Any]] = {}
+    for name in list_components("planner"):
+        found.update(getattr(get("planner", name), "presets", None) or {})
+    return found
+
+
+def planner_preset(name: str, **overrides: Any) -> dict[str, Any]:
+    """A copy of preset ``name``'s :func:`build_planner` settings (``planner``, the planner's arguments and
+    ``temporal_ensemble``), with ``overrides`` replacing any of them. KeyError for an unknown name."""
+    presets = planner_presets()
+    if name not in presets:
+        raise KeyError(f"unknown planner preset {name!r}; known presets: {sorted(presets)}")
+    return {**copy.deepcopy(presets[name]), **overrides}
+
+
+def preset_settings(name: str, num_samples: int | None = None, iterations: int | None = None, *,
+                    init_std: float | None = None, warm_start: str | None = None, **overrides: Any) -> dict[str, Any]:
+    """Planner preset ``name``'s settings at a budget (None: the preset's own samples or iterations), scaled by its
+    planner's ``scaled_settings`` (MPPI: the policy samples and elites follow the sample count); ``init_std`` and
+    ``warm_start`` replace the preset's unless None, ``overrides`` replace anything. Without ``planner`` and
+    ``temporal_ensemble``."""
+    from simdist.registry import get
+
+    base = planner_preset(name)
+    scale = get("planner", base["planner"]).scaled_settings
+    return dict(scale(num_samples or base["num_samples"], iterations or base["iterations"], init_std=init_std,
+                      warm_start=warm_start, base=base, **overrides))

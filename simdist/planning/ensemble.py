@@ -5,18 +5,16 @@ the last ticks also said what to do now: the plan made k ticks ago at its step k
 executes their weighted mean, a_t = Σ_k w_k p_{t-k}[k] / Σ_k w_k with w_k = decay^k over the plans made
 since the env's last reset (at most T). ``decay=0`` executes the newest plan's first action (the wrapped
 planner unchanged). Works with any planner (``act``/``plan``/``reset`` and a ``world_model``). The decay the
-real-time preset uses is :data:`simdist.planning.presets.REALTIME_DECAY`.
+real-time preset uses is ``REALTIME_DECAY`` (``simdist.components.planners.presets``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 from torch import Tensor
-
-from simdist.planning.presets import REALTIME_DECAY, planner_preset  # noqa: F401  (REALTIME_DECAY: re-exported)
 
 
 class TemporalEnsemble:
@@ -73,16 +71,3 @@ class TemporalEnsemble:
     def __repr__(self) -> str:
         return f"TemporalEnsemble({self.planner!r}, decay={self.decay})"
 
-
-def build_planner(world_model: Any, settings: Mapping[str, Any] | str) -> Any:
-    """A planner from a settings mapping such as a zoo model's ``planner.json``, or from a preset name
-    (``"paper"``, ``"realtime"``: :func:`simdist.planning.presets.planner_preset`): ``planner`` names the
-    registered planner (default ``mppi``), ``temporal_ensemble`` (optional; None or 0: off) wraps it in a
-    :class:`TemporalEnsemble`, everything else goes to the planner's constructor."""
-    from simdist.registry import create
-
-    kwargs = planner_preset(settings) if isinstance(settings, str) else dict(settings)
-    name = kwargs.pop("planner", "mppi")
-    decay = kwargs.pop("temporal_ensemble", None)
-    planner = create("planner", name, world_model=world_model, **kwargs)
-    return TemporalEnsemble(planner, decay) if decay else planner

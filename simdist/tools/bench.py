@@ -18,11 +18,11 @@ Sections (``--sections``, all by default):
   encoded once, bf16, compiled: :mod:`simdist.tools.bench_train`), FLOP per window and the machine's
   matrix-product rate.
 
-Planner settings come from :mod:`simdist.planning.presets`. ``--compile`` adds ``torch.compile`` variants
-(compile time reported separately). Every timing runs under each ``--threads`` setting (the bench's own
-``torch.set_num_threads``, as a user would set it; the planners change no torch setting themselves). The
-machine may be shared: CPU time (all threads of this process) is reported beside wall time, and the load
-average before and after. ``--json`` prints one JSON object.
+Planner settings are the presets the planners declare (:func:`simdist.planning.planner_preset`). ``--compile``
+adds ``torch.compile`` variants (compile time reported separately). Every timing runs under each ``--threads``
+setting (the bench's own ``torch.set_num_threads``, as a user would set it; the planners change no torch setting
+themselves). The machine may be shared: CPU time (all threads of this process) is reported beside wall time, and
+the load average before and after. ``--json`` prints one JSON object.
 
 FLOP per scored sequence (width D, horizon T, context L, MLP factor f, action A, command C): dynamics ``2TAD +
 Σ_layers [2TD²(6 + 2f) + 4T²D + 4TLD]``, each head ``2TFD + 2TD + Σ_layers [2TD²(4 + 2f) + 4T²D]`` (F = its
@@ -35,6 +35,7 @@ hardware efficiency) and ``gflops_nominal`` the nominal work per second.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -43,7 +44,7 @@ from typing import Any
 
 import torch
 
-from simdist.arguments import nonnegative_int, positive_int, tool_parser
+from simdist.arguments import DeprecatedAlias, nonnegative_int, positive_int, tool_parser
 from simdist.benchmarking import (  # noqa: F401  (PeakMemory, num_threads, summarize: part of this tool's API)
     PeakMemory,
     load_average,
@@ -54,7 +55,7 @@ from simdist.benchmarking import (  # noqa: F401  (PeakMemory, num_threads, summ
     summarize,
     time_calls,
 )
-from simdist.planning.presets import planner_preset
+from simdist.planning.base import planner_preset
 from simdist.tasks import add_task_argument, default_task, pretrain_presets, task_class
 from simdist.tools.bench_train import DEFAULT_VARIANTS, bench_presets, parse_variant
 
@@ -132,7 +133,7 @@ def time_compiled(wm: Any, settings: dict[str, Any], mode: Any, history: dict[st
                   warmup: int, device: torch.device) -> tuple[dict[str, Any], float]:
     """The planner of ``build_planner`` ``settings`` with ``compile=mode``: the timings of its ticks, and the
     first (compiling) tick's seconds."""
-    from simdist.planning.ensemble import build_planner
+    from simdist.planning.base import build_planner
 
     planner = build_planner(wm, {**settings, "compile": mode})
     t0 = time.perf_counter()
@@ -143,15 +144,15 @@ def time_compiled(wm: Any, settings: dict[str, Any], mode: Any, history: dict[st
 
 def paper_settings(args: Any) -> dict[str, Any]:
     """The task's paper planner preset (``Task.planner_preset``: ``paper`` for legged locomotion,
-    ``manipulation`` for the arm) as ``build_planner`` settings, with ``--samples``/``--iterations``
+    ``manipulation`` for the arm) as ``build_planner`` settings, with ``--num-samples``/``--iterations``
     applied."""
-    overrides = {"num_samples": args.samples, "iterations": args.iterations}
+    overrides = {"num_samples": args.num_samples, "iterations": args.iterations}
     return planner_preset(args.planner_preset, **{k: v for k, v in overrides.items() if v is not None})
 
 
 def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device) -> list[dict[str, Any]]:
     """The ``mppi``, ``naive``, ``realtime`` and ``envs`` sections at one thread count."""
-    from simdist.planning.ensemble import build_planner
+    from simdist.planning.base import build_planner
 
     rows: list[dict[str, Any]] = []
     paper, realtime = paper_settings(args), planner_preset("realtime")
@@ -279,7 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--envs", default="1,8,32", help="env counts for the batched-planning section")
     parser.add_argument("--envs-preset", choices=("realtime", "paper"), default=None,
                         help="planner setting for the envs section (default: realtime on CPU, paper on CUDA)")
-    parser.add_argument("--samples", type=positive_int, default=None, help="override the paper num_samples (450)")
+    parser.add_argument("--num-samples", type=positive_int, default=None, help="override the paper num_samples (450)")
+    parser.add_argument("--samples", dest="num_samples", type=positive_int, action=DeprecatedAlias, new="--num-samples",
+                        help=argparse.SUPPRESS)
     parser.add_argument("--iterations", type=positive_int, default=None, help="override the paper iterations (8)")
     parser.add_argument("--train-steps", type=positive_int, default=5, help="timed pretraining steps (finetune: 4x)")
     parser.add_argument("--train-presets", default=None, metavar="PRESET:BATCH,...",
@@ -339,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             "realtime_repeats": args.realtime_repeats, "paper": paper_settings(args),
             "control_period_s": args.control_period,
             "realtime": planner_preset("realtime"),
-            "samples": args.samples, "iterations": args.iterations, "envs": args.envs,
+            "num_samples": args.num_samples, "iterations": args.iterations, "envs": args.envs,
             "envs_preset": args.envs_preset, "compile": args.compile, "pretrain_batch": args.pretrain_batch,
             "finetune_batch": args.finetune_batch, "flop_per_sequence": imagine_flops(wm),
             "train_presets": args.train_presets, "train_variants": args.train_variants,

@@ -3,8 +3,10 @@
 Loads any agent (:func:`simdist.agents.load_agent`: a Hub id or folder; its ``config.json`` names the type)
 or ``expert:PATH`` (an exported privileged expert), runs the task's evaluation protocol on the reality
 profile ``--profile`` and prints the metric's mean with its 95 % bootstrap interval and the trial count
-per condition, or the whole result as JSON with ``--json``. Planning agents act with the MPPI budget of
-the planner options (the paper's by default; ``--planner agent`` keeps the agent's saved settings).
+per condition, or the whole result as JSON with ``--json``. Planning agents act with their own ``planner.json``;
+the planner options replace single settings of it (``--num-samples``, ``--iterations``, ...), ``--planner NAME``
+swaps the planner, ``--planner-preset NAME`` acts with a preset's budget instead
+(:func:`simdist.arguments.acting_settings`).
 ``--workers N`` spreads the protocol's independent passes over N processes (tasks that have them:
 :meth:`simdist.tasks.Task.evaluation_passes`); the result equals the one-process run at one torch thread.
 """
@@ -14,10 +16,11 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from simdist.agents import build_controller
-from simdist.arguments import add_mppi_arguments, positive_int, setup_logging, tool_parser
+from simdist.arguments import add_mppi_arguments, planner_overrides, positive_int, setup_logging, tool_parser
 from simdist.parallel import evaluate_in_workers, evaluation_passes
 from simdist.tasks import Task, TaskError, add_task_argument, preparse_task, task_class
 
@@ -40,9 +43,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--agent", "--controller", dest="agent", required=True,
                         help="agent: Hub id or folder (model:ID also accepted), expert:PATH, or one the task "
                              "provides (e.g. a scripted expert: expert, scripted:NAME)")
-    parser.add_argument("--planner", default="mppi",
-                        help="planning agents: planner to act with (mppi, policy, ...; agent: its saved settings)")
-    add_mppi_arguments(parser, samples=None, iterations=None)
+    parser.add_argument("--planner", default=None,
+                        help="planning agents: another planner to act with (mppi, policy, ...; default and agent: "
+                             "the one in its planner.json)")
+    add_mppi_arguments(parser)
     parser.add_argument("--profile", default=None,
                         help=f"reality profile ({', '.join(cls.profiles()) or 'none built in'}, or a YAML path)")
     parser.add_argument("--trials", type=positive_int, default=5, help="trials per condition of the protocol")
@@ -60,10 +64,8 @@ def main(argv: list[str]) -> int:
     try:
         task = cls.from_args(args, "evaluate", profile=args.profile)
         evaluation_passes(task, args.trials, args.seed, args.workers)  # refuse --workers N before any work
-        build = functools.partial(controller_for, planner=args.planner, samples=args.samples,
-                                  iterations=args.iterations, device=args.device, seed=args.seed,
-                                  init_std=args.init_std, warm_start=args.warm_start,
-                                  temporal_ensemble=args.temporal_ensemble)
+        build: Callable[[Task, str], Any] = functools.partial(
+            controller_for, planner=args.planner, device=args.device, seed=args.seed, **planner_overrides(args))
         controller = build(task, args.agent)  # here too: errors before any work, and the provenance
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
@@ -75,9 +77,12 @@ def main(argv: list[str]) -> int:
                                      num_envs=args.envs, build=build, log=log)
     from simdist.provenance import provenance
 
-    result.details["settings"] = {"agent": args.agent, "planner": args.planner,
-                                  "temporal_ensemble": args.temporal_ensemble, "trials": args.trials,
-                                  "seed": args.seed, "provenance": provenance(controller)}
+    result.details["settings"] = {"agent": args.agent, "planner": args.planner or "agent",
+                                  "planner_preset": args.planner_preset, "temporal_ensemble": args.temporal_ensemble,
+                                  "trials": args.trials, "seed": args.seed, "provenance": provenance(controller)}
+    to_planner_dict = getattr(getattr(controller, "config", None), "to_planner_dict", None)
+    if callable(to_planner_dict):  # the planner settings that ran: planner.json with the options given
+        result.details["settings"]["planner_settings"] = to_planner_dict()
     if args.workers > 1:  # one torch thread each (the one-process default records none of this)
         result.details["settings"] |= {"workers": args.workers, "worker_torch_threads": 1}
     if args.json:

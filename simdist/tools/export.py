@@ -1,4 +1,9 @@
-"""``simdist export --ckpt last.ckpt --out folder``: a Lightning checkpoint → a Hub-ready model folder."""
+"""``simdist export --ckpt last.ckpt --out folder``: a Lightning checkpoint → a Hub-ready model folder.
+
+A folder that holds a model already is replaced only with ``--overwrite``, and then only the files an export
+writes (``MODEL_FILES``: config, weights, card, training config, planner settings); any other file stays, and the
+folder and the files it replaces keep their permissions. A non-empty folder that is not a model is refused.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from pathlib import Path
 from simdist.arguments import tool_parser
 from simdist.errors import InputError
 from simdist.fsutil import check_output_path, output_lock, read_json_object, remove_stale_temporaries
-from simdist.hub.files import CONFIG_NAME, PLANNER_NAME
+from simdist.hub.files import CONFIG_NAME, MODEL_FILES, PLANNER_NAME
 
 
 def _read_text(path: str, option: str) -> str:
@@ -15,6 +20,14 @@ def _read_text(path: str, option: str) -> str:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(f"{option} {path}: cannot read the file ({err})") from err
+
+
+def check_overwrite(out: Path, overwrite: bool) -> None:
+    """Refuse an ``out`` that holds an earlier export unless ``overwrite``, naming the files it would replace."""
+    mine = [name for name in MODEL_FILES if (out / name).exists()]
+    if mine and not overwrite:
+        raise InputError(f"--out {out}: holds a model already ({', '.join(mine)}); pass --overwrite to replace the "
+                         f"files an export writes ({', '.join(MODEL_FILES)}; other files are kept), or another --out")
 
 
 def main(argv: list[str]) -> int:
@@ -29,6 +42,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--description", default=None,
                         help="model-card description (Markdown): text, or @FILE to read it from a file")
     parser.add_argument("--planner", default=None, help="JSON file of recommended planner settings (planner.json)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the model files of an earlier export in --out (its other files are kept)")
     parser.add_argument("--current-weights", action="store_true",
                         help="a run with weight averaging (EMA): export the raw training weights, not the average")
     args = parser.parse_args(argv)
@@ -40,6 +55,7 @@ def main(argv: list[str]) -> int:
         description = _read_text(description[1:], "--description")
     card = {k: v for k, v in (("repo_id", args.repo_id), ("description", description)) if v}
     check_output_path(args.out, kind="model folder", markers=(CONFIG_NAME,))
+    check_overwrite(Path(args.out), args.overwrite)
     from simdist.training.module import world_model_from_checkpoint
 
     model, base = world_model_from_checkpoint(args.ckpt, current_weights=args.current_weights)

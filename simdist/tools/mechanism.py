@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from simdist.arguments import add_mppi_arguments, positive_int, setup_logging, tool_parser
+from simdist.arguments import add_mppi_arguments, planner_overrides, positive_int, setup_logging, tool_parser
 from simdist.fsutil import check_output_path
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
@@ -59,7 +59,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--model", action="append", required=True, metavar="NAME=ID",
                         help="a model to score the candidates (repeat); the first drives unless --reference")
     parser.add_argument("--reference", default=None, help="the NAME whose planner visits the states")
-    add_mppi_arguments(parser, samples=None, iterations=None)
+    add_mppi_arguments(parser)
     parser.add_argument("--states", type=positive_int, default=40)
     parser.add_argument("--candidates", type=positive_int, default=32)
     parser.add_argument("--every", type=positive_int, default=5, help="control steps between cloned states")
@@ -82,9 +82,7 @@ def main(argv: list[str]) -> int:
         task = cls.from_args(args, "evaluate", profile=args.real)
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed)
-        agents = {name: build_controller(spec, "mppi", args.samples, args.iterations, seed=args.seed,
-                                         init_std=args.init_std, warm_start=args.warm_start, task=task,
-                                         temporal_ensemble=args.temporal_ensemble)
+        agents = {name: build_controller(spec, seed=args.seed, task=task, **planner_overrides(args))
                   for name, spec in specs.items()}
     except (ValueError, FileNotFoundError, TaskError) as err:
         parser.error(str(err))

@@ -40,7 +40,7 @@ class SimDistAgent(Agent):
     def planner(self) -> Any:
         """The planner, built on first use from :attr:`config`."""
         if self._planner is None:
-            from simdist.planning.ensemble import build_planner
+            from simdist.planning.base import build_planner
 
             self._planner = build_planner(self.world_model, self.config.to_planner_dict())
         return self._planner

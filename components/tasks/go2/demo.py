@@ -4,8 +4,9 @@ The demo pipeline every task's demo runs (:mod:`simdist.demo_pipeline`) with the
 loads a pretrained Go2 world model (``--model``: a Hub id such as the zoo's ``simdist/go2-slope``, or a folder)
 and runs :class:`~simdist.adaptation.AdaptationLoop` (:class:`DemoLoop`, phase lines with an ETA) on a reality
 profile (``--real``) with the schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI
-preset with temporal ensembling, :data:`simdist.planning.presets.REALTIME_DECAY`) with the straight-walk protocol,
-collect ``--minutes`` of on-policy proxy-real data with it, finetune only the dynamics, evaluate again. Prints a
+preset with temporal ensembling, ``REALTIME_DECAY`` of :mod:`simdist.components.planners.presets`) with the
+straight-walk protocol, collect ``--minutes`` of on-policy proxy-real data with it, finetune only the dynamics,
+evaluate again. Prints a
 before/after table (mean, 95 % bootstrap interval and trial count per side, and plainly whether the intervals
 overlap) and writes ``results.json``, ``results.md``, ``progress.png`` (each side with its 95 % interval),
 ``curve.png``, ``timing.json`` (wall-clock seconds, kept out of ``results.json`` so that the same command and seed
@@ -59,7 +60,7 @@ class Go2Demo(DemoHook):
     QUICK = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-slope", out="outputs/go2-demo", trials=2,
                          envs=8, minutes=0.5, epochs=1, windows_per_epoch=1_000, batch_size=32, lr=2e-4,
                          heldout_episodes=2, video=False, progress=False)
-    planner_preset = "realtime"  # simdist.planning.presets: the real-time preset
+    planner_preset = "realtime"  # the real-time preset (simdist.components.planners.presets)
     can_render = True
     markers = DEMO_MARKERS
 
@@ -400,7 +401,7 @@ def results_markdown(r: dict[str, Any]) -> str:
     s = r["settings"]
     parts = [f"# SimDist Go2 demo: {r['model']} on {r['real']}", "",
              f"Straight-walk protocol at {', '.join(f'{v:g}' for v in r['speeds'])} m/s, {s['trials']} trials each; "
-             f"MPPI {s['samples']} samples x {s['iterations']} iterations"
+             f"MPPI {s.get('num_samples', s.get('samples'))} samples x {s['iterations']} iterations"
              + (f", temporal ensembling {s['temporal_ensemble']:g}" if s.get("temporal_ensemble") else "")
              + "; adapted on "
              f"{r['rows']['adapted']['minutes']:.1f} min of proxy-real data (dynamics only).", "",

@@ -318,7 +318,7 @@ class ToyDemo(DemoHook):
         base = self.base_scale or (QUICK if args.quick else ToyScale())
         return replace(base, real_episodes=args.real_episodes, finetune_epochs=args.epochs,
                        finetune_windows_per_epoch=args.windows_per_epoch, eval_episodes=args.trials,
-                       num_envs=args.envs, samples=args.samples, iterations=args.iterations,
+                       num_envs=args.envs, samples=args.num_samples, iterations=args.iterations,
                        heldout_episodes=args.heldout_episodes)
 
     def log(self, msg: str) -> None:

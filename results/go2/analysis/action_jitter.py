@@ -16,7 +16,7 @@ import numpy as np
 
 from simdist import build_controller, make_task
 
-REALTIME = dict(samples=16, iterations=1, init_std=0.1, warm_start="policy")
+REALTIME = dict(num_samples=16, iterations=1, init_std=0.1, warm_start="policy")
 
 
 class Recorder:
@@ -36,7 +36,7 @@ class Recorder:
 
 def jitter(model: str, planner: str, decay: float | None, terrain: str, trials: int, walk_steps: int) -> float:
     kwargs = REALTIME if planner == "mppi" else {}
-    rec = Recorder(build_controller(f"model:{model}", planner, temporal_ensemble=decay, **kwargs))
+    rec = Recorder(build_controller(f"model:{model}", planner, preset="paper", temporal_ensemble=decay, **kwargs))
     task = make_task("go2", terrain=terrain, course_length=10.0, speeds=(0.5,), randomize=True)
     task.max_steps = task.standing_steps + walk_steps
     task.evaluate(rec, trials, seed=0)

@@ -41,8 +41,9 @@ def main() -> None:
     args = parser.parse_args()
 
     def planner(spec: str, seed: int, kind: str = "mppi") -> Any:
-        return build_controller(f"model:{spec}", kind, args.samples, args.iterations, seed=seed,
-                                init_std=args.init_std, warm_start=args.warm_start,
+        return build_controller(f"model:{spec}", kind, preset="paper", num_samples=args.samples,
+                                iterations=args.iterations, seed=seed, init_std=args.init_std,
+                                warm_start=args.warm_start,
                                 temporal_ensemble=args.temporal_ensemble)
 
     shadowed = ShadowPlanners(planner(args.base, args.seed), {

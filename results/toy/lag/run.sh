@@ -11,7 +11,7 @@ case "${1:-}" in
   calibrate)  # zero-shot planner (the demo's MPPI: 128 samples x 4 iterations) in sim and on lag; experts
     model=${2:?calibrate needs a pretrained toy world-model folder, e.g. outputs/toy-lag/ctx4-s0/toy-sim}
     for profile in sim lag; do
-      $simdist evaluate --task toy-reach --agent "$model" --profile $profile --samples 128 --iterations 4 \
+      $simdist evaluate --task toy-reach --agent "$model" --profile $profile --planner-preset paper --num-samples 128 --iterations 4 \
         --trials 32 --envs 16 --seed 2
     done
     $simdist evaluate --task toy-reach --agent expert --profile sim --trials 32 --envs 16 --seed 2
@@ -23,12 +23,12 @@ case "${1:-}" in
     for lg in 3:2 3:3 2:3 4:3 5:3 4:4 0:5 1:4 1:5 2:5; do
       printf 'latency: %s\ngain: %s\n' "${lg%%:*}" "${lg##*:}" > "$dir/L${lg%%:*}-G${lg##*:}.yaml"
       $simdist evaluate --task toy-reach --agent "$model" --profile "$dir/L${lg%%:*}-G${lg##*:}.yaml" \
-        --samples 128 --iterations 4 --trials 32 --envs 16 --seed 2
+        --planner-preset paper --num-samples 128 --iterations 4 --trials 32 --envs 16 --seed 2
     done ;;
   spread)  # the closed loop on lag at other MPPI initial stds, for a pretrained and an adapted model
     for model in "${@:2}"; do
       for std in 0.5 1.0; do
-        $simdist evaluate --task toy-reach --agent "$model" --profile lag --samples 128 --iterations 4 \
+        $simdist evaluate --task toy-reach --agent "$model" --profile lag --planner-preset paper --num-samples 128 --iterations 4 \
           --init-std $std --trials 32 --envs 16 --seed 2 --json
       done
     done ;;
@@ -67,7 +67,7 @@ case "${1:-}" in
     seed=${2:?ranking-spread needs a seed}
     for std in 0.5 1.0 2.0; do
       $simdist mechanism --task toy-reach --real lag --model "zero_shot=outputs/toy-lag/ref-s$seed/toy-sim" \
-        --model "adapted=outputs/toy-lag/base-s$seed/toy-real" --samples 128 --iterations 4 --init-std $std \
+        --model "adapted=outputs/toy-lag/base-s$seed/toy-real" --planner-preset paper --num-samples 128 --iterations 4 --init-std $std \
         --states 40 --candidates 32 --envs 16 --seed $((seed + 5)) --out "outputs/toy-lag/spread-s$seed/std$std.json"
     done ;;
   *) echo "usage: $0 calibrate MODEL | sweep MODEL | spread MODEL... | loop NAME SEED [demo options] | levers SEED ROW... | ranking-spread SEED" >&2; exit 2 ;;

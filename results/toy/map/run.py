@@ -97,7 +97,8 @@ def run_cell(cell: Cell, seed: int, out: Path, dry: bool) -> Path:
     step("ranking", folder / "ranking.json",
          simdist_command("mechanism", "--task", "toy-reach", "--real", str(profile),
                          "--model", f"zero_shot={model}", "--model", f"adapted={run / 'toy-real'}",
-                         "--reference", "zero_shot", "--samples", str(SAMPLES), "--iterations", str(ITERATIONS),
+                         "--reference", "zero_shot", "--planner-preset", "paper", "--num-samples", str(SAMPLES),
+                         "--iterations", str(ITERATIONS),
                          "--states", "40", "--candidates", "32", "--envs", str(ENVS), "--seed", str(seed + 5),
                          "--out", str(folder / "ranking.json")))
     if not dry:

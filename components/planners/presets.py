@@ -1,11 +1,13 @@
-"""Planner presets: the one place the command-line tools, the demo and ``simdist bench`` read them from.
+"""MPPI's presets, beside the algorithm they configure (:class:`~simdist.components.planners.mppi.MPPIPlanner`
+declares them as its ``presets``; the core reads them by name through the registry:
+:func:`simdist.planning.planner_preset`).
 
 ``PAPER`` holds the official MPPI settings (SIMDIST 6.1: 450 + 22 samples × 8 iterations; also the
 ``MPPIPlanner`` constructor defaults), ``MANIPULATION`` the paper's manipulation settings (Table III, 3
 iterations, the sample count measured to fit a 5 Hz tick on 2 CPU cores), ``REALTIME`` a smaller setting
 measured to keep the tick's p99 within a 50 Hz budget on a 2-core CPU (``simdist bench --sections
-realtime``), used with temporal ensembling at ``REALTIME_DECAY``. ``planner_preset(name)`` gives a preset's
-complete :func:`~simdist.planning.build_planner` settings::
+realtime``), used with temporal ensembling at ``REALTIME_DECAY``. Each preset is complete
+:func:`~simdist.planning.build_planner` settings, as a ``planner.json`` holds them::
 
     planner = build_planner(world_model, planner_preset("realtime"))
 """
@@ -47,20 +49,12 @@ REALTIME: dict[str, Any] = dict(PAPER, num_samples=REALTIME_SAMPLES, num_policy_
 #: temporal-ensemble``; the numbers are in the task's docs).
 REALTIME_DECAY = 0.8
 
-#: Complete ``build_planner`` settings per preset name (read them through :func:`planner_preset`).
+#: Complete ``build_planner`` settings per preset name (read them through :func:`simdist.planning.planner_preset`).
 PLANNER_PRESETS: dict[str, dict[str, Any]] = {
     "paper": {"planner": "mppi", **PAPER, "temporal_ensemble": None},
     "manipulation": {"planner": "mppi", **MANIPULATION, "temporal_ensemble": None},
     "realtime": {"planner": "mppi", **REALTIME, "temporal_ensemble": REALTIME_DECAY},
 }
-
-
-def planner_preset(name: str, **overrides: Any) -> dict[str, Any]:
-    """A copy of preset ``name``'s ``build_planner`` settings (``planner``, the planner's arguments and
-    ``temporal_ensemble``), with ``overrides`` replacing any of them."""
-    if name not in PLANNER_PRESETS:
-        raise KeyError(f"unknown planner preset {name!r}; known presets: {sorted(PLANNER_PRESETS)}")
-    return {**PLANNER_PRESETS[name], **overrides}
 
 
 def scaled_settings(num_samples: int, iterations: int, *, init_std: float | None = None,
@@ -87,11 +81,3 @@ def scaled_settings(num_samples: int, iterations: int, *, init_std: float | None
     settings.update(overrides)
     return settings
 
-
-def preset_settings(name: str, num_samples: int | None = None, iterations: int | None = None, *,
-                    init_std: float | None = None, warm_start: str | None = None, **overrides: Any) -> dict[str, Any]:
-    """Planner preset ``name``'s MPPI settings at a budget (None: the preset's own samples or iterations), scaled
-    as :func:`scaled_settings` does; what the tools build for a task from its ``planner_preset``."""
-    base = planner_preset(name)
-    return scaled_settings(num_samples or base["num_samples"], iterations or base["iterations"], init_std=init_std,
-                           warm_start=warm_start, base=base, **overrides)
