@@ -86,7 +86,7 @@ CANDIDATES: dict[str, dict[str, Any]] = {
                                 "these are the averaged weights), about 30 minutes")]),
 }
 ZOO_CANDIDATE = "s4-ema-37k"  # what hub/models/go2-slope and go2-foam hold (the best in nominal simulation)
-ADAPT_FLAGS = ("--envs 16 --samples 16 --iterations 1 --init-std 0.1 --warm-start policy --temporal-ensemble 0.8 "
+ADAPT_FLAGS = ("--envs 16 --num-samples 16 --iterations 1 --init-std 0.1 --warm-start policy --temporal-ensemble 0.8 "
                "--episodes-per-eval 5 --heldout-episodes 4 --epochs 3 --windows-per-epoch 12000")
 SCHEDULE = "0,8,16"
 ADAPT_RUNS = {  # name: (base model, run folder, profile, the command that made it)
