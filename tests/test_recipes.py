@@ -89,7 +89,7 @@ STAGES: dict[tuple[str, str], dict[str, Any]] = {
         "trainer.max_steps": 5000, "trainer.default_root_dir": "outputs/ur5e-peg-hd/pretrain"},
     (PEG, "recipes/ur5e-peg/small.yaml"): {
         "model.init_args.preset": "ur5e-peg", "data.train[9]": "outputs/ur5e/ur5e-peg-small/part-0009",
-        "trainer.max_steps": 1500, "data.batch_size": 128,
+        "trainer.max_steps": 900, "data.batch_size": 64,
         "model.init_args.loss_weights.value": 0.0, "model.init_args.loss_weights.action": 4.0,
         "model.init_args.preset_overrides": None,
         "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-peg-small/pretrain/checkpoints"},
