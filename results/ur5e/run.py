@@ -353,7 +353,8 @@ def gate(task: str, dry: bool) -> None:
     bc = folder / "state-bc-narrow.json"
     parts = yaml.safe_load((ROOT / "recipes" / "ur5e-peg" / "small.yaml").read_text())["data"]["train"]
     cmd = [sys.executable, "results/ur5e/analysis/state_bc.py", "--task", task, "--data", ",".join(parts),
-           "--episodes", "100000", "--steps", "2000", "--grids", "narrow", "--save", "outputs/ur5e-peg-small/state-bc.pt",
+           "--episodes", "100000", "--steps", "2000", "--grids", "narrow",
+           "--save", "outputs/ur5e-peg-small/state-bc.pt",
            "--out", str(bc.relative_to(ROOT))]
     print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
     if not dry and not bc.is_file():
