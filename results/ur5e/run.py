@@ -301,13 +301,14 @@ GATE_MODELS = [("whole context (paper default)", "small", "ur5e-peg-small"),
 
 
 def _unseen_part(parts: list[str]) -> str:
-    """The first finished part of the small dataset that is not among ``parts`` (the copycat replay's data)."""
+    """The finished parts of the small dataset that are not among ``parts``, comma-separated (the copycat
+    replay's data: episodes the models never trained on)."""
     data = ROOT / "outputs" / "ur5e" / "ur5e-peg-small"
     info = json.loads((data / "dataset.json").read_text(encoding="utf-8")) if (data / "dataset.json").is_file() \
         else {"shards": []}
     done = sorted({f"outputs/ur5e/ur5e-peg-small/{s['name'].split('/')[0]}" for s in info["shards"]})
     unseen = [p for p in done if p not in parts]
-    return unseen[0] if unseen else "NO-UNSEEN-PART-YET"
+    return ",".join(unseen) if unseen else "NO-UNSEEN-PART-YET"
 
 
 def gate(task: str, dry: bool) -> None:

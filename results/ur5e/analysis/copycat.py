@@ -57,14 +57,14 @@ def main() -> None:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True)
-    p.add_argument("--data", required=True)
+    p.add_argument("--data", required=True, help="dataset folder(s), comma-separated")
     p.add_argument("--episodes", type=int, default=6)
     p.add_argument("--skip", type=int, default=0, help="qualifying episodes passed over first")
     p.add_argument("--out", help="also write the JSON here")
     args = p.parse_args()
     agent = load_agent(args.model).with_settings(planner="policy")
     rows, seen = [], 0
-    for ep in iter_episodes(args.data, shuffle_shards=False):
+    for ep in iter_episodes(args.data.split(","), shuffle_shards=False):
         if ep.meta.get("reset") == "free" and ep.meta.get("expert_policy"):
             seen += 1
             if seen <= args.skip:
