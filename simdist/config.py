@@ -74,6 +74,52 @@ class ComponentSpec:
         return cls(value["name"], dict(value.get("kwargs") or {}))
 
 
+@dataclass(frozen=True)
+class PolicyInput:
+    """What the policy head reads of the encoder's context (``WorldModelConfig.policy_input``).
+
+    ``actions``: keep the past-action tokens (the paper's option drops them: a head that sees the previous
+    action can repeat it instead of reading the state). ``history``: keep the history tokens (false: the chunk
+    is predicted from the current observation's latent alone). ``mask_obs``: ``{group: [dims]}`` zeroed, after
+    normalisation, in the observations of the policy's own encoding (the dynamics and the heads still read
+    them), for observation groups that carry the previous action.
+    """
+
+    actions: bool = True
+    history: bool = True
+    mask_obs: dict[str, list[int]] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, value: Any, obs_spec: Mapping[str, list[int]]) -> PolicyInput:
+        if isinstance(value, PolicyInput):
+            value = value.to_dict()
+        if not isinstance(value, dict):
+            raise ConfigError(f"policy_input must be a mapping with actions/history/mask_obs, got {value!r}")
+        unknown = set(value) - {"actions", "history", "mask_obs"}
+        if unknown:
+            raise ConfigError(f"unknown policy_input keys {sorted(unknown)} (known: actions, history, mask_obs)")
+        for key in ("actions", "history"):
+            if not isinstance(value.get(key, True), bool):
+                raise ConfigError(f"policy_input.{key} must be true or false, got {value[key]!r}")
+        mask = value.get("mask_obs") or {}
+        if not isinstance(mask, dict):
+            raise ConfigError(f"policy_input.mask_obs must map observation groups to dims, got {mask!r}")
+        clean: dict[str, list[int]] = {}
+        for group, dims in mask.items():
+            if group not in obs_spec or len(obs_spec[group]) != 1:
+                raise ConfigError(f"policy_input.mask_obs: {group!r} is not a flat observation group of obs_spec")
+            size = obs_spec[group][0]
+            if not isinstance(dims, (list, tuple)) or not dims or any(
+                    isinstance(d, bool) or not isinstance(d, int) or not 0 <= d < size for d in dims):
+                raise ConfigError(f"policy_input.mask_obs[{group!r}] must be a list of dims in [0, {size}), "
+                                  f"got {dims!r}")
+            clean[str(group)] = sorted({int(d) for d in dims})
+        return cls(bool(value.get("actions", True)), bool(value.get("history", True)), clean)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"actions": self.actions, "history": self.history, "mask_obs": dict(self.mask_obs)}
+
+
 @dataclass
 class WorldModelConfig:
     """Everything needed to rebuild a :class:`~simdist.WorldModel` (weights excluded).
@@ -93,6 +139,11 @@ class WorldModelConfig:
     policy_head: ComponentSpec | None = None
     #: an observation decoder (Table I's reconstruction ablation; SimDist has none)
     decoder_head: ComponentSpec | None = None
+    #: what the policy head reads (None: the whole context, as the paper's default). ``actions`` false drops
+    #: the past-action tokens; ``history`` false keeps only the current latent token; ``mask_obs`` maps
+    #: observation groups to the dims the policy's encoding sees zeroed (normalised: the data's mean), e.g. a
+    #: previous action carried inside an observation. Against the copycat shortcut (:class:`PolicyInput`).
+    policy_input: dict[str, Any] | None = None
     command_dim: int = 0
     history: int = 25
     horizon: int = 25
@@ -112,6 +163,8 @@ class WorldModelConfig:
             self.policy_head = ComponentSpec.parse(self.policy_head)
         if self.decoder_head is not None:
             self.decoder_head = ComponentSpec.parse(self.decoder_head)
+        if self.policy_input is not None:
+            self.policy_input = PolicyInput.parse(self.policy_input, self.obs_spec).to_dict()
         for group, shape in self.obs_spec.items():
             sizes_ok = isinstance(shape, (list, tuple)) and all(isinstance(s, int) for s in shape)
             if not sizes_ok or any(isinstance(s, bool) for s in shape):
@@ -137,8 +190,9 @@ class WorldModelConfig:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        if data["decoder_head"] is None:  # absent unless used: configs saved before it stay byte-identical
-            del data["decoder_head"]
+        for key in ("decoder_head", "policy_input"):  # absent unless used: older configs stay byte-identical
+            if data[key] is None:
+                del data[key]
         return data
 
     def to_json(self) -> str:

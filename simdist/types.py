@@ -17,12 +17,17 @@ class Encoding:
     ``z``: (B, D) the bare per-step latent E(o_t), in the space of the consistency targets.
     ``actions``: (B, H, A) the normalised past actions a_{t-H..t-1}, for dynamics that read them directly
     (``dynamics/mlp`` with ``action_context``); None where an encoder does not pass them on.
+    ``action_tokens``: (L,) bool, which context tokens carry a past action (None where an encoder does not
+    say); ``policy_context``: (B, L', D) the tokens the policy head reads when the model's ``policy_input``
+    restricts them (None: ``context``).
     """
 
     context: Tensor
     latent: Tensor
     z: Tensor
     actions: Tensor | None = None
+    action_tokens: Tensor | None = None
+    policy_context: Tensor | None = None
 
 
 @dataclass

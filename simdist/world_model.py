@@ -125,8 +125,35 @@ class WorldModel(nn.Module, HubMixin):
         return normalize_groups(self.normalizer, obs, self.config.obs_spec, self.raw_obs_keys, "the model")
 
     def encode(self, obs_hist: Mapping[str, Tensor], act_hist: Tensor) -> Encoding:
-        """Encode o_{t-H..t} (each (B, H+1, *shape)) and a_{t-H..t-1} (B, H, A), environment units."""
-        return self.encoder(self.normalize_obs(obs_hist), self.normalizer.normalize("actions", act_hist))
+        """Encode o_{t-H..t} (each (B, H+1, *shape)) and a_{t-H..t-1} (B, H, A), environment units.
+
+        With the config's ``policy_input`` the encoding also carries the tokens the policy head reads
+        (``policy_context``): without the past actions, the current latent alone, and/or an encoding of the
+        observations with ``mask_obs`` dims zeroed."""
+        obs_n = self.normalize_obs(obs_hist)
+        act_n = self.normalizer.normalize("actions", act_hist)
+        encoding = self.encoder(obs_n, act_n)
+        spec = self.config.policy_input
+        if spec is None or self.policy is None:
+            return encoding
+        source = encoding
+        if spec["mask_obs"]:
+            masked = dict(obs_n)
+            for group, dims in spec["mask_obs"].items():
+                x = masked[group].clone()
+                x[..., dims] = 0.0
+                masked[group] = x
+            source = self.encoder(masked, act_n)
+        if not spec["history"]:
+            encoding.policy_context = source.latent[:, None]
+        elif not spec["actions"]:
+            if source.action_tokens is None:
+                raise RuntimeError(f"policy_input.actions false needs an encoder that marks its action tokens; "
+                                   f"{type(self.encoder).__name__} does not")
+            encoding.policy_context = source.context[:, ~source.action_tokens]
+        else:
+            encoding.policy_context = source.context
+        return encoding
 
     def encode_latent(self, obs: Mapping[str, Tensor]) -> Tensor:
         """Per-step latent E(o) of observations with any leading dims (consistency targets)."""

@@ -87,6 +87,23 @@ STAGES: dict[tuple[str, str], dict[str, Any]] = {
     (PEG, "recipes/ur5e-peg/pretrain-history-dropout.yaml"): {
         "model.init_args.history_dropout": 0.5, "model.init_args.history_dropout_obs.proprio": list(range(22, 29)),
         "trainer.max_steps": 5000, "trainer.default_root_dir": "outputs/ur5e-peg-hd/pretrain"},
+    (PEG, "recipes/ur5e-peg/small.yaml"): {
+        "model.init_args.preset": "ur5e-peg", "data.train[9]": "outputs/ur5e/ur5e-peg-small/part-0009",
+        "trainer.max_steps": 900, "data.batch_size": 64,
+        "model.init_args.loss_weights.value": 0.0, "model.init_args.loss_weights.action": 4.0,
+        "model.init_args.preset_overrides": None,
+        "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-peg-small/pretrain/checkpoints"},
+    (PEG, "recipes/ur5e-peg/small-current.yaml"): {
+        "data.train[0]": "outputs/ur5e/ur5e-peg-small/part-0000", "model.init_args.loss_weights.value": 0.0,
+        "model.init_args.preset_overrides.policy_input.history": False,
+        "model.init_args.preset_overrides.policy_input.mask_obs.proprio": [22, 23, 24, 25, 26, 27, 28],
+        "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-peg-small-now/pretrain/checkpoints"},
+    (PEG, "recipes/ur5e-peg/small-no-actions.yaml"): {
+        "model.init_args.preset_overrides.policy_input.actions": False,
+        "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-peg-small-noact/pretrain/checkpoints"},
+    (PEG, "recipes/ur5e-peg/small-history-dropout.yaml"): {
+        "model.init_args.history_dropout": 0.5, "model.init_args.preset_overrides": None,
+        "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-peg-small-hd/pretrain/checkpoints"},
     (PEG, "recipes/ur5e-peg/pretrain-image.yaml"): {
         "model.init_args.preset": "ur5e-peg-image", "data.train": "outputs/ur5e/ur5e-peg-cpu-images",
         "data.shuffle_buffer": 2000},

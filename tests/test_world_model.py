@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -156,3 +158,55 @@ def test_config_fields_are_range_checked(field: str, value: object) -> None:
     data = WorldModel.from_preset("toy").config.to_dict()
     with pytest.raises(ConfigError, match=field):
         WorldModelConfig.from_dict({**data, field: value})
+
+
+def _policy_chunk(wm: WorldModel, batch: dict) -> torch.Tensor:
+    return wm.policy_actions(wm.encode(batch["obs_hist"], batch["act_hist"]), batch["fut_cmds"])
+
+
+@pytest.mark.parametrize("spec, reads_actions, reads_history, reads_masked", [
+    (None, True, True, True),
+    ({"actions": False}, False, True, True),
+    ({"history": False}, False, False, True),
+    ({"actions": False, "mask_obs": {"state": [3]}}, False, True, False),
+    ({"history": False, "mask_obs": {"state": [2, 3]}}, False, False, False),
+])
+def test_policy_input_hides_what_it_names(spec: dict | None, reads_actions: bool, reads_history: bool,
+                                          reads_masked: bool) -> None:
+    """``policy_input``: the policy's chunk changes with the past actions, the history and the masked
+    observation dims exactly when the policy reads them; the dynamics and heads read everything either way."""
+    wm = WorldModel(tiny_config(policy_input=spec)).eval()
+    batch = random_batch(wm.config, batch=2)
+    base = _policy_chunk(wm, batch)
+    latents = wm.predict(batch).latents
+
+    def changed(new: dict) -> bool:
+        return not torch.allclose(_policy_chunk(wm, new), base)
+
+    obs_past = {k: v.clone() for k, v in batch["obs_hist"].items()}
+    obs_past["state"][:, :-1] += 1.0
+    obs_masked = {k: v.clone() for k, v in batch["obs_hist"].items()}
+    obs_masked["state"][..., 3] += 1.0
+    assert changed({**batch, "act_hist": batch["act_hist"] + 1.0}) == reads_actions
+    assert changed({**batch, "obs_hist": obs_past}) == reads_history
+    assert changed({**batch, "obs_hist": obs_masked}) == reads_masked
+    # the dynamics still read the past actions, whatever the policy reads
+    assert not torch.allclose(wm.predict({**batch, "act_hist": batch["act_hist"] + 1.0}).latents, latents)
+    if spec is None:
+        assert "policy_input" not in wm.config.to_dict()  # configs without it stay byte-identical
+    else:
+        again = WorldModelConfig.from_dict(json.loads(wm.config.to_json()))
+        assert again.policy_input == wm.config.policy_input
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"actions": "no"}, "policy_input.actions must be true or false"),
+    ({"past": False}, "unknown policy_input keys"),
+    ({"mask_obs": {"image": [0]}}, "'image' is not a flat observation group"),
+    ({"mask_obs": {"state": [4]}}, "policy_input.mask_obs['state'] must be a list of dims in [0, 4)"),
+    ([1], "policy_input must be a mapping"),
+])
+def test_policy_input_errors_name_the_key(spec: object, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        tiny_config(policy_input=spec)
+    assert message in str(err.value)

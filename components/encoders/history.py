@@ -47,7 +47,10 @@ class InterleavedHistoryEncoder(Encoder):
             obs_tok = obs_tok + self.temporal_enc[:h] + self.type_enc[_OBS]
             tokens = torch.stack([obs_tok, tokens], dim=2).flatten(1, 2)  # o_0, a_0, o_1, a_1, …
         latent = z + self.temporal_enc[h] + self.type_enc[_LATENT]
-        return Encoding(context=torch.cat([tokens, latent[:, None]], dim=1), latent=latent, z=z, actions=act_hist)
+        is_action = torch.zeros(tokens.shape[1] + 1, dtype=torch.bool, device=tokens.device)
+        is_action[(1 if obs_tok is not None else 0):-1:(2 if obs_tok is not None else 1)] = True
+        return Encoding(context=torch.cat([tokens, latent[:, None]], dim=1), latent=latent, z=z, actions=act_hist,
+                        action_tokens=is_action)
 
 
 def flat_concat(obs: dict[str, Tensor], keys: list[str], shapes: dict[str, list[int]]) -> Tensor:

@@ -29,7 +29,8 @@ class ChunkPolicyHead(PolicyHead):
         init_linear_(self.out)
 
     def prepare(self, encoding: Encoding) -> list[tuple[Tensor, Tensor]]:
-        return self.decoder.prepare(encoding.context)
+        context = encoding.context if encoding.policy_context is None else encoding.policy_context
+        return self.decoder.prepare(context)
 
     def forward(self, prepared: list[tuple[Tensor, Tensor]], commands: Tensor) -> Tensor:
         return self.out(self.decoder(commands, prepared=prepared))

@@ -11,6 +11,7 @@
     python -m results.ur5e.run rate     [--task ur5e-peg] [--dry-run]  # generation rate on 20k transitions
     python -m results.ur5e.run critic   [--task ur5e-peg] [--dry-run]  # the expert critic at its default size
     python -m results.ur5e.run labels   [--task ur5e-peg] [--dry-run]  # the value-label gate, sigma 0.3 and 1.0
+    python -m results.ur5e.run gate     [--task ur5e-peg] [--dry-run]  # the policy-head gate at small data
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
     python -m results.ur5e.run contacts                                  # the calibration table of every recipe
 
@@ -293,6 +294,93 @@ def labels(task: str, dry: bool) -> None:
         subprocess.run(cmd, cwd=ROOT, check=True)
 
 
+#: the policy-head gate's models: (name, recipe, run folder); each trained on the small dataset's finished
+#: parts that the recipe names (docs/ur5e-simdist.md 7.2)
+GATE_MODELS = [("whole context (paper default)", "small", "ur5e-peg-small"),
+               ("current observation only", "small-current", "ur5e-peg-small-now"),
+               ("history without past actions", "small-no-actions", "ur5e-peg-small-noact"),
+               ("history dropout 0.5", "small-history-dropout", "ur5e-peg-small-hd")]
+
+
+#: the state-MLP BC rows of the gate: (first parts of the small dataset, training steps, file name)
+GATE_BC = [(10, 2000, "state-bc-narrow"), (10, 8000, "state-bc-8k-narrow"), (16, 8000, "state-bc-16parts-8k-narrow")]
+
+
+def _unseen_part(parts: list[str]) -> str:
+    """The finished parts of the small dataset that are not among ``parts``, comma-separated (the copycat
+    replay's data: episodes the models never trained on)."""
+    data = ROOT / "outputs" / "ur5e" / "ur5e-peg-small"
+    info = json.loads((data / "dataset.json").read_text(encoding="utf-8")) if (data / "dataset.json").is_file() \
+        else {"shards": []}
+    done = sorted({f"outputs/ur5e/ur5e-peg-small/{s['name'].split('/')[0]}" for s in info["shards"]})
+    unseen = [p for p in done if p not in parts]
+    return ",".join(unseen) if unseen else "NO-UNSEEN-PART-YET"
+
+
+def gate(task: str, dry: bool) -> None:
+    """The policy-head gate at small data: every trained model of :data:`GATE_MODELS` exported (its last
+    checkpoint) and its policy head alone (``--planner policy``) on the Narrow lattice (2 passes, 40 trials),
+    its copying measured (``analysis/copycat.py`` on 30 free-start expert episodes of the parts it did not
+    train on), beside the state-MLP BC trained on the same parts; models not trained yet are skipped."""
+    import yaml
+
+    if task != "ur5e-peg":
+        raise SystemExit("gate: only ur5e-peg has the small-data recipes")
+    folder = OUT / "gate" / task
+    rows = []
+    for name, recipe, run in GATE_MODELS:
+        ckpt = ROOT / "outputs" / run / "pretrain" / "checkpoints" / "last.ckpt"
+        model = ROOT / "outputs" / run / "model"
+        if not ckpt.is_file() and not dry:
+            print(f"{name}: no checkpoint yet ({ckpt.relative_to(ROOT)}), skipped", flush=True)
+            continue
+        parts = yaml.safe_load((ROOT / "recipes" / "ur5e-peg" / f"{recipe}.yaml").read_text())["data"]["train"]
+        cmd = [*simdist_command(), "export", "--ckpt", str(ckpt), "--out", str(model), "--repo-id",
+               f"simdist/{run}", "--train-config",
+               str(max((ROOT / "outputs" / run / "logs").rglob("config.yaml"), key=lambda f: f.stat().st_mtime))
+               if not dry else "CONFIG"]
+        print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
+        if not dry and not (model / "config.json").is_file():
+            subprocess.run(cmd, cwd=ROOT, check=True)
+        r = evaluate(folder / f"{run}-policy-narrow.json", [
+            "--task", task, "--agent", str(model.relative_to(ROOT)), "--planner", "policy", "--profile", "sim",
+            "--grid", "narrow", "--trials", "2", "--envs", "20"], dry)
+        copy = folder / f"{run}-copycat.json"
+        cmd = [sys.executable, "results/ur5e/analysis/copycat.py", "--model", str(model.relative_to(ROOT)),
+               "--data", _unseen_part(parts), "--episodes", "30", "--out", str(copy.relative_to(ROOT))]
+        print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
+        if not dry and not copy.is_file():
+            subprocess.run(cmd, cwd=ROOT, check=True)
+        if r:
+            c = json.loads(copy.read_text(encoding="utf-8"))
+            cells = " | ".join(f"{e['mean']:.2f} [{e['low']:.2f}, {e['high']:.2f}]" for e in (
+                c["xy_error_step0_ci"], c["xy_error_step5_ci"], c["phase_change_to_expert"],
+                c["phase_change_to_previous"]))
+            rows.append(f"| {name} | {_cell(r)} | {cells} |")
+    parts = yaml.safe_load((ROOT / "recipes" / "ur5e-peg" / "small.yaml").read_text())["data"]["train"]
+    for n_parts, steps, name in GATE_BC:
+        bc = folder / f"{name}.json"
+        data = parts if n_parts == len(parts) else [f"outputs/ur5e/ur5e-peg-small/part-{k:04d}" for k in range(n_parts)]
+        cmd = [sys.executable, "results/ur5e/analysis/state_bc.py", "--task", task, "--data", ",".join(data),
+               "--episodes", "100000", "--steps", str(steps), "--grids", "narrow",
+               "--save", f"outputs/ur5e-peg-small/{name}.pt", "--out", str(bc.relative_to(ROOT))]
+        print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
+        if not dry and not bc.is_file():
+            folder.mkdir(parents=True, exist_ok=True)
+            (ROOT / "outputs" / "ur5e-peg-small").mkdir(parents=True, exist_ok=True)
+            subprocess.run(cmd, cwd=ROOT, check=True)
+        if not dry:
+            res = json.loads(bc.read_text(encoding="utf-8"))
+            b = res["narrow"]
+            rows.append(f"| state MLP, behaviour cloning, {n_parts} parts ({res['flagged_steps']:,} expert steps), "
+                        f"{steps:,} steps of 512 | {b['mean']:.2f} [{b['ci95'][0]:.2f}, {b['ci95'][1]:.2f}] "
+                        f"({b['trials']} trials) | | | | |")
+    if not dry:
+        write_table(folder, "| controller (policy head alone unless named) | Narrow success [95 % CI] | "
+                            "xy error, step 0 | xy error, step 5 | phase changes: distance to the expert | "
+                            "to the previous action |\n|---|---|---|---|---|---|", rows)
+
+
 def creep(task: str, dry: bool) -> None:
     """How far a hinge with the profiles' 0.24 N m of dry friction (armature 0.1) turns in 1 s under a torque
     below it, with each contact recipe's solver options: the no-slip pass also makes joint friction exact, and
@@ -357,7 +445,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
-                 "creep", "contacts"):
+                 "gate", "creep", "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")

@@ -30,7 +30,7 @@ def load(data: str, episodes: int, seed: int) -> tuple[np.ndarray, np.ndarray, n
     from simdist.data import iter_episodes
 
     xs, ys, ids, first = [], [], [], []
-    for n, ep in enumerate(iter_episodes(data, shuffle_shards=True, seed=seed)):
+    for n, ep in enumerate(iter_episodes(data.split(","), shuffle_shards=True, seed=seed)):
         if n >= episodes:
             break
         keep = ep.expert.astype(bool)
@@ -120,7 +120,7 @@ def main() -> None:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--task", default="ur5e-peg")
-    p.add_argument("--data", help="the dataset folder to train on (or --load)")
+    p.add_argument("--data", help="the dataset folder(s) to train on, comma-separated (or --load)")
     p.add_argument("--load", help="evaluate a model written by --save instead of training one")
     p.add_argument("--grids", default="narrow,wide")
     p.add_argument("--profile", help="a reality profile (unset: the training simulator)")
