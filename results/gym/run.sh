@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SimDist's loop on a standard benchmark we did not write: Gymnasium's HalfCheetah-v5 with an actuation-latency
+# shift (profile `lag` of the gym:ID tasks: actions act 3 control steps late). Page: docs/gym.md.
+# Usage, from the repository root:   bash results/gym/run.sh STAGE SEED      (STAGE: expert data pretrain planner
+#   loop baseline, or all). Every stage resumes when rerun with the same arguments; each skips work already done.
+# Runs write under outputs/gym/ (git ignores it); the small result JSON files land in results/gym/s$SEED/.
+# Knobs (environment): ENV_ID (HalfCheetah-v5), PROFILE (lag), ITERS (PPO iterations, 1000 = 1M steps with 16 envs
+#   x 64 steps), TRANSITIONS (pretraining data, 1000000), EPOCHS (pretraining, 10), TRIALS (30), SAMPLES/ITERATIONS
+#   (MPPI budget: 256 x 2), SCHEDULE (adapt: real minutes per stage, 0,2,5), SIMDIST (the command).
+set -euo pipefail
+stage=${1:?usage: run.sh STAGE SEED  (STAGE: expert data pretrain planner loop baseline all)}
+seed=${2:?usage: run.sh STAGE SEED}
+simdist=${SIMDIST:-.venv/bin/simdist}
+env_id=${ENV_ID:-HalfCheetah-v5}
+profile=${PROFILE:-lag}
+task="gym:$env_id"
+iters=${ITERS:-1000}
+transitions=${TRANSITIONS:-1000000}
+epochs=${EPOCHS:-10}
+trials=${TRIALS:-30}
+samples=${SAMPLES:-256}
+iterations=${ITERATIONS:-2}
+schedule=${SCHEDULE:-0,2,5}
+out=outputs/gym/$env_id
+res=results/gym/s$seed
+mkdir -p "$out" "$res"
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OMP_WAIT_POLICY=PASSIVE
+
+evaluate() {  # evaluate NAME AGENT PROFILE [options]: one JSON per row, skipped when present
+  local name=$1 agent=$2 prof=$3; shift 3
+  [[ -s $res/$name.json ]] && return 0
+  $simdist evaluate --task "$task" --agent "$agent" --profile "$prof" --trials "$trials" --envs 10 --seed 100 \
+    --json "$@" > "$res/.$name.json.tmp" && mv "$res/.$name.json.tmp" "$res/$name.json"
+}
+
+expert() {  # PPO experts on the simulator and on the shifted profile; the shift's calibration rows
+  $simdist train-expert --task "$task" --log-dir "$out/ppo-sim-s$seed" --iterations "$iters" --seed "$seed" \
+    --export "$out/experts-sim-s$seed"
+  $simdist train-expert --task "$task" --profile "$profile" --log-dir "$out/ppo-$profile-s$seed" \
+    --iterations "$iters" --seed "$seed" --export "$out/experts-$profile-s$seed"
+  evaluate expert-sim-on-sim "expert:$out/experts-sim-s$seed" sim
+  evaluate expert-sim-on-$profile "expert:$out/experts-sim-s$seed" "$profile"
+  evaluate expert-$profile-on-$profile "expert:$out/experts-$profile-s$seed" "$profile"
+}
+
+data() {  # the expert / sub-optimal ladder mixture with perturbation windows, on the simulator
+  $simdist generate --task "$task" --experts "$out/experts-sim-s$seed" --envs 16 --transitions "$transitions" \
+    --seed "$seed" --out "$out/data-s$seed" --no-progress --json > "$res/data.json"
+}
+
+pretrain() {  # all components on the simulator data; resumes from last.ckpt; exports the model folder
+  local root=$out/pretrain-s$seed ckpt=()
+  [[ -s $root/checkpoints/last.ckpt ]] && ckpt=(--ckpt_path "$root/checkpoints/last.ckpt")
+  if [[ ! -s $out/model-s$seed/config.json ]]; then
+    $simdist fit --config recipes/gym/base.yaml --config recipes/gym/pretrain.yaml \
+      --model.init_args.preset "$task" --data.train "$out/data-s$seed" --seed_everything "$seed" \
+      --trainer.max_epochs "$epochs" --trainer.default_root_dir "$root" --trainer.logger false \
+      --trainer.enable_progress_bar false "${ckpt[@]}"  # the recipe's ModelCheckpoint: $root/checkpoints/last.ckpt
+    $simdist export --ckpt "$root/checkpoints/last.ckpt" --out "$out/model-s$seed"
+  fi
+}
+
+planner() {  # the pretrained model's MPPI, zero-shot, on the simulator and on the shifted profile
+  evaluate planner-on-sim "$out/model-s$seed" sim --samples "$samples" --iterations "$iterations"
+  evaluate planner-on-$profile "$out/model-s$seed" "$profile" --samples "$samples" --iterations "$iterations"
+}
+
+loop() {  # proxy-real logging and dynamics-only finetuning on the shifted profile (resumable run folder)
+  $simdist adapt --task "$task" --agent "$out/model-s$seed" --real "$profile" --schedule "$schedule" \
+    --out "$out/adapt-s$seed" --episodes_per_eval "$trials" --samples "$samples" --iterations "$iterations" \
+    --seed "$seed"
+  cp "$out/adapt-s$seed/curve.json" "$res/adapt-curve.json"
+}
+
+baseline() {  # behaviour cloning on the same simulator data, then its zero-shot score on the shifted profile
+  evaluate bc-policy-on-$profile "$out/model-s$seed" "$profile" --planner policy
+  evaluate bc-policy-on-sim "$out/model-s$seed" sim --planner policy
+}
+
+case "$stage" in
+  expert|data|pretrain|planner|loop|baseline) "$stage" ;;
+  all) expert; data; pretrain; planner; loop; baseline ;;
+  *) echo "run.sh: unknown stage '$stage' (expert data pretrain planner loop baseline all)" >&2; exit 2 ;;
+esac
