@@ -106,6 +106,12 @@ def list_families(kind: str) -> list[str]:
     return sorted(_FAMILIES[kind])
 
 
+def family_doc(kind: str, prefix: str) -> str:
+    """The first line of family ``prefix``'s factory docstring (what ``PREFIX:ID`` builds)."""
+    factory = _FAMILIES[kind][prefix]
+    return (factory.__doc__ or "").strip().splitlines()[0] if factory.__doc__ else ""
+
+
 def _from_family(kind: str, name: str) -> Any | None:
     prefix, sep, rest = name.partition(":")
     factory = _FAMILIES[kind].get(prefix) if sep else None

@@ -2,7 +2,7 @@
 # SimDist's loop on a standard benchmark we did not write: Gymnasium's HalfCheetah-v5 with an actuation-latency
 # shift (profile `lag` of the gym:ID tasks: actions act 3 control steps late). Page: docs/gym.md.
 # Usage, from the repository root:   bash results/gym/run.sh STAGE SEED      (STAGE: expert data pretrain planner
-#   loop baseline, or all). Every stage resumes when rerun with the same arguments; each skips work already done.
+#   loop baseline, or all; expert = expert-sim expert-shift calibrate, which may run as separate processes). Every stage resumes when rerun with the same arguments; each skips work already done.
 # Runs write under outputs/gym/ (git ignores it); the small result JSON files land in results/gym/s$SEED/.
 # Knobs (environment): ENV_ID (HalfCheetah-v5), PROFILE (lag), ITERS (PPO iterations, 1000 = 1M steps with 16 envs
 #   x 64 steps), TRANSITIONS (pretraining data, 1000000), EPOCHS (pretraining, 10), TRIALS (30), SAMPLES/ITERATIONS
@@ -33,11 +33,17 @@ evaluate() {  # evaluate NAME AGENT PROFILE [options]: one JSON per row, skipped
     --json "$@" > "$res/.$name.json.tmp" && mv "$res/.$name.json.tmp" "$res/$name.json"
 }
 
-expert() {  # PPO experts on the simulator and on the shifted profile; the shift's calibration rows
+expert-sim() {  # the PPO expert on the simulator, with its sub-optimal checkpoint ladder
   $simdist train-expert --task "$task" --log-dir "$out/ppo-sim-s$seed" --iterations "$iters" --seed "$seed" \
     --export "$out/experts-sim-s$seed"
+}
+
+expert-shift() {  # a PPO expert trained on the shifted profile (the calibration's upper reference)
   $simdist train-expert --task "$task" --profile "$profile" --log-dir "$out/ppo-$profile-s$seed" \
     --iterations "$iters" --seed "$seed" --export "$out/experts-$profile-s$seed"
+}
+
+calibrate() {  # the shift's calibration rows: zero-shot <= 70 % of nominal, shift-trained expert >= 90 %
   evaluate expert-sim-on-sim "expert:$out/experts-sim-s$seed" sim
   evaluate expert-sim-on-$profile "expert:$out/experts-sim-s$seed" "$profile"
   evaluate expert-$profile-on-$profile "expert:$out/experts-$profile-s$seed" "$profile"
@@ -77,8 +83,11 @@ baseline() {  # behaviour cloning on the same simulator data, then its zero-shot
   evaluate bc-policy-on-sim "$out/model-s$seed" sim --planner policy
 }
 
+expert() { expert-sim; expert-shift; calibrate; }
+
 case "$stage" in
-  expert|data|pretrain|planner|loop|baseline) "$stage" ;;
+  expert|expert-sim|expert-shift|calibrate|data|pretrain|planner|loop|baseline) "$stage" ;;
   all) expert; data; pretrain; planner; loop; baseline ;;
-  *) echo "run.sh: unknown stage '$stage' (expert data pretrain planner loop baseline all)" >&2; exit 2 ;;
+  *) echo "run.sh: unknown stage '$stage' (expert expert-sim expert-shift calibrate data pretrain planner loop baseline all)" >&2
+     exit 2 ;;
 esac

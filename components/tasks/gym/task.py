@@ -139,8 +139,10 @@ def gym_preset(spec: str, dynamics: str = "mlp") -> Any:
 
 @register_family("task", PREFIX)
 def gym_task_class(spec: str) -> type[GymTask]:
-    """The task class of Gymnasium env ``spec`` (an id or ``module:Class``); registers presets ``gym:SPEC``
-    (``mlp`` dynamics) and ``gym:SPEC+transformer``. The env is made once here, so a bad id or space fails now."""
+    """any Gymnasium env as a task: an id (gym:HalfCheetah-v5) or an entry point (gym:package.module:Class)
+
+    The task class of Gymnasium env ``spec``; registers presets ``gym:SPEC`` (``mlp`` dynamics) and
+    ``gym:SPEC+transformer``. The env is made once here, so a bad id or space fails now."""
     from simdist.components.tasks.gym.env import GymBatchedEnv
 
     env = GymBatchedEnv(spec, 1, seed=0)  # refuses unknown ids and unsupported spaces, naming them
