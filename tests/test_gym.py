@@ -257,3 +257,32 @@ def test_a_gym_id_runs_generate_fit_and_evaluate(tmp_path, capsys) -> None:
                  "--envs", "2", "--samples", "8", "--iterations", "1", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["profile"] == "lag" and len(result["values"]) == 2
+
+
+@pytest.mark.slow  # about 40 s on two shared cores (four PPO iterations twice, then generate)
+@pytest.mark.usefixtures("single_thread")
+def test_train_expert_keeps_a_ladder_and_resumes(tmp_path, capsys) -> None:
+    """``simdist train-expert --task gym:ID``: PPO (rsl-rl-lib) checkpoints, resumed by rerunning, exported as an
+    expert with its critic and the sub-optimal ladder that the data engine mixes in."""
+    from simdist.cli import main
+    from simdist.components.tasks.gym.data import load_experts
+
+    log, out = tmp_path / "ppo", tmp_path / "set"
+    args = ["train-expert", "--task", "gym:InvertedPendulum-v5", "--log-dir", str(log), "--envs", "2",
+            "--steps-per-env", "8", "--save-interval", "1", "--seed", "3"]
+    assert main([*args, "--iterations", "2"]) == 0
+    first = sorted(p.name for p in log.glob("model_*.pt"))
+    assert main([*args, "--iterations", "4", "--export", str(out)]) == 0  # resumes after the newest checkpoint
+    assert sorted(p.name for p in log.glob("model_*.pt")) == ["model_0.pt", "model_1.pt", "model_2.pt", "model_3.pt"]
+    assert set(first) < {p.name for p in log.glob("model_*.pt")}
+    expert, ladder, critic = load_experts(str(out))
+    assert len(ladder) == 3 and critic is not None and expert.obs_key == "state"
+    obs = {"state": np.zeros((5, 4), np.float32)}
+    assert expert(obs).shape == (5, 1) and critic(obs).shape == (5,)
+    capsys.readouterr()
+    assert main(["generate", "--task", "gym:InvertedPendulum-v5", "--experts", str(out), "--envs", "2",
+                 "--transitions", "200", "--out", str(tmp_path / "data"), "--no-progress", "--json"]) == 0
+    episodes = list(iter_episodes(str(tmp_path / "data"), shuffle_shards=False))
+    policies = {ep.meta["policy"] for ep in episodes}
+    assert len(policies) > 1  # the expert and its ladder
+    assert all(ep.values[-1] == 0.0 for ep in episodes if ep.meta["terminated"])
