@@ -286,3 +286,42 @@ def test_train_expert_keeps_a_ladder_and_resumes(tmp_path, capsys) -> None:
     policies = {ep.meta["policy"] for ep in episodes}
     assert len(policies) > 1  # the expert and its ladder
     assert all(ep.values[-1] == 0.0 for ep in episodes if ep.meta["terminated"])
+
+
+def test_cloned_states_replay_exactly_with_actions_in_flight() -> None:
+    """The plan-ranking analysis's clones: a restored env (on the lag profile, actions in the delay) steps as the
+    original does; the true return of a candidate is the candidate, then the expert, then its critic."""
+    from simdist.components.tasks.gym.clone import expert_continuation_returns
+
+    task = make_task("gym:HalfCheetah-v5", profile={"latency": 2})
+    rng = np.random.default_rng(0)
+    env = task.make_env(3, seed=0)
+    try:
+        env.reset(seed=0)
+        for _ in range(5):
+            env.step(rng.uniform(-1, 1, (3, 6)).astype(np.float32))
+        snap = task.snapshot_states(env, np.array([2, 0]))
+        future = rng.uniform(-1, 1, (4, 3, 6)).astype(np.float32)
+        want = [env.step(a) for a in future]
+    finally:
+        env.close()
+    from simdist.components.tasks.gym.clone import restore
+
+    copy = task.make_env(2, seed=9)
+    try:
+        copy.reset(seed=9)
+        restore(copy, snap)
+        for a, w in zip(future, want):
+            got = copy.step(a[[2, 0]])
+            np.testing.assert_allclose(got.obs["state"], w.obs["state"][[2, 0]], rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(got.reward, w.reward[[2, 0]], rtol=1e-6)
+    finally:
+        copy.close()
+    candidates = np.stack([np.ones((8, 6)), -np.ones((8, 6))]).astype(np.float32)
+    snap2 = {k: v[[0, 0]] for k, v in snap.items()}
+    out = expert_continuation_returns(lambda n, s: task.make_env(n, s), snap2, candidates,
+                                      expert=lambda obs: np.zeros((len(obs["state"]), 6), np.float32),
+                                      critic=lambda obs: np.zeros(len(obs["state"])), gamma=0.99, expert_steps=3)
+    assert out.shape == (2,) and np.isfinite(out).all() and out[0] != out[1]
+    with pytest.raises(InputError, match="--expert-set"):
+        task.true_returns(snap, np.array([0]), candidates[:1], gamma=0.99, seed=0)

@@ -76,6 +76,17 @@ loop() {  # proxy-real logging and dynamics-only finetuning on the shifted profi
     --out "$out/adapt-s$seed" --episodes_per_eval "$trials" --samples "$samples" --iterations "$iterations" \
     --seed "$seed"
   cp "$out/adapt-s$seed/curve.json" "$res/adapt-curve.json"
+  ranking
+}
+
+ranking() {  # plan ranking on lag before and after adaptation: Spearman rho of the models' predicted returns of the
+  # planner's candidates against their true returns from cloned states (the sim expert and its critic continue)
+  local last
+  last=$(ls -d "$out/adapt-s$seed/stages/stage-"* | sort -V | tail -1)
+  [[ -s $res/ranking.json ]] || $simdist mechanism --task "$task" --real "$profile" \
+    --model "pretrained=$out/model-s$seed" --model "adapted=$last" --expert-set "$out/experts-sim-s$seed" \
+    --samples "$samples" --iterations "$iterations" --states 40 --candidates 32 --envs 8 --seed "$seed" \
+    --out "$res/ranking.json"
 }
 
 baseline() {  # behaviour cloning on the same simulator data, then its zero-shot score on the shifted profile
@@ -83,11 +94,26 @@ baseline() {  # behaviour cloning on the same simulator data, then its zero-shot
   evaluate bc-policy-on-sim "$out/model-s$seed" sim --planner policy
 }
 
+probe() {  # the calibration rows on the newest checkpoints of PPO runs still training (IT: the sim run's iteration)
+  local it
+  it=$(ls "$out/ppo-sim-s$seed" | sed -n 's/^model_\([0-9]*\)\.pt$/\1/p' | sort -n | tail -1)
+  local sets=$out/probe-s$seed-it$it dir=$res/probe-it$it
+  mkdir -p "$dir"
+  $simdist train-expert --task "$task" --log-dir "$out/ppo-sim-s$seed" --iterations 0 --expert "$it" \
+    --export "$sets/sim" > /dev/null
+  (res=$dir; evaluate expert-sim-on-sim "expert:$sets/sim" sim; evaluate expert-sim-on-$profile "expert:$sets/sim" "$profile")
+  if compgen -G "$out/ppo-$profile-s$seed/model_*.pt" > /dev/null; then
+    $simdist train-expert --task "$task" --profile "$profile" --log-dir "$out/ppo-$profile-s$seed" --iterations 0 \
+      --export "$sets/$profile" > /dev/null
+    (res=$dir; evaluate expert-$profile-on-$profile "expert:$sets/$profile" "$profile")
+  fi
+}
+
 expert() { expert-sim; expert-shift; calibrate; }
 
 case "$stage" in
-  expert|expert-sim|expert-shift|calibrate|data|pretrain|planner|loop|baseline) "$stage" ;;
+  expert|expert-sim|expert-shift|calibrate|probe|data|pretrain|planner|loop|ranking|baseline) "$stage" ;;
   all) expert; data; pretrain; planner; loop; baseline ;;
-  *) echo "run.sh: unknown stage '$stage' (expert expert-sim expert-shift calibrate data pretrain planner loop baseline all)" >&2
+  *) echo "run.sh: unknown stage '$stage' (expert expert-sim expert-shift calibrate probe data pretrain planner loop ranking baseline all)" >&2
      exit 2 ;;
 esac

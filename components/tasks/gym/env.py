@@ -185,6 +185,7 @@ class GymBatchedEnv:
         self._seed = seed
         self._obs = np.zeros((self.num_envs, self.obs_dim), np.float32)
         self._started = False
+        self._done = np.zeros(self.num_envs, bool)  # finished and not reset yet
 
     def reset(self, seed: int | None = None, ids: np.ndarray | None = None) -> dict[str, np.ndarray]:
         if ids is None or not self._started:
@@ -192,20 +193,28 @@ class GymBatchedEnv:
             obs, _ = self.vec.reset(seed=s)
             self._started = True
             self._obs = np.asarray(obs, np.float32)
+            self._done[:] = False
         else:
             mask = np.zeros(self.num_envs, bool)
             mask[np.asarray(ids, np.int64).reshape(-1)] = True
             obs, _ = self.vec.reset(seed=seed, options={"reset_mask": mask})
             self._obs[mask] = np.asarray(obs, np.float32)[mask]
+            self._done &= ~mask
         return {OBS_KEY: self._obs.copy()}
 
     def step(self, actions: np.ndarray) -> StepResult:
+        """One control step of every env. An env that finished and was not reset (a caller stepping the whole batch
+        past an episode's end) restarts first: what it returns means nothing until the caller resets it."""
         a = np.clip(np.asarray(actions, np.float32).reshape(self.num_envs, self.action_dim), -1.0, 1.0)
+        if self._done.any():
+            self.vec.reset(options={"reset_mask": self._done.copy()})
+            self._done[:] = False
         obs, reward, terminated, truncated, _ = self.vec.step(a)
         self._obs = np.asarray(obs, np.float32)
         diverged = ~np.isfinite(self._obs).all(axis=1) | ~np.isfinite(np.asarray(reward, np.float64))
         term = np.asarray(terminated, bool) | diverged
         trunc = np.asarray(truncated, bool) & ~term
+        self._done = np.asarray(terminated, bool) | np.asarray(truncated, bool)
         return StepResult({OBS_KEY: self._obs.copy()}, np.asarray(reward, np.float32), term, trunc,
                           {"diverged": diverged})
 

@@ -26,9 +26,12 @@ PREFIX = "gym"
 
 @dataclass
 class GymTask(Task):
-    """A Gymnasium env on one profile (None or ``sim``: the env as shipped). Subclasses set :attr:`env_id`."""
+    """A Gymnasium env on one profile (None or ``sim``: the env as shipped). Subclasses set :attr:`env_id`.
+    ``experts``: the expert set (``simdist train-expert --export``) whose actor and critic continue candidates in
+    the plan-ranking analysis (:meth:`true_returns`)."""
 
     profile: Any = None
+    experts: str | None = None
 
     env_id: ClassVar[str] = ""
     obs_dim: ClassVar[int] = 0
@@ -97,6 +100,32 @@ class GymTask(Task):
         return generate_gym_dataset(self, out, experts=experts, num_envs=num_envs, transitions=transitions,
                                     seed=seed, progress=progress, **options)
 
+    # -- cloned states (the planner-ranking analysis, simdist.mechanism) -----------------------
+    def snapshot_states(self, env: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Copies of the MuJoCo states of ``env``'s rows, with the actions in flight and the time-limit counters."""
+        from simdist.components.tasks.gym.clone import snapshot
+
+        return snapshot(env, rows)
+
+    def true_returns(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
+                     progress: bool = False) -> np.ndarray:
+        """The candidates open loop on this task's profile from cloned states, then the expert of :attr:`experts`
+        for 100 steps and its critic: Σ_{k<T} γ^k r_k + γ^T V^e(s_T) (:mod:`.clone`)."""
+        from simdist.components.tasks.gym.clone import expert_continuation_returns
+        from simdist.components.tasks.gym.data import load_experts
+        from simdist.errors import InputError
+        from simdist.rows import take_rows
+
+        if self.experts is None:
+            raise InputError(f"--expert-set: task {self.task_name!r} needs the expert set whose actor and critic "
+                             "continue the candidates (`simdist train-expert --export DIR`)")
+        expert, _, critic = load_experts(self.experts)
+        if critic is None:
+            raise InputError(f"--expert-set {self.experts}: not an expert set with a critic")
+        return expert_continuation_returns(lambda n, s: self.make_env(n, s, real=True),
+                                           take_rows(states, np.asarray(rows, np.int64)), actions, expert=expert,
+                                           critic=critic, gamma=gamma, seed=seed)
+
     @classmethod
     def train_expert(cls, argv: Any) -> int:
         from simdist.components.tasks.gym.train_expert import main
@@ -105,7 +134,14 @@ class GymTask(Task):
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser, command: str) -> None:
-        return None
+        if command == "evaluate":  # simdist mechanism builds its task as evaluate does
+            parser.add_argument("--expert-set", default=None, metavar="DIR",
+                                help="gym: the expert set whose actor and critic continue candidates in the "
+                                     "plan-ranking analysis (simdist mechanism)")
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, command: str, profile: Any = None) -> Task:
+        return cls(profile=profile, experts=getattr(args, "expert_set", None))
 
 
 def get_name(cls: type) -> str:
