@@ -104,7 +104,7 @@ probe() {  # the calibration rows on the newest checkpoints of PPO runs still tr
   (res=$dir; evaluate expert-sim-on-sim "expert:$sets/sim" sim; evaluate expert-sim-on-$profile "expert:$sets/sim" "$profile")
   if compgen -G "$out/ppo-$profile-s$seed/model_*.pt" > /dev/null; then
     $simdist train-expert --task "$task" --profile "$profile" --log-dir "$out/ppo-$profile-s$seed" --iterations 0 \
-      --export "$sets/$profile" > /dev/null
+      --expert "$it" --export "$sets/$profile" > /dev/null  # its checkpoint nearest to the sim run's
     (res=$dir; evaluate expert-$profile-on-$profile "expert:$sets/$profile" "$profile")
   fi
 }
