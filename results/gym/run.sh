@@ -2,11 +2,15 @@
 # SimDist's loop on a standard benchmark we did not write: Gymnasium's HalfCheetah-v5 with an actuation-latency
 # shift (profile `lag` of the gym:ID tasks: actions act 3 control steps late). Page: docs/gym.md.
 # Usage, from the repository root:   bash results/gym/run.sh STAGE SEED      (STAGE: expert data pretrain planner
-#   loop baseline, or all; expert = expert-sim expert-shift calibrate, which may run as separate processes). Every stage resumes when rerun with the same arguments; each skips work already done.
+#   loop ranking baseline probe, or all; expert = expert-sim expert-shift calibrate, which may run as separate
+#   processes). Every stage resumes when rerun with the same arguments; each skips work already done. Do not edit
+#   this file while a stage runs (bash reads it as it goes).
 # Runs write under outputs/gym/ (git ignores it); the small result JSON files land in results/gym/s$SEED/.
 # Knobs (environment): ENV_ID (HalfCheetah-v5), PROFILE (lag), ITERS (PPO iterations, 1000 = 1M steps with 16 envs
 #   x 64 steps), TRANSITIONS (pretraining data, 1000000), EPOCHS (pretraining, 10), TRIALS (30), SAMPLES/ITERATIONS
-#   (MPPI budget: 256 x 2), SCHEDULE (adapt: real minutes per stage, 0,2,5), SIMDIST (the command).
+#   (MPPI budget: 256 x 2), SCHEDULE (adapt: real minutes per stage, 0,2,5), SIMDIST (the command), OUT and RESULTS
+#   (the run and result folders), FIT_ARGS and ADAPT_ARGS (extra options of simdist fit / simdist adapt), STATES
+#   (cloned states of the plan-ranking analysis, 40).
 set -euo pipefail
 stage=${1:?usage: run.sh STAGE SEED  (STAGE: expert data pretrain planner loop baseline all)}
 seed=${2:?usage: run.sh STAGE SEED}
@@ -21,8 +25,10 @@ trials=${TRIALS:-30}
 samples=${SAMPLES:-256}
 iterations=${ITERATIONS:-2}
 schedule=${SCHEDULE:-0,2,5}
-out=outputs/gym/$env_id
-res=results/gym/s$seed
+out=${OUT:-outputs/gym/$env_id}
+res=${RESULTS:-results/gym/s$seed}
+read -r -a fit_args <<< "${FIT_ARGS:-}"      # extra simdist fit options (e.g. --data.windows_per_epoch 2000)
+read -r -a adapt_args <<< "${ADAPT_ARGS:-}"  # extra simdist adapt options (e.g. --epochs 1)
 mkdir -p "$out" "$res"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OMP_WAIT_POLICY=PASSIVE
 
@@ -61,7 +67,7 @@ pretrain() {  # all components on the simulator data; resumes from last.ckpt; ex
     $simdist fit --config recipes/gym/base.yaml --config recipes/gym/pretrain.yaml \
       --model.init_args.preset "$task" --data.train "$out/data-s$seed" --seed_everything "$seed" \
       --trainer.max_epochs "$epochs" --trainer.default_root_dir "$root" --trainer.logger false \
-      --trainer.enable_progress_bar false "${ckpt[@]}"  # the recipe's ModelCheckpoint: $root/checkpoints/last.ckpt
+      --trainer.enable_progress_bar false "${ckpt[@]}" "${fit_args[@]}"  # the recipe's ModelCheckpoint: last.ckpt
     $simdist export --ckpt "$root/checkpoints/last.ckpt" --out "$out/model-s$seed"
   fi
 }
@@ -74,7 +80,7 @@ planner() {  # the pretrained model's MPPI, zero-shot, on the simulator and on t
 loop() {  # proxy-real logging and dynamics-only finetuning on the shifted profile (resumable run folder)
   $simdist adapt --task "$task" --agent "$out/model-s$seed" --real "$profile" --schedule "$schedule" \
     --out "$out/adapt-s$seed" --episodes_per_eval "$trials" --samples "$samples" --iterations "$iterations" \
-    --seed "$seed"
+    --seed "$seed" "${adapt_args[@]}"
   cp "$out/adapt-s$seed/curve.json" "$res/adapt-curve.json"
   ranking
 }
@@ -85,7 +91,7 @@ ranking() {  # plan ranking on lag before and after adaptation: Spearman rho of 
   last=$(ls -d "$out/adapt-s$seed/stages/stage-"* | sort -V | tail -1)
   [[ -s $res/ranking.json ]] || $simdist mechanism --task "$task" --real "$profile" \
     --model "pretrained=$out/model-s$seed" --model "adapted=$last" --expert-set "$out/experts-sim-s$seed" \
-    --samples "$samples" --iterations "$iterations" --states 40 --candidates 32 --envs 8 --seed "$seed" \
+    --samples "$samples" --iterations "$iterations" --states "${STATES:-40}" --candidates 32 --envs 8 --seed "$seed" \
     --out "$res/ranking.json"
 }
 
