@@ -10,7 +10,7 @@
 #   x 64 steps), TRANSITIONS (pretraining data, 1000000), EPOCHS (pretraining, 10), TRIALS (30), SAMPLES/ITERATIONS
 #   (MPPI budget: 256 x 2), SCHEDULE (adapt: real minutes per stage, 0,2,5), SIMDIST (the command), OUT and RESULTS
 #   (the run and result folders), FIT_ARGS and ADAPT_ARGS (extra options of simdist fit / simdist adapt), STATES
-#   (cloned states of the plan-ranking analysis, 40).
+#   and CANDIDATES (cloned states and candidates per state of the plan-ranking analysis, 40 and 32 <= samples).
 set -euo pipefail
 stage=${1:?usage: run.sh STAGE SEED  (STAGE: expert data pretrain planner loop baseline all)}
 seed=${2:?usage: run.sh STAGE SEED}
@@ -91,8 +91,8 @@ ranking() {  # plan ranking on lag before and after adaptation: Spearman rho of 
   last=$(ls -d "$out/adapt-s$seed/stages/stage-"* | sort -V | tail -1)
   [[ -s $res/ranking.json ]] || $simdist mechanism --task "$task" --real "$profile" \
     --model "pretrained=$out/model-s$seed" --model "adapted=$last" --expert-set "$out/experts-sim-s$seed" \
-    --samples "$samples" --iterations "$iterations" --states "${STATES:-40}" --candidates 32 --envs 8 --seed "$seed" \
-    --out "$res/ranking.json"
+    --samples "$samples" --iterations "$iterations" --states "${STATES:-40}" --candidates "${CANDIDATES:-32}" \
+    --envs 8 --seed "$seed" --out "$res/ranking.json"
 }
 
 baseline() {  # behaviour cloning on the same simulator data, then its zero-shot score on the shifted profile
