@@ -95,9 +95,14 @@ ranking() {  # plan ranking on lag before and after adaptation: Spearman rho of 
     --envs 8 --seed "$seed" --out "$res/ranking.json"
 }
 
-baseline() {  # behaviour cloning on the same simulator data, then its zero-shot score on the shifted profile
+baseline() {  # the model's behaviour-cloned policy head (same data) on both profiles; with BASELINES=1 also the
+  # paper's baselines protocol (IQL and single-step BC beside SimDist, results/baselines/gym-halfcheetah-lag/)
   evaluate bc-policy-on-$profile "$out/model-s$seed" "$profile" --planner policy
   evaluate bc-policy-on-sim "$out/model-s$seed" sim --planner policy
+  if [[ ${BASELINES:-0} == 1 && $env_id == HalfCheetah-v5 && $profile == lag ]]; then
+    .venv/bin/python -m results.baselines.compare --task gym-halfcheetah-lag --model "$out/model-s$seed" \
+      --seeds "$seed" --agents iql,bc --jobs 1
+  fi
 }
 
 probe() {  # the calibration rows on the newest checkpoints of PPO runs still training (IT: the sim run's iteration)
