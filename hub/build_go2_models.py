@@ -177,7 +177,7 @@ def planning_diagnostics(name: str) -> dict[str, str]:
 
 
 def build_base(which: str = ZOO_CANDIDATE) -> None:
-    from simdist.hub import save_pretrained
+    from simdist.hub import PLANNER_NAME
     from simdist.planning.presets import REALTIME, REALTIME_DECAY
     from simdist.training.module import world_model_from_checkpoint
 
@@ -188,17 +188,16 @@ def build_base(which: str = ZOO_CANDIDATE) -> None:
     planner = {"planner": "mppi", **REALTIME, "temporal_ensemble": REALTIME_DECAY}
     train_config = resolved_config(candidate["recipe"])
     for name, task in (("go2-slope", "PTFE slippery slope"), ("go2-foam", "memory foam")):
-        out = save_pretrained(model, ROOT / "hub" / "models" / name, metrics={**metrics, **planning_diagnostics(name)},
-                              train_config=train_config, planner_config=planner,
-                              tags=["go2", "quadruped", "sim-pretrained"],
-                              model_card_kwargs={"repo_id": f"simdist/{name}",
-                                                 "description": description(name, task, candidate)})
+        out = model.save_pretrained(ROOT / "hub" / "models" / name,
+                                    metrics={**metrics, **planning_diagnostics(name)}, train_config=train_config,
+                                    extra_files={PLANNER_NAME: planner}, tags=["go2", "quadruped", "sim-pretrained"],
+                                    model_card_kwargs={"repo_id": f"simdist/{name}",
+                                                       "description": description(name, task, candidate)})
         print(f"built {out} from {candidate['ckpt']}")
 
 
 def build_adapted() -> None:
     from simdist import WorldModel
-    from simdist.hub import save_pretrained
 
     for name, (base, run, profile, command) in ADAPT_RUNS.items():
         curve_file = run / "curve.json"
@@ -219,9 +218,9 @@ def build_adapted() -> None:
         }
         text = (f"`simdist/{base}` adapted to the proxy-real profile `{profile}` by finetuning the dynamics only "
                 f"on {curve['minutes'][-1]:.1f} minutes of on-policy proxy-real data: `{command}`.")
-        out = save_pretrained(model, ROOT / "hub" / "models" / name, base_model=f"simdist/{base}", metrics=metrics,
-                              tags=["go2", "quadruped", "proxy-real-adapted"],
-                              model_card_kwargs={"repo_id": f"simdist/{name}", "description": text})
+        out = model.save_pretrained(ROOT / "hub" / "models" / name, base_model=f"simdist/{base}", metrics=metrics,
+                                    tags=["go2", "quadruped", "proxy-real-adapted"],
+                                    model_card_kwargs={"repo_id": f"simdist/{name}", "description": text})
         print(f"built {out}")
 
 

@@ -27,6 +27,7 @@ _LAZY = {
     "WorldModelConfig": "config",
     "ComponentSpec": "config",
     "FreezePolicy": "freeze",
+    "FinetuneConfig": "freeze",
     "WorldModelLoss": "losses",
     "Normalizer": "normalization",
     "AdaptationLoop": "adaptation",

@@ -31,6 +31,7 @@ import torch
 
 from simdist.agents import Agent, load_agent
 from simdist.data.schema import DatasetSpec, Episode
+from simdist.freeze import FINETUNE, FinetuneConfig, FreezePolicy
 from simdist.fsutil import atomic_path, atomic_write_json, remove_stale_temporaries
 from simdist.parallel import evaluate_in_workers, evaluation_passes
 from simdist.provenance import agent_module, weights_fingerprint
@@ -151,7 +152,7 @@ class AdaptConfig:
 
     schedule: list[float] = field(default_factory=lambda: [0.0, 8.0, 16.0, 27.0, 36.0])
     schedule_unit: str = "minutes"
-    freeze: str = "dynamics_only"
+    freeze: str = FINETUNE.freeze
     init: str = "base"
     episodes_per_eval: int = 8
     num_envs: int = 8
@@ -162,11 +163,11 @@ class AdaptConfig:
     init_std: float | None = None
     warm_start: str | None = None
     temporal_ensemble: float | None = None
-    epochs: int = 3
-    windows_per_epoch: int = 6_000
-    batch_size: int = 32
-    lr: float = 2e-4
-    warmup_steps: int = 50
+    epochs: int = FINETUNE.epochs
+    windows_per_epoch: int = FINETUNE.windows_per_epoch
+    batch_size: int = FINETUNE.batch_size
+    lr: float = FINETUNE.lr
+    warmup_steps: int = FINETUNE.warmup_steps
     seed: int = 0
     update_every: int | None = None
     prior: list[str] = field(default_factory=list)
@@ -208,6 +209,18 @@ class AdaptConfig:
         if missing:
             raise ValueError(f"prior: {missing} are not dataset folders (no dataset.json)")
         self.schedule = s
+        self._freeze_policy = FreezePolicy.parse(self.freeze)  # the one parse of the run's policy
+
+    @property
+    def freeze_policy(self) -> FreezePolicy:
+        """``freeze`` as the policy the run hands its agent (parsed once, when the config was made)."""
+        return self._freeze_policy
+
+    @property
+    def finetuning(self) -> FinetuneConfig:
+        """The finetuning of each stage (:class:`~simdist.freeze.FinetuneConfig`): the run's policy and budget."""
+        return FinetuneConfig(freeze=self.freeze_policy, epochs=self.epochs, windows_per_epoch=self.windows_per_epoch,
+                              batch_size=self.batch_size, lr=self.lr, warmup_steps=self.warmup_steps)
 
 
 class AdaptationLoop:
@@ -228,7 +241,7 @@ class AdaptationLoop:
         self.progress = progress
         self.log = log
         self.base = base if base is not None else load_agent(self.model_id)
-        self.base.check_freeze(self.cfg.freeze)  # a policy this agent cannot finetune with: before any work
+        self.base.check_freeze(self.cfg.freeze_policy)  # a policy this agent cannot finetune with: before any work
         wm = world_model_of(self.base)
         self.pad = wm.config.history if wm is not None else 0
         self.out.mkdir(parents=True, exist_ok=True)
@@ -459,9 +472,8 @@ class AdaptationLoop:
         its own trainable parts and loss; it takes what it uses of the run's finetuning budget
         (:meth:`~simdist.agents.Agent.finetune_options`) and the ``prior`` folders when the run has them."""
         cfg = self.cfg
-        budget = {"epochs": cfg.epochs, "windows_per_epoch": cfg.windows_per_epoch, "batch_size": cfg.batch_size,
-                  "lr": cfg.lr, "warmup_steps": cfg.warmup_steps, "obs_noise": self.task.obs_noise}
-        options: dict[str, Any] = {"freeze": cfg.freeze, "out": self.out / "lightning" / f"stage-{stage}",
+        budget = {**cfg.finetuning.budget(), "obs_noise": self.task.obs_noise}
+        options: dict[str, Any] = {"freeze": cfg.freeze_policy, "out": self.out / "lightning" / f"stage-{stage}",
                                    "seed": cfg.seed + stage, "progress": self.progress,
                                    **start.finetune_options(budget)}
         if cfg.prior:
@@ -479,11 +491,11 @@ class AdaptationLoop:
             model, path, trained = self.base, self.model_id, False
         elif cfg.update_every is not None:  # updated while collecting, each update from the last
             model = self.collect_until(amount, incoming, k)
-            path, trained = str(self.out / "stages" / f"stage-{k}"), True
+            path, trained = self.stage_path(k), True
         else:
             self.collect_until(amount, incoming, k)
             model = self.finetune(self.model_id if cfg.init == "base" else prev, k)
-            path = str(self.out / "stages" / f"stage-{k}")
+            path = self.stage_path(k)
             trained = True
         info = self._info(self.data_dir)
         from simdist.provenance import provenance
@@ -504,19 +516,28 @@ class AdaptationLoop:
                 model.save_pretrained(path, base_model=self.model_id,
                                       metrics={"real_minutes": entry["minutes"], "stage": k,
                                                "heldout_consistency": entry["consistency"]["after"]})
-        if cfg.eval_workers == 1:
-            result = self.task.evaluate(self.planner(model, cfg.seed + 1), cfg.episodes_per_eval, cfg.seed + 1,
-                                        num_envs=cfg.num_envs)
-        else:  # each worker loads the stage's saved model (stage 0: the model id) and plans as self.planner
-            result = evaluate_in_workers(self.task, path, cfg.episodes_per_eval, cfg.seed + 1,
-                                         workers=cfg.eval_workers, num_envs=cfg.num_envs,
-                                         build=partial(stage_controller, cfg=cfg, seed=cfg.seed + 1),
-                                         option="--eval-workers")
+        result = self.evaluate_stage(model, k, path)
         entry["eval"] = result.to_dict()
         estimate = result.estimate()
         entry["value"], entry["ci95"], entry["trials"] = estimate.mean, [estimate.low, estimate.high], estimate.n
         entry["seconds"] = time.perf_counter() - started
         return entry
+
+    def stage_path(self, k: int) -> str:
+        """The folder stage ``k``'s finetuned model is saved to (a hook: a demo may name it)."""
+        return str(self.out / "stages" / f"stage-{k}")
+
+    def evaluate_stage(self, model: Agent, k: int, path: str) -> Any:
+        """Stage ``k``'s evaluation of ``model`` (saved at ``path``; stage 0: the model id) on the task's
+        protocol: an :class:`~simdist.evaluation.EvaluationResult` (a hook: a demo may evaluate its own way)."""
+        cfg = self.cfg
+        if cfg.eval_workers == 1:
+            return self.task.evaluate(self.planner(model, cfg.seed + 1), cfg.episodes_per_eval, cfg.seed + 1,
+                                      num_envs=cfg.num_envs)
+        # each worker loads the stage's saved model (stage 0: the model id) and plans as self.planner
+        return evaluate_in_workers(self.task, path, cfg.episodes_per_eval, cfg.seed + 1, workers=cfg.eval_workers,
+                                   num_envs=cfg.num_envs, build=partial(stage_controller, cfg=cfg, seed=cfg.seed + 1),
+                                   option="--eval-workers")
 
     def stage_settings(self, k: int) -> dict[str, Any]:
         """Everything but the logged data that stage ``k``'s numbers depend on: the task, the schedule up to

@@ -18,17 +18,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from torch import Tensor
 
+from simdist.config import AGENT_TYPE_KEY, WORLD_MODEL_AGENT_TYPE
+from simdist.freeze import FINETUNE
 from simdist.fsutil import read_json_object
 from simdist.registry import RegistryError, get, list_components
 
 if TYPE_CHECKING:
+    from simdist.freeze import FreezePolicy
     from simdist.hub.resolve import ModelSource
     from simdist.tasks import Task
 
-#: ``config.json`` key naming the agent class that reads the folder
-AGENT_TYPE_KEY = "agent_type"
-#: the type of folders written before agents existed (SimDist world models)
-LEGACY_AGENT_TYPE = "simdist"
+#: the type of folders written before agents existed: a world model's (``config.json``'s key: ``AGENT_TYPE_KEY``)
+LEGACY_AGENT_TYPE = WORLD_MODEL_AGENT_TYPE
 #: the freeze policies of agents whose encoder is never trained (BASELINES.md 8.1): they mean the same there
 ENCODER_FROZEN = ("heads_only", "all", "policy")
 
@@ -64,16 +65,13 @@ class Agent(abc.ABC):
 
         return history_inputs(history, config.obs_spec, config.action_dim, config.command_dim, config.history)
 
-    def check_freeze(self, freeze: str) -> None:
+    def check_freeze(self, freeze: FreezePolicy | str) -> None:
         """A ValueError naming ``freeze`` when :meth:`finetune` refuses that freeze policy (the adaptation loop asks
-        before any work); the default accepts every policy :class:`~simdist.freeze.FreezePolicy` parses."""
+        before any work, with the policy it parsed from its config); the default accepts every policy (text is
+        parsed with :meth:`~simdist.freeze.FreezePolicy.parse`, which refuses what is not one)."""
         from simdist.freeze import FreezePolicy
-        from simdist.registry import RegistryError
 
-        try:
-            FreezePolicy.parse(freeze)
-        except (RegistryError, TypeError) as err:
-            raise ValueError(f"freeze={freeze!r} is not a freeze policy: {err}") from err
+        FreezePolicy.parse(freeze)
 
     def reset(self, ids: Sequence[int] | Tensor | None = None, seed: int | None = None) -> None:
         """Forget per-env state of envs ``ids`` (all if None); reseed if ``seed`` is given."""
@@ -84,10 +82,11 @@ class Agent(abc.ABC):
         """An empty observation history of the shape this agent reads, for ``num_envs`` envs."""
 
     @abc.abstractmethod
-    def finetune(self, data: str | Path, *, freeze: str = "dynamics_only", out: str | Path | None = None,
+    def finetune(self, data: str | Path, *, freeze: FreezePolicy | str = FINETUNE.freeze, out: str | Path | None = None,
                  seed: int = 0, **settings: Any) -> Agent:
         """A copy finetuned on the episodes of the dataset folder ``data`` (trajectory schema) with the parts
-        the freeze policy ``freeze`` leaves trainable; ``out`` holds training logs and checkpoints."""
+        the freeze policy ``freeze`` (a :class:`~simdist.freeze.FreezePolicy`, or text parsed here) leaves
+        trainable; ``out`` holds training logs and checkpoints. Defaults: :data:`simdist.freeze.FINETUNE`."""
 
     @abc.abstractmethod
     def save_pretrained(self, folder: str | Path, **kwargs: Any) -> Path:
@@ -148,18 +147,13 @@ def open_agent_folder(name_or_path: str | Path, agent_type: str, hub: dict[str, 
     resolver's ``revision``, ``cache_dir``, ``local_files_only``, ``token``, anything else a TypeError naming
     ``who``). FileNotFoundError without ``config.json`` or the weights; ConfigError for another agent type."""
     from simdist.config import ConfigError
-    from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME
-    from simdist.hub.load import CheckpointError
-    from simdist.hub.resolve import resolve_folder
+    from simdist.hub.files import CONFIG_NAME
+    from simdist.hub.load import open_folder
 
     unknown = sorted(set(hub) - set(HUB_KEYS))
     if unknown:
         raise TypeError(f"{who} got unexpected keyword arguments {unknown}")
-    folder, source = resolve_folder(name_or_path, **hub)
-    for name in (CONFIG_NAME, WEIGHTS_NAME):
-        if not (folder / name).is_file():
-            raise FileNotFoundError(f"{source} has no {name} (looked in {folder})")
-    data = read_json_object(folder / CONFIG_NAME, CheckpointError)
+    folder, source, data = open_folder(name_or_path, **hub)
     if data.get(AGENT_TYPE_KEY) != agent_type:
         raise ConfigError(f"{folder / CONFIG_NAME}: the folder holds a {data.get(AGENT_TYPE_KEY, LEGACY_AGENT_TYPE)!r} "
                           f"agent, not a {agent_type!r} one; load it with simdist.agents.load_agent")

@@ -12,9 +12,14 @@ from dataclasses import MISSING, asdict, dataclass, field
 from typing import Any
 
 from simdist.errors import InputError
+from simdist.fsutil import read_json_object
 
 #: Version of the ``config.json`` layout. Bump it with a migration in :func:`migrate_config`.
 CONFIG_SCHEMA_VERSION = 1
+#: the ``config.json`` key naming the agent class that reads a saved folder (:func:`simdist.agents.load_agent`)
+AGENT_TYPE_KEY = "agent_type"
+#: the agent type of a world model's folder (read by the SimDist agent); folders without the key are world models
+WORLD_MODEL_AGENT_TYPE = "simdist"
 
 
 class ConfigError(InputError):
@@ -154,6 +159,22 @@ class WorldModelConfig:
             return cls(**data)
         except TypeError as err:
             raise ConfigError(f"invalid world-model config ({err}); missing required keys: {missing}") from err
+
+    @classmethod
+    def from_saved(cls, data: Mapping[str, Any], path: str | os.PathLike) -> WorldModelConfig:
+        """The config of a saved world model from its ``config.json`` dict ``data`` (read from ``path``, which
+        errors name); a :class:`ConfigError` when the folder holds another agent than a world model."""
+        agent_type = data.get(AGENT_TYPE_KEY, WORLD_MODEL_AGENT_TYPE)
+        if agent_type != WORLD_MODEL_AGENT_TYPE:
+            raise ConfigError(f"{os.fspath(path)}: the folder holds a {agent_type!r} agent, not a SimDist world model; "
+                              "load it with simdist.agents.load_agent")
+        with config_file(path):
+            return cls.from_dict(dict(data))
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> WorldModelConfig:
+        """:meth:`from_saved` of the ``config.json`` at ``path`` (any known schema version)."""
+        return cls.from_saved(read_json_object(path, ConfigError), path)
 
     def replace(self, **changes: Any) -> WorldModelConfig:
         data = self.to_dict()

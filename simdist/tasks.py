@@ -230,13 +230,18 @@ class Task(abc.ABC):
         parts, of which this worker runs its share (:func:`simdist.data.parts.run_parts`)."""
         raise TaskError(f"task {self.task_name!r} has no data generator")
 
-    #: modules whose ``main(argv)`` runs ``simdist demo --task NAME`` / ``simdist train-expert --task NAME``
+    #: modules whose ``main(argv)`` runs ``simdist demo --task NAME`` / ``simdist train-expert --task NAME`` (a
+    #: demo module is a task's own demo; tasks without one run the demo pipeline, :mod:`simdist.demo_pipeline`)
     demo_module: ClassVar[str | None] = None
+    #: ``"module:Class"`` of this task's :class:`~simdist.demo_pipeline.DemoHook` (what its demo does its own way:
+    #: defaults, pretraining, loop, results, videos); None: the generic hook
+    demo_hook: ClassVar[str | None] = None
     train_expert_module: ClassVar[str | None] = None
 
     @classmethod
     def demo(cls, argv: Sequence[str]) -> int:
-        """``simdist demo --task NAME ...``: this task's end-to-end demo."""
+        """``simdist demo --task NAME ...`` of a task with its own ``demo_module`` (the others run the demo
+        pipeline, :mod:`simdist.demo_pipeline`, with their :attr:`demo_hook`)."""
         return cls._tool(cls.demo_module, "demo", argv)
 
     @classmethod

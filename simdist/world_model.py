@@ -11,6 +11,8 @@ import torch
 from torch import Tensor, nn
 
 from simdist.config import ComponentBuildError, ComponentSpec, WorldModelConfig
+from simdist.hub.files import StrPath
+from simdist.hub.mixin import HubMixin
 from simdist.nn import SequenceEmbedding
 from simdist.normalization import Normalizer, normalize_groups
 from simdist.registry import get as get_component
@@ -40,7 +42,7 @@ def _lead_expand(x: Tensor, lead: torch.Size) -> Tensor:
     return view.expand(*lead, *x.shape[-2:])
 
 
-class WorldModel(nn.Module):
+class WorldModel(nn.Module, HubMixin):
     """A SimDist latent world model.
 
     Inputs are in environment units; the model normalises them with statistics stored as buffers.
@@ -272,29 +274,73 @@ class WorldModel(nn.Module):
             if tuple(batch[key].shape[-2:]) != shape:
                 raise ValueError(f"batch[{key!r}] has shape {tuple(batch[key].shape)}, expected (B, {shape})")
 
-    # ------------------------------------------------------------------ hub I/O
-    def save_pretrained(self, save_directory: str | Path, **kwargs: Any) -> Path:
-        """Write ``config.json``, ``model.safetensors`` and a ``README.md`` model card (atomically)."""
-        from simdist.hub.card import save_pretrained
+    # ------------------------------------------------------------------ hub I/O (simdist.hub.mixin.HubMixin)
+    def save_pretrained(self, save_directory: StrPath, *, model_card_kwargs: Mapping[str, Any] | None = None,
+                        extra_files: Mapping[str, Any] | None = None, config: Mapping[str, Any] | None = None,
+                        **kwargs: Any) -> Path:
+        """Write ``config.json``, ``model.safetensors``, a ``README.md`` model card and ``extra_files`` (name →
+        text or a mapping written as JSON, e.g. ``{"planner.json": settings}``) into ``save_directory``, atomically.
 
-        return save_pretrained(self, save_directory, **kwargs)
+        ``base_model``, ``metrics``, ``tags`` and ``model_card_kwargs`` (``repo_id``, ``model_name``,
+        ``description``, ``citation``, ``datasets``, ``license``) feed the card; ``train_config`` (a mapping, YAML
+        text or a YAML file's path) is written as ``train_config.yaml``; ``config``: the ``config.json`` dict
+        (default :meth:`hub_config`). An existing target must be empty or a previous export. ``planner_config``
+        and ``agent_type`` are deprecated: the SimDist agent writes its planner settings and type."""
+        extras = dict(extra_files or {})
+        planner = kwargs.pop("planner_config", None)
+        agent_type = kwargs.pop("agent_type", None)
+        if planner is not None or agent_type is not None:
+            import warnings
+
+            from simdist.config import AGENT_TYPE_KEY
+            from simdist.hub.files import PLANNER_NAME
+
+            warnings.warn("WorldModel.save_pretrained(planner_config=..., agent_type=...) is deprecated: pass "
+                          f"extra_files={{{PLANNER_NAME!r}: ...}} and config=, or save the agent", DeprecationWarning,
+                          stacklevel=2)
+            if planner is not None:
+                extras.setdefault(PLANNER_NAME, planner)
+            if agent_type is not None:
+                config = {**(config if config is not None else self.hub_config()), AGENT_TYPE_KEY: agent_type}
+        return super().save_pretrained(save_directory, model_card_kwargs=model_card_kwargs, extra_files=extras,
+                                       config=config, **kwargs)
+
+    def hub_config(self) -> dict[str, Any]:
+        """``config.json``: the portable config (:func:`simdist.model_card.portable_config`) and the agent type
+        that reads a world model's folder."""
+        from simdist.config import AGENT_TYPE_KEY, WORLD_MODEL_AGENT_TYPE
+        from simdist.model_card import portable_config
+
+        return {**portable_config(self).to_dict(), AGENT_TYPE_KEY: WORLD_MODEL_AGENT_TYPE}
+
+    def _hub_files(self, folder_name: str, extra_files: Mapping[str, Any], model_card_kwargs: Mapping[str, Any], *,
+                   base_model: str | None = None, metrics: Mapping[str, Any] | None = None,
+                   train_config: Any = None, tags: Any = None, **unknown: Any) -> dict[str, Any]:
+        """The model card and ``train_config.yaml``."""
+        super()._hub_files(folder_name, extra_files, model_card_kwargs, **unknown)  # a TypeError naming unknown ones
+        from simdist.hub.files import CARD_NAME, PLANNER_NAME, TRAIN_CONFIG_NAME
+        from simdist.model_card import render_model_card, train_config_text
+
+        train_text = train_config_text(train_config) if train_config is not None else None
+        card = render_model_card(
+            self, base_model=base_model, metrics=metrics, tags=tags,
+            has_train_config=train_text is not None or extra_files.get(TRAIN_CONFIG_NAME) is not None,
+            has_planner=extra_files.get(PLANNER_NAME) is not None, folder_name=folder_name, **model_card_kwargs,
+        )
+        return {CARD_NAME: card, TRAIN_CONFIG_NAME: train_text}
 
     @classmethod
-    def from_pretrained(
-        cls, name_or_path: str | Path, *, revision: str | None = None, cache_dir: str | Path | None = None,
-        local_files_only: bool = False, strict: bool = True, map_location: str | torch.device = "cpu",
-        token: str | bool | None = None,
-    ) -> WorldModel:
-        """Load from a local folder or a Hub id (``org/name``, ``hf-hub:org/name@rev``, ``local-dir:path``)."""
-        from simdist.hub.load import load_pretrained
+    def _from_hub_config(cls, config: dict[str, Any], path: Path) -> WorldModel:
+        """The architecture a saved folder's ``config.json`` describes; a ConfigError naming ``path`` when the folder
+        holds another agent, or a config that does not build."""
+        from simdist.config import config_file
 
-        return load_pretrained(
-            cls, name_or_path, revision=revision, cache_dir=cache_dir, local_files_only=local_files_only,
-            strict=strict, map_location=map_location, token=token,
-        )
+        model_config = WorldModelConfig.from_saved(config, path)
+        with config_file(path):
+            return cls(model_config)
 
-    def push_to_hub(self, repo_id: str, **kwargs: Any) -> str:
-        """Save to a temporary folder and upload it as one commit; returns the commit URL."""
-        from simdist.hub.push import push_to_hub
+    def _hub_commit_message(self) -> str:
+        from simdist import __version__
 
-        return push_to_hub(self, repo_id, **kwargs)
+        task = self.config.task
+        return f"Upload simdist world model{f' for {task}' if task else ''} (simdist {__version__})"

@@ -64,10 +64,10 @@ WORK: dict[str, Callable[[], tuple[Any, str]]] = {
     "evaluate": lambda: _task_method("evaluate"),
     "adapt": lambda: (__import__("simdist.adaptation", fromlist=["AdaptationLoop"]).AdaptationLoop, "run"),
     "demos": _attr("simdist.demos", "record_demos"),
-    "export": _attr("simdist.hub.card", "save_pretrained"),
+    "export": lambda: (__import__("simdist.world_model", fromlist=["WorldModel"]).WorldModel, "save_pretrained"),
     "diagnose": _attr("simdist.diagnostics", "action_information"),
     "mechanism": _attr("simdist.mechanism", "run_mechanism"),
-    "demo": _attr("simdist.components.tasks.toy_reach.demo", "run_toy_pipeline"),
+    "demo": _attr("simdist.demo_pipeline", "run_demo"),
 }
 
 #: command → a valid command line ({model}, {data}, {ckpt}, {work}: the fixtures and the working folder)

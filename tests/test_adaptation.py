@@ -124,6 +124,28 @@ def test_freeze_policy_switch(toy_model: str, tmp_path: Path, freeze: str) -> No
     assert json.loads((tmp_path / "state.json").read_text())["freeze"] == freeze
 
 
+def test_freeze_policy_is_parsed_once(toy_model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's freeze text becomes a policy once, in AdaptConfig; the loop hands that object to the agent's check
+    and its finetuning, and the agent to its Lightning module, which train under it."""
+    texts: list[object] = []
+    parse = FreezePolicy.parse.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[FreezePolicy], value: object) -> FreezePolicy:
+        if not isinstance(value, FreezePolicy):
+            texts.append(value)
+        return parse(cls, value)
+
+    monkeypatch.setattr(FreezePolicy, "parse", classmethod(counting))
+    config = _config(freeze="dynamics,encoder")
+    loop = AdaptationLoop(toy_model, ToyTask(), tmp_path, config, log=lambda m: None)
+    loop.collect_until(SCHEDULE[1], loop.base, stage=1)
+    tuned = loop.finetune(toy_model, stage=1)
+    assert texts == ["dynamics,encoder"] and config.freeze_policy.trainable == {"dynamics", "encoder"}
+    base = WorldModel.from_pretrained(toy_model).state_dict()
+    changed = {k.split(".")[0] for k, v in tuned.world_model.state_dict().items() if not torch.equal(v, base[k])}
+    assert changed == {"dynamics", "encoder"}
+
+
 def test_ablation_reuses_another_runs_data(toy_model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                            ) -> None:
     """``data_from``: an ablation finetunes on the main run's logged data without collecting any."""

@@ -268,7 +268,8 @@ def test_toy_demo_trains_and_plans_with_an_ensemble_and_a_penalty(tmp_path) -> N
     assert {k.split(".")[2] for k in changed} == {"0", "1"} and all(k.startswith("dynamics.members.") for k in changed)
     with pytest.raises(InputError, match="--ensemble 1: .* has 2 dynamics member"):
         run_toy_pipeline(tmp_path / "again", TEST, progress=False, pretrained=tmp_path / "run" / "toy-sim")
-    for flags in (["--disagreement", "0.5"], ["--ensemble", "0"], ["--ensemble", "2", "--disagreement", "-1"]):
+    for flags in (["--option", "disagreement=0.5"], ["--option", "ensemble=0"],
+                  ["--option", "ensemble=2", "--option", "disagreement=-1"]):
         with pytest.raises(SystemExit):
             main(["demo", "--task", "toy-reach", *flags, "--out", str(tmp_path / "x")])
     assert not (tmp_path / "again").exists() and not (tmp_path / "x").exists()

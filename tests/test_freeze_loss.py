@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from simdist import FreezePolicy, WorldModel, WorldModelLoss
+from simdist.training import FinetuneModule
 from tests.helpers import random_batch, tiny_config
 
 
@@ -116,3 +117,64 @@ def test_td_value_targets_by_hand() -> None:
     torch.testing.assert_close(loss(wm, batch)["value"], terms["value"])
     with pytest.raises(ValueError, match="value_target"):
         WorldModelLoss(value_target="mc")
+
+
+# ------------------------------------------------------------------------------------------ policies as objects
+def test_presets_register_like_other_components() -> None:
+    """The presets are ``freeze_policy`` components of the plug-in package, found by name like an encoder; each
+    reads back from its own text (``spec``), and so does a set of components."""
+    from simdist import get, list_components
+
+    names = list(list_components("freeze_policy"))
+    assert {"all", "dynamics_only", "heads_only"} <= set(names)
+    for name in names:
+        cls = get("freeze_policy", name)
+        assert cls.__module__ == "simdist.components.freeze_policies" and issubclass(cls, FreezePolicy)
+        assert FreezePolicy.parse(name).spec == name
+    for text, trainable in (("dynamics,encoder", {"dynamics", "encoder"}), ("value, dynamics", {"dynamics", "value"}),
+                            ("policy", {"policy"})):
+        policy = FreezePolicy.parse(text)
+        assert policy.trainable == trainable and FreezePolicy.parse(policy.spec).trainable == trainable
+    policy = FreezePolicy.parse("dynamics_only")
+    assert FreezePolicy.parse(policy) is policy  # an object passes through: nothing is parsed twice
+    with pytest.raises(ValueError, match="freeze='everything' is not a freeze policy: unknown freeze_policy"):
+        FreezePolicy.parse("everything")
+    with pytest.raises(ValueError, match="freeze=3 is not a freeze policy"):
+        FreezePolicy.parse(3)  # type: ignore[arg-type]
+
+
+def test_eval_frozen_copy_leaves_a_shared_policy_alone() -> None:
+    shared = FreezePolicy.parse("dynamics_only")
+    module = FinetuneModule(model=tiny_config().to_dict(), freeze=shared, eval_frozen=False)
+    assert module.freeze_policy is not shared and not module.freeze_policy.eval_frozen
+    assert shared.eval_frozen  # the run's policy, which other stages share, is unchanged
+    assert FinetuneModule(model=tiny_config().to_dict(), freeze=shared).freeze_policy is shared
+
+
+def test_finetuning_defaults_live_in_one_place() -> None:
+    """``AdaptConfig``, the SimDist agent's ``finetune`` and ``FinetuneModule`` take their defaults from
+    ``FinetuneConfig`` (the module: its official long schedule)."""
+    import inspect
+
+    from simdist import AdaptConfig, FinetuneConfig, get
+
+    ft, official = FinetuneConfig(), FinetuneConfig.official()
+    adapt = AdaptConfig()
+    assert {k: getattr(adapt, k) for k in ft.budget()} == ft.budget() and adapt.freeze == ft.freeze
+    assert adapt.finetuning == FinetuneConfig(freeze=adapt.freeze_policy)
+    assert adapt.freeze_policy.spec == "dynamics_only"
+    params = inspect.signature(get("agent", "simdist").finetune).parameters
+    assert {k: params[k].default for k in (*ft.budget(), "freeze")} == {**ft.budget(), "freeze": ft.freeze}
+    params = inspect.signature(FinetuneModule.__init__).parameters
+    assert {k: params[k].default for k in ("freeze", "lr", "end_lr", "warmup_steps", "decay_steps", "value_target")} \
+        == {"freeze": official.freeze, "lr": official.lr, "end_lr": official.final_lr,
+            "warmup_steps": official.warmup_steps, "decay_steps": official.schedule_steps,
+            "value_target": official.value_target}
+    assert (official.final_lr, official.warmup_steps, official.schedule_steps) == (1e-4, 2_000, 400_000)
+    assert (ft.final_lr, ft.schedule_steps) == (1e-4, 2_000)  # an adaptation stage: lr / 2 over max(10 w, 2000)
+    assert FinetuneConfig(lr=1e-3, warmup_steps=300).schedule_steps == 3_000
+    for bad in ({"epochs": 0}, {"lr": -1.0}, {"warmup_steps": 1.5}, {"value_target": "mc"}):
+        with pytest.raises(ValueError, match=f"key '{next(iter(bad))}'"):
+            FinetuneConfig(**bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="freeze='everything'"):
+        AdaptConfig(freeze="everything")  # refused where the text comes in, before any run

@@ -15,7 +15,13 @@ import simdist.envs  # noqa: F401 - first, so that MUJOCO_GL defaults to egl bef
 pytest.importorskip("mujoco.batch")
 
 from simdist.components.tasks.go2 import Go2Task  # noqa: E402
-from simdist.components.tasks.go2 import demo as go2_demo  # noqa: E402
+
+
+def _demo(argv: list[str]) -> int:
+    from simdist.cli import main
+
+    return main(["demo", "--task", "go2", *argv])
+
 
 SMOKE = ["--minutes", "0.05", "--trials", "1", "--envs", "2", "--samples", "4", "--iterations", "1", "--epochs", "1",
          "--windows-per-epoch", "64", "--batch-size", "8", "--max-steps", "60", "--no-video"]
@@ -46,7 +52,7 @@ def _renderer_available() -> bool:
 def test_demo_smoke_and_resume(go2_model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "demo"
-    assert go2_demo.main(["--model", go2_model, *SMOKE, "--out", str(out)]) == 0
+    assert _demo(["--model", go2_model, *SMOKE, "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "[go2-demo]" in text and "ETA" in text and "| zero-shot |" in text
     results = json.loads((out / "results.json").read_text())
@@ -64,7 +70,7 @@ def test_demo_smoke_and_resume(go2_model: str, tmp_path: Path, monkeypatch: pyte
         raise AssertionError("a finished demo must not collect again")
 
     monkeypatch.setattr(Go2Task, "collect", no_collection)
-    assert go2_demo.main(["--model", go2_model, *SMOKE, "--out", str(out)]) == 0
+    assert _demo(["--model", go2_model, *SMOKE, "--out", str(out)]) == 0
     assert "resuming: 2 of 2 stages done" in capsys.readouterr().out
     assert json.loads((out / "results.json").read_text())["rows"] == results["rows"]
 
@@ -76,12 +82,12 @@ def test_demo_rerun_in_a_fresh_folder_writes_the_same_results_byte_for_byte(go2_
     (that goes to ``timing.json``), so a second run of the same command rewrites them byte for byte."""
     out = tmp_path / "demo"
     argv = ["--model", go2_model, *SMOKE, "--out", str(out)]
-    assert go2_demo.main(argv) == 0
+    assert _demo(argv) == 0
     first = {name: (out / name).read_bytes() for name in ("results.json", "results.md")}
     timing = json.loads((out / "timing.json").read_text())
     assert timing["seconds"] > 0 and "eval-zero-shot" in timing["phases"]
     out.rename(tmp_path / "first")
-    assert go2_demo.main(argv) == 0
+    assert _demo(argv) == 0
     assert {name: (out / name).read_bytes() for name in first} == first
     results = json.loads(first["results.json"])
     assert "seconds" not in results and results["provenance"]["torch"] == torch.__version__
@@ -89,23 +95,36 @@ def test_demo_rerun_in_a_fresh_folder_writes_the_same_results_byte_for_byte(go2_
     assert ("No difference" in text) == results["intervals_overlap"]
 
 
+def test_demo_through_the_pipeline_writes_the_numbers_of_before_the_move(go2_model: str, tmp_path: Path) -> None:
+    """The smoke command's ``results.json`` as main's Go2 demo wrote it before the demo pipeline (commit e8d0851,
+    the same tiny model): every number equal; the settings gained the options every task's demo takes and the
+    provenance names the code, so both are left out, and the folders are those of the recording."""
+    out = tmp_path / "demo"
+    assert _demo(["--model", go2_model, *SMOKE, "--out", str(out)]) == 0
+    recorded = "/work/data-demo/go2"
+    text = (Path(__file__).parent / "data" / "go2_demo_golden.json").read_text()
+    expected = json.loads(text.replace(f"{recorded}/wm", go2_model).replace(f"{recorded}/demo", str(out)))
+    got = json.loads((out / "results.json").read_text())
+    for key in ("settings", "provenance"):
+        expected.pop(key), got.pop(key)
+    assert got == expected
+
+
 def test_missing_model_says_how_to_get_one(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="simdist zoo list"):
-        go2_demo.main(["--model", str(tmp_path / "nowhere"), *SMOKE, "--out", str(tmp_path / "out")])
+        _demo(["--model", str(tmp_path / "nowhere"), *SMOKE, "--out", str(tmp_path / "out")])
     assert not (tmp_path / "out").exists()
 
 
 def test_demo_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
-    from simdist import cli
-    from simdist.components.tasks.toy_reach import demo as toy_demo
+    from simdist import cli, demo_pipeline
 
     calls: list[tuple[str, list[str]]] = []
-    monkeypatch.setattr(toy_demo, "main", lambda argv: calls.append(("toy", argv)) or 0)
-    monkeypatch.setattr(go2_demo, "main", lambda argv: calls.append(("go2", argv)) or 0)
+    monkeypatch.setattr(demo_pipeline, "run_demo", lambda hook, args: calls.append((hook.task_name, args.real)))
     assert cli.main(["demo", "--task", "toy-reach", "--quick"]) == 0
     assert cli.main(["demo", "--real", "lag"]) == 0  # without --task: the task where the demo shows the effect
     assert cli.main(["demo", "--task=go2", "--trials", "2"]) == 0
-    assert calls == [("toy", ["--quick"]), ("toy", ["--real", "lag"]), ("go2", ["--trials", "2"])]
+    assert calls == [("toy-reach", "lag"), ("toy-reach", "lag"), ("go2", "ptfe-slope-5.7deg")]
 
 
 def test_default_tasks() -> None:

@@ -17,7 +17,7 @@ from safetensors.torch import load_file, save_file
 
 import simdist
 import simdist.hub as hub
-import simdist.hub.card
+import simdist.hub.folder
 import simdist.hub.push
 from simdist.hub import CheckpointError, CheckpointWarning
 from simdist.world_model import WorldModel
@@ -128,12 +128,45 @@ def test_map_location(saved: Path) -> None:
 def test_optional_files(tiny_world_model: WorldModel, tmp_path: Path) -> None:
     folder = tiny_world_model.save_pretrained(
         tmp_path / "m", train_config={"trainer": {"max_steps": 10}, "model": {"lr": 1e-3}},
-        planner_config={"num_samples": 256, "horizon": 3},
+        extra_files={"planner.json": {"num_samples": 256, "horizon": 3}, "notes.txt": "opaque text\n"},
     )
     assert "max_steps: 10" in (folder / "train_config.yaml").read_text()
-    assert json.loads((folder / "planner.json").read_text()) == {"horizon": 3, "num_samples": 256}
+    assert (folder / "planner.json").read_text() == '{\n  "horizon": 3,\n  "num_samples": 256\n}\n'
+    assert (folder / "notes.txt").read_text() == "opaque text\n"
+    assert "planner.json" in (folder / "README.md").read_text()  # the card says how to use the settings
     with pytest.raises(ValueError, match="pass a Path"):
         tiny_world_model.save_pretrained(tmp_path / "n", train_config="train.yaml")
+    with pytest.raises(TypeError, match="unexpected keyword arguments \\['planner'\\]"):
+        tiny_world_model.save_pretrained(tmp_path / "n", planner={"num_samples": 1})
+
+
+def test_deprecated_save_arguments(tiny_world_model: WorldModel, tmp_path: Path) -> None:
+    """``planner_config=`` / ``agent_type=`` (now the SimDist agent's business) still write the same folder, with a
+    DeprecationWarning; so does ``simdist.hub.read_config``."""
+    with pytest.warns(DeprecationWarning, match="extra_files"):
+        old = tiny_world_model.save_pretrained(tmp_path / "old", planner_config={"num_samples": 8},
+                                               agent_type="simdist")
+    new = tiny_world_model.save_pretrained(tmp_path / "new", extra_files={"planner.json": {"num_samples": 8}})
+    for name in ("config.json", "model.safetensors", "planner.json"):
+        assert (old / name).read_bytes() == (new / name).read_bytes(), name
+    with pytest.warns(DeprecationWarning, match="from_file"):
+        assert hub.read_config(new / "config.json") == tiny_world_model.config
+
+
+def test_hub_writes_config_dicts_and_state_dicts(tmp_path: Path) -> None:
+    """The hub alone, with no model class: a config dict, a module's state dict and extra files in; the same dict
+    and tensors out, and a config.json without the agent type unless the caller puts one in."""
+    module = torch.nn.Linear(3, 2)
+    folder = hub.write_folder(tmp_path / "plain", {"b": [2, 1], "a": {"z": 1, "y": 2}}, module,
+                              {"extra.json": {"k": 1}, "skipped.txt": None})
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "extra.json", "model.safetensors"]
+    from simdist.hub.load import open_folder, read_weights
+
+    path, source, config = open_folder(folder)
+    assert path == folder and config == {"a": {"z": 1, "y": 2}, "b": [2, 1], "simdist_version": simdist.__version__}
+    assert list(config["a"]) == ["z", "y"]  # nested order kept
+    state = read_weights(folder / "model.safetensors")
+    assert all(torch.equal(state[k], v) for k, v in module.state_dict().items())
 
 
 def test_save_replaces_atomically(tiny_world_model: WorldModel, tmp_path: Path,
@@ -146,7 +179,7 @@ def test_save_replaces_atomically(tiny_world_model: WorldModel, tmp_path: Path,
     def boom(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(simdist.hub.card, "save_file", boom)
+    monkeypatch.setattr(simdist.hub.folder, "save_file", boom)
     with pytest.raises(RuntimeError, match="disk full"):
         tiny_world_model.save_pretrained(target)
     assert_same_model(other, WorldModel.from_pretrained(target))  # untouched by the failed save
@@ -402,8 +435,8 @@ def test_public_names_resolve_to_their_modules() -> None:
     import importlib
 
     for name in hub.__all__:
-        module = importlib.import_module(f"simdist.hub.{hub._MODULE_OF[name]}")
+        module = importlib.import_module(f"simdist.{hub._MODULE_OF[name]}")
         assert getattr(hub, name) is getattr(module, name), name
     assert set(hub.__all__) <= set(dir(hub))
-    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+    with pytest.raises(AttributeError, match="'simdist.hub' has no attribute 'nope'"):
         hub.nope  # noqa: B018

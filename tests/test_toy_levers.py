@@ -118,12 +118,12 @@ def test_the_loop_runs_with_every_lever_and_mixes_simulation_into_finetuning(tmp
     (tmp_path / "c" / "toy-sim").symlink_to(tmp_path / "a" / "toy-sim")
     capsys.readouterr()
     with pytest.raises(SystemExit):
-        main(["demo", "--task", "toy-reach", "--pretrained", str(tmp_path / "c" / "toy-sim"), "--sim-mix", "0.3",
+        main(["demo", "--task", "toy-reach", "--pretrained", str(tmp_path / "c" / "toy-sim"), "--option", "sim_mix=0.3",
               "--out", str(tmp_path / "d")])
     assert "--sim-mix: no simulation dataset at" in capsys.readouterr().err
     assert not (tmp_path / "d").exists()
     with pytest.raises(SystemExit):
-        main(["demo", "--task", "toy-reach", "--dynamics-hidden", "64,x", "--out", str(tmp_path / "d")])
+        main(["demo", "--task", "toy-reach", "--option", "dynamics_hidden=64,x", "--out", str(tmp_path / "d")])
 
 
 def test_heldout_rounds_continue_until_an_episode_holds_a_window() -> None:

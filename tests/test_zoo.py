@@ -256,3 +256,22 @@ def test_shipped_go2_models_load_offline(offline: Path, monkeypatch: pytest.Monk
     assert bool(model.normalizer.fitted)
     card = (zoo.bundled_folder(repo_id) / "README.md").read_text()
     assert "library_name: simdist" in card and "simdist fit --config recipes/go2-slope/pretrain.yaml" in card
+
+
+BUNDLED = sorted(p for p in (Path(__file__).resolve().parents[1] / "hub" / "models").iterdir()
+                 if (p / "config.json").is_file())
+
+
+@pytest.mark.parametrize("folder", BUNDLED, ids=lambda p: p.name)
+def test_bundled_models_save_byte_identical(folder: Path, tmp_path: Path) -> None:
+    """Each bundled zoo model, loaded as its agent (the SimDist agent: world model and planner.json) and as a world
+    model, saves the same config.json, model.safetensors and planner.json bytes it was published with."""
+    from simdist import load_agent
+
+    agent = load_agent(folder).save_pretrained(tmp_path / "agent")
+    model = WorldModel.from_pretrained(folder).save_pretrained(tmp_path / "model")
+    names = [n for n in ("config.json", "model.safetensors", "planner.json") if (folder / n).is_file()]
+    for name in names:
+        assert (agent / name).read_bytes() == (folder / name).read_bytes(), name
+    for name in ("config.json", "model.safetensors"):
+        assert (model / name).read_bytes() == (folder / name).read_bytes(), name

@@ -1,8 +1,11 @@
-"""Hub I/O for world models: ``save_pretrained``, ``load_pretrained``, ``push_to_hub``, ``push_folder``.
+"""Hub I/O: a folder (and a Hub repo) of ``config.json``, ``model.safetensors`` and extra files.
 
-A saved model is a folder (and a Hub repo) holding ``config.json`` (the :class:`WorldModelConfig` plus
-``simdist_version``), ``model.safetensors`` (weights and normaliser buffers), a ``README.md`` model card
-and, optionally, ``train_config.yaml`` and ``planner.json``. Hub downloads go through
+The hub reads and writes a config dict, a state dict and extra files (a model card, ``planner.json``, ...) whose
+content it does not interpret; what a folder means is decided by the class that saves and loads it through
+:class:`~simdist.hub.mixin.HubMixin` (``WorldModel``; the agents write their own folders with the same writer).
+A world model's folder holds ``config.json`` (the :class:`WorldModelConfig` plus ``simdist_version`` and
+``agent_type``), ``model.safetensors`` (weights and normaliser buffers), a ``README.md`` model card and,
+optionally, ``train_config.yaml`` and ``planner.json``. Hub downloads go through
 ``huggingface_hub.snapshot_download``, so ``HF_HUB_OFFLINE=1``, ``local_files_only`` and the HF cache
 behave exactly as huggingface_hub defines them.
 
@@ -11,10 +14,13 @@ One module per job; this package only re-exports their public names, loading eac
 
 * :mod:`simdist.hub.files`: file names and Hub/card constants (imports nothing from simdist);
 * :mod:`simdist.hub.resolve`: parse names, find or download a folder, the zoo's offline fallback;
-* :mod:`simdist.hub.load`: strict loading (config, safetensors, finiteness, keys and shapes);
-* :mod:`simdist.hub.card`: ``save_pretrained`` and the model card;
-* :mod:`simdist.hub.push`: ``push_to_hub`` and the upload helpers;
-* :mod:`simdist.hub.publish`: ``push_folder`` (checks an exported folder, then uploads it).
+* :mod:`simdist.hub.folder`: ``write_folder`` (config dict, state dict, extra files; atomically);
+* :mod:`simdist.hub.load`: strict loading (config dict, safetensors, finiteness, keys and shapes);
+* :mod:`simdist.hub.mixin`: ``HubMixin`` (``save_pretrained`` / ``from_pretrained`` / ``push_to_hub``);
+* :mod:`simdist.hub.push`: ``push_to_hub`` and the upload helpers.
+
+Two names are kept here for existing callers and load from outside the hub: ``render_model_card`` (the world
+model's card, :mod:`simdist.model_card`) and ``push_folder`` (publishing a zoo folder, :mod:`simdist.zoo.publish`).
 """
 
 from __future__ import annotations
@@ -24,7 +30,6 @@ from typing import TYPE_CHECKING
 from simdist.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from simdist.hub.card import render_model_card, save_pretrained
     from simdist.hub.files import (
         ALLOW_PATTERNS,
         BASE_TAGS,
@@ -39,30 +44,36 @@ if TYPE_CHECKING:
         TRAIN_CONFIG_NAME,
         WEIGHTS_NAME,
     )
+    from simdist.hub.folder import write_folder
     from simdist.hub.load import CheckpointError, CheckpointWarning, load_pretrained, read_config
-    from simdist.hub.publish import push_folder
+    from simdist.hub.mixin import HubMixin, save_pretrained
     from simdist.hub.push import push_to_hub
     from simdist.hub.resolve import ModelSource, parse_name, resolve_folder
+    from simdist.model_card import render_model_card
+    from simdist.zoo.publish import push_folder
 
+#: module (relative to ``simdist``) -> the public names it defines
 _EXPORTS = {
-    "files": ("CONFIG_NAME", "WEIGHTS_NAME", "CARD_NAME", "TRAIN_CONFIG_NAME", "PLANNER_NAME", "ALLOW_PATTERNS",
-              "BASE_TAGS", "LIBRARY_NAME", "PIPELINE_TAG", "DEFAULT_LICENSE", "HUB_PREFIX", "LOCAL_PREFIX"),
-    "resolve": ("ModelSource", "parse_name", "resolve_folder"),
-    "load": ("CheckpointError", "CheckpointWarning", "load_pretrained", "read_config"),
-    "card": ("save_pretrained", "render_model_card"),
-    "push": ("push_to_hub",),
-    "publish": ("push_folder",),
+    "hub.files": ("CONFIG_NAME", "WEIGHTS_NAME", "CARD_NAME", "TRAIN_CONFIG_NAME", "PLANNER_NAME", "ALLOW_PATTERNS",
+                  "BASE_TAGS", "LIBRARY_NAME", "PIPELINE_TAG", "DEFAULT_LICENSE", "HUB_PREFIX", "LOCAL_PREFIX"),
+    "hub.resolve": ("ModelSource", "parse_name", "resolve_folder"),
+    "hub.load": ("CheckpointError", "CheckpointWarning", "load_pretrained", "read_config"),
+    "hub.folder": ("write_folder",),
+    "hub.mixin": ("HubMixin", "save_pretrained"),
+    "hub.push": ("push_to_hub",),
+    "model_card": ("render_model_card",),
+    "zoo.publish": ("push_folder",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "ALLOW_PATTERNS", "BASE_TAGS", "CARD_NAME", "CONFIG_NAME", "CheckpointError", "CheckpointWarning",
-    "DEFAULT_LICENSE", "HUB_PREFIX", "LIBRARY_NAME", "LOCAL_PREFIX", "ModelSource", "PIPELINE_TAG", "PLANNER_NAME",
-    "TRAIN_CONFIG_NAME", "WEIGHTS_NAME", "load_pretrained", "parse_name", "push_folder", "push_to_hub",
-    "read_config", "render_model_card", "resolve_folder", "save_pretrained",
+    "DEFAULT_LICENSE", "HUB_PREFIX", "HubMixin", "LIBRARY_NAME", "LOCAL_PREFIX", "ModelSource", "PIPELINE_TAG",
+    "PLANNER_NAME", "TRAIN_CONFIG_NAME", "WEIGHTS_NAME", "load_pretrained", "parse_name", "push_folder", "push_to_hub",
+    "read_config", "render_model_card", "resolve_folder", "save_pretrained", "write_folder",
 ]
 
-__getattr__ = lazy_getattr(__name__, _MODULE_OF, globals())
+__getattr__ = lazy_getattr(__name__, _MODULE_OF, globals(), base="simdist")
 
 
 def __dir__() -> list[str]:

@@ -1,7 +1,8 @@
-"""Strict loading of a saved world model: parse ``config.json``, read ``model.safetensors``, refuse
-non-finite tensors and check keys and shapes against the architecture the config describes.
+"""Strict loading of a saved folder: parse ``config.json`` into a dict, read ``model.safetensors``, refuse
+non-finite tensors and check keys and shapes against the module the config describes.
 
-The model class is passed in (``load_pretrained(WorldModel, ...)``), so this module does not depend on it.
+The class is passed in (``load_pretrained(WorldModel, ...)``) and builds itself from the config dict
+(:class:`~simdist.hub.mixin.HubMixin`), so this module knows no model, agent or planner.
 """
 
 from __future__ import annotations
@@ -9,22 +10,25 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file
 
-from simdist.config import ConfigError, WorldModelConfig, config_file
 from simdist.errors import InputError
 from simdist.fsutil import read_json_object
 from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME, StrPath
-from simdist.hub.resolve import resolve_folder
+from simdist.hub.resolve import ModelSource, resolve_folder
 
-__all__ = ["CheckpointError", "CheckpointWarning", "load_pretrained", "read_config", "read_weights",
-           "check_finite", "load_state"]
+if TYPE_CHECKING:
+    from simdist.config import WorldModelConfig
+    from simdist.hub.mixin import HubMixin
 
-M = TypeVar("M", bound=torch.nn.Module)
+__all__ = ["CheckpointError", "CheckpointWarning", "load_pretrained", "open_folder", "read_config_dict", "read_config",
+           "read_weights", "check_finite", "load_state"]
+
+M = TypeVar("M", bound="HubMixin")
 #: How many offending tensors an error message names before summarising the rest.
 _MAX_NAMED = 5
 
@@ -38,40 +42,54 @@ class CheckpointWarning(UserWarning):
     """Raised as a warning when ``strict=False`` skips weights that do not match."""
 
 
-def load_pretrained(
-    cls: type[M], name_or_path: StrPath, *, revision: str | None = None,
-    cache_dir: StrPath | None = None, local_files_only: bool = False, strict: bool = True,
-    map_location: str | torch.device = "cpu", token: str | bool | None = None,
-) -> M:
-    """Rebuild ``cls`` from ``config.json`` and load ``model.safetensors``; returns the model in eval mode.
-
-    ``strict=True`` raises :class:`CheckpointError` on missing, unexpected or mis-shaped weights;
-    ``strict=False`` loads what matches and emits a :class:`CheckpointWarning` for the rest. NaN or Inf
-    values in a loaded tensor (weights or normaliser statistics) raise :class:`CheckpointError` either way.
-    """
+def open_folder(name_or_path: StrPath, *, revision: str | None = None, cache_dir: StrPath | None = None,
+                local_files_only: bool = False, token: str | bool | None = None,
+                ) -> tuple[Path, ModelSource, dict[str, Any]]:
+    """The folder (downloaded for a Hub id), its source and its ``config.json`` as a dict; FileNotFoundError
+    naming the source when ``config.json`` or ``model.safetensors`` is missing."""
     folder, source = resolve_folder(
         name_or_path, revision=revision, cache_dir=cache_dir, local_files_only=local_files_only, token=token,
     )
     for name in (CONFIG_NAME, WEIGHTS_NAME):
         if not (folder / name).is_file():
             raise FileNotFoundError(f"{source} has no {name} (looked in {folder})")
-    config = read_config(folder / CONFIG_NAME)
-    with config_file(folder / CONFIG_NAME):
-        model = cls(config)
-    state = read_weights(folder / WEIGHTS_NAME)
-    load_state(model, state, strict=strict, where=f"{WEIGHTS_NAME} of {source}")
-    return model.to(map_location).eval()
+    return folder, source, read_config_dict(folder / CONFIG_NAME)
+
+
+def load_pretrained(
+    cls: type[M], name_or_path: StrPath, *, revision: str | None = None,
+    cache_dir: StrPath | None = None, local_files_only: bool = False, strict: bool = True,
+    map_location: str | torch.device = "cpu", token: str | bool | None = None,
+) -> M:
+    """Build ``cls`` from ``config.json`` (its ``_from_hub_config``) and load ``model.safetensors``; returns it in
+    eval mode.
+
+    ``strict=True`` raises :class:`CheckpointError` on missing, unexpected or mis-shaped weights;
+    ``strict=False`` loads what matches and emits a :class:`CheckpointWarning` for the rest. NaN or Inf
+    values in a loaded tensor (weights or normaliser statistics) raise :class:`CheckpointError` either way.
+    """
+    folder, source, config = open_folder(name_or_path, revision=revision, cache_dir=cache_dir,
+                                         local_files_only=local_files_only, token=token)
+    model = cls._from_hub_config(config, folder / CONFIG_NAME)
+    module = model._hub_module()
+    load_state(module, read_weights(folder / WEIGHTS_NAME), strict=strict, where=f"{WEIGHTS_NAME} of {source}")
+    module.to(map_location).eval()
+    return model
+
+
+def read_config_dict(path: Path) -> dict[str, Any]:
+    """A ``config.json`` as a dict (:class:`CheckpointError` when it is not a JSON object)."""
+    return read_json_object(path, CheckpointError)
 
 
 def read_config(path: Path) -> WorldModelConfig:
-    """Parse a ``config.json`` (any known schema version) into a :class:`WorldModelConfig`."""
-    data = read_json_object(path, CheckpointError)
-    agent_type = data.get("agent_type", "simdist")
-    if agent_type != "simdist":
-        raise ConfigError(f"{path}: the folder holds a {agent_type!r} agent, not a SimDist world model; load it "
-                          "with simdist.agents.load_agent")
-    with config_file(path):
-        return WorldModelConfig.from_dict(data)
+    """Deprecated: ``WorldModelConfig.from_saved(read_config_dict(path), path)`` (the world model's config of a
+    folder; :meth:`simdist.config.WorldModelConfig.from_file`)."""
+    warnings.warn("simdist.hub.read_config is deprecated; use WorldModelConfig.from_file", DeprecationWarning,
+                  stacklevel=2)
+    from simdist.config import WorldModelConfig
+
+    return WorldModelConfig.from_saved(read_config_dict(path), path)
 
 
 def read_weights(path: Path) -> dict[str, torch.Tensor]:

@@ -1,5 +1,5 @@
-"""Uploading to the Hub: ``push_to_hub`` (save a model into a temporary folder, upload it as one commit) and
-the upload helpers :func:`simdist.hub.publish.push_folder` shares."""
+"""Uploading to the Hub: ``push_to_hub`` (save an object into a temporary folder, upload it as one commit) and
+the upload helpers the zoo's publishing (:mod:`simdist.zoo.publish`) shares."""
 
 from __future__ import annotations
 
@@ -11,40 +11,33 @@ from typing import TYPE_CHECKING, Any
 from huggingface_hub import HfApi
 from huggingface_hub.utils import DEFAULT_IGNORE_PATTERNS, filter_repo_objects
 
-from simdist import __version__
-from simdist.hub.card import save_pretrained
 from simdist.hub.files import ALLOW_PATTERNS
 
 if TYPE_CHECKING:
-    from simdist.config import WorldModelConfig
-    from simdist.world_model import WorldModel
+    from simdist.hub.mixin import HubMixin
 
-__all__ = ["push_to_hub", "upload_folder", "upload_files", "default_message"]
+__all__ = ["push_to_hub", "upload_folder", "upload_files"]
 
 logger = logging.getLogger(__name__)
 
 
 def push_to_hub(
-    model: WorldModel, repo_id: str, *, revision: str | None = None, private: bool | None = None,
+    obj: HubMixin, repo_id: str, *, revision: str | None = None, private: bool | None = None,
     commit_message: str | None = None, create_pr: bool = False, token: str | bool | None = None,
     **save_kwargs: Any,
 ) -> str:
-    """``save_pretrained`` into a temporary folder and upload it as one commit; returns the commit URL
-    (the pull-request URL with ``create_pr=True``). ``save_kwargs`` go to :func:`save_pretrained`.
+    """``obj.save_pretrained`` into a temporary folder and upload it as one commit; returns the commit URL
+    (the pull-request URL with ``create_pr=True``). ``save_kwargs`` go to ``save_pretrained``; the model card
+    names ``repo_id`` unless ``model_card_kwargs`` does.
     """
     card_kwargs = dict(save_kwargs.pop("model_card_kwargs", None) or {})
     card_kwargs.setdefault("repo_id", repo_id)
     with tempfile.TemporaryDirectory(prefix="simdist-push-") as tmp:
-        folder = save_pretrained(model, Path(tmp) / repo_id.split("/")[-1], model_card_kwargs=card_kwargs,
-                                 **save_kwargs)
-        message = commit_message or default_message(model.config)
+        folder = obj.save_pretrained(Path(tmp) / repo_id.split("/")[-1], model_card_kwargs=card_kwargs,
+                                     **save_kwargs)
+        message = commit_message or obj._hub_commit_message()
         return upload_folder(folder, repo_id, revision=revision, private=private, commit_message=message,
                              create_pr=create_pr, token=token)
-
-
-def default_message(config: WorldModelConfig) -> str:
-    """The commit message used when none is given."""
-    return f"Upload simdist world model{f' for {config.task}' if config.task else ''} (simdist {__version__})"
 
 
 def upload_files(folder: Path) -> list[str]:

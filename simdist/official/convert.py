@@ -77,5 +77,7 @@ def convert(checkpoint: OfficialCheckpoint, out: str | Path, *, repo_id: str | N
     card = {"description": _description(checkpoint, source, notes), "license": "mit"}  # the paper: the template
     if repo_id:
         card["repo_id"] = repo_id
-    return model.save_pretrained(out, model_card_kwargs=card, planner_config=official_planner(),
+    from simdist.hub.files import PLANNER_NAME
+
+    return model.save_pretrained(out, model_card_kwargs=card, extra_files={PLANNER_NAME: official_planner()},
                                  metrics=metrics, tags=["simdist-official"])

@@ -74,7 +74,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.format == "official-experts":
         return convert_experts(parser, args)
-    from simdist.hub.card import save_target
+    from simdist.hub.folder import save_target
     from simdist.official.convert import convert
     from simdist.official.reader import read_checkpoint
 

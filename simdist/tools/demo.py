@@ -1,13 +1,36 @@
 """``simdist demo [--task NAME] ...`` and ``simdist train-expert [--task NAME] ...``: a task's own tools.
 
-The remaining arguments go to the task's demo (:meth:`simdist.tasks.Task.demo`) or expert trainer; without
-``--task`` the task that declares itself the default runs (for the demo ``Task.default_demo``: the task where the
-demo shows adaptation's effect; for the expert trainer ``Task.default``).
+The remaining arguments go to the task's demo or expert trainer; without ``--task`` the task that declares itself
+the default runs (for the demo ``Task.default_demo``: the task where the demo shows adaptation's effect; for the
+expert trainer ``Task.default``). Every task's demo takes the same options and runs the demo pipeline
+(:mod:`simdist.demo_pipeline`) with the task's hook (``Task.demo_hook``); a task with its own ``demo_module``
+runs that instead.
 """
 
 from __future__ import annotations
 
-from simdist.tasks import default_task, preparse_task, task_class, task_names
+from typing import Any
+
+from simdist.tasks import Task, default_task, preparse_task, task_class, task_names
+
+
+def demo(task_cls: type[Task], argv: list[str], hook: Any = None) -> int:
+    """``simdist demo --task NAME ...`` through the demo pipeline with ``hook`` (None: the task's)."""
+    from simdist import demo_pipeline
+    from simdist.errors import InputError
+    from simdist.fsutil import check_output_path
+    from simdist.tasks import TaskError
+
+    hook = hook or demo_pipeline.hook_for(task_cls)
+    parser = demo_pipeline.demo_parser(task_cls, hook)
+    args = parser.parse_args(argv)
+    check_output_path(args.out, kind=f"{hook.task_name} demo", markers=hook.markers)  # before any work
+    try:
+        demo_pipeline.resolve(hook, args)
+    except (ValueError, InputError, TaskError) as err:
+        parser.error(str(err))
+    demo_pipeline.run_demo(hook, args)
+    return 0
 
 
 def _strip_task(argv: list[str]) -> list[str]:
@@ -31,6 +54,8 @@ def _run(argv: list[str], tool: str) -> int:
         print(f"simdist {tool.replace('_', '-')} [--task NAME] ...: registered tasks: {', '.join(task_names())} "
               f"(default: {default_task(role)}); the task's own options follow.\n")
     cls = task_class(preparse_task(argv, default=False) or default_task(role))  # bad input: the command's boundary
+    if tool == "demo" and cls.demo_module is None:
+        return demo(cls, _strip_task(argv))
     return int(getattr(cls, tool)(_strip_task(argv)) or 0)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from simdist.arguments import tool_parser
 from simdist.errors import InputError
 from simdist.fsutil import check_output_path, output_lock, read_json_object, remove_stale_temporaries
-from simdist.hub.files import CONFIG_NAME
+from simdist.hub.files import CONFIG_NAME, PLANNER_NAME
 
 
 def _read_text(path: str, option: str) -> str:
@@ -44,14 +44,12 @@ def main(argv: list[str]) -> int:
 
     model, base = world_model_from_checkpoint(args.ckpt, current_weights=args.current_weights)
     with output_lock(args.out, kind="model folder", markers=(CONFIG_NAME,)):
-        from simdist.hub.card import save_pretrained
-
         out_path = Path(args.out).resolve()  # what a killed export left beside its folder
         remove_stale_temporaries(out_path.parent, target=out_path.name)
 
-        out = save_pretrained(
-            model, args.out, base_model=args.base_model or base, metrics=metrics, train_config=train_config,
-            tags=args.tag or None, model_card_kwargs=card, planner_config=planner,
+        out = model.save_pretrained(
+            args.out, base_model=args.base_model or base, metrics=metrics, train_config=train_config,
+            tags=args.tag or None, model_card_kwargs=card, extra_files={PLANNER_NAME: planner},
         )
     print(f"exported {args.ckpt} → {out}")
     return 0

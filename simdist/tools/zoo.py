@@ -66,12 +66,12 @@ def _count_parameters(folder: Path, agent_type: str) -> int:
     from safetensors import safe_open
 
     from simdist.agents import LEGACY_AGENT_TYPE
+    from simdist.config import WorldModelConfig
     from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME
-    from simdist.hub.load import read_config
     from simdist.world_model import WorldModel
 
     if agent_type == LEGACY_AGENT_TYPE:
-        return WorldModel(read_config(folder / CONFIG_NAME)).count_parameters()["total"]
+        return WorldModel(WorldModelConfig.from_file(folder / CONFIG_NAME)).count_parameters()["total"]
     with safe_open(str(folder / WEIGHTS_NAME), framework="pt") as f:
         return sum(int(math.prod(f.get_slice(k).get_shape())) for k in f.keys())
 
@@ -118,7 +118,7 @@ def metrics_section(card: str) -> str:
 
 
 def _publish(parser: argparse.ArgumentParser, entry: ZooEntry, *, repo_id: str, push: bool, private: bool) -> int:
-    from simdist.hub.publish import push_folder
+    from simdist.zoo.publish import push_folder
 
     folder = entry.bundled()
     if folder is None:

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from simdist.freeze import FreezePolicy
+from simdist.freeze import OFFICIAL_FINETUNE, FreezePolicy
 from simdist.losses import WorldModelLoss
 from simdist.training.schedule import warmup_cosine
 from simdist.world_model import WorldModel
@@ -47,7 +47,7 @@ class WorldModelModule(L.LightningModule):
         model: dict[str, Any] | None = None,
         preset: str | None = None,
         init_from: str | None = None,
-        freeze: str | list[str] = "all",
+        freeze: str | list[str] | FreezePolicy = "all",
         loss_weights: dict[str, float] | None = None,
         lr: float = 2e-4,
         end_lr: float = 1e-4,
@@ -87,9 +87,10 @@ class WorldModelModule(L.LightningModule):
             assert model is not None  # exactly one of the three was given
             self.world_model = WorldModel(model)
         self.base_model = init_from
+        # The recipe's text (LightningCLI) is parsed here, the edge; a policy object passes through unchanged.
         self.freeze_policy = FreezePolicy.parse(freeze)
         if not eval_frozen:
-            self.freeze_policy.eval_frozen = False
+            self.freeze_policy = self.freeze_policy.with_eval_frozen(False)
         self.loss_fn = WorldModelLoss(**(loss_weights or self.default_loss_weights()), value_target=value_target,
                                       consistency_decay=consistency_decay)
         self.obs_noise = resolve_obs_noise(obs_noise)
@@ -226,7 +227,8 @@ class PretrainModule(WorldModelModule):
 class FinetuneModule(WorldModelModule):
     """SimDist adaptation: only the dynamics trains on the latent-consistency loss; sim statistics kept.
 
-    Defaults follow the official finetuning config (SIMDIST.md 5.2): peak LR 2e-4, warmup 2,000 steps.
+    Defaults follow the official finetuning config (SIMDIST.md 5.2): peak LR 2e-4, warmup 2,000 steps
+    (:meth:`simdist.freeze.FinetuneConfig.official`, beside the adaptation loop's short-run defaults).
     Ablations that also train the value head give it a weight in ``loss_weights``; real data has no value
     labels, so its target is then the n-step bootstrapped return of the logged rewards (``value_target="td"``).
     """
@@ -236,16 +238,16 @@ class FinetuneModule(WorldModelModule):
         init_from: str | None = None,
         model: dict[str, Any] | None = None,
         preset: str | None = None,
-        freeze: str | list[str] = "dynamics_only",
+        freeze: str | list[str] | FreezePolicy = OFFICIAL_FINETUNE.freeze,
         loss_weights: dict[str, float] | None = None,
-        lr: float = 2e-4,
-        end_lr: float = 1e-4,
-        warmup_steps: int = 2_000,
-        decay_steps: int = 400_000,
+        lr: float = OFFICIAL_FINETUNE.lr,
+        end_lr: float = OFFICIAL_FINETUNE.final_lr,
+        warmup_steps: int = OFFICIAL_FINETUNE.warmup_steps,
+        decay_steps: int = OFFICIAL_FINETUNE.schedule_steps,
         obs_noise: dict[str, list[float]] | str | None = None,
         fit_normalizer: bool = False,
         eval_frozen: bool = True,
-        value_target: str = "td",
+        value_target: str = OFFICIAL_FINETUNE.value_target,
         diagnostics: bool = True,
         anchor: float = 0.0,
         consistency_decay: float = 1.0,

@@ -26,6 +26,7 @@ from simdist.agents import Agent
 from simdist.components.agents.latent.bc_config import BCConfig
 from simdist.components.agents.latent.bc_policy import HORIZON, BCPolicy, bc_freeze_policy
 from simdist.config import WorldModelConfig, config_file
+from simdist.freeze import FreezePolicy
 from simdist.registry import register
 
 __all__ = ["BCAgent", "count_windows"]
@@ -147,11 +148,11 @@ class BCAgent(Agent):
         agent.train_losses = losses
         return agent
 
-    def check_freeze(self, freeze: str) -> None:
+    def check_freeze(self, freeze: FreezePolicy | str) -> None:
         bc_freeze_policy(freeze)
 
-    def finetune(self, data: str | Path, *, freeze: str = "all", out: str | Path | None = None, seed: int = 0,
-                 epochs: int = 3, windows_per_epoch: int = 6_000, batch_size: int = 32, lr: float = 2e-4,
+    def finetune(self, data: str | Path, *, freeze: FreezePolicy | str = "all", out: str | Path | None = None,
+                 seed: int = 0, epochs: int = 3, windows_per_epoch: int = 6_000, batch_size: int = 32, lr: float = 2e-4,
                  end_lr: float | None = None, warmup_steps: int = 0, obs_noise: Any = None,
                  front_pad: int | None = None, progress: bool = False) -> BCAgent:
         """A copy trained further by BC on every step of the demonstrations in ``data`` (expert flags ignored),
@@ -172,13 +173,14 @@ class BCAgent(Agent):
         """Write ``config.json`` (with ``agent_type: "bc"``), ``model.safetensors`` and ``README.md`` into
         ``folder`` atomically (a temporary sibling replaces it once complete); returns the folder. An existing
         ``folder`` must be empty or a previous export."""
-        from simdist.hub.card import save_target, write_folder
+        from simdist.agents import AGENT_TYPE_KEY
         from simdist.hub.files import CARD_NAME
+        from simdist.hub.folder import save_target, write_folder
 
         target = save_target(folder)
         card = self._model_card(target.name, base_model=base_model, metrics=metrics, description=description)
-        return write_folder(target, self.policy.export_config().to_dict(), self.agent_type, self.policy,
-                            {CARD_NAME: card})
+        config = {**self.policy.export_config().to_dict(), AGENT_TYPE_KEY: self.agent_type}
+        return write_folder(target, config, self.policy, {CARD_NAME: card})
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, *, map_location: str | torch.device = "cpu",
@@ -241,7 +243,7 @@ def _fit(config: BCConfig, data: str | Path | list[str], init_state: Mapping[str
     from simdist.training.module import epoch_trainer
 
     _check_positive(epochs=epochs, windows_per_epoch=windows_per_epoch, batch_size=batch_size)
-    bc_freeze_policy(freeze)  # a bad option fails before any data is read
+    policy = bc_freeze_policy(freeze)  # a bad option fails before any data is read; the policy travels on
     source = [str(d) for d in data] if isinstance(data, list) else str(data)
     if count_windows(source, config.history, front_pad=front_pad) == 0:
         raise ValueError(f"{data}: no training windows (episodes need more than history + {HORIZON} + "
@@ -252,7 +254,7 @@ def _fit(config: BCConfig, data: str | Path | list[str], init_state: Mapping[str
     torch.manual_seed(seed)
     from simdist.components.agents.bc.training import BCModule
 
-    module = BCModule(config=config.to_dict(), freeze=freeze, expert_only=expert_only, lr=lr, end_lr=end_lr,
+    module = BCModule(config=config.to_dict(), freeze=policy, expert_only=expert_only, lr=lr, end_lr=end_lr,
                       warmup_steps=warmup_steps, decay_steps=max(epochs * windows_per_epoch // batch_size, 1),
                       obs_noise=obs_noise)
     if init_state is not None:

@@ -14,7 +14,7 @@ from torch import Tensor
 
 from simdist.components.agents.latent.bc_config import BCConfig
 from simdist.components.agents.latent.bc_policy import BCPolicy, bc_freeze_policy
-from simdist.freeze import ALL
+from simdist.freeze import ALL, FreezePolicy
 from simdist.training.module import add_obs_noise, resolve_obs_noise
 from simdist.training.schedule import warmup_cosine
 
@@ -28,8 +28,8 @@ class BCModule(L.LightningModule):
     inputs only. ``step_losses`` holds the loss of every optimisation step.
     """
 
-    def __init__(self, config: dict[str, Any], freeze: str | list[str] = "all", expert_only: bool = False,
-                 lr: float = 1e-3, end_lr: float | None = None, warmup_steps: int = 0,
+    def __init__(self, config: dict[str, Any], freeze: str | list[str] | FreezePolicy = "all",
+                 expert_only: bool = False, lr: float = 1e-3, end_lr: float | None = None, warmup_steps: int = 0,
                  decay_steps: int = 100_000, obs_noise: dict[str, list[float]] | str | None = None) -> None:
         super().__init__()
         self.save_hyperparameters()

@@ -32,6 +32,7 @@ from simdist.components.agents.diffusion_policy.configuration import (
 from simdist.components.agents.diffusion_policy.policy import DiffusionPolicy
 from simdist.components.agents.latent.bc_policy import BCPolicy
 from simdist.config import ConfigError, config_file
+from simdist.freeze import FreezePolicy
 from simdist.registry import register
 
 __all__ = ["DiffusionPolicyAgent"]
@@ -222,13 +223,14 @@ class DiffusionPolicyAgent(Agent):
                               "prior_steps": prior_windows.steps_used() if prior_windows is not None else 0}
         return agent
 
-    def check_freeze(self, freeze: str) -> None:
-        if freeze not in ENCODER_FROZEN:
-            raise ValueError(f"freeze={freeze!r}: a diffusion_policy agent trains its U-Net on a frozen encoder; use "
+    def check_freeze(self, freeze: FreezePolicy | str) -> None:
+        spec = FreezePolicy.parse(freeze).spec
+        if spec not in ENCODER_FROZEN:
+            raise ValueError(f"freeze={spec!r}: a diffusion_policy agent trains its U-Net on a frozen encoder; use "
                              f"one of {ENCODER_FROZEN}")
 
-    def finetune(self, data: str | Path, *, freeze: str = "heads_only", out: str | Path | None = None, seed: int = 0,
-                 progress: bool = False, steps: int = 500, **unused: Any) -> DiffusionPolicyAgent:
+    def finetune(self, data: str | Path, *, freeze: FreezePolicy | str = "heads_only", out: str | Path | None = None,
+                 seed: int = 0, progress: bool = False, steps: int = 500, **unused: Any) -> DiffusionPolicyAgent:
         """A copy whose U-Net is trained ``steps`` more batches on every step of the demonstrations in ``data``,
         with the saved recipe (lr, batch size, EMA continuing; warmup min(warmup_steps, steps // 10)) and the
         saved action range. The paper's Diffusion Policy does not adapt; this exists for the agent interface.
@@ -264,12 +266,14 @@ class DiffusionPolicyAgent(Agent):
         """Write ``config.json`` (``agent_type: "diffusion_policy"``, the settings, the action range and the
         encoder's config), ``model.safetensors`` (encoder, online and EMA U-Nets, EMA counter) and ``README.md``
         into ``folder`` atomically; returns the folder. An existing ``folder`` must be empty or a previous export."""
-        from simdist.hub.card import save_target, write_folder
+        from simdist.agents import AGENT_TYPE_KEY
         from simdist.hub.files import CARD_NAME
+        from simdist.hub.folder import save_target, write_folder
 
         target = save_target(folder)
         card = self._model_card(target.name, base_model=base_model, metrics=metrics, description=description)
-        return write_folder(target, self.export_config().to_dict(), self.agent_type, self.model, {CARD_NAME: card})
+        config = {**self.export_config().to_dict(), AGENT_TYPE_KEY: self.agent_type}
+        return write_folder(target, config, self.model, {CARD_NAME: card})
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, *, map_location: str | torch.device = "cpu",

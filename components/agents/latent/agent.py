@@ -33,6 +33,7 @@ from simdist.agents import ENCODER_FROZEN, Agent
 from simdist.components.agents.latent.replay import EncodedFolders, mixed_batch, uniform_batch
 from simdist.components.agents.latent.transitions import REWARD_LABELS, Transitions, encode_transitions
 from simdist.config import ConfigError, config_file
+from simdist.freeze import FreezePolicy
 
 __all__ = ["COMMON_SETTINGS", "LatentAgent", "LatentModel"]
 
@@ -352,13 +353,14 @@ class LatentAgent(Agent):
                    "pretraining")
         return agent
 
-    def check_freeze(self, freeze: str) -> None:
-        if freeze not in ENCODER_FROZEN:
-            raise ValueError(f"freeze={freeze!r}: a {self.agent_type} agent trains its heads on a frozen encoder; "
+    def check_freeze(self, freeze: FreezePolicy | str) -> None:
+        spec = FreezePolicy.parse(freeze).spec
+        if spec not in ENCODER_FROZEN:
+            raise ValueError(f"freeze={spec!r}: a {self.agent_type} agent trains its heads on a frozen encoder; "
                              f"use one of {ENCODER_FROZEN}")
 
     def finetune(self, data: str | Path, *, prior: str | Path | Sequence[str | Path] | None = None,
-                 freeze: str = "heads_only", out: str | Path | None = None, seed: int = 0,
+                 freeze: FreezePolicy | str = "heads_only", out: str | Path | None = None, seed: int = 0,
                  updates: int | None = None, progress: bool = False, **unused: Any) -> LatentAgent:
         """A copy updated online: ``utd`` gradient updates per real transition of ``data`` not seen before
         (``updates`` overrides the count), on batches mixing the real data with the ``prior`` folders by
@@ -383,14 +385,15 @@ class LatentAgent(Agent):
                         metrics: Mapping[str, Any] | None = None, description: str = "") -> Path:
         """``config.json`` (``agent_type``, the policy config, the settings, the counters), ``model.safetensors``,
         ``optimizer.pt`` and a model card, written atomically."""
-        from simdist.hub.card import save_target, write_folder
+        from simdist.agents import AGENT_TYPE_KEY
         from simdist.hub.files import CARD_NAME
+        from simdist.hub.folder import save_target, write_folder
 
         target = save_target(folder)
         config = {"policy": self.policy.export_config().to_dict(), "settings": self.settings,
-                  "counters": dict(self.counters)}
+                  "counters": dict(self.counters), AGENT_TYPE_KEY: self.agent_type}
         card = self._model_card(target.name, base_model, metrics, description)
-        path = write_folder(target, config, self.agent_type, self.model, {CARD_NAME: card})
+        path = write_folder(target, config, self.model, {CARD_NAME: card})
         opt = {k: o.state_dict() for k, o in self._optimizers.items()} if self._optimizers else self._optim_state
         if opt:
             from simdist.fsutil import atomic_path

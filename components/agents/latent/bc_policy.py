@@ -15,7 +15,6 @@ from simdist.config import ConfigError
 from simdist.freeze import ALL, FreezePolicy
 from simdist.nn import mlp
 from simdist.normalization import Normalizer, normalize_groups
-from simdist.registry import RegistryError
 from simdist.world_model import build_component
 
 __all__ = ["HORIZON", "BCPolicy", "bc_freeze_policy"]
@@ -156,15 +155,12 @@ def bc_freeze_policy(freeze: str | FreezePolicy | Any) -> FreezePolicy:
     the MLP head with the encoder frozen; component sets name ``encoder`` and/or ``policy``. Policies that train
     parts a BC model lacks (``"dynamics_only"``, ``"dynamics,encoder"``) raise a ValueError naming ``freeze``.
     """
-    try:
-        policy = FreezePolicy.parse(freeze)
-    except (RegistryError, TypeError) as err:
-        raise ValueError(f"freeze={freeze!r} is not a freeze policy: {err}") from err
+    policy = FreezePolicy.parse(freeze)  # text from the Python API; a policy passes through
     if policy.trainable == ALL:
         return policy
     names = set(policy.trainable)
     own, heads_lacked = {"encoder", "policy"}, {"reward", "value"}
     if not names & own or not names <= own | heads_lacked:
-        raise ValueError(f"freeze={freeze!r} trains {sorted(names)}, which a BC model does not have (it has "
+        raise ValueError(f"freeze={policy.spec!r} trains {sorted(names)}, which a BC model does not have (it has "
                          f"{sorted(own)}); use 'all', 'heads_only' (encoder frozen) or a set of {sorted(own)}")
     return FreezePolicy(names & own, eval_frozen=policy.eval_frozen)

@@ -17,6 +17,7 @@ from torch import Tensor
 
 from simdist.agents import Agent
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
+from simdist.freeze import FINETUNE, FinetuneConfig, FreezePolicy
 from simdist.registry import register
 from simdist.world_model import WorldModel
 
@@ -75,37 +76,44 @@ class SimDistAgent(Agent):
         """The whole budget: a world model finetunes on the adaptation run's schedule."""
         return dict(budget)
 
-    def finetune(self, data: str | Path, *, freeze: str = "dynamics_only", out: str | Path | None = None,
-                 seed: int = 0, epochs: int = 3, windows_per_epoch: int = 6_000, batch_size: int = 32,
-                 lr: float = 2e-4, warmup_steps: int = 50, obs_noise: Any = None,
+    def finetune(self, data: str | Path, *, freeze: FreezePolicy | str = FINETUNE.freeze,
+                 out: str | Path | None = None, seed: int = 0, epochs: int = FINETUNE.epochs,
+                 windows_per_epoch: int = FINETUNE.windows_per_epoch, batch_size: int = FINETUNE.batch_size,
+                 lr: float = FINETUNE.lr, warmup_steps: int = FINETUNE.warmup_steps, obs_noise: Any = None,
                  loss_weights: dict[str, float] | None = None, progress: bool = False) -> SimDistAgent:
         """Finetune a copy on the dataset folder ``data`` (``front_pad`` = the model's history, no held-out
-        split); the schedule warms up for ``warmup_steps`` and decays to ``lr / 2``. ``loss_weights`` None: those
-        of ``freeze`` (:meth:`~simdist.freeze.FreezePolicy.loss_weights`)."""
+        split) under ``freeze`` (a :class:`~simdist.freeze.FreezePolicy`, or text parsed here); the defaults and
+        the schedule (warm-up over ``warmup_steps``, decay to ``lr / 2``) are :class:`~simdist.freeze.FinetuneConfig`'s.
+        ``loss_weights`` None: those of the policy (:meth:`~simdist.freeze.FreezePolicy.loss_weights`)."""
         from simdist.data import TrajectoryDataModule
         from simdist.training import FinetuneModule
         from simdist.training.module import epoch_trainer
 
+        ft = FinetuneConfig(freeze=FreezePolicy.parse(freeze), epochs=epochs, windows_per_epoch=windows_per_epoch,
+                            batch_size=batch_size, lr=lr, warmup_steps=warmup_steps)
         torch.manual_seed(seed)
         mcfg = self.world_model.config
-        module = FinetuneModule(model=mcfg.to_dict(), freeze=freeze, lr=lr, end_lr=lr / 2,
-                                warmup_steps=warmup_steps, decay_steps=max(10 * warmup_steps, 2_000),
-                                obs_noise=obs_noise, loss_weights=loss_weights)
+        module = FinetuneModule(model=mcfg.to_dict(), freeze=ft.freeze, lr=ft.lr, end_lr=ft.final_lr,
+                                warmup_steps=ft.warmup_steps, decay_steps=ft.schedule_steps,
+                                value_target=ft.value_target, obs_noise=obs_noise, loss_weights=loss_weights)
         module.world_model.load_state_dict(self.world_model.state_dict())
-        dm = TrajectoryDataModule(str(data), history=mcfg.history, horizon=mcfg.horizon, batch_size=batch_size,
-                                  windows_per_epoch=windows_per_epoch, heldout_fraction=0.0,
+        dm = TrajectoryDataModule(str(data), history=mcfg.history, horizon=mcfg.horizon, batch_size=ft.batch_size,
+                                  windows_per_epoch=ft.windows_per_epoch, heldout_fraction=0.0,
                                   front_pad=mcfg.history, seed=seed)
         root = Path(out) if out is not None else Path("lightning_logs")
-        epoch_trainer(root, epochs, progress).fit(module, dm)
+        epoch_trainer(root, ft.epochs, progress).fit(module, dm)
         return SimDistAgent(module.world_model.eval(), copy.deepcopy(self.config), self.source)
 
     # -- Hub I/O -----------------------------------------------------------------------------
     def save_pretrained(self, folder: str | Path, **kwargs: Any) -> Path:
         """The world model's folder plus ``planner.json`` (``kwargs`` go to ``WorldModel.save_pretrained``);
         ``config.json`` names this class's ``agent_type``."""
-        kwargs.setdefault("planner_config", self.config.to_planner_dict())
-        kwargs.setdefault("agent_type", self.agent_type)
-        return self.world_model.save_pretrained(folder, **kwargs)
+        from simdist.agents import AGENT_TYPE_KEY
+        from simdist.hub.files import PLANNER_NAME
+
+        extra = {PLANNER_NAME: self.config.to_planner_dict(), **(kwargs.pop("extra_files", None) or {})}
+        config = {**self.world_model.hub_config(), AGENT_TYPE_KEY: self.agent_type}
+        return self.world_model.save_pretrained(folder, config=config, extra_files=extra, **kwargs)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, **kwargs: Any) -> SimDistAgent:

@@ -1,33 +1,34 @@
-"""``simdist demo``: the Go2 demo, zero-shot vs adapted MPPI planning on a proxy-real course.
+"""``simdist demo --task go2``: the Go2 demo, zero-shot vs adapted MPPI planning on a proxy-real course.
 
-Loads a pretrained Go2 world model (``--model``: a Hub id such as the zoo's ``simdist/go2-slope``, or a
-folder) and runs :class:`~simdist.adaptation.AdaptationLoop` on a reality profile (``--real``) with the
-schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI preset with temporal
-ensembling, :data:`simdist.planning.presets.REALTIME_DECAY`) with the straight-walk protocol, collect
-``--minutes`` of on-policy proxy-real data with it, finetune only the dynamics, evaluate again. Prints a
+The demo pipeline every task's demo runs (:mod:`simdist.demo_pipeline`) with the Go2's hook (:class:`Go2Demo`):
+loads a pretrained Go2 world model (``--model``: a Hub id such as the zoo's ``simdist/go2-slope``, or a folder)
+and runs :class:`~simdist.adaptation.AdaptationLoop` (:class:`DemoLoop`, phase lines with an ETA) on a reality
+profile (``--real``) with the schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI
+preset with temporal ensembling, :data:`simdist.planning.presets.REALTIME_DECAY`) with the straight-walk protocol,
+collect ``--minutes`` of on-policy proxy-real data with it, finetune only the dynamics, evaluate again. Prints a
 before/after table (mean, 95 % bootstrap interval and trial count per side, and plainly whether the intervals
-overlap) and writes ``results.json``, ``results.md``, ``curve.png``, ``timing.json`` (wall-clock seconds, kept
-out of ``results.json`` so that the same command and seed rewrite it byte for byte) and (``--video``)
-``rollout_zero_shot.gif`` / ``rollout_adapted.gif`` into ``--out``. Rerunning the same command resumes
-(``state.json``): finished stages are not collected, trained or evaluated again (stages recorded with other
-settings are, on the data already logged).
+overlap) and writes ``results.json``, ``results.md``, ``progress.png`` (each side with its 95 % interval),
+``curve.png``, ``timing.json`` (wall-clock seconds, kept out of ``results.json`` so that the same command and seed
+rewrite it byte for byte) and (``--video``) ``rollout_zero_shot.gif`` / ``rollout_adapted.gif`` into ``--out``.
+Rerunning the same command resumes (``state.json``): finished stages are not collected, trained or evaluated again
+(stages recorded with other settings are, on the data already logged).
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import math
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simdist.arguments import add_mppi_arguments, positive_float, positive_int, tool_parser
-from simdist.fsutil import check_output_path
+from simdist.adaptation import AdaptationLoop, AdaptConfig
+from simdist.arguments import positive_int
+from simdist.components.tasks.go2.task import Go2Task
+from simdist.demo_pipeline import Bar, DemoDefaults, DemoHook, Panel
 
 PREFIX = "[go2-demo]"
 #: entries that make a folder a Go2 demo's output (``--out``; rerun to resume)
@@ -46,45 +47,104 @@ DEMO_TRIALS = 10
 VIDEO_LABELS = {"zero_shot": "zero-shot", "adapted": "adapted"}
 
 
-# ---------------------------------------------------------------------------------------------- entry points
-def build_parser() -> argparse.ArgumentParser:
-    parser = tool_parser("demo", "Go2 demo: zero-shot vs adapted planning on a proxy-real course, with videos")
-    parser.epilog = "`simdist demo --task toy-reach [--quick]` runs the toy-task demo instead."
-    parser.add_argument("--model", default="simdist/go2-slope", help="pretrained Go2 world model: Hub id or folder")
-    parser.add_argument("--real", default="ptfe-slope-5.7deg", help="reality profile: name or YAML path")
-    parser.add_argument("--minutes", type=positive_float, default=4.0,
-                        help="proxy-real data to collect (minutes at 50 Hz)")
-    parser.add_argument("--out", default="outputs/go2-demo", help="output folder (rerun to resume)")
-    parser.add_argument("--trials", type=positive_int, default=DEMO_TRIALS,
-                        help="protocol trials per speed (the default resolves a ~0.15 m before/after difference)")
-    parser.add_argument("--envs", type=positive_int, default=16, help="parallel envs for data collection")
-    add_mppi_arguments(parser, preset="realtime")  # simdist.planning.presets: the real-time preset
-    from simdist.components.tasks.go2.task import Go2Task
+# ---------------------------------------------------------------------------------------------- the hook
+class Go2Demo(DemoHook):
+    """The Go2's hook into the demo pipeline (:mod:`simdist.demo_pipeline`): the zoo's slope model on the
+    ``ptfe-slope-5.7deg`` course, 4 minutes of real data, the real-time MPPI preset, phase lines with an ETA, the
+    straight-walk protocol's results and the rollout videos."""
 
-    Go2Task.add_arguments(parser, "demo")
-    parser.add_argument("--epochs", type=positive_int, default=3, help="finetuning epochs")
-    parser.add_argument("--windows-per-epoch", type=positive_int, default=6_000)
-    parser.add_argument("--batch-size", type=positive_int, default=32)
-    parser.add_argument("--lr", type=positive_float, default=2e-4)
-    parser.add_argument("--video", action=argparse.BooleanOptionalAction, default=True,
-                        help="render rollout_zero_shot.gif and rollout_adapted.gif (MuJoCo offscreen, EGL)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-steps", type=positive_int, default=None,
-                        help="cap on protocol trial, collection episode and video steps (smoke tests)")
-    parser.add_argument("--progress", action="store_true", help="Lightning progress bars while finetuning")
-    return parser
+    DEFAULTS = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-slope", out="outputs/go2-demo",
+                            trials=DEMO_TRIALS, envs=16, minutes=4.0, epochs=3, windows_per_epoch=6_000,
+                            batch_size=32, lr=2e-4, heldout_episodes=4, video=True, progress=False)
+    QUICK = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-slope", out="outputs/go2-demo", trials=2,
+                         envs=8, minutes=0.5, epochs=1, windows_per_epoch=1_000, batch_size=32, lr=2e-4,
+                         heldout_episodes=2, video=False, progress=False)
+    planner_preset = "realtime"  # simdist.planning.presets: the real-time preset
+    can_render = True
+    markers = DEMO_MARKERS
 
+    def __init__(self, task_cls: type | None = None) -> None:
+        super().__init__(task_cls or Go2Task)
+        self.phases = Progress()
+        self.timing: dict[str, Any] = {}
 
-def main(argv: list[str]) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    check_output_path(args.out, kind="Go2 demo", markers=DEMO_MARKERS)  # before any work
-    if args.minutes <= 0:
-        parser.error("--minutes must be > 0")
-    if args.real in ("toy", "toy-real"):
-        parser.error("the toy task has its own demo: simdist demo --task toy")
-    run_demo(args)
-    return 0
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        super().add_arguments(parser)  # --collect-speed
+        parser.add_argument("--max-steps", type=positive_int, default=None,
+                            help="cap on protocol trial, collection episode and video steps (smoke tests)")
+        parser.epilog = "`simdist demo --task toy-reach [--quick]` runs the toy-task demo instead."
+
+    def check(self, args: argparse.Namespace) -> None:
+        if args.real in ("toy", "toy-real"):
+            raise ValueError("the toy task has its own demo: simdist demo --task toy-reach")
+
+    def log(self, msg: str) -> None:
+        self.phases.log(msg)
+
+    def load_base(self, model: str) -> Any:
+        from simdist.adaptation import weights_fingerprint, world_model_of
+        from simdist.provenance import provenance
+
+        self.phases.log(f"loading {model}")
+        base = load_model(model)  # fail early, with a hint
+        # a Hub id may resolve to the HF cache or to the bundled copy: the fingerprint says which weights ran
+        self.made_with = provenance(base)  # the code, versions and weights this run starts with
+        fingerprint = weights_fingerprint(world_model_of(base) or base)
+        self.phases.log(f"loaded {getattr(base, 'source', None) or model}: weights {fingerprint}")
+        return base
+
+    def make_task(self, args: argparse.Namespace) -> Any:
+        episode_s = 20.0 if args.max_steps is None else min(20.0, args.max_steps * 0.02)
+        return DemoTask(profile=args.real, max_steps=args.max_steps, episode_length_s=episode_s,
+                        collect_speed=args.collect_speed, phases=self.phases)
+
+    def make_loop(self, model: str, task: Any, out: Path, cfg: AdaptConfig, **kwargs: Any) -> AdaptationLoop:
+        loop = DemoLoop(model, task, out, cfg, **kwargs)
+        loop.phases = self.phases
+        return loop
+
+    def before_run(self, args: argparse.Namespace, loop: AdaptationLoop) -> None:
+        """Time a planner tick and a finetuning step, then log the phases ahead and their ETA."""
+        task, cfg, progress = loop.task, loop.cfg, self.phases
+        self.speed = task.speeds[len(task.speeds) // 2]
+        self.video_steps = _video_steps(task, self.speed, args.max_steps) if args.video else None
+        done = loop.stages_done()
+        self.rates = rates = measure_rates(loop, {cfg.num_envs, args.trials, 1})
+        progress.estimates = estimate_phases(task, cfg, rates, stages_done=done, video_steps=self.video_steps,
+                                             heldout_done=(loop.out / "heldout-data" / "dataset.json").exists())
+        tick = rates["tick_s"]
+        resuming = f" (resuming: {done} of 2 stages done)" if done else ""
+        progress.log(f"{task.name}, speeds {list(task.speeds)} m/s; MPPI {1e3 * tick[1]:.0f} ms/tick (1 env), "
+                     f"{1e3 * tick[cfg.num_envs]:.0f} ms/tick ({cfg.num_envs} envs); {len(progress.estimates)} "
+                     f"phases to run, ETA ~{_fmt_s(progress.remaining())}{resuming}")
+
+    def results(self, args: argparse.Namespace, loop: AdaptationLoop, curve: dict[str, Any]) -> dict[str, Any]:
+        with self.phases.phase("value-auc", "value AUC of the zero-shot model on every logged episode"):
+            zero_shot_auc = loop.auc(loop.base)
+        results = collect_results(args, loop, curve, zero_shot_auc, self.made_with)
+        self.timing = {"phases": self.phases.seconds, "tick_s": {str(k): v for k, v in self.rates["tick_s"].items()},
+                       "train_step_s": self.rates["train_step_s"]}
+        return results
+
+    def videos(self, args: argparse.Namespace, loop: AdaptationLoop, out: Path) -> dict[str, str]:
+        return render_videos(loop, loop.task, self.speed, self.video_steps or 0, out, args.seed, self.phases)
+
+    def table(self, results: dict[str, Any]) -> str:
+        return results_table(results)
+
+    def markdown(self, results: dict[str, Any]) -> str:
+        return results_markdown(results)
+
+    def panels(self, results: dict[str, Any]) -> list[Panel]:
+        """Forward progress of the zero-shot and the adapted planner, each bar with its 95 % interval."""
+        rows = results["rows"]
+        return [Panel(f"forward progress (m of {results['course_length']:.2f})",
+                      tuple(Bar(title, rows[key]["forward_progress"], rows[key]["ci95"][0], rows[key]["ci95"][1],
+                                side=key, n=rows[key]["trials"])
+                            for key, title in (("zero_shot", "zero-shot"), ("adapted", "adapted"))))]
+
+    def title(self, results: dict[str, Any]) -> str:
+        return f"simdist go2 on {results['real']}: zero-shot vs dynamics-only adaptation"
 
 
 # ---------------------------------------------------------------------------------------------- progress
@@ -128,57 +188,47 @@ def _fmt_s(seconds: float) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- the loop, logged
-def _demo_loop_cls() -> type:
-    from simdist.adaptation import AdaptationLoop
+class DemoLoop(AdaptationLoop):
+    """:class:`AdaptationLoop` with a ``[go2-demo]`` phase line around each collection and finetuning."""
 
-    class DemoLoop(AdaptationLoop):
-        """:class:`AdaptationLoop` with a ``[go2-demo]`` phase line around each collection and finetuning."""
+    phases: Progress
 
-        phases: Progress
+    def run_stage(self, k: int) -> dict[str, Any]:
+        self.task.stage = k  # type: ignore[attr-defined]
+        return super().run_stage(k)
 
-        def run_stage(self, k: int) -> dict[str, Any]:
-            self.task.stage = k
-            return super().run_stage(k)
+    def heldout(self) -> list[Any]:
+        if self._heldout is None and not (self.out / "heldout-data" / "dataset.json").exists():
+            title = f"collecting the held-out proxy-real set ({self.cfg.heldout_episodes} zero-shot episodes)"
+            with self.phases.phase("heldout", title):
+                return super().heldout()
+        return super().heldout()
 
-        def heldout(self) -> list[Any]:
-            if self._heldout is None and not (self.out / "heldout-data" / "dataset.json").exists():
-                title = f"collecting the held-out proxy-real set ({self.cfg.heldout_episodes} zero-shot episodes)"
-                with self.phases.phase("heldout", title):
-                    return super().heldout()
-            return super().heldout()
+    def collect_until(self, minutes: float, model: Any, stage: int) -> Any:
+        title = f"collecting {minutes:g} min of proxy-real data, zero-shot planner, {self.cfg.num_envs} envs"
+        with self.phases.phase("collect", title):
+            return super().collect_until(minutes, model, stage)
 
-        def collect_until(self, minutes: float, model: Any, stage: int) -> None:
-            title = f"collecting {minutes:g} min of proxy-real data, zero-shot planner, {self.cfg.num_envs} envs"
-            with self.phases.phase("collect", title):
-                super().collect_until(minutes, model, stage)
-
-        def finetune(self, init_from: str, stage: int) -> Any:
-            c = self.cfg
-            title = f"finetuning dynamics: {c.epochs} epochs x {c.windows_per_epoch:,} windows, batch {c.batch_size}"
-            with self.phases.phase("finetune", title):
-                return super().finetune(init_from, stage)
-
-    return DemoLoop
+    def finetune(self, init_from: str, stage: int) -> Any:
+        c = self.cfg
+        title = f"finetuning dynamics: {c.epochs} epochs x {c.windows_per_epoch:,} windows, batch {c.batch_size}"
+        with self.phases.phase("finetune", title):
+            return super().finetune(init_from, stage)
 
 
-def _demo_task_cls() -> type:
-    from simdist.components.tasks.go2.task import Go2Task
+@dataclass
+class DemoTask(Go2Task):
+    """:class:`Go2Task` with a ``[go2-demo]`` phase line around each protocol evaluation."""
 
-    @dataclass
-    class DemoTask(Go2Task):
-        """:class:`Go2Task` with a ``[go2-demo]`` phase line around each protocol evaluation."""
+    phases: Progress = field(default_factory=lambda: Progress(), repr=False, compare=False)
+    stage: int = 0  # the loop's current stage (set by DemoLoop.run_stage)
 
-        phases: Progress = field(default_factory=Progress, repr=False, compare=False)
-        stage: int = 0  # the loop's current stage (set by DemoLoop.run_stage)
-
-        def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> Any:
-            key, title = ("eval-zero-shot", "zero-shot") if self.stage == 0 else ("eval-adapted", "adapted")
-            speeds = ", ".join(f"{v:g}" for v in self.speeds or ())
-            with self.phases.phase(key, f"protocol with the {title} planner on {self.profile_name}: {trials} trials "
-                                        f"at each of {speeds} m/s"):
-                return super().evaluate(agent, trials, seed, num_envs=num_envs, log=log)
-
-    return DemoTask
+    def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> Any:
+        key, title = ("eval-zero-shot", "zero-shot") if self.stage == 0 else ("eval-adapted", "adapted")
+        speeds = ", ".join(f"{v:g}" for v in self.speeds or ())
+        with self.phases.phase(key, f"protocol with the {title} planner on {self.profile_name}: {trials} trials "
+                                    f"at each of {speeds} m/s"):
+            return super().evaluate(agent, trials, seed, num_envs=num_envs, log=log)
 
 
 # ---------------------------------------------------------------------------------------------- estimates
@@ -251,60 +301,6 @@ def load_model(name: str) -> Any:
             "`simdist zoo list` shows the zoo's Go2 models (published on the Hub or bundled in hub/models/); "
             "pass one with --model ID, or a model folder (e.g. from `simdist export`) with --model PATH."
         ) from err
-
-
-def run_demo(args: argparse.Namespace) -> dict[str, Any]:
-    """Run (or resume) the demo in ``args.out``; returns the results (also written there)."""
-    from simdist.adaptation import AdaptConfig
-
-    warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__|LeafSpec).*")
-    if not args.progress:  # Lightning's "GPU available" and tip lines, once per finetuning
-        logging.getLogger("lightning.pytorch.utilities.rank_zero").setLevel(logging.WARNING)
-    progress = Progress()
-    progress.log(f"loading {args.model}")
-    base = load_model(args.model)  # fail early, with a hint
-    from simdist.adaptation import weights_fingerprint, world_model_of
-
-    # a Hub id may resolve to the HF cache or to the bundled copy: the fingerprint says which weights ran
-    from simdist.provenance import provenance
-
-    made_with = provenance(base)  # the code, versions and weights this run starts with
-    fingerprint = weights_fingerprint(world_model_of(base) or base)
-    progress.log(f"loaded {getattr(base, 'source', None) or args.model}: weights {fingerprint}")
-    out = Path(args.out)
-    episode_s = 20.0 if args.max_steps is None else min(20.0, args.max_steps * 0.02)
-    task = _demo_task_cls()(profile=args.real, max_steps=args.max_steps, episode_length_s=episode_s,
-                            collect_speed=args.collect_speed, phases=progress)
-    cfg = AdaptConfig(schedule=[0.0, float(args.minutes)], freeze="dynamics_only", episodes_per_eval=args.trials,
-                      num_envs=args.envs, samples=args.samples, iterations=args.iterations, init_std=args.init_std,
-                      warm_start=args.warm_start, temporal_ensemble=args.temporal_ensemble, epochs=args.epochs,
-                      windows_per_epoch=args.windows_per_epoch, batch_size=args.batch_size, lr=args.lr,
-                      seed=args.seed)
-    loop = _demo_loop_cls()(args.model, task, out, cfg, progress=args.progress, log=progress.log, base=base)
-    loop.phases = progress
-    speed = task.speeds[len(task.speeds) // 2]
-    video_steps = _video_steps(task, speed, args.max_steps) if args.video else None
-    done = loop.stages_done()
-    rates = measure_rates(loop, {cfg.num_envs, args.trials, 1})
-    progress.estimates = estimate_phases(task, cfg, rates, stages_done=done, video_steps=video_steps,
-                                         heldout_done=(out / "heldout-data" / "dataset.json").exists())
-    tick = rates["tick_s"]
-    resuming = f" (resuming: {done} of 2 stages done)" if done else ""
-    progress.log(f"{task.name}, speeds {list(task.speeds)} m/s; MPPI {1e3 * tick[1]:.0f} ms/tick (1 env), "
-                 f"{1e3 * tick[cfg.num_envs]:.0f} ms/tick ({cfg.num_envs} envs); {len(progress.estimates)} phases "
-                 f"to run, ETA ~{_fmt_s(progress.remaining())}{resuming}")
-    curve = loop.run()
-    with progress.phase("value-auc", "value AUC of the zero-shot model on every logged episode"):
-        zero_shot_auc = loop.auc(loop.base)
-    results = collect_results(args, loop, curve, zero_shot_auc, made_with)
-    if args.video:
-        results["videos"] = render_videos(loop, task, speed, video_steps or 0, out, args.seed, progress)
-    timing = {"seconds": time.perf_counter() - progress.started, "phases": progress.seconds,
-              "tick_s": {str(k): v for k, v in tick.items()}, "train_step_s": rates["train_step_s"]}
-    write_results(results, out, timing)
-    progress.log(f"done in {_fmt_s(timing['seconds'])}; results in {out}/results.md")
-    print(results_table(results))
-    return results
 
 
 def _video_steps(task: Any, speed: float, max_steps: int | None) -> int:

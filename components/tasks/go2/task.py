@@ -72,7 +72,7 @@ class Go2Task(Task):
     dt: ClassVar[float] = 0.02
     obs_noise: ClassVar[dict[str, list[float]] | None] = GO2_OBS_NOISE
     default: ClassVar[bool] = True
-    demo_module: ClassVar[str | None] = "simdist.components.tasks.go2.demo"
+    demo_hook: ClassVar[str | None] = "simdist.components.tasks.go2.demo:Go2Demo"
     train_expert_module: ClassVar[str | None] = "simdist.components.tasks.go2.train_expert"
     profile_module: ClassVar[str | None] = "simdist.components.tasks.go2.profiles"
     preset: ClassVar[str | None] = "go2"

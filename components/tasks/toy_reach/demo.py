@@ -1,31 +1,35 @@
-"""``simdist demo``: the whole SimDist loop on the toy point-mass task, before/after table included.
+"""``simdist demo --task toy-reach``: the whole SimDist loop on the toy point-mass task, before/after table included.
 
 The default ``simdist demo``: by default on the ``lag`` profile (actions act 0.4 s late through a 4x stronger
 actuator), with the dynamics reading the four actions in flight, 96 logged real episodes and 12 finetuning
 epochs, where dynamics-only adaptation beats zero-shot (docs/plan-ranking.md).
 
-generate sim data (expert + sub-optimal mixture + perturbation windows) → pretrain the world model →
-plan with MPPI in sim and on a proxy-real profile (``--real``: a built-in name or a YAML file) → log real
-episodes → finetune the dynamics only → plan again. Writes ``results.json``, ``results.md`` and ``progress.png``;
-with ``ranking`` the plan-ranking diagnostic (:mod:`simdist.mechanism`) of both models on the profile and of the
+It runs the demo pipeline every task's demo runs (:mod:`simdist.demo_pipeline`) with the toy's hook
+(:class:`ToyDemo`): generate sim data (expert + sub-optimal mixture + perturbation windows) → pretrain the world
+model → :class:`~simdist.adaptation.AdaptationLoop` (:class:`ToyLoop`): plan with MPPI in sim and on a proxy-real
+profile (``--real``: a built-in name or a YAML file) → log real episodes → finetune the dynamics only → plan
+again. Writes ``results.json``, ``results.md`` and ``progress.png`` (each bar with its 95 % interval); with the
+``ranking`` option the plan-ranking diagnostic (:mod:`simdist.mechanism`) of both models on the profile and of the
 pretrained one in simulation, and the action-information diagnostic (:mod:`simdist.diagnostics`) on fresh
-simulation windows, go into ``results.json`` too.
+simulation windows, go into ``results.json`` too. The levers of the toy's experiments (:class:`ToyOptions`) are
+``--option KEY=VALUE`` settings; ``python -m results.toy.levers`` takes them as the flags docs/plan-ranking.md uses.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
-import warnings
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from simdist.arguments import positive_int, tool_parser
-from simdist.fsutil import check_output_path
+from simdist.adaptation import AdaptationLoop, AdaptConfig
+from simdist.demo_pipeline import DEMO_FILES, LOOP_ENTRIES, Bar, DemoDefaults, DemoHook, Panel
 
 #: entries that make a folder a toy demo's output (``--out``; rerunning into one overwrites what it writes)
-DEMO_MARKERS = ("results.json", "sim-data", "pretrain", "toy-sim", "real-data", "finetune")
+DEMO_MARKERS = ("results.json", "sim-data", "pretrain", "toy-sim", "real-data", "finetune", "toy-real", "sim-mix",
+                *LOOP_ENTRIES, *DEMO_FILES)
 
 
 @dataclass
@@ -170,6 +174,14 @@ TEST = ToyScale(sim_transitions=3_000, pretrain_epochs=1, windows_per_epoch=2_00
                 samples=32, iterations=2, heldout_episodes=2)
 
 
+def scale_defaults(scale: ToyScale) -> DemoDefaults:
+    """The demo options' defaults of a :class:`ToyScale` (its pretraining budget is not an option)."""
+    return DemoDefaults(real="lag", out="outputs/toy-demo", trials=scale.eval_episodes, envs=scale.num_envs,
+                        samples=scale.samples, iterations=scale.iterations, real_episodes=scale.real_episodes,
+                        epochs=scale.finetune_epochs, windows_per_epoch=scale.finetune_windows_per_epoch,
+                        batch_size=32, lr=2e-4, heldout_episodes=scale.heldout_episodes, progress=True)
+
+
 def check_pretrained(folder: str | Path | None, ensemble: int | None = None) -> None:
     """A ``--pretrained`` folder must hold a saved world model (InputError naming it otherwise); None passes.
     ``ensemble``: the number of dynamics members the model must have (1: a single dynamics)."""
@@ -241,50 +253,99 @@ def _evaluate(planner: Any, variant: Any, episodes: int, num_envs: int, seed: in
         env.close()
 
 
-def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int = 0,
-                     progress: bool = True, real: Any = "lag", pretrained: str | Path | None = None,
-                     options: ToyOptions | None = None, pretrain_only: bool = False) -> dict[str, Any]:
-    """Run the toy loop end to end in ``out`` on the proxy-real profile ``real`` (a built-in name, a YAML path, a
-    dict or a profile); returns the results dict (also written to disk). ``pretrained``: a world-model folder to
-    start from instead of generating data and pretraining (stages 1-2 are skipped). ``pretrain_only``: stop after
-    stage 2 (``toy-sim`` saved, ``timing.json`` written; the returned dict holds the model's folder), so that
-    several profiles can reuse one pretrained model with ``pretrained``."""
-    import lightning as L
-    import torch
+class ToyDemo(DemoHook):
+    """The toy's hook into the demo pipeline (:mod:`simdist.demo_pipeline`): its defaults (the ``lag`` profile,
+    :class:`ToyScale`'s budgets), its own pretraining (stages 1-2), its loop (:class:`ToyLoop`), its settings
+    (``--option KEY=VALUE``: :class:`ToyOptions`) and its results (returns and final distances in simulation,
+    zero-shot and adapted on the profile, and the held-out consistency). ``scale``: the scale whose pretraining
+    budget (and whose defaults) the run takes (None: :class:`ToyScale`'s, ``--quick``: :data:`QUICK`'s)."""
 
-    from simdist import create
-    from simdist.components.tasks.toy_reach.data import generate_toy_dataset
-    from simdist.components.tasks.toy_reach.profiles import load_profile
-    from simdist.components.tasks.toy_reach.task import final_distances
-    from simdist.data import DatasetSpec, EpisodeWriter, TrajectoryDataModule
-    from simdist.evaluation import bootstrap_ci, compare
-    from simdist.fsutil import atomic_write_text
-    from simdist.training import FinetuneModule, PretrainModule
-    from simdist.training.evaluate import consistency_loss
-    from simdist.training.module import epoch_trainer
+    DEFAULTS = scale_defaults(ToyScale())
+    QUICK = scale_defaults(QUICK)
+    options_class = ToyOptions
+    resume = False  # a rerun into the same folder overwrites what it writes
+    can_pretrain = True
+    markers = DEMO_MARKERS
 
-    warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__).*")
-    scale = scale or ToyScale()
-    options = options or ToyOptions()
-    real = load_profile(real)  # a bad profile stops here, before any work
-    check_pretrained(pretrained, options.ensemble)
-    check_sim_mix(pretrained, options)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
-    timing: dict[str, float] = {}
-    torch.manual_seed(seed)
-    L.seed_everything(seed, verbose=False)
+    def __init__(self, task_cls: type | None = None, scale: ToyScale | None = None) -> None:
+        from simdist.components.tasks.toy_reach.task import ToyReachTask
 
-    if pretrained is None:
-        _log(f"1/6 generating {scale.sim_transitions:,} simulated transitions (expert + sub-optimal mixture)",
-             started)
+        super().__init__(task_cls or ToyReachTask)
+        self.base_scale = scale
+        self.timing: dict[str, float] = {}
+        self.sim_data: dict[str, Any] = {}
+        self.pretrained_here = False
+
+    def defaults(self, quick: bool) -> DemoDefaults:
+        if self.base_scale is not None:
+            return scale_defaults(self.base_scale)
+        return super().defaults(quick)
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        from simdist.components.tasks.toy_reach.profiles import builtin_profiles
+
+        super().add_arguments(parser)
+        parser.epilog = (f"built-in profiles: {', '.join(builtin_profiles())}; the lever settings of "
+                         "docs/plan-ranking.md are --option KEY=VALUE (e.g. --option ensemble=4 --option "
+                         "disagreement=1.0)")
+
+    def check(self, args: argparse.Namespace) -> None:
+        from simdist.components.tasks.toy_reach.profiles import load_profile
+
+        if args.minutes is not None and args.options.explore:
+            raise ValueError("--minutes: the toy demo logs --minutes of real data with the loop's own collection, "
+                             "without the explore noise; give --real-episodes")
+        if args.temporal_ensemble is not None:
+            raise ValueError("--temporal-ensemble: the toy demo's planner replans every step without it")
+        self.real = load_profile(args.real)  # a bad profile stops here, before any work
+        self.scale, self.options, self.seed = self.scale_of(args), args.options, args.seed
+        if args.model is not None:
+            from simdist.agents import check_model_for_task
+            from simdist.config import WorldModelConfig
+            from simdist.hub.files import CONFIG_NAME
+            from simdist.tasks import make_task
+
+            folder = Path(args.model)
+            if not (folder / CONFIG_NAME).is_file():
+                raise ValueError(f"--pretrained {folder}: no {CONFIG_NAME} there (a saved world-model folder)")
+            config = WorldModelConfig.from_file(folder / CONFIG_NAME)
+            check_model_for_task(config, make_task("toy-reach"), "--pretrained")
+        check_pretrained(args.model, args.options.ensemble)
+        check_sim_mix(args.model, args.options)
+
+    def scale_of(self, args: argparse.Namespace) -> ToyScale:
+        """The run's :class:`ToyScale`: the pretraining budget of the base scale, the rest from the options."""
+        base = self.base_scale or (QUICK if args.quick else ToyScale())
+        return replace(base, real_episodes=args.real_episodes, finetune_epochs=args.epochs,
+                       finetune_windows_per_epoch=args.windows_per_epoch, eval_episodes=args.trials,
+                       num_envs=args.envs, samples=args.samples, iterations=args.iterations,
+                       heldout_episodes=args.heldout_episodes)
+
+    def log(self, msg: str) -> None:
+        _log(msg, self.started)
+
+    # -- stages 1-2 -------------------------------------------------------------------------------
+    def pretrain(self, args: argparse.Namespace, out: Path) -> str:
+        """Generate simulation data and pretrain the world model (``OUT/toy-sim``); returns its folder."""
+        import lightning as L
+        import torch
+
+        from simdist.components.tasks.toy_reach.data import generate_toy_dataset
+        from simdist.data import TrajectoryDataModule
+        from simdist.fsutil import atomic_write_text
+        from simdist.training import PretrainModule
+        from simdist.training.module import epoch_trainer
+
+        scale, options, seed, progress = self.scale, args.options, args.seed, args.progress
+        torch.manual_seed(seed)
+        L.seed_everything(seed, verbose=False)
+        self.pretrained_here = True
+        self.log(f"1/6 generating {scale.sim_transitions:,} simulated transitions (expert + sub-optimal mixture)")
         gen = generate_toy_dataset(str(out / "sim-data"), transitions=scale.sim_transitions, seed=seed,
                                    num_envs=scale.num_envs, progress=progress, perturbation=options.perturbation())
-        sim_data = {k: gen[k] for k in ("episodes", "transitions", "expert_fraction", "noised_fraction")}
-        sim_source = out / "sim-data"
+        self.sim_data = {k: gen[k] for k in ("episodes", "transitions", "expert_fraction", "noised_fraction")}
 
-        _log("2/6 pretraining the world model on simulation data (all components)", started)
+        self.log("2/6 pretraining the world model on simulation data (all components)")
         pre = PretrainModule(preset="toy", lr=1e-3, end_lr=3e-4, warmup_steps=100, decay_steps=4_000,
                              preset_overrides=options.model_overrides(), history_dropout=options.history_dropout,
                              consistency_decay=options.consistency_decay)
@@ -294,96 +355,248 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
                                   perturbed_repeat=options.perturbed_repeat)
         wall, cpu = time.perf_counter(), time.process_time()
         epoch_trainer(out / "pretrain", scale.pretrain_epochs, progress).fit(pre, dm)
-        timing["pretrain_seconds"] = time.perf_counter() - wall
-        timing["pretrain_cpu_seconds"] = time.process_time() - cpu
+        self.timing["pretrain_seconds"] = time.perf_counter() - wall
+        self.timing["pretrain_cpu_seconds"] = time.process_time() - cpu
         sim_model = pre.world_model.save_pretrained(out / "toy-sim", metrics={"sim_transitions": gen["transitions"]})
-        model = pre.world_model.eval()
-        if pretrain_only:
-            seconds = time.perf_counter() - started
-            atomic_write_text(out / "timing.json", json.dumps({"seconds": seconds, **timing}, indent=2))
-            _log(f"pretrained in {seconds:.0f}s; the model is in {sim_model}", started)
-            return {"pretrained": str(sim_model), "sim_data": sim_data, **timing}
-    else:
-        _log(f"1-2/6 starting from the pretrained model {pretrained}", started)
-        from simdist.world_model import WorldModel
+        if args.pretrain_only:
+            seconds = time.perf_counter() - self.started
+            atomic_write_text(out / "timing.json", json.dumps({"seconds": seconds, **self.timing}, indent=2))
+            self.log(f"pretrained in {seconds:.0f}s; the model is in {sim_model}")
+        return str(sim_model)
 
-        sim_model, sim_data = Path(pretrained), {"pretrained": str(pretrained)}
-        sim_source = sim_model.parent / "sim-data"  # where an earlier demo run left its simulation data
-        model = WorldModel.from_pretrained(sim_model).eval()
-        cfg = model.config
+    def load_base(self, model: str) -> Any:
+        import lightning as L
+        import torch
 
-    def planner_for(model: Any) -> Any:
-        return create("planner", "mppi", world_model=model, num_samples=scale.samples,
-                      iterations=scale.iterations, num_elites=16, seed=seed, disagreement=options.disagreement,
-                      score_chunk=SCORE_CHUNK)
+        from simdist.agents import load_agent
 
-    _log(f"3/6 planning with MPPI in simulation and zero-shot on {real.name!r}", started)
-    sim_eval = _evaluate(planner_for(model), "sim", scale.eval_episodes, scale.num_envs, seed + 1)
-    real_before = _evaluate(planner_for(model), real, scale.eval_episodes, scale.num_envs, seed + 2)
+        if not self.pretrained_here:
+            torch.manual_seed(self.seed)
+            L.seed_everything(self.seed, verbose=False)
+            self.log(f"1-2/6 starting from the pretrained model {model}")
+            self.sim_data = {"pretrained": str(model)}
+        return load_agent(model)
 
-    _log(f"4/6 logging {scale.real_episodes} {real.name!r} episodes with the planner (finetuning data"
-         f"{f', exploration noise up to {options.explore}' if options.explore else ''})", started)
-    heldout = _heldout_episodes(lambda s: _evaluate(planner_for(model), real, scale.heldout_episodes,
-                                                    scale.num_envs, s, record=True).episodes, model, seed + 4)
-    train_eps = _evaluate(planner_for(model), real, scale.real_episodes, scale.num_envs, seed + 3,
-                          record=True, explore=options.explore).episodes
-    spec = DatasetSpec.from_episode(train_eps[0])
-    with EpisodeWriter(out / "real-data", spec, max_episodes_per_shard=8) as writer:
-        for ep in train_eps:
-            writer.write(ep)
-    real_steps = sum(len(ep) for ep in train_eps)
-    minutes = real_steps * cfg.dt / 60
-    pad = cfg.history
-    before_loss = consistency_loss(model, heldout, front_padding=pad)
+    def make_task(self, args: argparse.Namespace) -> Any:
+        return self.task_cls(profile=self.real)
 
-    _log(f"5/6 finetuning only the dynamics on {minutes:.1f} min of 'real' data", started)
-    ft = FinetuneModule(init_from=str(sim_model), lr=2e-4, end_lr=1e-4, warmup_steps=50, decay_steps=2_000,
-                        anchor=options.anchor)
-    finetune_data = [str(out / "real-data")]
-    if options.sim_mix:
-        finetune_data.append(_sim_mix(sim_source, out / "sim-mix", options.sim_mix, real_steps))
-    real_dm = TrajectoryDataModule(finetune_data, history=cfg.history, horizon=cfg.horizon,
-                                   batch_size=32, windows_per_epoch=scale.finetune_windows_per_epoch,
-                                   heldout_fraction=0.0, front_pad=pad, seed=seed)
-    epoch_trainer(out / "finetune", scale.finetune_epochs, progress).fit(ft, real_dm)
-    adapted = ft.world_model.eval()
-    adapted.save_pretrained(out / "toy-real", base_model=str(sim_model))
-    after_loss = consistency_loss(adapted, heldout, front_padding=pad)
+    def make_loop(self, model: str, task: Any, out: Path, cfg: AdaptConfig, **kwargs: Any) -> AdaptationLoop:
+        return ToyLoop(model, task, out, cfg, demo=self, **kwargs)
 
-    _log(f"6/6 planning on {real.name!r} with the adapted model", started)
-    real_after = _evaluate(planner_for(adapted), real, scale.eval_episodes, scale.num_envs, seed + 2)
+    # -- outputs ----------------------------------------------------------------------------------
+    def results(self, args: argparse.Namespace, loop: AdaptationLoop, curve: dict[str, Any]) -> dict[str, Any]:
+        from simdist.adaptation import world_model_of
+        from simdist.components.tasks.toy_reach.task import final_distances
+        from simdist.evaluation import bootstrap_ci, compare
 
-    evals = (("sim", sim_eval), ("real_zero_shot", real_before), ("real_adapted", real_after))
-    returns = {name: bootstrap_ci(r.returns) for name, r in evals}
-    distances = {name: bootstrap_ci(final_distances(r)) for name, r in evals}
-    results = {
-        "profile": real.to_dict(),
-        "scale": asdict(scale),
-        "options": asdict(options),
-        "dynamics": cfg.to_dict()["dynamics"],
-        "sim_data": sim_data,
-        "real_minutes": minutes,
-        "return": {name: e.mean for name, e in returns.items()},
-        "return_ci95": {name: [e.low, e.high] for name, e in returns.items()},
-        "final_distance": {name: e.mean for name, e in distances.items()},
-        "final_distance_ci95": {name: [e.low, e.high] for name, e in distances.items()},
-        "trials": {name: e.n for name, e in returns.items()},
-        "comparison": compare(returns["real_zero_shot"], returns["real_adapted"], "real return, adapted vs zero-shot",
-                              ".3f"),
-        "heldout_consistency": {"pretrained": before_loss, "adapted": after_loss},
-    }
-    if options.ranking:
-        _log("diagnostics: plan ranking on the profile and in simulation, action information", started)
-        results["diagnostics"] = _diagnostics(model, adapted, real, scale, options, seed, out)
-    seconds = time.perf_counter() - started
-    atomic_write_text(out / "results.json", json.dumps(results, indent=2))  # numbers only: rewritten byte for byte
-    atomic_write_text(out / "timing.json", json.dumps({"seconds": seconds, **timing}, indent=2))
-    atomic_write_text(out / "results.md", results_table(results))
-    _plot(results, out / "progress.png")
-    _log(f"done in {seconds:.0f}s; results in {out}", started)
-    print(results_table(results))
-    return results
+        assert isinstance(loop, ToyLoop)
+        model = world_model_of(loop.base)
+        assert model is not None and loop.adapted is not None
+        zero, adapted = loop.state["stages"][:2]
+        minutes = int(loop.info(loop.data_dir)["num_steps"]) * model.config.dt / 60
+        evals = (("sim", loop.rollouts["sim"]), ("real_zero_shot", loop.rollouts["real_zero_shot"]),
+                 ("real_adapted", loop.rollouts["real_adapted"]))
+        returns = {name: bootstrap_ci(r.returns) for name, r in evals}
+        distances = {name: bootstrap_ci(final_distances(r)) for name, r in evals}
+        results = {
+            "profile": self.real.to_dict(),
+            "scale": asdict(self.scale),
+            "options": asdict(args.options),
+            "dynamics": model.config.to_dict()["dynamics"],
+            "sim_data": self.sim_data,
+            "real_minutes": minutes,
+            "return": {name: e.mean for name, e in returns.items()},
+            "return_ci95": {name: [e.low, e.high] for name, e in returns.items()},
+            "final_distance": {name: e.mean for name, e in distances.items()},
+            "final_distance_ci95": {name: [e.low, e.high] for name, e in distances.items()},
+            "trials": {name: e.n for name, e in returns.items()},
+            "comparison": compare(returns["real_zero_shot"], returns["real_adapted"],
+                                  "real return, adapted vs zero-shot", ".3f"),
+            "heldout_consistency": {"pretrained": zero["consistency"]["after"],
+                                    "adapted": adapted["consistency"]["after"]},
+        }
+        if args.options.ranking:
+            self.log("diagnostics: plan ranking on the profile and in simulation, action information")
+            results["diagnostics"] = _diagnostics(model, loop.adapted, self.real, self.scale, args.options, args.seed,
+                                                  Path(args.out))
+        return results
 
+    def results_text(self, results: dict[str, Any]) -> str:
+        return json.dumps(results, indent=2)  # numbers only: rewritten byte for byte
+
+    def table(self, results: dict[str, Any]) -> str:
+        return results_table(results)
+
+    def markdown(self, results: dict[str, Any]) -> str:
+        return results_table(results)
+
+    def panels(self, results: dict[str, Any]) -> list[Panel]:
+        """Return and final distance of each evaluation, each bar with its 95 % bootstrap interval."""
+        name = results.get("profile", {}).get("name", "real")
+        sides = (("sim", "sim", "reference"), ("real_zero_shot", f"{name}\nzero-shot", "zero_shot"),
+                 ("real_adapted", f"{name}\nadapted", "adapted"))
+        cons = results["heldout_consistency"]
+        note = f"held-out consistency {cons['pretrained']:.4f} -> {cons['adapted']:.4f}"
+        return [Panel(ylabel, tuple(Bar(label, results[key][k], results[f"{key}_ci95"][k][0],
+                                        results[f"{key}_ci95"][k][1], side=side, n=results["trials"][k])
+                                    for k, label, side in sides), note if key == "final_distance" else "")
+                for key, ylabel in (("return", "mean episode return"),
+                                    ("final_distance", "final distance to goal (m)"))]
+
+    def title(self, results: dict[str, Any]) -> str:
+        return "simdist toy-reach: zero-shot vs dynamics-only adaptation"
+
+
+class ToyLoop(AdaptationLoop):
+    """:class:`~simdist.adaptation.AdaptationLoop` on the toy's schedule ``[0, real_episodes]``: every planner is
+    the demo's MPPI (:data:`SCORE_CHUNK`, the ``disagreement`` penalty); the zero-shot stage also plans in
+    simulation; the held-out set comes from rounds of seed + 4 (:func:`_heldout_episodes`); the real data is one
+    rollout of seed + 3 with the ``explore`` noise; finetuning follows the toy's schedule with ``anchor`` and
+    ``sim_mix``; both stages are evaluated on the profile with seed + 2. The adapted model is ``OUT/toy-real``."""
+
+    def __init__(self, *args: Any, demo: ToyDemo, **kwargs: Any) -> None:
+        self.demo = demo
+        self.rollouts: dict[str, Any] = {}
+        self.adapted: Any = None
+        super().__init__(*args, **kwargs)
+
+    @property
+    def scale(self) -> ToyScale:
+        return self.demo.scale
+
+    @property
+    def options(self) -> ToyOptions:
+        return self.demo.options
+
+    def info(self, folder: Path) -> dict[str, Any]:
+        return self._info(folder)
+
+    def planner(self, agent: Any, seed: int) -> Any:
+        """The demo's MPPI on ``agent``'s world model, seeded with the run's seed (every planner of the loop)."""
+        from simdist.adaptation import world_model_of
+        from simdist.registry import create
+
+        s, cfg = self.scale, self.cfg
+        given = {k: v for k, v in (("init_std", cfg.init_std), ("warm_start", cfg.warm_start)) if v is not None}
+        return create("planner", "mppi", world_model=world_model_of(agent), num_samples=s.samples,
+                      iterations=s.iterations, num_elites=16, seed=cfg.seed, disagreement=self.options.disagreement,
+                      score_chunk=SCORE_CHUNK, **given)
+
+    def heldout(self) -> list[Any]:
+        if self._heldout is None:
+            from simdist.adaptation import world_model_of
+
+            s, labels = self.scale, []
+
+            def collect(seed: int) -> list[Any]:
+                result = _evaluate(self.planner(self.base, seed), self.demo.real, s.heldout_episodes, s.num_envs,
+                                   seed, record=True)
+                labels.extend(self.task.success(result)[:len(result.episodes)].tolist())
+                return list(result.episodes)
+
+            episodes = _heldout_episodes(collect, world_model_of(self.base), self.cfg.seed + 4)
+            for i, ep in enumerate(episodes):  # later rounds number their episodes from 0 again
+                ep.episode_id = i
+            self._write(self.out / "heldout-data", episodes, labels, "heldout")
+            self._save()
+            self._heldout = episodes
+        return self._heldout
+
+    def collect_until(self, amount: float, model: Any, stage: int) -> Any:
+        """One rollout of ``amount`` episodes on the profile (seed + 3, the ``explore`` noise) into
+        ``real-data`` (8 episodes a shard); ``--minutes``: the loop's own collection."""
+        from simdist.data import DatasetSpec, EpisodeWriter
+
+        if self.cfg.schedule_unit == "minutes":
+            return super().collect_until(amount, model, stage)
+
+        s, o = self.scale, self.options
+        self.demo.log(f"4/6 logging {int(amount)} {self.demo.real.name!r} episodes with the planner (finetuning "
+                      f"data{f', exploration noise up to {o.explore}' if o.explore else ''})")
+        result = _evaluate(self.planner(model, 0), self.demo.real, int(amount), s.num_envs, self.cfg.seed + 3,
+                           record=True, explore=o.explore)
+        episodes = result.episodes
+        labels = self.state["labels"].setdefault("real", {})
+        with EpisodeWriter(self.data_dir, DatasetSpec.from_episode(episodes[0]), max_episodes_per_shard=8) as w:
+            for ep, ok in zip(episodes, self.task.success(result)):
+                w.write(ep)
+                labels[str(ep.episode_id)] = bool(ok)
+        self._save()
+        return model
+
+    def finetune(self, init_from: str, stage: int) -> Any:
+        """Only the dynamics, from the pretrained model, on the real data (and the ``sim_mix`` share of
+        simulation data), on the toy's learning-rate schedule with the ``anchor`` pull."""
+        from simdist.adaptation import world_model_of
+        from simdist.data import TrajectoryDataModule
+        from simdist.registry import create
+        from simdist.training import FinetuneModule
+        from simdist.training.module import epoch_trainer
+
+        cfg, o = self.cfg, self.options
+        minutes = self.minutes(int(self._info(self.data_dir)["num_steps"]))
+        self.demo.log(f"5/6 finetuning only the dynamics on {minutes:.1f} min of 'real' data")
+        model = world_model_of(self.base)
+        assert model is not None
+        ft = FinetuneModule(init_from=self.model_id, lr=cfg.lr, end_lr=cfg.lr / 2, warmup_steps=cfg.warmup_steps,
+                            decay_steps=2_000, anchor=o.anchor)
+        data = [str(self.data_dir)]
+        if o.sim_mix:
+            source = Path(self.model_id).parent / "sim-data"  # where the demo run that pretrained it left its data
+            data.append(_sim_mix(source, self.out / "sim-mix", o.sim_mix,
+                                 int(self._info(self.data_dir)["num_steps"])))
+        dm = TrajectoryDataModule(data, history=model.config.history, horizon=model.config.horizon,
+                                  batch_size=cfg.batch_size, windows_per_epoch=cfg.windows_per_epoch,
+                                  heldout_fraction=0.0, front_pad=self.pad, seed=cfg.seed)
+        epoch_trainer(self.out / "finetune", cfg.epochs, self.progress).fit(ft, dm)
+        self.adapted = ft.world_model.eval()
+        return create("agent", "simdist", world_model=self.adapted)
+
+    def stage_path(self, k: int) -> str:
+        return str(self.out / "toy-real") if k == 1 else super().stage_path(k)
+
+    def evaluate_stage(self, model: Any, k: int, path: str) -> Any:
+        """The planner on the profile (seed + 2; at stage 0 also in simulation, seed + 1)."""
+        from simdist.components.tasks.toy_reach.task import TOY_SUCCESS_RADIUS, final_distances
+        from simdist.evaluation import EvaluationResult
+
+        s, seed, name = self.scale, self.cfg.seed, self.demo.real.name
+        if k == 0:
+            self.demo.log(f"3/6 planning with MPPI in simulation and zero-shot on {name!r}")
+            self.rollouts["sim"] = _evaluate(self.planner(model, 0), "sim", s.eval_episodes, s.num_envs, seed + 1)
+        else:
+            self.demo.log(f"6/6 planning on {name!r} with the adapted model")
+        result = _evaluate(self.planner(model, 0), self.demo.real, s.eval_episodes, s.num_envs, seed + 2)
+        self.rollouts["real_zero_shot" if k == 0 else "real_adapted"] = result
+        distances = final_distances(result)
+        return EvaluationResult(task=self.task.task_name, metric=self.task.metric, profile=self.task.profile_name,
+                                values=result.returns.tolist(), success=(distances < TOY_SUCCESS_RADIUS).tolist(),
+                                details={"final_distance": distances.tolist()})
+
+
+def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int = 0,
+                     progress: bool = True, real: Any = "lag", pretrained: str | Path | None = None,
+                     options: ToyOptions | None = None, pretrain_only: bool = False) -> dict[str, Any]:
+    """Run the toy demo end to end in ``out`` on the proxy-real profile ``real`` (a built-in name, a YAML path, a
+    dict or a profile) through the demo pipeline, as ``simdist demo --task toy-reach`` does; returns the results
+    dict (also written to disk). ``scale``: the budgets (None: :class:`ToyScale`'s). ``pretrained``: a world-model
+    folder to start from instead of generating data and pretraining (stages 1-2 are skipped). ``pretrain_only``:
+    stop after stage 2 (``toy-sim`` saved, ``timing.json`` written; the returned dict holds the model's folder),
+    so that several profiles can reuse one pretrained model with ``pretrained``."""
+    from simdist.demo_pipeline import demo_parser, resolve, run_demo
+
+    hook = ToyDemo(scale=scale or ToyScale())
+    args = demo_parser(hook.task_cls, hook).parse_args(["--out", str(out), "--seed", str(seed)])
+    args.progress = progress
+    args.real = real
+    args.model = None if pretrained is None else str(pretrained)
+    args.pretrain_only = pretrain_only
+    args.option = asdict(options or ToyOptions())
+    resolve(hook, args)
+    r = run_demo(hook, args)
+    if pretrain_only:
+        return {**r, "sim_data": hook.sim_data, **hook.timing}
+    return r
 
 def _diagnostics(model: Any, adapted: Any, real: Any, scale: ToyScale, options: ToyOptions, seed: int,
                  out: Path) -> dict[str, Any]:
@@ -479,119 +692,3 @@ def results_table(r: dict[str, Any]) -> str:
 
 def _ci(e: dict[str, float]) -> str:
     return f"{e['mean']:.3f} [{e['low']:.3f}, {e['high']:.3f}]"
-
-
-def _plot(r: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-    labels = ["sim", "real\nzero-shot", "real\nadapted"]
-    axes[0].bar(labels, [r["return"]["sim"], r["return"]["real_zero_shot"], r["return"]["real_adapted"]],
-                color=["#777", "#c44", "#48c"])
-    axes[0].set_ylabel("mean episode return")
-    cons = r["heldout_consistency"]
-    axes[1].bar(["pretrained", "adapted"], [cons["pretrained"], cons["adapted"]], color=["#c44", "#48c"])
-    axes[1].set_ylabel("held-out consistency loss")
-    fig.suptitle("simdist toy-reach: zero-shot vs dynamics-only adaptation")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _widths(text: str) -> tuple[int, ...]:
-    """``256,256`` → (256, 256) for ``--dynamics-hidden``."""
-    import argparse
-
-    try:
-        return tuple(int(w) for w in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integer widths, got {text!r}") from None
-
-
-def main(argv: list[str]) -> int:
-    from simdist.components.tasks.toy_reach.profiles import builtin_profiles, load_profile
-    from simdist.profiles import ProfileError
-
-    parser = tool_parser("demo", "toy task end to end: generate, pretrain, plan, adapt the dynamics, plan again")
-    parser.add_argument("--out", default="outputs/toy-demo")
-    parser.add_argument("--real", default="lag",
-                        help=f"the proxy-real profile: {', '.join(builtin_profiles())}, or a YAML file "
-                             "(default: lag)")
-    parser.add_argument("--pretrained", default=None,
-                        help="a saved world-model folder (e.g. an earlier run's toy-sim): skip data and pretraining")
-    parser.add_argument("--dynamics-context", type=int, default=4,
-                        help="past actions the mlp dynamics reads each step (default 4; 0: z_{k+1} = f(z_k, a_k))")
-    parser.add_argument("--dynamics-hidden", type=_widths, default=None,
-                        help="hidden widths of the mlp dynamics, e.g. 256,256 (default: the preset's 128,128)")
-    parser.add_argument("--history", type=positive_int, default=None,
-                        help="the model's history length (default: the preset's 8; at least --dynamics-context)")
-    parser.add_argument("--perturb-sigma", type=float, default=1.0,
-                        help="largest noise std of the pretraining data's perturbation windows (default 1.0)")
-    parser.add_argument("--perturb-steps", type=positive_int, default=5,
-                        help="longest noised window of the pretraining data, in steps (default 5)")
-    parser.add_argument("--perturbed-repeat", type=positive_int, default=1,
-                        help="oversample pretraining windows that hold a perturbed action this many times")
-    parser.add_argument("--history-dropout", type=float, default=0.0,
-                        help="probability of zeroing a pretraining window's past actions (default 0)")
-    parser.add_argument("--consistency-decay", type=float, default=1.0,
-                        help="weight consistency step k by RHO^k (default 1.0: uniform)")
-    parser.add_argument("--sim-mix", type=float, default=0.0,
-                        help="share of simulation transitions mixed into the finetuning data (default 0)")
-    parser.add_argument("--explore", type=float, default=0.0,
-                        help="largest exploration noise std on the planner's actions while logging real data")
-    parser.add_argument("--real-episodes", type=positive_int, default=None,
-                        help="real episodes logged for finetuning (default: the scale's, 96)")
-    parser.add_argument("--finetune-epochs", type=positive_int, default=None,
-                        help="finetuning epochs of 6,000 windows (default: the scale's, 12)")
-    parser.add_argument("--anchor", type=float, default=0.0,
-                        help="L2 pull of the finetuned weights towards the pretrained ones (0: none)")
-    parser.add_argument("--ensemble", type=int, default=1, metavar="K",
-                        help="dynamics members: K >= 2 trains an ensemble of K dynamics (beyond the paper; "
-                             "default 1: a single dynamics)")
-    parser.add_argument("--disagreement", type=float, default=0.0, metavar="LAMBDA",
-                        help="MPPI's penalty on the ensemble members' discounted disagreement, subtracted from "
-                             "each sequence's return (needs --ensemble >= 2; default 0: none)")
-    parser.add_argument("--ranking", action="store_true",
-                        help="also measure plan ranking (Spearman rho) and action information, before and after")
-    parser.add_argument("--pretrain-only", action="store_true",
-                        help="stop after pretraining (OUT/toy-sim), for several --pretrained runs to reuse")
-    parser.add_argument("--quick", action="store_true", help="tiny scale (seconds), as the tests run it")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-progress", action="store_true")
-    args = parser.parse_args(argv)
-    check_output_path(args.out, kind="toy demo", markers=DEMO_MARKERS)  # before any work
-    if args.pretrained is not None:
-        from simdist.agents import check_model_for_task
-        from simdist.hub.files import CONFIG_NAME
-        from simdist.hub.load import read_config
-        from simdist.tasks import make_task
-
-        folder = Path(args.pretrained)
-        if not (folder / CONFIG_NAME).is_file():
-            parser.error(f"--pretrained {folder}: no {CONFIG_NAME} there (a saved world-model folder)")
-        check_model_for_task(read_config(folder / CONFIG_NAME), make_task("toy-reach"), "--pretrained")
-    try:
-        real = load_profile(args.real)
-        options = ToyOptions(
-            dynamics_context=args.dynamics_context, dynamics_hidden=args.dynamics_hidden, history=args.history,
-            perturb_sigma=args.perturb_sigma, perturb_steps=args.perturb_steps,
-            perturbed_repeat=args.perturbed_repeat, history_dropout=args.history_dropout,
-            consistency_decay=args.consistency_decay, explore=args.explore, anchor=args.anchor,
-            sim_mix=args.sim_mix, ranking=args.ranking, ensemble=args.ensemble, disagreement=args.disagreement)
-        check_pretrained(args.pretrained, options.ensemble)
-        check_sim_mix(args.pretrained, options)
-        if args.pretrain_only and args.pretrained:
-            raise ValueError("--pretrain-only pretrains a model: it cannot start from --pretrained")
-    except (ProfileError, ValueError) as err:
-        parser.error(f"{err}")
-    scale = QUICK if args.quick else ToyScale()
-    if args.real_episodes is not None:
-        scale = replace(scale, real_episodes=args.real_episodes)
-    if args.finetune_epochs is not None:
-        scale = replace(scale, finetune_epochs=args.finetune_epochs)
-    run_toy_pipeline(args.out, scale, seed=args.seed, progress=not args.no_progress,
-                     real=real, pretrained=args.pretrained, options=options, pretrain_only=args.pretrain_only)
-    return 0

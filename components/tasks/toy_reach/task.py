@@ -31,7 +31,7 @@ class ToyReachTask(Task):
     planner_defaults: ClassVar[dict[str, Any]] = {"num_elites": 16}
     scripted_experts: ClassVar[bool] = True
     default_demo: ClassVar[bool] = True  # its lag demo shows adaptation beating zero-shot (docs/plan-ranking.md)
-    demo_module: ClassVar[str | None] = "simdist.components.tasks.toy_reach.demo"
+    demo_hook: ClassVar[str | None] = "simdist.components.tasks.toy_reach.demo:ToyDemo"
     profile_module: ClassVar[str | None] = "simdist.components.tasks.toy_reach.profiles"
     preset: ClassVar[str | None] = "toy"
     #: V^e's rollout length after a candidate in :meth:`true_returns` (the tail of the critic's label returns)

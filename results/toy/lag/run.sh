@@ -5,6 +5,7 @@
 # Runs write under outputs/toy-lag/ (git ignores it); the committed results.json files are copied from there.
 set -euo pipefail
 simdist=${SIMDIST:-.venv/bin/simdist}
+python=${PYTHON:-.venv/bin/python}
 export OMP_WAIT_POLICY=PASSIVE
 case "${1:-}" in
   calibrate)  # zero-shot planner (the demo's MPPI: 128 samples x 4 iterations) in sim and on lag; experts
@@ -31,9 +32,10 @@ case "${1:-}" in
           --init-std $std --trials 32 --envs 16 --seed 2 --json
       done
     done ;;
-  loop)  # the whole loop on lag with both diagnostics into outputs/toy-lag/NAME; extra options go to simdist demo
+  loop)  # the whole loop on lag with both diagnostics into outputs/toy-lag/NAME; extra options (the lever flags of
+    # results/toy/levers.py and the options of simdist demo) go to python -m results.toy.levers
     name=${2:?loop needs a run name}; seed=${3:?loop needs a seed}; shift 3
-    $simdist demo --task toy-reach --real lag --dynamics-context 4 --ranking --seed "$seed" \
+    $python -m results.toy.levers --real lag --dynamics-context 4 --ranking --seed "$seed" \
       --out "outputs/toy-lag/$name" --no-progress "$@" ;;
   levers)  # the lever sweep of docs/plan-ranking.md: each ROW of one pretraining SEED into outputs/toy-lag/ROW-sSEED,
     # one torch thread per run (two runs at a time on two cores). The reference's pretrained model comes from the

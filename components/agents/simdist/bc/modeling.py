@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import shutil
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from simdist.components.agents.simdist.bc.configuration import BC_CONFIG_NAME, S
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
 from simdist.config import WorldModelConfig, config_file
+from simdist.freeze import FINETUNE, FreezePolicy
 from simdist.registry import register
 from simdist.world_model import WorldModel
 
@@ -73,9 +72,11 @@ class SimDistBCAgent(SimDistAgent):
         return type(self)(world_model, config, self.source, copy.deepcopy(bc_config or self.bc_config))
 
     # -- finetuning --------------------------------------------------------------------------
-    def finetune(self, data: str | Path, *, demos: str | Path | None = None, freeze: str = "dynamics_only",
-                 out: str | Path | None = None, seed: int = 0, epochs: int = 3, windows_per_epoch: int = 6_000,
-                 batch_size: int = 32, lr: float = 2e-4, warmup_steps: int = 50, obs_noise: Any = None,
+    def finetune(self, data: str | Path, *, demos: str | Path | None = None,
+                 freeze: FreezePolicy | str = FINETUNE.freeze, out: str | Path | None = None, seed: int = 0,
+                 epochs: int = FINETUNE.epochs,
+                 windows_per_epoch: int = FINETUNE.windows_per_epoch, batch_size: int = FINETUNE.batch_size,
+                 lr: float = FINETUNE.lr, warmup_steps: int = FINETUNE.warmup_steps, obs_noise: Any = None,
                  loss_weights: dict[str, float] | None = None, progress: bool = False, bc_epochs: int | None = None,
                  bc_windows_per_epoch: int | None = None, bc_lr: float | None = None) -> SimDistBCAgent:
         """SimDist's finetuning on ``data`` (``freeze``, ``loss_weights`` and the schedule apply to it), then BC
@@ -116,22 +117,11 @@ class SimDistBCAgent(SimDistAgent):
     # -- Hub I/O -----------------------------------------------------------------------------
     def save_pretrained(self, folder: str | Path, **kwargs: Any) -> Path:
         """SimDist's folder (``config.json`` with ``agent_type: "simdist_bc"``, weights, card, ``planner.json``)
-        plus ``simdist_bc.json``, written into a temporary sibling that replaces ``folder`` once complete."""
-        from simdist.fsutil import atomic_write_json, replace_dir
-        from simdist.hub.card import save_target
-
-        target = save_target(folder)
+        plus ``simdist_bc.json``, one more extra file of the same atomic write."""
         card = dict(kwargs.pop("model_card_kwargs", None) or {})
         card.setdefault("description", _CARD_DESCRIPTION)
-        staging = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:8]}"
-        staging.mkdir(parents=True)
-        try:  # the inner folder has the target's name, which the card shows
-            inner = super().save_pretrained(staging / target.name, model_card_kwargs=card, **kwargs)
-            atomic_write_json(inner / BC_CONFIG_NAME, self.bc_config.to_dict())
-            replace_dir(inner, target)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        return target
+        extra = {BC_CONFIG_NAME: self.bc_config.to_dict(), **(kwargs.pop("extra_files", None) or {})}
+        return super().save_pretrained(folder, model_card_kwargs=card, extra_files=extra, **kwargs)
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | Path, *, strict: bool = True,

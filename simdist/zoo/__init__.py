@@ -9,6 +9,8 @@ in ``<root>/<folder>`` as the Hub-ready files ``config.json``, ``model.safetenso
 ``<root>/experts/<name>`` (``manifest.json`` and its safetensors files); :func:`expert_set` finds it by name.
 
 This module depends only on :mod:`simdist.hub.files`; the Hub resolver depends on it, not the other way round.
+Publishing a zoo model (:mod:`simdist.zoo.publish`, ``simdist zoo publish``) sits above the models and agents it
+checks; importing this package does not load it.
 """
 
 from __future__ import annotations

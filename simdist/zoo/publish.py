@@ -1,5 +1,6 @@
-"""Publishing an exported folder: ``push_folder`` checks that it loads (strictly, as its agent type), then
-uploads it as one commit. (It sits above ``world_model`` and ``agents``, which use only card, load and push.)"""
+"""Publishing a zoo model: ``push_folder`` checks that an exported folder loads (strictly, as its agent type), then
+uploads it as one commit (``simdist zoo publish``). It sits above ``world_model`` and ``agents``; the hub below
+them only writes, reads and uploads files."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from huggingface_hub.utils import validate_repo_id
 
 from simdist.agents import LEGACY_AGENT_TYPE, load_agent, read_agent_type
 from simdist.hub.files import CARD_NAME, CONFIG_NAME, StrPath
-from simdist.hub.load import load_pretrained
-from simdist.hub.push import default_message, upload_files, upload_folder
+from simdist.hub.push import upload_files, upload_folder
 from simdist.world_model import WorldModel
 
 __all__ = ["push_folder"]
@@ -53,7 +53,7 @@ def push_folder(
     validate_repo_id(repo_id)
     agent_type = read_agent_type(path / CONFIG_NAME) if (path / CONFIG_NAME).is_file() else LEGACY_AGENT_TYPE
     if agent_type == LEGACY_AGENT_TYPE:
-        message = default_message(load_pretrained(WorldModel, path).config)  # raises on a broken export
+        message = WorldModel.from_pretrained(path)._hub_commit_message()  # raises on a broken export
     else:
         load_agent(path)
         message = f"Upload simdist {agent_type} agent"
