@@ -120,11 +120,22 @@ probe() {  # the calibration rows on the newest checkpoints of PPO runs still tr
   fi
 }
 
+sweep() {  # the newest probe's sim expert zero-shot on latencies 1 and 2 (the calibration's alternatives to lag's 3)
+  local it dir
+  it=$(ls -d "$out/probe-s$seed-it"* | sed 's/.*-it//' | sort -n | tail -1)
+  dir=$res/sweep-it$it
+  mkdir -p "$dir" "$out/sweep"
+  for lat in 1 2; do
+    printf 'name: lag%s\nlatency: %s\n' "$lat" "$lat" > "$out/sweep/lag$lat.yaml"
+    (res=$dir; evaluate expert-sim-on-latency$lat "expert:$out/probe-s$seed-it$it/sim" "$out/sweep/lag$lat.yaml")
+  done
+}
+
 expert() { expert-sim; expert-shift; calibrate; }
 
 case "$stage" in
-  expert|expert-sim|expert-shift|calibrate|probe|data|pretrain|planner|loop|ranking|baseline) "$stage" ;;
+  expert|expert-sim|expert-shift|calibrate|probe|sweep|data|pretrain|planner|loop|ranking|baseline) "$stage" ;;
   all) expert; data; pretrain; planner; loop; baseline ;;
-  *) echo "run.sh: unknown stage '$stage' (expert expert-sim expert-shift calibrate probe data pretrain planner loop ranking baseline all)" >&2
+  *) echo "run.sh: unknown stage '$stage' (expert expert-sim expert-shift calibrate probe sweep data pretrain planner loop ranking baseline all)" >&2
      exit 2 ;;
 esac
