@@ -174,7 +174,7 @@ def test_latency_and_observation_noise() -> None:
 def test_profiles_are_checked_like_every_tasks_profiles(tmp_path) -> None:
     from simdist.components.tasks.gym.task import GymTask
 
-    assert {"sim", "lag", "heavy"} <= set(GymTask.profiles())
+    assert {"sim", "lag", "lag1", "lag2", "heavy"} <= set(GymTask.profiles())
     assert make_task("gym:InvertedPendulum-v5", profile="lag").profile.latency == 3
     bad = tmp_path / "bad.yaml"
     bad.write_text("latency: -1\n")

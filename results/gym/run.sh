@@ -39,12 +39,42 @@ evaluate() {  # evaluate NAME AGENT PROFILE [options]: one JSON per row, skipped
     --json "$@" > "$res/.$name.json.tmp" && mv "$res/.$name.json.tmp" "$res/$name.json"
 }
 
+restore-ppo() {  # restore-ppo RUN: a PPO log folder with no checkpoint starts from the ones kept in results/ (keep)
+  local log=$out/ppo-$1-s$seed kept=$res/ppo/$1
+  if ! compgen -G "$log/model_*.pt" > /dev/null && [[ -d $kept ]]; then
+    mkdir -p "$log" && cp "$kept"/model_*.pt "$log"/
+  fi
+}
+
+keep() {  # the newest full checkpoint of each PPO run (to resume training) and the sim run's ladder every 100
+  # iterations without optimiser state (to export the sub-optimal set), into results/ (small files, committed)
+  local run log kept newest it
+  for run in sim "$profile"; do
+    log=$out/ppo-$run-s$seed kept=$res/ppo/$run
+    compgen -G "$log/model_*.pt" > /dev/null || continue
+    mkdir -p "$kept" && rm -f "$kept"/model_*.pt
+    newest=$(ls "$log" | sed -n 's/^model_\([0-9]*\)\.pt$/\1/p' | sort -n | tail -1)
+    cp "$log/model_$newest.pt" "$kept/"
+    if [[ $run == sim ]]; then
+      for it in $(ls "$log" | sed -n 's/^model_\([0-9]*\)\.pt$/\1/p' | sort -n); do
+        (( it % 100 == 0 && it != newest )) || continue
+        .venv/bin/python -c 'import sys, torch
+c = torch.load(sys.argv[1], weights_only=False)
+torch.save({k: c[k] for k in ("actor_state_dict", "critic_state_dict", "iter")}, sys.argv[2])' \
+          "$log/model_$it.pt" "$kept/model_$it.pt"
+      done
+    fi
+  done
+}
+
 expert-sim() {  # the PPO expert on the simulator, with its sub-optimal checkpoint ladder
+  restore-ppo sim
   $simdist train-expert --task "$task" --log-dir "$out/ppo-sim-s$seed" --iterations "$iters" --seed "$seed" \
     --export "$out/experts-sim-s$seed"
 }
 
 expert-shift() {  # a PPO expert trained on the shifted profile (the calibration's upper reference)
+  restore-ppo "$profile"
   $simdist train-expert --task "$task" --profile "$profile" --log-dir "$out/ppo-$profile-s$seed" \
     --iterations "$iters" --seed "$seed" --export "$out/experts-$profile-s$seed"
 }
@@ -134,8 +164,8 @@ sweep() {  # the newest probe's sim expert zero-shot on latencies 1 and 2 (the c
 expert() { expert-sim; expert-shift; calibrate; }
 
 case "$stage" in
-  expert|expert-sim|expert-shift|calibrate|probe|sweep|data|pretrain|planner|loop|ranking|baseline) "$stage" ;;
+  expert|expert-sim|expert-shift|calibrate|probe|sweep|keep|data|pretrain|planner|loop|ranking|baseline) "$stage" ;;
   all) expert; data; pretrain; planner; loop; baseline ;;
-  *) echo "run.sh: unknown stage '$stage' (expert expert-sim expert-shift calibrate probe sweep data pretrain planner loop ranking baseline all)" >&2
+  *) echo "run.sh: unknown stage '$stage' (expert expert-sim expert-shift calibrate probe sweep keep data pretrain planner loop ranking baseline all)" >&2
      exit 2 ;;
 esac
