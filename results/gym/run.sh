@@ -109,20 +109,20 @@ planner() {  # the pretrained model's MPPI, zero-shot, on the simulator and on t
 
 loop() {  # proxy-real logging and dynamics-only finetuning on the shifted profile (resumable run folder)
   $simdist adapt --task "$task" --agent "$out/model-s$seed" --real "$profile" --schedule "$schedule" \
-    --out "$out/adapt-s$seed" --episodes_per_eval "$trials" --samples "$samples" --iterations "$iterations" \
+    --out "$out/adapt-$profile-s$seed" --episodes_per_eval "$trials" --samples "$samples" --iterations "$iterations" \
     --seed "$seed" "${adapt_args[@]}"
-  cp "$out/adapt-s$seed/curve.json" "$res/adapt-curve.json"
+  cp "$out/adapt-$profile-s$seed/curve.json" "$res/adapt-curve-$profile.json"
   ranking
 }
 
 ranking() {  # plan ranking on lag before and after adaptation: Spearman rho of the models' predicted returns of the
   # planner's candidates against their true returns from cloned states (the sim expert and its critic continue)
   local last
-  last=$(ls -d "$out/adapt-s$seed/stages/stage-"* | sort -V | tail -1)
-  [[ -s $res/ranking.json ]] || $simdist mechanism --task "$task" --real "$profile" \
+  last=$(ls -d "$out/adapt-$profile-s$seed/stages/stage-"* | sort -V | tail -1)
+  [[ -s $res/ranking-$profile.json ]] || $simdist mechanism --task "$task" --real "$profile" \
     --model "pretrained=$out/model-s$seed" --model "adapted=$last" --expert-set "$out/experts-sim-s$seed" \
     --samples "$samples" --iterations "$iterations" --states "${STATES:-40}" --candidates "${CANDIDATES:-32}" \
-    --envs 8 --seed "$seed" --out "$res/ranking.json"
+    --envs 8 --seed "$seed" --out "$res/ranking-$profile.json"
 }
 
 baseline() {  # the model's behaviour-cloned policy head (same data) on both profiles; with BASELINES=1 also the
