@@ -132,6 +132,22 @@ def export_expert(ckpt_path: PathLike, out_path: PathLike, *, with_critic: bool 
     return meta
 
 
+def resume_and_learn(runner: Any, log_dir: PathLike, iterations: int, **learn_kwargs: Any) -> Any:
+    """Run an rsl-rl ``OnPolicyRunner`` until ``iterations`` iterations exist in ``log_dir``: first load the newest
+    ``model_<it>.pt`` there (if any) and continue after it. ``learn_kwargs`` go to ``runner.learn`` (a fresh run
+    only sees them with ``init_at_random_ep_len`` as given; a resumed one never staggers episodes again)."""
+    ckpts = available_checkpoints(log_dir)
+    start = 0
+    if ckpts:
+        runner.load(str(ckpts[max(ckpts)]))
+        start = runner.current_learning_iteration + 1
+        runner.current_learning_iteration = start
+        learn_kwargs.pop("init_at_random_ep_len", None)
+    if iterations > start:
+        runner.learn(iterations - start, **learn_kwargs)
+    return runner
+
+
 # ------------------------------------------------------------------------------------------ loading
 def read_metadata(path: PathLike) -> dict[str, Any]:
     """The JSON metadata stored in an exported expert file's header."""
@@ -249,22 +265,25 @@ def select_iterations(available: Sequence[int], requested: Sequence[int], expert
 
 
 def export_expert_set(log_dir: PathLike, out_dir: PathLike, iterations: Sequence[int] = PAPER_ITERATIONS,
-                      expert: int | str = "latest", activation: str = "elu") -> dict[str, Any]:
+                      expert: int | str = "latest", activation: str = "elu", obs_key: str = "privileged"
+                      ) -> dict[str, Any]:
     """Export the sub-optimal checkpoints and the expert (with critic) of a PPO run into ``out_dir``.
 
     Files: ``expert.safetensors`` (actor + critic), ``policy_<it>.safetensors`` per distinct chosen
     sub-optimal iteration, their ``.json`` sidecars and ``manifest.json``. The folder is built aside
-    and swapped in, so ``out_dir`` is always complete. Returns the manifest.
+    and swapped in, so ``out_dir`` is always complete. ``obs_key``: the observation group the policies read.
+    Returns the manifest.
     """
     ckpts = available_checkpoints(log_dir)
     expert_it, chosen, skipped = select_iterations(list(ckpts), iterations, expert)
 
     def build(tmp: Path) -> dict[str, Any]:
-        meta = export_expert(ckpts[expert_it], tmp / EXPERT_FILE, with_critic=True, activation=activation)
+        meta = export_expert(ckpts[expert_it], tmp / EXPERT_FILE, with_critic=True, activation=activation,
+                             obs_key=obs_key)
         subs = []
         for it in sorted(set(chosen.values())):
             fname = f"policy_{it}.safetensors"
-            export_expert(ckpts[it], tmp / fname, activation=activation)
+            export_expert(ckpts[it], tmp / fname, activation=activation, obs_key=obs_key)
             req = [r for r, c in chosen.items() if c == it]
             subs.append({"iteration": it, "file": fname, "requested": req})
         return _set_manifest(os.path.abspath(log_dir), expert_it, subs, [int(r) for r in iterations], skipped,
@@ -408,3 +427,50 @@ def load_policy(path: PathLike) -> ExpertPolicy:
     if p.is_dir():
         return load_expert_set(p).expert
     return ExpertPolicy.load(p)
+
+
+# ------------------------------------------------------------------------------------------ any callable
+class TorchScriptPolicy:
+    """A TorchScript module as a deterministic policy: ``policy(obs) -> (B, A)`` numpy, from ``obs[obs_key]``
+    (float32 tensor in, the module's output out; a tuple output gives its first element, the action)."""
+
+    def __init__(self, path: PathLike, obs_key: str) -> None:
+        self.module = torch.jit.load(str(path), map_location="cpu").eval()
+        self.obs_key, self.name = obs_key, Path(path).stem
+
+    def __call__(self, obs: Mapping[str, Any]) -> np.ndarray:
+        with torch.inference_mode():
+            out = self.module(torch.as_tensor(np.asarray(obs[self.obs_key], np.float32)))
+        if isinstance(out, (tuple, list)):
+            out = out[0]
+        return out.detach().cpu().numpy().astype(np.float32)
+
+
+def policy_from(spec: Any, obs_key: str) -> Any:
+    """Any expert as a data-engine policy ``policy(obs_dict) -> (B, A)``: a Python callable (as is), an exported
+    ``.safetensors`` actor, a TorchScript file (``.pt``/``.ts``, called on ``obs[obs_key]``), or ``module:attr``
+    naming a callable object (a class is instantiated without arguments). Raises ``ValueError`` naming ``spec``."""
+    import importlib
+
+    if callable(spec) and not isinstance(spec, (str, os.PathLike)):
+        return spec
+    text = os.fspath(spec)
+    path = Path(text).expanduser()
+    if path.is_file():
+        if path.suffix == ".safetensors":
+            return ExpertPolicy.load(path)
+        try:
+            return TorchScriptPolicy(path, obs_key)
+        except RuntimeError as err:
+            raise ValueError(f"expert {text!r}: not a TorchScript module ({str(err).splitlines()[0]})") from err
+    module, sep, attr = text.partition(":")
+    if sep and attr and "/" not in module:
+        try:
+            target = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as err:
+            raise ValueError(f"expert {text!r}: cannot import {attr!r} from {module!r} ({err})") from err
+        obj = target() if isinstance(target, type) else target
+        if not callable(obj):
+            raise ValueError(f"expert {text!r}: {attr} is not callable (a policy maps an observation dict to actions)")
+        return obj
+    raise ValueError(f"expert {text!r}: not an expert-set folder, a .safetensors or TorchScript file, or module:attr")

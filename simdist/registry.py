@@ -35,6 +35,8 @@ KINDS: tuple[str, ...] = (
 ENTRY_POINT_GROUP = "simdist.components"
 
 _REGISTRY: dict[str, dict[str, Any]] = {kind: {} for kind in KINDS}
+#: per kind, ``{prefix: factory}``: a name ``PREFIX:REST`` that no component took is built by ``factory(REST)``
+_FAMILIES: dict[str, dict[str, Callable[[str], Any]]] = {kind: {} for kind in KINDS}
 _plugins_loaded = False
 _builtins_loaded: set[str] = set()  # modules imported by load_builtins
 
@@ -75,6 +77,49 @@ def register(kind: str, name: str) -> Callable[[T], T]:
         return obj
 
     return decorator
+
+
+def register_family(kind: str, prefix: str) -> Callable[[Callable[[str], T]], Callable[[str], T]]:
+    """Decorator registering ``factory(rest) -> component`` for the names ``PREFIX:REST`` of ``kind``: a lookup of
+    such a name that no component took calls the factory once and registers what it returns under the full name
+    (e.g. a family of tasks built from another library's environment ids). Raises if ``prefix`` is taken."""
+    _check_kind(kind)
+    if not prefix or ":" in prefix:
+        raise RegistryError(f"{kind} family prefix {prefix!r}: must be non-empty and hold no ':'", kind, prefix)
+
+    def decorator(factory: Callable[[str], T]) -> Callable[[str], T]:
+        table = _FAMILIES[kind]
+        if prefix in table and table[prefix] is not factory:
+            raise RegistryError(f"{kind} family {prefix!r} is already registered by {_qualname(table[prefix])}",
+                                kind, prefix)
+        table[prefix] = factory
+        return factory
+
+    return decorator
+
+
+def list_families(kind: str) -> list[str]:
+    """The family prefixes of ``kind`` (names ``PREFIX:...`` built on demand, :func:`register_family`)."""
+    _check_kind(kind)
+    load_builtins(kind)
+    load_plugins()
+    return sorted(_FAMILIES[kind])
+
+
+def family_doc(kind: str, prefix: str) -> str:
+    """The first line of family ``prefix``'s factory docstring (what ``PREFIX:ID`` builds)."""
+    factory = _FAMILIES[kind][prefix]
+    return (factory.__doc__ or "").strip().splitlines()[0] if factory.__doc__ else ""
+
+
+def _from_family(kind: str, name: str) -> Any | None:
+    prefix, sep, rest = name.partition(":")
+    factory = _FAMILIES[kind].get(prefix) if sep else None
+    if factory is None:
+        return None
+    if not rest:
+        raise RegistryError(f"{kind} {name!r}: give an id after {prefix + ':'!r}", kind, name)
+    return register(kind, name)(factory(rest))
 
 
 def _qualname(obj: Any) -> str:
@@ -133,9 +178,12 @@ def get(kind: str, name: str) -> Any:
     table = _REGISTRY[kind]
     if name not in table:
         load_plugins()
+    if name not in table and _from_family(kind, name) is not None:
+        return table[name]
     if name not in table:
+        families = "".join(f", {p}:ID" for p in sorted(_FAMILIES[kind]))
         known = ", ".join(sorted(table)) or "(none)"
-        raise RegistryError(f"unknown {kind} {name!r}; known {kind} names: {known}", kind, name)
+        raise RegistryError(f"unknown {kind} {name!r}; known {kind} names: {known}{families}", kind, name)
     return table[name]
 
 

@@ -178,3 +178,25 @@ def _clip(actions: np.ndarray, spec: Any) -> np.ndarray:
 
 def _is_per_env(value: Any, num_envs: int) -> bool:
     return isinstance(value, (np.ndarray, torch.Tensor)) and value.ndim >= 1 and value.shape[0] == num_envs
+
+
+def open_loop_then_policy(env: Any, obs: dict[str, np.ndarray], actions: np.ndarray, policy: Callable[..., Any], *,
+                          gamma: float, policy_steps: int, on_switch: Callable[[], None] | None = None
+                          ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], float]:
+    """Discounted return of ``actions`` (B, T, A) open loop on ``env`` from ``obs``, then ``policy(obs)`` for
+    ``policy_steps`` steps (``on_switch`` runs once before the policy's first step); a termination ends an env's
+    return (its later steps count nothing). Returns ``(returns, alive, last obs, γ^steps)``: the caller may add
+    ``γ^steps · V(last obs)`` where alive (the cloned-state true returns of :mod:`simdist.mechanism`)."""
+    n, horizon = actions.shape[0], actions.shape[1]
+    ret, disc, alive = np.zeros(n), 1.0, np.ones(n, bool)
+    for t in range(horizon + policy_steps):
+        if t == horizon and on_switch is not None:
+            on_switch()
+        step = env.step(actions[:, t] if t < horizon else policy(obs))
+        ret += np.where(alive, disc * step.reward, 0.0)
+        disc *= gamma
+        alive &= ~np.asarray(step.terminated, bool)
+        obs = step.obs
+        if not alive.any():
+            break
+    return ret, alive, obs, disc

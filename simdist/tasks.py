@@ -33,7 +33,7 @@ from simdist.data.schema import DatasetSpec, Episode
 from simdist.errors import InputError
 from simdist.evaluation import EvaluationResult
 from simdist.profiles import ProfileSchema, builtin_names, load_profile_data
-from simdist.registry import create, get, list_components, registered_name
+from simdist.registry import create, get, list_components, list_families, registered_name
 
 logger = logging.getLogger(__name__)
 
@@ -184,6 +184,18 @@ class Task(abc.ABC):
                            int((~sound).sum()), n)
         return [ep for ep, keep in zip(result.episodes, sound) if keep], ok[sound]
 
+    # -- the other way: this task as a Gymnasium environment ----------------------------------------------
+    def gym_env(self, profile: Any = "default", *, seed: int | None = None, real: bool = True,
+                flatten: bool = False, render_mode: str | None = None) -> Any:
+        """This task as a single :class:`gymnasium.Env` (one env of :meth:`make_env`), for standard RL libraries:
+        observations a ``Dict`` of this task's groups (``flatten``: one ``Box``), actions a ``Box``, rewards as the
+        task's env gives them, ``terminated`` and ``truncated`` as it sets them; ``reset(seed=...)`` seeds it.
+        ``profile``: a reality profile for the env (default: this task's), None for the training simulator."""
+        from simdist.gym_adapter import TaskGymEnv
+
+        task = self if isinstance(profile, str) and profile == "default" else type(self)(profile=profile)  # type: ignore[call-arg]
+        return TaskGymEnv(task, seed=seed, real=real, flatten=flatten, render_mode=render_mode)
+
     # -- cloned states (the planner-ranking analysis, :mod:`simdist.mechanism`) ---------------------------
     def snapshot_states(self, env: Any, rows: np.ndarray) -> Any:
         """Copies of the full simulation state of ``env``'s rows, for :meth:`true_returns` (tasks whose envs
@@ -264,6 +276,11 @@ def task_names() -> list[str]:
     return list(list_components("task"))
 
 
+def task_families() -> list[str]:
+    """``PREFIX:ID`` patterns of the registered task families (tasks built on demand from an id)."""
+    return [f"{p}:ID" for p in list_families("task")]
+
+
 def pretrain_presets() -> list[tuple[str, int]]:
     """(world-model preset, recipe batch size) of every registered task that declares both, once per preset."""
     out: dict[str, int] = {}
@@ -281,7 +298,8 @@ def task_class(name: str) -> type[Task]:
     try:
         return get("task", name)
     except RegistryError as err:
-        raise TaskError(f"--task {name!r}: unknown task; registered tasks: {', '.join(task_names())}") from err
+        known = ", ".join(task_names() + task_families())
+        raise TaskError(f"--task {name!r}: unknown task; registered tasks: {known}") from err
 
 
 def make_task(name: str, **kwargs: Any) -> Task:
@@ -302,7 +320,7 @@ def default_task(role: str = "default") -> str:
 
 def add_task_argument(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
     """``--task NAME`` listing the registered tasks in its help."""
-    names = ", ".join(task_names())
+    names = ", ".join(task_names() + task_families())
     parser.add_argument("--task", required=required, default=None,
                         help=f"registered task ({names}; `simdist tasks` describes them)")
 

@@ -116,6 +116,23 @@ for _name, _profile, _model in (("go2-slope", "ptfe-slope-5.7deg", "hub/models/g
     }
 
 
+#: Gymnasium's HalfCheetah-v5 on the `lag` profile (docs/gym.md): SimDist's model from results/gym/run.sh (pass it with
+#: --model), the simulation prior generated with that run's PPO expert set, no demos, the real data counted in minutes
+TASKS["gym-halfcheetah-lag"] = {
+    **TASKS["go2-slope"],
+    "task": {"name": "gym:HalfCheetah-v5", "profile": "lag"},
+    "agents": ("simdist", "iql", "bc"),
+    "model": "outputs/gym/HalfCheetah-v5/model-s0",
+    "generate": ["--experts", "outputs/gym/HalfCheetah-v5/experts-sim-s0", "--envs", "16", "--transitions", "100000"],
+    "recipes": ["recipes/gym/base.yaml", "recipes/gym/pretrain.yaml"],
+    "schedule": [0, 2, 5],
+    "eval": {"episodes_per_eval": 30, "num_envs": 10, "samples": 256, "iterations": 2},
+    "simdist": {"epochs": 3, "windows_per_epoch": 10000, "batch_size": 64, "lr": 2e-4, "warmup_steps": 50},
+    "scaled": "5 minutes of proxy-real data (6,000 steps at 20 Hz); 100k simulation transitions as the prior; RL "
+              "critics (64, 64); IQL 3,000 offline steps; BC 1,000 steps",
+}
+
+
 # ---------------------------------------------------------------------------------------------- shared steps
 def shared(task: str, spec: dict[str, Any], work: Path, model: str | None, seed: int, dry: bool) -> dict[str, str]:
     """Simulation data, world model and demos (skipped when present); returns their paths."""

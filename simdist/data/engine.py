@@ -210,6 +210,7 @@ def generate(
     takeover: TakeoverConfig | None = None,
     first_episode_id: int = 0,
     expert_only: bool = False,
+    absorbing_terminations: bool = False,
 ) -> dict[str, Any]:
     """Generate a dataset in ``out_dir``; returns a summary dict.
 
@@ -231,6 +232,9 @@ def generate(
     Episode ids count from ``first_episode_id`` (a part of a larger run takes its own range).
     ``expert_only`` is the paper's expert-only ablation data: every episode the expert's, never perturbed
     (``expert_prob`` 1, perturbation off), so every step is a clean expert step.
+    ``absorbing_terminations``: with a ``value_fn``, the value label of a step that ends in a termination is 0 (a
+    terminal state has no future), so values bootstrap from the critic on truncations only; off (the default),
+    every step takes the critic's value of its post-step observation.
     """
     if (steps_per_env is None) == (total_transitions is None):
         raise ValueError("give exactly one of steps_per_env and total_transitions")
@@ -274,6 +278,8 @@ def generate(
         "perturbation": asdict(perturbation), "value_label": "value_fn" if value_fn else "mc_return",
         "env": type(env).__name__, "num_envs": B, "expert_only": expert_only,
     }
+    if absorbing_terminations:
+        run_meta["absorbing_terminations"] = True
     if student is not None:
         run_meta["student"] = {"name": _policy_name(student, "student"), **asdict(takeover)}
     writer = EpisodeWriter(out_dir, spec, drop_invalid=True,
@@ -328,6 +334,8 @@ def generate(
                     student.record(applied)
                 values = (np.asarray(value_fn(res.obs, commands), np.float32).reshape(B)
                           if value_fn is not None else None)
+                if values is not None and absorbing_terminations:
+                    values = np.where(np.asarray(res.terminated, bool).reshape(B), np.float32(0.0), values)
                 recorder.record(obs, applied, commands, res.reward, values, (assign == 0) & ~noised & ~held & ~took)
                 noised_hist.append(noised)
                 t += 1

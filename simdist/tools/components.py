@@ -29,13 +29,15 @@ def tasks_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from simdist.profiles import profile_table
     from simdist.registry import get
-    from simdist.tasks import task_class, task_names
+    from simdist.tasks import TaskError, task_class, task_families, task_names
 
     if args.profile_keys is not None:
-        if args.profile_keys not in task_names():
+        try:
+            cls = task_class(args.profile_keys)  # a family's PREFIX:ID is built here
+        except TaskError:
             raise SystemExit(f"simdist tasks: --profile-keys {args.profile_keys!r}: unknown task; registered "
-                             f"tasks: {', '.join(task_names())}")
-        schema = task_class(args.profile_keys).profile_schema()
+                             f"tasks: {', '.join(task_names() + task_families())}") from None
+        schema = cls.profile_schema()
         if schema is None:
             raise SystemExit(f"simdist tasks: task {args.profile_keys!r} declares no reality-profile keys")
         print(profile_table(schema))
@@ -47,4 +49,8 @@ def tasks_main(argv: list[str]) -> int:
         keys = ", ".join(k for k in schema.names if k not in ("name", "description")) if schema else "-"
         print(f"{name}{default}: metric {cls.metric}, dt {cls.dt:g} s, preset {cls.preset or '-'}; "
               f"profiles: {', '.join(cls.profiles()) or '-'}; profile keys: {keys}")
+    from simdist.registry import family_doc
+
+    for family in task_families():
+        print(f"{family}: {family_doc('task', family.partition(':')[0]) or 'a task built on first use from ID'}")
     return 0

@@ -31,6 +31,7 @@ from rsl_rl.runners import OnPolicyRunner
 from tensordict import TensorDict
 
 from simdist.components.tasks.go2.env import Go2Env
+from simdist.experts import resume_and_learn
 
 
 class Go2VecEnv(VecEnv):
@@ -109,15 +110,7 @@ def train(log_dir: str | Path, iterations: int, num_envs: int = 512, seed: int =
     kwargs = {"only_positive_rewards": True, **(env_kwargs or {})}
     env = Go2VecEnv(Go2Env(num_envs, seed=seed, **kwargs))
     runner = OnPolicyRunner(env, cfg or ppo_config(), log_dir=str(log_dir), device="cpu")
-    start = 0
-    ckpt = latest_checkpoint(log_dir)
-    if ckpt is not None:
-        runner.load(str(ckpt))
-        start = runner.current_learning_iteration + 1
-        runner.current_learning_iteration = start
-    if iterations > start:
-        runner.learn(iterations - start, init_at_random_ep_len=(start == 0))
-    return runner
+    return resume_and_learn(runner, log_dir, iterations, init_at_random_ep_len=True)
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from simdist.rollout import open_loop_then_policy
 from simdist.rows import take_rows
 
 #: V^e's rollout length: the tail of the critic's label returns (:func:`.critic.expert_returns`, γ^400 ≈ 2 %)
@@ -87,17 +88,10 @@ def expert_continuation_returns(make_env: Callable[[int, int], Any], snap: dict[
             try:
                 env.reset(seed=seed)
                 obs = restore(env, take_rows(snap, idx))
-                ret, disc, alive = np.zeros(len(idx)), 1.0, np.ones(len(idx), bool)
-                for t in range(actions.shape[1] + expert_steps):
-                    if t == actions.shape[1] and hasattr(policy, "prime"):
-                        policy.prime(actions[idx])  # the candidate's last actions are still in flight
-                    step = env.step(actions[idx, t] if t < actions.shape[1] else policy(obs))
-                    ret += np.where(alive, disc * step.reward, 0.0)
-                    disc *= gamma
-                    alive &= ~step.terminated
-                    obs = step.obs
-                    if not alive.any():
-                        break
+                # the candidate's last actions are still in flight when the expert takes over
+                prime = (lambda: policy.prime(actions[idx])) if hasattr(policy, "prime") else None  # noqa: B023
+                ret = open_loop_then_policy(env, obs, actions[idx], policy, gamma=gamma, policy_steps=expert_steps,
+                                            on_switch=prime)[0]
             finally:
                 env.close()
             out[idx] = ret
