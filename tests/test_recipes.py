@@ -21,6 +21,7 @@ from simdist.training.cli import SimDistCLI
 ROOT = Path(__file__).resolve().parents[1]
 GO2, GO2_FT, TOY = "recipes/go2/base.yaml", "recipes/go2/finetune-base.yaml", "recipes/toy/base.yaml"
 PEG, LEG = "recipes/ur5e-peg/base.yaml", "recipes/ur5e-table-leg/base.yaml"
+GYM = "recipes/gym/base.yaml"
 #: `simdist adapt --config` files (AdaptConfig options, not LightningCLI configs)
 ADAPT = ("recipes/ur5e-peg/adapt.yaml", "recipes/ur5e-table-leg/adapt.yaml")
 PRETRAIN, FINETUNE = "simdist.training.PretrainModule", "simdist.training.FinetuneModule"
@@ -87,6 +88,13 @@ STAGES: dict[tuple[str, str], dict[str, Any]] = {
     (PEG, "recipes/ur5e-peg/pretrain-history-dropout.yaml"): {
         "model.init_args.history_dropout": 0.5, "model.init_args.history_dropout_obs.proprio": list(range(22, 29)),
         "trainer.max_steps": 5000, "trainer.default_root_dir": "outputs/ur5e-peg-hd/pretrain"},
+    (GYM, "recipes/gym/pretrain.yaml"): {
+        "model.class_path": PRETRAIN, "model.init_args.preset": "gym:HalfCheetah-v5",
+        "model.init_args.freeze": "all",
+        "data.history": 8, "data.horizon": 8, "data.batch_size": 256, "trainer.default_root_dir": "outputs/gym/pretrain"},
+    (GYM, "recipes/gym/finetune.yaml"): {
+        "model.class_path": FINETUNE, "model.init_args.freeze": "dynamics_only", "model.init_args.lr": 2.0e-4,
+        "data.batch_size": 64, "trainer.default_root_dir": "outputs/gym/finetune"},
     (PEG, "recipes/ur5e-peg/small.yaml"): {
         "model.init_args.preset": "ur5e-peg", "data.train[9]": "outputs/ur5e/ur5e-peg-small/part-0009",
         "trainer.max_steps": 900, "data.batch_size": 64,
