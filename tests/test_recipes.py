@@ -90,8 +90,8 @@ STAGES: dict[tuple[str, str], dict[str, Any]] = {
         "trainer.max_steps": 5000, "trainer.default_root_dir": "outputs/ur5e-peg-hd/pretrain"},
     (GYM, "recipes/gym/pretrain.yaml"): {
         "model.class_path": PRETRAIN, "model.init_args.preset": "gym:HalfCheetah-v5",
-        "model.init_args.freeze": "all",
-        "data.history": 8, "data.horizon": 8, "data.batch_size": 256, "trainer.default_root_dir": "outputs/gym/pretrain"},
+        "model.init_args.freeze": "all", "data.history": 8, "data.horizon": 8, "data.batch_size": 256,
+        "trainer.default_root_dir": "outputs/gym/pretrain"},
     (GYM, "recipes/gym/finetune.yaml"): {
         "model.class_path": FINETUNE, "model.init_args.freeze": "dynamics_only", "model.init_args.lr": 2.0e-4,
         "data.batch_size": 64, "trainer.default_root_dir": "outputs/gym/finetune"},
