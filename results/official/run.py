@@ -6,6 +6,8 @@ a step whose result exists is skipped, so the same command resumes after an inte
     python -m results.official.run walks          # the official model vs simdist/go2-slope, 10 m walks
     python -m results.official.run experts        # the official expert's protocol results beside ours
     python -m results.official.run ranking        # plan ranking of both models at four spreads
+    python -m results.official.run split          # the ranking ceiling: true return and score split in parts
+    python -m results.official.run calibrate      # proxy-real candidates for the adaptation test
     python -m results.official.run all --dry-run  # list what remains
 
 Run from the repository root (one OpenMP thread, the Hub offline: ``results.runner.run_command``).
@@ -88,11 +90,56 @@ def ranking() -> list[tuple[Path, list[str]]]:
     return plan
 
 
+#: (profile, spread) cells of the ranking split: the nominal slope at the middle and the paper's spread, and one
+#: proxy-real profile at the paper's spread; the same states and candidates as the ranking rows (same seed)
+SPLIT_CELLS = (("results/official/profiles/nominal-slope.yaml", "1.0"),
+               ("results/official/profiles/nominal-slope.yaml", "2.0"), ("ptfe-slope-5.7deg", "2.0"))
+
+
+def split() -> list[tuple[Path, list[str]]]:
+    """The ranking ceiling (issue point 5): the ranking rows' states and candidates again, the true return split
+    into horizon rewards (per term), falls and the critic's continuation after the horizon, and each model's score
+    into its horizon rewards and value term (``simdist mechanism --split``)."""
+    plan = []
+    for profile, std in SPLIT_CELLS:
+        name = Path(profile).name.removesuffix(".yaml")
+        out = OUT / "split" / f"{name}_std{std}.json"
+        plan.append((out, simdist_command(
+            "mechanism", "--task", "go2", "--real", profile, "--model", f"zoo={OURS}", "--model",
+            f"official={OFFICIAL}", "--reference", "zoo", "--planner-preset", "realtime", "--init-std", std,
+            "--states", "24", "--candidates", "16", "--every", "10", "--skip", "30", "--envs", "8", "--seed", "3",
+            "--split", "--out", str(out))))
+    return plan
+
+
+#: proxy-real candidates for the adaptation test (issue point 6) and the flat course they are measured against
+CALIBRATION_PROFILES = (*(f"results/official/profiles/{name}.yaml" for name in (
+    "flat-nominal", "flat-lat3", "flat-lat3-ms0.6", "foam-hard")),
+    "results/go2/ptfe-friction/profiles/ptfe-mu0.18.yaml",
+    *(f"results/official/profiles/{name}.yaml" for name in ("flat-lat6", "flat-lat4-ms0.4")))
+
+
+def calibrate(trials: int) -> list[tuple[Path, list[str]]]:
+    """Calibration rows of the adaptation profiles: the official model zero-shot with the real-time planner and
+    both experts, ``trials`` per protocol speed (the model first on every profile: it decides which profiles
+    stay)."""
+    plan = []
+    agents = (("official", [OFFICIAL, *REALTIME]), ("expert-ours", [f"expert:{OUR_EXPERT}"]),
+              ("expert-official", [f"expert:{OFFICIAL_EXPERT}"]))
+    for name, agent in agents:
+        for profile in CALIBRATION_PROFILES:
+            stem = Path(profile).name.removesuffix(".yaml")
+            plan.append(evaluate(OUT / "calibration" / f"{name}_{stem}.json", "--agent", *agent, "--profile",
+                                 profile, "--trials", str(trials), "--envs", "8", "--seed", "0"))
+    return plan
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["walks", "experts", "ranking", "all"])
+    parser.add_argument("what", choices=["walks", "experts", "ranking", "split", "calibrate", "all"])
     parser.add_argument("--seeds", type=int, default=4, help="walks: seeds of 10 trials each")
     parser.add_argument("--trials", type=int, default=20, help="experts: randomised trials per terrain")
+    parser.add_argument("--calibration-trials", type=int, default=4, help="calibrate: trials per protocol speed")
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args()
     plan = []
@@ -100,6 +147,10 @@ def main() -> None:
         plan += experts(args.trials)
     if args.what in ("ranking", "all"):
         plan += ranking()
+    if args.what in ("calibrate", "all"):
+        plan += calibrate(args.calibration_trials)
+    if args.what in ("split", "all"):
+        plan += split()
     if args.what in ("walks", "all"):
         plan += walks(args.seeds)
     for out, cmd in plan:
