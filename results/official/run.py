@@ -8,6 +8,7 @@ a step whose result exists is skipped, so the same command resumes after an inte
     python -m results.official.run ranking        # plan ranking of both models at four spreads
     python -m results.official.run split          # the ranking ceiling: true return and score split in parts
     python -m results.official.run calibrate      # proxy-real candidates for the adaptation test
+    python -m results.official.run adapt          # the adaptation test on foam-hard (hours; resumes)
     python -m results.official.run all --dry-run  # list what remains
 
 Run from the repository root (one OpenMP thread, the Hub offline: ``results.runner.run_command``).
@@ -16,6 +17,7 @@ Run from the repository root (one OpenMP thread, the Hub offline: ``results.runn
 from __future__ import annotations
 
 import argparse
+import shutil
 from pathlib import Path
 
 from results.runner import ROOT, run_command, simdist_command
@@ -134,9 +136,52 @@ def calibrate(trials: int) -> list[tuple[Path, list[str]]]:
     return plan
 
 
+#: the adaptation test (issue point 6): the profile where the official model fails zero-shot (calibration table)
+ADAPT_PROFILE = "results/official/profiles/foam-hard.yaml"
+ADAPT_RUN = Path("outputs/official-adapt/foam-hard-8min")
+#: the demo's loop: 8 minutes of proxy-real data logged with the real-time planner, dynamics-only finetuning with
+#: the official recipe (batch 32, lr 2e-4 with warm-up; 4 epochs of 6,000 windows), 10 trials per protocol speed
+ADAPT_DEMO = ["--model", OFFICIAL, "--real", ADAPT_PROFILE, "--minutes", "8", "--epochs", "4", "--trials", "10",
+              "--no-video", "--seed", "0"]
+#: the budget where the ranking holds (section 5: ρ 0.34 at std 0.5, against 0.12 at the real-time std 0.1), at
+#: which the adapted dynamics can change the choice (docs/go2.md 6.3); slower than real time on this CPU
+ADAPT_EVAL = [*MIDDLE, "--profile", ADAPT_PROFILE, "--speeds", "0.7", "--trials", "30", "--envs", "16"]
+
+
+def adapt() -> list[tuple[Path, list[str]]]:
+    """The loop on ``foam-hard`` (the demo: zero-shot and adapted at the real-time budget, held-out consistency),
+    then, once its adapted model exists, both models at the middle budget (30 trials each at 0.7 m/s) and their
+    ranking on the profile before and after (``simdist mechanism --split``, the zero-shot planner visiting)."""
+    adapted = ADAPT_RUN / "stages" / "stage-1"
+    out = OUT / "adapt" / "foam-hard-8min"
+    demo = simdist_command("demo", "--task", "go2", *ADAPT_DEMO, "--out", str(ADAPT_RUN))
+    plan = [(ADAPT_RUN / "results.json", demo)]
+    for name, model in (("zero-shot", OFFICIAL), ("adapted", str(adapted))):
+        plan.append(evaluate(out / f"middle_{name}.json", "--agent", model, *ADAPT_EVAL, "--seed", "0"))
+    for std in ("0.5", "2.0"):
+        plan.append((out / f"ranking_std{std}.json", simdist_command(
+            "mechanism", "--task", "go2", "--real", ADAPT_PROFILE, "--model", f"zero-shot={OFFICIAL}", "--model",
+            f"adapted={adapted}", "--reference", "zero-shot", "--planner-preset", "realtime", "--init-std", std,
+            "--states", "24", "--candidates", "16", "--every", "10", "--skip", "30", "--envs", "8", "--seed", "3",
+            "--split", "--out", str(out / f"ranking_std{std}.json"))))
+    return plan
+
+
+def keep_demo_results(out: Path, dry: bool) -> None:
+    """Copy a finished demo's small result files (``outputs/.../results.json`` and beside it) to
+    ``results/official/adapt/RUN/demo_*`` to be committed."""
+    if dry or out.parts[0] != "outputs" or out.name != "results.json" or not (ROOT / out).is_file():
+        return
+    keep = ROOT / OUT / "adapt" / out.parent.name
+    keep.mkdir(parents=True, exist_ok=True)
+    for name in ("results.json", "results.md", "timing.json"):
+        if (ROOT / out.parent / name).is_file():
+            shutil.copyfile(ROOT / out.parent / name, keep / f"demo_{name}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["walks", "experts", "ranking", "split", "calibrate", "all"])
+    parser.add_argument("what", choices=["walks", "experts", "ranking", "split", "calibrate", "adapt", "all"])
     parser.add_argument("--seeds", type=int, default=4, help="walks: seeds of 10 trials each")
     parser.add_argument("--trials", type=int, default=20, help="experts: randomised trials per terrain")
     parser.add_argument("--calibration-trials", type=int, default=4, help="calibrate: trials per protocol speed")
@@ -149,17 +194,21 @@ def main() -> None:
         plan += ranking()
     if args.what in ("calibrate", "all"):
         plan += calibrate(args.calibration_trials)
+    if args.what in ("adapt", "all"):
+        plan += adapt()
     if args.what in ("split", "all"):
         plan += split()
     if args.what in ("walks", "all"):
         plan += walks(args.seeds)
     for out, cmd in plan:
         if (ROOT / out).is_file():
+            keep_demo_results(out, args.dry_run)
             continue
         (ROOT / out).parent.mkdir(parents=True, exist_ok=True)
         writes_itself = "--out" in cmd
         run_command(cmd, ROOT / "outputs" / out.with_suffix(".log"), args.dry_run,
                     stdout=None if writes_itself else ROOT / out)
+        keep_demo_results(out, args.dry_run)
 
 
 if __name__ == "__main__":
