@@ -231,3 +231,12 @@ def test_split_report_names_the_part_that_ranks() -> None:
     truth = split_truth(parts)
     assert truth["tail_share"]["mean"] > 0.99 and truth["fall_rate"]["mean"] == 0.0
     assert truth["term_shares"]["a"]["mean"] < 0.01
+
+
+def test_split_is_refused_before_any_work_on_a_task_that_cannot_split(capsys: pytest.CaptureFixture[str]) -> None:
+    from simdist.tools.mechanism import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--task", "toy-reach", "--real", "real", "--model", "a=simdist/toy-reach", "--split"])
+    assert exit_info.value.code == 2
+    assert "--split: task 'toy-reach' cannot split its true returns" in capsys.readouterr().err

@@ -117,8 +117,7 @@ def split() -> list[tuple[Path, list[str]]]:
 #: proxy-real candidates for the adaptation test (issue point 6) and the flat course they are measured against
 CALIBRATION_PROFILES = (*(f"results/official/profiles/{name}.yaml" for name in (
     "flat-nominal", "flat-lat3", "flat-lat3-ms0.6", "foam-hard")),
-    "results/go2/ptfe-friction/profiles/ptfe-mu0.18.yaml",
-    *(f"results/official/profiles/{name}.yaml" for name in ("flat-lat6", "flat-lat4-ms0.4")))
+    "results/go2/ptfe-friction/profiles/ptfe-mu0.18.yaml")
 
 
 def calibrate(trials: int) -> list[tuple[Path, list[str]]]:

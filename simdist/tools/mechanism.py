@@ -92,6 +92,10 @@ def main(argv: list[str]) -> int:
         reference = args.reference or next(iter(specs))
         if reference not in specs:
             raise ValueError(f"--reference {reference!r} is not one of the --model names {sorted(specs)}")
+        from simdist.tasks import Task
+
+        if args.split and cls.true_return_parts is Task.true_return_parts:
+            raise ValueError(f"--split: task {args.task!r} cannot split its true returns into their parts")
         task = cls.from_args(args, "evaluate", profile=args.real)
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed)
