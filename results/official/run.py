@@ -155,6 +155,12 @@ def adapt() -> list[tuple[Path, list[str]]]:
     out = OUT / "adapt" / "foam-hard-8min"
     demo = simdist_command("demo", "--task", "go2", *ADAPT_DEMO, "--out", str(ADAPT_RUN))
     plan = [(ADAPT_RUN / "results.json", demo)]
+    for std in ("0.5", "2.0"):  # the zero-shot model's ranking on the profile, measurable before the loop ends
+        path = out / f"ranking-zero-shot_std{std}.json"
+        plan.insert(0, (path, simdist_command(
+            "mechanism", "--task", "go2", "--real", ADAPT_PROFILE, "--model", f"zero-shot={OFFICIAL}",
+            "--planner-preset", "realtime", "--init-std", std, "--states", "24", "--candidates", "16", "--every", "10",
+            "--skip", "30", "--envs", "8", "--seed", "3", "--split", "--out", str(path))))
     for name, model in (("zero-shot", OFFICIAL), ("adapted", str(adapted))):
         plan.append(evaluate(out / f"middle_{name}.json", "--agent", model, *ADAPT_EVAL, "--seed", "0"))
     for std in ("0.5", "2.0"):
