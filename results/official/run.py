@@ -147,6 +147,11 @@ ADAPT_DEMO = ["--model", OFFICIAL, "--real", ADAPT_PROFILE, "--minutes", "8", "-
 ADAPT_EVAL = [*MIDDLE, "--profile", ADAPT_PROFILE, "--speeds", "0.7", "--trials", "30", "--envs", "16"]
 
 
+#: states on the foam: the mechanism's envs walk at 0.3 m/s, which reach the first block (from 0.3 m) about 50
+#: steps into the walk (after 25 standing); cloned at 80, 100 and 120 control steps of each episode
+ON_FOAM = ["--candidates", "16", "--every", "20", "--skip", "80", "--envs", "8", "--seed", "3"]
+
+
 def adapt() -> list[tuple[Path, list[str]]]:
     """The loop on ``foam-hard`` (the demo: zero-shot and adapted at the real-time budget, held-out consistency),
     then, once its adapted model exists, both models at the middle budget (30 trials each at 0.7 m/s) and their
@@ -159,16 +164,15 @@ def adapt() -> list[tuple[Path, list[str]]]:
         path = out / f"ranking-zero-shot_std{std}.json"
         plan.insert(0, (path, simdist_command(
             "mechanism", "--task", "go2", "--real", ADAPT_PROFILE, "--model", f"zero-shot={OFFICIAL}",
-            "--planner-preset", "realtime", "--init-std", std, "--states", "24", "--candidates", "16", "--every", "10",
-            "--skip", "30", "--envs", "8", "--seed", "3", "--split", "--out", str(path))))
+            "--planner-preset", "realtime", "--init-std", std, "--states", "24", *ON_FOAM, "--split", "--out",
+            str(path))))
     for name, model in (("zero-shot", OFFICIAL), ("adapted", str(adapted))):
         plan.append(evaluate(out / f"middle_{name}.json", "--agent", model, *ADAPT_EVAL, "--seed", "0"))
     for std in ("0.5", "2.0"):
         plan.append((out / f"ranking_std{std}.json", simdist_command(
             "mechanism", "--task", "go2", "--real", ADAPT_PROFILE, "--model", f"zero-shot={OFFICIAL}", "--model",
             f"adapted={adapted}", "--reference", "zero-shot", "--planner-preset", "realtime", "--init-std", std,
-            "--states", "24", "--candidates", "16", "--every", "10", "--skip", "30", "--envs", "8", "--seed", "3",
-            "--split", "--out", str(out / f"ranking_std{std}.json"))))
+            "--states", "24", *ON_FOAM, "--split", "--out", str(out / f"ranking_std{std}.json"))))
     return plan
 
 

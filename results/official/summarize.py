@@ -124,17 +124,17 @@ def split_rows(path: Path) -> dict[str, dict[str, str]]:
     return {"truth": truth, **models}
 
 
-def split_table() -> str:
-    """The ranking ceiling (``run.py split``): one column per profile and spread, rows for the truth and per model."""
-    files = sorted((OUT / "split").glob("*.json"))
+def split_table(files: list[Path], title: str) -> str:
+    """Ranking splits (``run.py split``, ``run.py adapt``): one column per file, rows for the truth and per model
+    (the rows of the first file's models)."""
     cols = {p.stem: split_rows(p) for p in files}
     names = list(cols)
-    lines = ["### The ranking ceiling: true return and score split into parts (run.py split)", "",
+    lines = [f"### {title}", "",
              "| | " + " | ".join(f"`{n}`" for n in names) + " |", "|---" * (len(names) + 1) + "|"]
     for group in cols[names[0]]:
         for row in cols[names[0]][group]:
             label = row if group == "truth" else f"{group}: {row}"
-            lines.append(f"| {label} | " + " | ".join(cols[n][group][row] for n in names) + " |")
+            lines.append(f"| {label} | " + " | ".join(cols[n].get(group, {}).get(row, "—") for n in names) + " |")
     n = json.loads(files[0].read_text())["true_split"]["tail_share"]["n"]
     lines.append(f"\n{n} states × 16 candidates per column; mean [95 % bootstrap CI over states].")
     return "\n".join(lines)
@@ -162,7 +162,12 @@ def main() -> None:
     if (OUT / "ranking").is_dir() and any((OUT / "ranking").glob("*.json")):
         parts += [ranking_table(), ""]
     if (OUT / "split").is_dir() and any((OUT / "split").glob("*.json")):
-        parts += [split_table(), ""]
+        parts += [split_table(sorted((OUT / "split").glob("*.json")),
+                              "The ranking ceiling: true return and score split into parts (run.py split)"), ""]
+    for run in sorted((OUT / "adapt").glob("*")) if (OUT / "adapt").is_dir() else []:
+        files = sorted(run.glob("ranking*.json"))
+        if files:
+            parts += [split_table(files, f"Ranking on the adaptation profile, {run.name} (run.py adapt)"), ""]
     if (OUT / "calibration").is_dir() and any((OUT / "calibration").glob("*.json")):
         parts += [calibration_table(), ""]
     write_text(OUT / "tables.md", "\n".join(parts))
