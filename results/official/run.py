@@ -152,6 +152,20 @@ ADAPT_EVAL = [*MIDDLE, "--profile", ADAPT_PROFILE, "--speeds", "0.7", "--trials"
 ON_FOAM = ["--candidates", "16", "--every", "20", "--skip", "80", "--envs", "8", "--seed", "3"]
 
 
+#: finetuning budgets beyond the demo's 4 epochs, on the same 8 minutes of logged data
+EPOCH_CURVE = (16,)
+
+
+def seed_run(base: Path, run: Path, dry: bool) -> None:
+    """Start run folder ``run`` from ``base``'s logged data and zero-shot stage (its demo then only finetunes and
+    evaluates the adapted stage again, with its own settings)."""
+    target = ROOT / run
+    if dry or (target.is_dir() and any(target.iterdir())) or not (ROOT / base / "results.json").is_file():
+        return
+    shutil.copytree(ROOT / base, target, ignore=shutil.ignore_patterns("stages", "lightning", "live"),
+                    dirs_exist_ok=True)
+
+
 def adapt() -> list[tuple[Path, list[str]]]:
     """The loop on ``foam-hard`` (the demo: zero-shot and adapted at the real-time budget, held-out consistency),
     then, once its adapted model exists, both models at the middle budget (30 trials each at 0.7 m/s) and their
@@ -166,6 +180,16 @@ def adapt() -> list[tuple[Path, list[str]]]:
             "mechanism", "--task", "go2", "--real", ADAPT_PROFILE, "--model", f"zero-shot={OFFICIAL}",
             "--planner-preset", "realtime", "--init-std", std, "--states", "24", *ON_FOAM, "--split", "--out",
             str(path))))
+    for epochs in EPOCH_CURVE:  # the same logged data, finetuned longer (the run folder seeded from the demo's)
+        run = ADAPT_RUN.with_name(f"{ADAPT_RUN.name}-ep{epochs}")
+        plan.append((run / "results.json", simdist_command(
+            "demo", "--task", "go2", *ADAPT_DEMO[:ADAPT_DEMO.index("--epochs")], "--epochs", str(epochs),
+            *ADAPT_DEMO[ADAPT_DEMO.index("--epochs") + 2:], "--out", str(run))))
+        path = out / f"ranking-ep{epochs}_std0.5.json"
+        plan.append((path, simdist_command(
+            "mechanism", "--task", "go2", "--real", ADAPT_PROFILE, "--model", f"zero-shot={OFFICIAL}", "--model",
+            f"adapted-ep{epochs}={run / 'stages' / 'stage-1'}", "--reference", "zero-shot", "--planner-preset",
+            "realtime", "--init-std", "0.5", "--states", "24", *ON_FOAM, "--split", "--out", str(path))))
     for name, model in (("zero-shot", OFFICIAL), ("adapted", str(adapted))):
         plan.append(evaluate(out / f"middle_{name}.json", "--agent", model, *ADAPT_EVAL, "--seed", "0"))
     for std in ("0.5", "2.0"):
@@ -213,6 +237,8 @@ def main() -> None:
         if (ROOT / out).is_file():
             keep_demo_results(out, args.dry_run)
             continue
+        if out.parent.name.startswith(f"{ADAPT_RUN.name}-ep"):
+            seed_run(ADAPT_RUN, out.parent, args.dry_run)
         (ROOT / out).parent.mkdir(parents=True, exist_ok=True)
         writes_itself = "--out" in cmd
         run_command(cmd, ROOT / "outputs" / out.with_suffix(".log"), args.dry_run,
