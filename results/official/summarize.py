@@ -126,13 +126,15 @@ def split_rows(path: Path) -> dict[str, dict[str, str]]:
 
 def split_table(files: list[Path], title: str) -> str:
     """Ranking splits (``run.py split``, ``run.py adapt``): one column per file, rows for the truth and per model
-    (the rows of the first file's models)."""
+    (every model of any file; "—" where a file lacks it)."""
     cols = {p.stem: split_rows(p) for p in files}
     names = list(cols)
     lines = [f"### {title}", "",
              "| | " + " | ".join(f"`{n}`" for n in names) + " |", "|---" * (len(names) + 1) + "|"]
-    for group in cols[names[0]]:
-        for row in cols[names[0]][group]:
+    groups = list(dict.fromkeys(g for c in cols.values() for g in c))  # every model of any file, in order
+    rows = next(iter(cols.values()))
+    for group in groups:
+        for row in rows["truth" if group == "truth" else next(g for g in rows if g != "truth")]:
             label = row if group == "truth" else f"{group}: {row}"
             lines.append(f"| {label} | " + " | ".join(cols[n].get(group, {}).get(row, "—") for n in names) + " |")
     n = json.loads(files[0].read_text())["true_split"]["tail_share"]["n"]
