@@ -162,8 +162,8 @@ def seed_run(base: Path, run: Path, dry: bool) -> None:
     target = ROOT / run
     if dry or (target.is_dir() and any(target.iterdir())) or not (ROOT / base / "results.json").is_file():
         return
-    shutil.copytree(ROOT / base, target, ignore=shutil.ignore_patterns("stages", "lightning", "live"),
-                    dirs_exist_ok=True)
+    shutil.copytree(ROOT / base, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
+        "stages", "lightning", "live", "results.*", "curve.*", "timing.json"))  # its own results mark it done
 
 
 def adapt() -> list[tuple[Path, list[str]]]:
