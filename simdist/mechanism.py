@@ -148,21 +148,93 @@ def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
 
 
 @torch.no_grad()
-def predicted_returns(world_model: Any, visited: VisitedStates, gamma: float, disagreement: float = 0.0
-                      ) -> np.ndarray:
-    """(S, K) returns the model predicts for the candidates, from the same histories the planner had, scored as
-    MPPI scores them (:func:`~simdist.planning.base.plan_score`: less ``disagreement`` λ times an ensemble's
-    discounted disagreement)."""
-    from simdist.planning.base import eval_mode, plan_score
+def _imagine(world_model: Any, visited: VisitedStates) -> Any:
+    """The model's imagination of every candidate from the same histories its planner had (eval mode)."""
+    from simdist.planning.base import eval_mode
 
     with eval_mode(world_model):
         dev = next(world_model.parameters()).device
         obs = {k: v.to(dev) for k, v in visited.obs_hist.items()}
         encoding = world_model.encode(obs, visited.act_hist.to(dev))
         command = visited.command.to(dev) if world_model.config.command_dim else None
-        im = world_model.imagine(encoding, visited.candidates.to(dev), command, last_value_only=True)
-        ret = plan_score(im, gamma, world_model.config.value_offset, disagreement)
+        return world_model.imagine(encoding, visited.candidates.to(dev), command, last_value_only=True)
+
+
+@torch.no_grad()
+def predicted_returns(world_model: Any, visited: VisitedStates, gamma: float, disagreement: float = 0.0
+                      ) -> np.ndarray:
+    """(S, K) returns the model predicts for the candidates, from the same histories the planner had, scored as
+    MPPI scores them (:func:`~simdist.planning.base.plan_score`: less ``disagreement`` λ times an ensemble's
+    discounted disagreement)."""
+    from simdist.planning.base import plan_score
+
+    ret = plan_score(_imagine(world_model, visited), gamma, world_model.config.value_offset, disagreement)
     return ret.cpu().numpy().astype(np.float64)
+
+
+@torch.no_grad()
+def predicted_parts(world_model: Any, visited: VisitedStates, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """(S, K) the two parts of the model's score: its horizon rewards Σ_{k<T} γ^k r̂_k and its value term
+    γ^(T+offset) V̂(ẑ_T) (their sum is :func:`predicted_returns` without a disagreement penalty)."""
+    im = _imagine(world_model, visited)
+    t = im.rewards.shape[-1]
+    gammas = gamma ** torch.arange(t, device=im.rewards.device, dtype=im.rewards.dtype)
+    rewards = (im.rewards * gammas).sum(-1)
+    value = gamma ** (t + world_model.config.value_offset) * im.values[..., -1]
+    return (rewards.cpu().numpy().astype(np.float64), value.cpu().numpy().astype(np.float64))
+
+
+def _within_var(x: np.ndarray) -> np.ndarray:
+    """Per state (row): the variance over candidates."""
+    return (x - x.mean(1, keepdims=True)).var(1)
+
+
+def _centred_rms(pred: np.ndarray, true: np.ndarray) -> np.ndarray:
+    err = (pred - pred.mean(1, keepdims=True)) - (true - true.mean(1, keepdims=True))
+    return np.sqrt((err ** 2).mean(1))
+
+
+def split_truth(parts: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """Where the true candidate spread lies, from (S, K) true-return parts (:meth:`Task.true_return_parts`):
+    ``tail_share``, the tail's within-state variance over the horizon's plus the tail's;
+    ``term_shares``, each reward term's within-state variance over the sum of every term's and the tail's;
+    the fall rate per state and the share of states where at least one candidate falls."""
+    horizon, tail = parts["horizon"], parts["tail"]
+    vh, vt = _within_var(horizon), _within_var(tail)
+    terms = {k.removeprefix("reward/"): v for k, v in parts.items() if k.startswith("reward/")}
+    v_terms = {k: _within_var(v) for k, v in terms.items()}
+    denom = np.maximum(sum(v_terms.values(), vt), 1e-12)
+    fell = parts.get("fell", np.zeros_like(horizon))
+    return {
+        "tail_share": asdict(bootstrap_ci(vt / np.maximum(vh + vt, 1e-12))),
+        "horizon_spread": asdict(bootstrap_ci(np.ptp(horizon, axis=1))),
+        "tail_spread": asdict(bootstrap_ci(np.ptp(tail, axis=1))),
+        "fall_rate": asdict(bootstrap_ci(fell.mean(1))),
+        "states_with_a_fall": asdict(bootstrap_ci((fell.max(1) > 0).astype(float))),
+        "term_shares": {k: asdict(bootstrap_ci(v / denom)) for k, v in v_terms.items()},
+    }
+
+
+def split_report(pred_reward: np.ndarray, pred_value: np.ndarray, parts: Mapping[str, np.ndarray]
+                 ) -> dict[str, Any]:
+    """Which part of the prediction carries the ranking error: per state, Spearman ρ of the whole score against
+    the true return, of the predicted horizon rewards against the true horizon part (dynamics and reward head),
+    of the value term against the true tail (the value head on the predicted final latent), and of the whole
+    score against each true part; each part's error once the state's mean is removed (RMS); means with 95 %
+    intervals over states. States where every candidate falls have no tail to rank (ρ 0 there)."""
+    horizon, tail, total = parts["horizon"], parts["tail"], parts["total"]
+    whole = pred_reward + pred_value
+    per = {
+        "rho": [spearman(p, t) for p, t in zip(whole, total)],
+        "rho_reward": [spearman(p, t) for p, t in zip(pred_reward, horizon)],
+        "rho_value": [spearman(p, t) for p, t in zip(pred_value, tail)],
+        "rho_score_vs_horizon": [spearman(p, t) for p, t in zip(whole, horizon)],
+        "rho_score_vs_tail": [spearman(p, t) for p, t in zip(whole, tail)],
+        "rho_value_vs_total": [spearman(p, t) for p, t in zip(pred_value, total)],
+        "reward_error": _centred_rms(pred_reward, horizon), "value_error": _centred_rms(pred_value, tail),
+        "predicted_reward_spread": np.ptp(pred_reward, axis=1), "predicted_value_spread": np.ptp(pred_value, axis=1),
+    }
+    return {k: asdict(bootstrap_ci(np.asarray(v, np.float64))) for k, v in per.items()}
 
 
 def true_returns(task: Task, visited: VisitedStates, cfg: MechanismConfig, progress: bool = False) -> np.ndarray:
@@ -201,19 +273,38 @@ def planner_disagreement(agent: Any) -> float:
     return float(getattr(getattr(agent, "planner", None), "disagreement", 0.0) or 0.0)
 
 
+def true_return_parts(task: Task, visited: VisitedStates, cfg: MechanismConfig, progress: bool = False
+                      ) -> dict[str, np.ndarray]:
+    """(S, K) parts of the candidates' true returns (see :meth:`Task.true_return_parts`)."""
+    s, k = visited.candidates.shape[:2]
+    rows = np.repeat(np.arange(s), k)
+    actions = visited.candidates.reshape(s * k, *visited.candidates.shape[2:]).cpu().numpy()
+    out = task.true_return_parts(visited.states, rows, actions, gamma=cfg.gamma, seed=cfg.seed, progress=progress)
+    return {name: np.asarray(v, np.float64).reshape(s, k) for name, v in out.items()}
+
+
 def run_mechanism(task: Task, reference: Any, models: Mapping[str, Any], cfg: MechanismConfig,
-                  progress: bool = False) -> dict[str, Any]:
+                  progress: bool = False, split: bool = False) -> dict[str, Any]:
     """States visited by ``reference``'s planner on the task's real env; one report per model of ``models``
     (name → agent with a ``world_model``) on the same states and candidates, each scored as its own planner
-    scores them (with its planner's disagreement penalty, if any)."""
+    scores them (with its planner's disagreement penalty, if any). ``split`` also splits the true returns into
+    their parts (the task's :meth:`~Task.true_return_parts`) and each model's score into its horizon rewards and
+    value term (:func:`split_truth`, :func:`split_report`; the raw parts are kept)."""
     visited = visit_states(task, reference, cfg)
-    truth = true_returns(task, visited, cfg, progress=progress)
+    parts = true_return_parts(task, visited, cfg, progress=progress) if split else None
+    truth = parts["total"] if parts is not None else true_returns(task, visited, cfg, progress=progress)
     reports = {}
     for name, agent in models.items():
         predicted = predicted_returns(agent.world_model, visited, cfg.gamma, planner_disagreement(agent))
         reports[name] = ranking_report(predicted, truth) | {"predicted_returns": predicted.round(4).tolist()}
+        if parts is not None:
+            pred_r, pred_v = predicted_parts(agent.world_model, visited, cfg.gamma)
+            reports[name]["split"] = split_report(pred_r, pred_v, parts) | {
+                "predicted_rewards": pred_r.round(4).tolist(), "predicted_values": pred_v.round(4).tolist()}
         logger.info("%s: Spearman %.3f, regret %.2f (%d states x %d candidates)", name,
                     reports[name]["spearman"]["mean"], reports[name]["regret"]["mean"], *truth.shape)
     return {"task": task.describe(), "config": asdict(cfg), "true_return": asdict(bootstrap_ci(truth.mean(1))),
             "true_spread": asdict(bootstrap_ci(np.ptp(truth, axis=1))), "true_returns": truth.round(4).tolist(),
-            "models": reports}
+            "models": reports} | ({} if parts is None else {
+                "true_split": split_truth(parts),
+                "true_parts": {k: v.round(5).tolist() for k, v in parts.items() if k != "total"}})

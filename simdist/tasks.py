@@ -216,6 +216,14 @@ class Task(abc.ABC):
         the quantity a world model's planner predicts for the same sequence."""
         raise TaskError(f"task {self.task_name!r} cannot clone its simulation states")
 
+    def true_return_parts(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
+                          progress: bool = False) -> dict[str, np.ndarray]:
+        """:meth:`true_returns` split into its parts, each (N,): ``total`` (the return), ``horizon``
+        (Σ_{k<T} γ^k r_k, the candidate's own steps), ``tail`` (γ^T V^e(s_T), the continuation after it;
+        ``horizon + tail == total``), ``fell`` (1.0 where the candidate ended the episode within its T steps),
+        and optionally ``reward/NAME`` per reward term. Tasks that can split their returns implement it."""
+        raise TaskError(f"task {self.task_name!r} cannot split its true returns into their parts")
+
     def builtin_agent(self, spec: str) -> Any | None:
         """A controller this task provides itself for ``--agent SPEC`` (e.g. a scripted expert), or None when
         ``SPEC`` names an agent to load."""

@@ -183,3 +183,61 @@ def test_go2_true_returns_tell_candidates_apart(go2: Any) -> None:
     assert np.isfinite(returns).all()
     assert (returns[:2] > returns[2:]).all(), returns  # torque, acceleration and action-rate penalties
     assert np.abs(returns[:2] - returns[2:]).min() > 1e-3
+
+
+def test_go2_true_return_parts_add_up_and_name_where_a_fall_ends_the_return(go2: Any) -> None:
+    """The split that ``simdist mechanism --split`` reports: horizon + tail is the true return, the reward terms
+    add up to the horizon part, and a candidate that falls has no tail."""
+    rng = np.random.default_rng(2)
+    env = go2.make_env(2, 3)
+    try:
+        env.reset(seed=3)
+        for _ in range(28):
+            env.step(np.zeros((2, 12)))
+        snap = go2.snapshot_states(env, np.arange(2))
+    finally:
+        env.close()
+    calm = np.zeros((2, 6, 12), np.float32)
+    wild = np.repeat((4.0 * rng.standard_normal((2, 1, 12))).astype(np.float32), 40, axis=1)  # a crash
+    rows = np.array([0, 1])
+    for plan in (calm, wild):
+        parts = go2.true_return_parts(snap, rows, plan, gamma=GAMMA, seed=0)
+        total = go2.true_returns(snap, rows, plan, gamma=GAMMA, seed=0)
+        np.testing.assert_allclose(parts["total"], total)
+        np.testing.assert_allclose(parts["horizon"] + parts["tail"], total, rtol=1e-9)
+        terms = sum(v for k, v in parts.items() if k.startswith("reward/"))
+        np.testing.assert_allclose(terms, parts["horizon"], rtol=1e-4, atol=1e-6)
+    calm_parts = go2.true_return_parts(snap, rows, calm, gamma=GAMMA, seed=0)
+    assert (calm_parts["fell"] == 0).all() and (np.abs(calm_parts["tail"]) > 0.1).all()
+    assert (calm_parts["fall_step"] == 6).all()
+    wild_parts = go2.true_return_parts(snap, rows, wild, gamma=GAMMA, seed=0)
+    assert (wild_parts["fell"] == 1).all() and (wild_parts["tail"] == 0).all()
+    assert (wild_parts["fall_step"] < 40).all()
+
+
+def test_split_report_names_the_part_that_ranks() -> None:
+    """A prediction whose value term ranks the true tail and whose reward part is noise: ρ value 1, ρ reward
+    about 0; the spread share follows the parts' variances."""
+    from simdist.mechanism import split_report, split_truth
+
+    rng = np.random.default_rng(0)
+    horizon = 0.01 * rng.standard_normal((6, 16))
+    tail = rng.standard_normal((6, 16))
+    parts = {"horizon": horizon, "tail": tail, "total": horizon + tail, "fell": np.zeros((6, 16)),
+             "reward/a": horizon}
+    report = split_report(rng.standard_normal((6, 16)), 2.0 * tail + 5.0, parts)
+    assert report["rho_value"]["mean"] == pytest.approx(1.0)
+    assert abs(report["rho_reward"]["mean"]) < 0.3
+    assert report["value_error"]["mean"] > 0.5  # twice the tail's spread: ranks, but is off in scale
+    truth = split_truth(parts)
+    assert truth["tail_share"]["mean"] > 0.99 and truth["fall_rate"]["mean"] == 0.0
+    assert truth["term_shares"]["a"]["mean"] < 0.01
+
+
+def test_split_is_refused_before_any_work_on_a_task_that_cannot_split(capsys: pytest.CaptureFixture[str]) -> None:
+    from simdist.tools.mechanism import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--task", "toy-reach", "--real", "real", "--model", "a=simdist/toy-reach", "--split"])
+    assert exit_info.value.code == 2
+    assert "--split: task 'toy-reach' cannot split its true returns" in capsys.readouterr().err

@@ -41,6 +41,16 @@ def format_report(report: dict[str, Any]) -> str:
                      f"{cell(r['top1'])} | {cell(r['within_state_error_rms'])} | {cell(r['predicted_spread'])} | "
                      f"{r['states']} × {r['candidates']} |")
     lines.append(f"\ntrue returns: mean {cell(report['true_return'])}, spread per state {cell(report['true_spread'])}")
+    if "true_split" in report:
+        t = report["true_split"]
+        lines.append(f"share of the true within-state spread after the horizon {cell(t['tail_share'])}; "
+                     f"candidates falling within it {cell(t['fall_rate'])}")
+        lines += ["", "| model | ρ whole | ρ horizon rewards vs true horizon | ρ value term vs true tail | "
+                  "reward error | value error |", "|---|---|---|---|---|---|"]
+        for name, r in report["models"].items():
+            p = r["split"]
+            lines.append(f"| {name} | {cell(p['rho'])} | {cell(p['rho_reward'])} | {cell(p['rho_value'])} | "
+                         f"{cell(p['reward_error'])} | {cell(p['value_error'])} |")
     return "\n".join(lines)
 
 
@@ -68,6 +78,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--envs", type=positive_int, default=8)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="write the report as JSON here")
+    parser.add_argument("--split", action="store_true",
+                        help="also split the true returns (horizon rewards per term, falls, the continuation after "
+                             "the horizon) and each model's score (horizon rewards, value term)")
     parser.add_argument("--progress", action="store_true")
     cls.add_arguments(parser, "evaluate")
     args = parser.parse_args(argv)
@@ -79,6 +92,10 @@ def main(argv: list[str]) -> int:
         reference = args.reference or next(iter(specs))
         if reference not in specs:
             raise ValueError(f"--reference {reference!r} is not one of the --model names {sorted(specs)}")
+        from simdist.tasks import Task
+
+        if args.split and cls.true_return_parts is Task.true_return_parts:
+            raise ValueError(f"--split: task {args.task!r} cannot split its true returns into their parts")
         task = cls.from_args(args, "evaluate", profile=args.real)
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed)
@@ -86,7 +103,7 @@ def main(argv: list[str]) -> int:
                   for name, spec in specs.items()}
     except (ValueError, FileNotFoundError, TaskError) as err:
         parser.error(str(err))
-    report = run_mechanism(task, agents[reference], agents, cfg, progress=args.progress)
+    report = run_mechanism(task, agents[reference], agents, cfg, progress=args.progress, split=args.split)
     report["models_loaded"] = specs
     report["reference"] = reference
     print(format_report(report))

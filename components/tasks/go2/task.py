@@ -180,7 +180,7 @@ class Go2Task(Task):
         return env.snapshot(rows)
 
     def true_returns(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
-                     progress: bool = False) -> np.ndarray:
+                     progress: bool = False, parts: dict[str, np.ndarray] | None = None) -> np.ndarray:
         """Σ_{k<T} γ^k r_k + γ^T V(s_T): the candidate open loop on this task's env (its profile) from a restored
         clone, bootstrapped with the critic of this task's PPO expert set (``data_defaults["experts"]``) on the
         privileged observation at s_T. That critic makes the Go2 data's value labels (``values[i] = V(s_{i+1})``
@@ -196,7 +196,15 @@ class Go2Task(Task):
         critic = load_expert_set(resolve_experts(self.data_defaults["experts"])).critic
         return critic_returns(lambda n, s: self.make_env(n, s, real=True), critic,
                               take_rows(states, np.asarray(rows, np.int64)), np.asarray(actions, np.float32),
-                              gamma=gamma, seed=seed, progress=progress)
+                              gamma=gamma, seed=seed, progress=progress, parts=parts)
+
+    def true_return_parts(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
+                          progress: bool = False) -> dict[str, np.ndarray]:
+        """:meth:`true_returns` split into its parts (``total`` = ``horizon`` + ``tail``; ``fell``, ``fall_step``
+        and one ``reward/NAME`` per reward term: :func:`~simdist.components.tasks.go2.clone.critic_returns`)."""
+        parts: dict[str, np.ndarray] = {}
+        total = self.true_returns(states, rows, actions, gamma=gamma, seed=seed, progress=progress, parts=parts)
+        return {"total": np.asarray(total, np.float64), **parts}
 
     # -- tools ---------------------------------------------------------------------------------
     def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,
