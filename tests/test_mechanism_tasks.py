@@ -167,16 +167,21 @@ def test_go2_clone_steps_as_the_original_and_its_true_return_is_the_hand_compute
     np.testing.assert_allclose(twice[[0, 2]], ret + disc * value, rtol=1e-5)
 
 
-def test_go2_true_returns_tell_candidates_apart(go2: Any) -> None:
-    rng = np.random.default_rng(1)
+def walked_snapshot(go2: Any) -> Any:
+    """Both rows of a 2-env Go2 after 28 standing steps from seed 3, cloned."""
     env = go2.make_env(2, 3)
     try:
         env.reset(seed=3)
         for _ in range(28):
             env.step(np.zeros((2, 12)))
-        snap = go2.snapshot_states(env, np.arange(2))
+        return go2.snapshot_states(env, np.arange(2))
     finally:
         env.close()
+
+
+def test_go2_true_returns_tell_candidates_apart(go2: Any) -> None:
+    rng = np.random.default_rng(1)
+    snap = walked_snapshot(go2)
     calm = np.zeros((2, 4, 12), np.float32)
     wild = (1.5 * rng.standard_normal((2, 4, 12))).astype(np.float32)  # violent joint targets
     returns = go2.true_returns(snap, np.array([0, 1, 0, 1]), np.concatenate([calm, wild]), gamma=GAMMA, seed=0)
@@ -189,14 +194,7 @@ def test_go2_true_return_parts_add_up_and_name_where_a_fall_ends_the_return(go2:
     """The split that ``simdist mechanism --split`` reports: horizon + tail is the true return, the reward terms
     add up to the horizon part, and a candidate that falls has no tail."""
     rng = np.random.default_rng(2)
-    env = go2.make_env(2, 3)
-    try:
-        env.reset(seed=3)
-        for _ in range(28):
-            env.step(np.zeros((2, 12)))
-        snap = go2.snapshot_states(env, np.arange(2))
-    finally:
-        env.close()
+    snap = walked_snapshot(go2)
     calm = np.zeros((2, 6, 12), np.float32)
     wild = np.repeat((4.0 * rng.standard_normal((2, 1, 12))).astype(np.float32), 40, axis=1)  # a crash
     rows = np.array([0, 1])

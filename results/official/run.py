@@ -78,6 +78,15 @@ SPREADS = ("0.1", "0.5", "1.0", "2.0")
 RANKING_PROFILES = ("results/official/profiles/nominal-slope.yaml", "ptfe-slope-5.7deg", "foam")
 
 
+def ranking_command(profile: str, std: str, out: Path, *extra: str) -> list[str]:
+    """``simdist mechanism`` of both models on 24 states × 16 candidates the real-time planner visits (seed 3)."""
+    return simdist_command(
+        "mechanism", "--task", "go2", "--real", profile, "--model", f"zoo={OURS}", "--model",
+        f"official={OFFICIAL}", "--reference", "zoo", "--planner-preset", "realtime", "--init-std", std,
+        "--states", "24", "--candidates", "16", "--every", "10", "--skip", "30", "--envs", "8", "--seed", "3",
+        *extra, "--out", str(out))
+
+
 def ranking() -> list[tuple[Path, list[str]]]:
     """Plan ranking (``simdist mechanism``): both models score the candidates the zoo model's real-time planner
     samples at each spread, against the true returns from cloned states (Spearman ρ)."""
@@ -86,11 +95,7 @@ def ranking() -> list[tuple[Path, list[str]]]:
         for profile in RANKING_PROFILES:
             name = Path(profile).name.removesuffix(".yaml")
             out = OUT / "ranking" / f"{name}_std{std}.json"
-            plan.append((out, simdist_command(
-                "mechanism", "--task", "go2", "--real", profile, "--model", f"zoo={OURS}", "--model",
-                f"official={OFFICIAL}", "--reference", "zoo", "--planner-preset", "realtime", "--init-std", std,
-                "--states", "24", "--candidates", "16", "--every", "10", "--skip", "30", "--envs", "8", "--seed", "3",
-                "--out", str(out))))
+            plan.append((out, ranking_command(profile, std, out)))
     return plan
 
 
@@ -108,11 +113,7 @@ def split() -> list[tuple[Path, list[str]]]:
     for profile, std in SPLIT_CELLS:
         name = Path(profile).name.removesuffix(".yaml")
         out = OUT / "split" / f"{name}_std{std}.json"
-        plan.append((out, simdist_command(
-            "mechanism", "--task", "go2", "--real", profile, "--model", f"zoo={OURS}", "--model",
-            f"official={OFFICIAL}", "--reference", "zoo", "--planner-preset", "realtime", "--init-std", std,
-            "--states", "24", "--candidates", "16", "--every", "10", "--skip", "30", "--envs", "8", "--seed", "3",
-            "--split", "--out", str(out))))
+        plan.append((out, ranking_command(profile, std, out, "--split")))
     return plan
 
 
