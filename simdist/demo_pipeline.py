@@ -51,7 +51,7 @@ class DemoDefaults:
     out: str | None = None  # None: outputs/TASK-demo
     trials: int = 8
     envs: int = 8
-    samples: int | None = None
+    num_samples: int | None = None
     iterations: int | None = None
     minutes: float | None = None
     real_episodes: int | None = None
@@ -92,7 +92,7 @@ class DemoHook:
     #: the defaults of the common options (and, :meth:`defaults`, those of ``--quick``)
     DEFAULTS: ClassVar[DemoDefaults] = DemoDefaults(real=None, real_episodes=16)
     QUICK: ClassVar[DemoDefaults | None] = None
-    #: MPPI preset whose values the ``--samples``/``--iterations``/... options default to (None: the task's)
+    #: MPPI preset whose values the ``--num-samples``/``--iterations``/... options default to (None: the task's)
     planner_preset: ClassVar[str | None] = None
     #: the dataclass of ``--option KEY=VALUE`` settings (None: the demo has none)
     options_class: ClassVar[type | None] = None
@@ -312,7 +312,7 @@ def resolve(hook: DemoHook, args: argparse.Namespace) -> None:
         if getattr(args, name, None) is None:
             setattr(args, name, getattr(d, name))
     if args.num_samples is None:
-        args.num_samples = d.samples
+        args.num_samples = d.num_samples
     if args.real is None:
         raise ValueError(f"--real: name a reality profile of {hook.task_name} (a built-in name or a YAML file)")
     if args.minutes is None and args.real_episodes is None:
