@@ -326,12 +326,18 @@ def _build_set(out_dir: PathLike, build: Any) -> dict[str, Any]:
 _SCRIPT_RE = re.compile(r"(?:policy|critic)_(\d+)\.pt")
 
 
+def load_torchscript(path: PathLike) -> Any:
+    """A TorchScript module on the CPU (torch >= 2.9 deprecates TorchScript loading; released policies are
+    TorchScript, so the warning is not the user's to act on)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return torch.jit.load(str(path), map_location="cpu")
+
+
 def _script_tensors(path: PathLike, prefix: str) -> tuple[dict[str, torch.Tensor], list[int], int, str]:
     """An exported rsl-rl TorchScript actor or critic (``normalizer`` then an MLP of Linear and activation
     modules) as this module's tensors; refuses a normaliser other than the identity or an unknown activation."""
-    with warnings.catch_warnings():  # torch >= 2.9 deprecates TorchScript loading; the releases are TorchScript
-        warnings.simplefilter("ignore", FutureWarning)
-        module = torch.jit.load(str(path), map_location="cpu")
+    module = load_torchscript(path)
     norm = getattr(module, "normalizer", None)
     if norm is None or norm.original_name != "Identity":
         raise ValueError(f"{path}: the observation normaliser is "
@@ -435,7 +441,7 @@ class TorchScriptPolicy:
     (float32 tensor in, the module's output out; a tuple output gives its first element, the action)."""
 
     def __init__(self, path: PathLike, obs_key: str) -> None:
-        self.module = torch.jit.load(str(path), map_location="cpu").eval()
+        self.module = load_torchscript(path).eval()
         self.obs_key, self.name = obs_key, Path(path).stem
 
     def __call__(self, obs: Mapping[str, Any]) -> np.ndarray:
