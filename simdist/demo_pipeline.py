@@ -27,6 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from simdist.arguments import add_mppi_arguments, positive_float, positive_int, tool_parser
+from simdist.freeze import FINETUNE
+
+#: what the demo's finetuning trains unless ``--freeze`` says otherwise (SimDist's: the dynamics only)
+FINETUNE_FREEZE = FINETUNE.freeze
 
 if TYPE_CHECKING:
     from simdist.adaptation import AdaptationLoop, AdaptConfig
@@ -143,7 +147,7 @@ class DemoHook:
 
         unit, amount = ("minutes", float(args.minutes)) if args.minutes is not None else \
             ("episodes", float(args.real_episodes))
-        return AdaptConfig(schedule=[0.0, amount], schedule_unit=unit, freeze="dynamics_only",
+        return AdaptConfig(schedule=[0.0, amount], schedule_unit=unit, freeze=args.freeze,
                            episodes_per_eval=args.trials, num_envs=args.envs, heldout_episodes=args.heldout_episodes,
                            num_samples=args.num_samples, iterations=args.iterations, init_std=args.init_std,
                            warm_start=args.warm_start, temporal_ensemble=args.temporal_ensemble,
@@ -236,7 +240,7 @@ def _num(x: Any, fmt: str) -> str:
 
 def settings_of(args: argparse.Namespace) -> dict[str, Any]:
     """The options a run's numbers depend on (not ``progress``)."""
-    return {k: v for k, v in vars(args).items() if k not in ("progress",)}
+    return {k: v for k, v in vars(args).items() if k not in ("progress", "overwrite")}
 
 
 # ---------------------------------------------------------------------------------------------- options
@@ -270,7 +274,11 @@ def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser
     parser.add_argument("--real", default=None, help="reality profile: name or YAML path"
                         + (f" (default: {d.real})" if d.real else ""))
     parser.add_argument("--out", default=d.out or f"outputs/{hook.task_name}-demo",
-                        help="output folder" + (" (rerun to resume)" if hook.resume else " (rerun to overwrite)"))
+                        help="output folder" + (" (rerun to resume)" if hook.resume else
+                                                " (a folder holding an earlier run needs --overwrite)"))
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an earlier run's files in --out (only the demo's own; the rest stays)"
+                             + (" instead of resuming it" if hook.resume else ""))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="a tiny budget (seconds to minutes), as the tests run")
     parser.add_argument("--pretrain-only", action="store_true",
@@ -290,6 +298,9 @@ def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser
                         help=f"finetuning windows per epoch (default {d.windows_per_epoch:,})")
     parser.add_argument("--batch-size", type=positive_int, default=None, help=f"default {d.batch_size}")
     parser.add_argument("--lr", type=positive_float, default=None, help=f"finetuning learning rate ({d.lr:g})")
+    parser.add_argument("--freeze", default=None, metavar="POLICY",
+                        help=f"what finetuning trains (default {FINETUNE_FREEZE}, the paper's); an ablation: "
+                             "'dynamics,value' also trains the value head on the real episodes' TD returns")
     parser.add_argument("--heldout-episodes", type=positive_int, default=None,
                         help=f"held-out real episodes for the consistency loss (default {d.heldout_episodes})")
     parser.add_argument("--video", action=argparse.BooleanOptionalAction, default=None,
@@ -313,6 +324,7 @@ def resolve(hook: DemoHook, args: argparse.Namespace) -> None:
             setattr(args, name, getattr(d, name))
     if args.num_samples is None:
         args.num_samples = d.num_samples
+    args.freeze = _freeze_spec(args.freeze)
     if args.real is None:
         raise ValueError(f"--real: name a reality profile of {hook.task_name} (a built-in name or a YAML file)")
     if args.minutes is None and args.real_episodes is None:
@@ -352,6 +364,47 @@ def resolve(hook: DemoHook, args: argparse.Namespace) -> None:
     hook.check(args)
 
 
+def _freeze_spec(value: str | None) -> str:
+    """``--freeze``'s policy as its canonical spec (the default when None); ValueError naming the option."""
+    from simdist.freeze import ALL, COMPONENTS, FreezePolicy, FreezePolicyError
+
+    if value is None:
+        return FINETUNE_FREEZE
+    try:
+        policy = FreezePolicy.parse(value)
+    except FreezePolicyError as err:
+        raise ValueError(f"--freeze {value}: {err}") from None
+    unknown = sorted(set() if policy.trainable == ALL else set(policy.trainable) - set(COMPONENTS))
+    if unknown or not policy.trainable:
+        raise ValueError(f"--freeze {value}: " + (f"{unknown[0]!r} is not a component ({', '.join(COMPONENTS)})"
+                                                  if unknown else "trains nothing"))
+    return policy.spec
+
+
+def earlier_run(hook: DemoHook, out: Path) -> list[str]:
+    """The demo's own entries already in ``out`` (an earlier run's)."""
+    return sorted(e.name for e in out.iterdir() if e.name in hook.markers) if out.is_dir() else []
+
+
+def check_overwrite(hook: DemoHook, args: argparse.Namespace) -> None:
+    """Before any work: an ``--out`` holding an earlier run of a demo that does not resume is refused unless
+    ``--overwrite`` (InputError naming what is there)."""
+    from simdist.errors import InputError
+
+    mine = earlier_run(hook, Path(args.out))
+    if mine and not hook.resume and not args.overwrite:
+        raise InputError(f"--out {args.out}: holds an earlier {hook.task_name} demo run ({', '.join(mine[:5])}); "
+                         "pass --overwrite to replace its files, or a new folder")
+
+
+def remove_earlier_run(hook: DemoHook, out: Path, entries: tuple[str, ...]) -> None:
+    """Remove ``entries`` of an earlier run from ``out`` (only the demo's own names: the user's files stay)."""
+    for name in entries:
+        assert name in hook.markers, name
+        path = out / name
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink(missing_ok=True)
+
+
 def run_demo(hook: DemoHook, args: argparse.Namespace) -> dict[str, Any]:
     """Run (or resume) the demo in ``args.out``; returns the results (also written there)."""
     from simdist.fsutil import atomic_path, atomic_write_json, atomic_write_text
@@ -362,6 +415,8 @@ def run_demo(hook: DemoHook, args: argparse.Namespace) -> dict[str, Any]:
 
         logging.getLogger("lightning.pytorch.utilities.rank_zero").setLevel(logging.WARNING)
     out = Path(args.out)
+    if getattr(args, "overwrite", False) and hook.resume:  # start afresh instead of resuming
+        remove_earlier_run(hook, out, tuple(earlier_run(hook, out)))
     if args.model is None:
         out.mkdir(parents=True, exist_ok=True)
         model = hook.pretrain(args, out)
@@ -372,9 +427,7 @@ def run_demo(hook: DemoHook, args: argparse.Namespace) -> dict[str, Any]:
     base = hook.load_base(args.model)  # a model that cannot be loaded stops here, before the folder is made
     out.mkdir(parents=True, exist_ok=True)
     if not hook.resume:
-        for name in LOOP_ENTRIES:
-            path = out / name
-            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+        remove_earlier_run(hook, out, LOOP_ENTRIES)
     loop = hook.make_loop(args.model, task, out, hook.adapt_config(args), progress=args.progress, log=hook.log,
                           base=base)
     hook.before_run(args, loop)
@@ -416,4 +469,5 @@ def plot_panels(panels: list[Panel], path: str | Path, title: str) -> None:
     plt.close(fig)
 
 
-__all__ = ["Bar", "DemoDefaults", "DemoHook", "Panel", "demo_parser", "hook_for", "plot_panels", "resolve", "run_demo"]
+__all__ = ["Bar", "DemoDefaults", "DemoHook", "Panel", "check_overwrite", "demo_parser", "hook_for", "plot_panels",
+           "resolve", "run_demo"]

@@ -222,14 +222,17 @@ def _writable(folder: Path) -> str | None:
 
 
 def check_output_path(path: str | os.PathLike, option: str = "--out", *, folder: bool = True,
-                      kind: str = "output", markers: Collection[str] = (), shared: bool = False) -> Path:
+                      kind: str = "output", markers: Collection[str] = (), shared: bool = False,
+                      inputs: Collection[str | os.PathLike] = ()) -> Path:
     """Refuse a bad output path before any work; returns it as a Path.
 
     ``folder``: the command writes a folder there (else a file). Refused, each with an :class:`InputError`
     naming ``option`` and the path: a file where a folder is wanted or the reverse; a path under a file; a
     folder that cannot be written (tried by creating and removing a file); with ``markers`` (glob patterns of
     the entries that make a folder a ``kind``, e.g. ``dataset.json``), a non-empty folder holding none of them
-    and not only temporaries: the command never writes into a folder of something else. A folder whose lock
+    and not only temporaries (``inputs``, paths the command reads, e.g. its recipe, may lie there: they and
+    the folders holding them do not count): the command never writes into a folder of something else. A folder
+    whose lock
     (:func:`output_lock`; ``shared``: as a worker of a distributed run) another process holds is refused too."""
     path = Path(path)
     where = f"{option} {path}"
@@ -246,7 +249,10 @@ def check_output_path(path: str | os.PathLike, option: str = "--out", *, folder:
             if reason:
                 raise InputError(f"{where}: cannot write in this folder ({reason})")
             entries = sorted(e.name for e in path.iterdir())
-            foreign = [e for e in entries if not is_temporary(e)]
+            read = {Path(p).resolve() for p in inputs}
+            holds_input = {e for e in entries if any(r == (path / e).resolve() or (path / e).resolve() in r.parents
+                                                     for r in read)}
+            foreign = [e for e in entries if not is_temporary(e) and e not in holds_input]
             if markers and foreign and not any(fnmatch.fnmatch(e, m) for e in entries for m in markers):
                 shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
                 raise InputError(f"{where}: the folder is not empty and is not a {kind} (it holds {shown}); pass a "

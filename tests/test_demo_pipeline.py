@@ -97,7 +97,8 @@ def test_every_task_takes_the_same_options() -> None:
     assert common == _common_options("go2")
     for flag in ("--model", "--pretrained", "--real", "--out", "--seed", "--quick", "--pretrain-only", "--trials",
                  "--envs", "--num-samples", "--iterations", "--minutes", "--real-episodes", "--epochs",
-                 "--finetune-epochs", "--video", "--no-video", "--progress", "--no-progress", "--option"):
+                 "--finetune-epochs", "--video", "--no-video", "--progress", "--no-progress", "--option",
+                 "--freeze", "--overwrite"):
         assert flag in common, flag
     go2 = {s for a in demo_parser(Go2Demo().task_cls, Go2Demo())._actions for s in a.option_strings}
     assert common <= go2 and go2 - common == {"--collect-speed", "--max-steps"}  # the Go2's own
@@ -111,6 +112,8 @@ def test_every_task_takes_the_same_options() -> None:
     (["--minutes", "2", "--option", "explore=1"], "--minutes: the toy demo logs --minutes of real data"),
     (["--temporal-ensemble", "0.5"], "--temporal-ensemble: the toy demo's planner replans every step"),
     (["--pretrain-only", "--pretrained", "nowhere"], "--pretrain-only pretrains a model"),
+    (["--freeze", "dynamics,wings"], "--freeze dynamics,wings: 'wings' is not a component"),
+    (["--freeze", "nothing_at_all"], "--freeze nothing_at_all:"),
 ])
 def test_bad_demo_options_are_refused_in_one_line_before_any_work(argv: list[str], message: str, tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
@@ -174,3 +177,37 @@ def test_the_quick_command_writes_the_results_of_before_the_move(tmp_path: Path)
     assert main(["demo", "--task", "toy-reach", "--quick", "--seed", "3", "--no-progress", "--out",
                  str(tmp_path / "quick")]) == 0
     assert (tmp_path / "quick" / "results.json").read_text() == (GOLDEN / "quick-cli.json").read_text()
+
+
+@pytest.mark.usefixtures("single_thread")
+def test_a_rerun_needs_overwrite_which_keeps_the_users_files_and_the_freeze_ablation_trains_the_value_head(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A toy demo folder holding an earlier run is refused without ``--overwrite`` before any work; with it the
+    demo replaces only its own files. ``--freeze dynamics,value`` (the ablation) trains the value head too."""
+    import json
+
+    from safetensors.torch import load_file
+
+    from simdist.cli import main
+
+    run_toy_pipeline(tmp_path / "a", TEST, seed=0, progress=False, pretrain_only=True)
+    out = tmp_path / "run"
+    argv = ["demo", "--task", "toy-reach", "--pretrained", str(tmp_path / "a" / "toy-sim"), "--real-episodes", "2",
+            "--trials", "2", "--envs", "2", "--num-samples", "16", "--iterations", "1", "--epochs", "1",
+            "--windows-per-epoch", "64", "--heldout-episodes", "2", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    assert "freeze" not in json.loads((out / "results.json").read_text())  # the paper's policy: not recorded
+    (out / "notes.txt").write_text("mine")
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*")}
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--overwrite" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before  # nothing touched
+    assert main([*argv, "--overwrite", "--freeze", "dynamics,value"]) == 0
+    assert (out / "notes.txt").read_text() == "mine"
+    assert json.loads((out / "results.json").read_text())["freeze"] == "dynamics,value"
+    pre, post = (load_file(tmp_path / "a" / "toy-sim" / "model.safetensors"),
+                 load_file(out / "toy-real" / "model.safetensors"))
+    changed = {k.split(".")[0] for k in pre if pre[k].numel() and not (pre[k] == post[k]).all()}
+    assert changed == {"dynamics", "value"}

@@ -56,3 +56,44 @@ def test_export_refuses_a_foreign_folder_naming_what_is_there(ckpt: Path, tmp_pa
         err = capsys.readouterr().err
         assert "is not a model folder (it holds chapter1.tex)" in err and err.count("\n") == 1
     assert sorted(p.name for p in out.iterdir()) == ["chapter1.tex"]
+
+
+def test_fit_refuses_a_foreign_folder_and_accepts_one_holding_only_its_inputs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``simdist fit`` writes into ``--trainer.default_root_dir`` only when it is new, empty, a training run's, or
+    holds nothing but the command's own inputs (here its recipe and data); a folder of something else is refused
+    before any work, naming what it holds, and left as it was."""
+    import yaml
+
+    from tests.helpers import tiny_config, write_linear_dataset
+
+    def recipe(root: Path, data: Path, at: Path) -> Path:
+        path = at / "recipe.yaml"
+        path.write_text(yaml.safe_dump({
+            "seed_everything": 0,
+            "trainer": {"accelerator": "cpu", "max_steps": 2, "logger": False, "enable_progress_bar": False,
+                        "default_root_dir": str(root), "limit_val_batches": 1, "num_sanity_val_steps": 0},
+            "model": {"class_path": "simdist.training.PretrainModule",
+                      "init_args": {"model": tiny_config().to_dict(), "warmup_steps": 1}},
+            "data": {"train": str(data), "history": 4, "horizon": 3, "batch_size": 8, "windows_per_epoch": 16,
+                     "heldout_fraction": 0.2}}))
+        return path
+
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "thesis.tex").write_text("the user's\n")
+    data = write_linear_dataset(tmp_path / "data", episodes=4, length=20)
+    path = recipe(foreign, data, at=tmp_path)
+    before = _snapshot(foreign)
+    capsys.readouterr()
+    assert main(["fit", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"--trainer.default_root_dir {foreign}: the folder is not empty and is not a training run" in err
+    assert "thesis.tex" in err and _snapshot(foreign) == before
+
+    own = tmp_path / "own"  # the recipe and the data inside the run folder are the command's inputs
+    own.mkdir()
+    inside = write_linear_dataset(own / "data", episodes=4, length=20)
+    assert main(["fit", "--config", str(recipe(own, inside, at=own))]) == 0
+    assert list(own.rglob("*.ckpt"))

@@ -25,6 +25,7 @@ def demo(task_cls: type[Task], argv: list[str], hook: Any = None) -> int:
     parser = demo_pipeline.demo_parser(task_cls, hook)
     args = parser.parse_args(argv)
     check_output_path(args.out, kind=f"{hook.task_name} demo", markers=hook.markers)  # before any work
+    demo_pipeline.check_overwrite(hook, args)
     try:
         demo_pipeline.resolve(hook, args)
     except (ValueError, InputError, TaskError) as err:

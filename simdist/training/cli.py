@@ -22,6 +22,18 @@ from simdist.fsutil import check_output_path, remove_stale_temporaries
 from simdist.registry import RegistryError
 from simdist.training.checkpoint_io import use_atomic_checkpoints
 
+#: the entries that make a folder a training run's (``--trainer.default_root_dir``): Lightning's checkpoints,
+#: loggers' folders and saved configs
+RUN_MARKERS = ("checkpoints", "lightning_logs", "logs", "version_*", "*.ckpt", "config.yaml", "hparams.yaml",
+               "metrics.csv", "events.out.tfevents.*")
+
+
+def _exists(path: str | Path) -> bool:
+    try:
+        return Path(path).exists()
+    except OSError:  # e.g. a name too long to be a path
+        return False
+
 
 def check_recipe_files(args: list[str]) -> None:
     """Every ``--config`` / ``-c`` recipe of ``args`` must be a readable YAML mapping: an InputError naming the
@@ -120,6 +132,26 @@ class SimDistCLI(LightningCLI):
         use_atomic_checkpoints(trainer)
         return trainer
 
+    def _inputs(self) -> list[Path]:
+        """The paths the command reads: its recipes and every existing path the parsed options name (data,
+        checkpoint, a model to start from)."""
+        found = [Path(p) for p in self._recipes]
+
+        def walk(node: Any) -> None:
+            if isinstance(node, dict) or hasattr(node, "items"):
+                for value in node.values():
+                    walk(value)
+            elif isinstance(node, (list, tuple)):
+                for value in node:
+                    walk(value)
+            elif isinstance(node, (str, Path)) and str(node) and "\n" not in str(node) and _exists(node):
+                found.append(Path(node))
+
+        subcommand = self.config.get("subcommand")
+        walk(self.config[subcommand] if subcommand else self.config)
+        root = Path(self.trainer.default_root_dir).resolve()
+        return [p for p in found if p.resolve() != root]
+
     def _resume_path(self) -> Path | None:
         ckpt = self.config[self.config.subcommand].get("ckpt_path") if self.config.get("subcommand") else None
         if not ckpt or ckpt in ("last", "best", "hpc", "registry") or "://" in str(ckpt):
@@ -149,7 +181,8 @@ class SimDistCLI(LightningCLI):
             raise SystemExit(2) from None
 
     def before_fit(self) -> None:
-        check_output_path(self.trainer.default_root_dir, "--trainer.default_root_dir", kind="training run")
+        check_output_path(self.trainer.default_root_dir, "--trainer.default_root_dir", kind="training run",
+                          markers=RUN_MARKERS, inputs=self._inputs())
         path = self._resume_path()
         if path is None:
             return

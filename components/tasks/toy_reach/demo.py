@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from simdist.adaptation import AdaptationLoop, AdaptConfig
-from simdist.demo_pipeline import DEMO_FILES, LOOP_ENTRIES, Bar, DemoDefaults, DemoHook, Panel
+from simdist.demo_pipeline import DEMO_FILES, FINETUNE_FREEZE, LOOP_ENTRIES, Bar, DemoDefaults, DemoHook, Panel
 
 #: entries that make a folder a toy demo's output (``--out``; rerunning into one overwrites what it writes)
 DEMO_MARKERS = ("results.json", "sim-data", "pretrain", "toy-sim", "real-data", "finetune", "toy-real", "sim-mix",
@@ -59,7 +59,9 @@ class ToyOptions:
     Model: ``dynamics_context`` past actions the ``mlp`` dynamics reads at every step (``action_context``; 4, the
     default, carries the ``lag`` profile's four actions in flight; 0: the plain z_{k+1} = f(z_k, a_k), which
     cannot carry an actuation delay); ``dynamics_hidden`` its hidden
-    widths (None: the preset's 128, 128); ``history`` the model's history length (None: the preset's 8).
+    widths (None: the preset's 128, 128); ``history`` the model's history length (None: the preset's 8);
+    ``horizon`` the steps it is trained to predict and MPPI plans over (None: the preset's 8; the value head
+    scores what lies after them).
     Pretraining data and training: ``perturb_sigma`` the largest noise σ and ``perturb_steps`` the longest
     noised window of the data's perturbation windows (1.0 and 5: the toy's manipulation windows);
     ``perturbed_repeat`` oversamples windows holding a perturbed action that many times; ``history_dropout``
@@ -76,6 +78,7 @@ class ToyOptions:
     dynamics_context: int = 4
     dynamics_hidden: tuple[int, ...] | None = None
     history: int | None = None
+    horizon: int | None = None
     perturb_sigma: float = 1.0
     perturb_steps: int = 5
     perturbed_repeat: int = 1
@@ -98,6 +101,8 @@ class ToyOptions:
         whole("dynamics_context", 0)
         whole("perturb_steps", 1)
         whole("perturbed_repeat", 1)
+        if self.horizon is not None:
+            whole("horizon", 2)
         if self.history is not None:
             whole("history", 1)
             if self.history < self.dynamics_context:
@@ -135,6 +140,8 @@ class ToyOptions:
             overrides["dynamics"] = dynamics
         if self.history is not None:
             overrides["history"] = self.history
+        if self.horizon is not None:
+            overrides["horizon"] = self.horizon
         return overrides or None
 
     def dynamics_override(self) -> dict[str, Any] | None:
@@ -415,6 +422,8 @@ class ToyDemo(DemoHook):
             "heldout_consistency": {"pretrained": zero["consistency"]["after"],
                                     "adapted": adapted["consistency"]["after"]},
         }
+        if args.freeze != FINETUNE_FREEZE:  # an ablation (the paper's dynamics-only runs leave it out)
+            results["freeze"] = args.freeze
         if args.options.ranking:
             self.log("diagnostics: plan ranking on the profile and in simulation, action information")
             results["diagnostics"] = _diagnostics(model, loop.adapted, self.real, self.scale, args.options, args.seed,
@@ -535,11 +544,12 @@ class ToyLoop(AdaptationLoop):
 
         cfg, o = self.cfg, self.options
         minutes = self.minutes(int(self._info(self.data_dir)["num_steps"]))
-        self.demo.log(f"5/6 finetuning only the dynamics on {minutes:.1f} min of 'real' data")
+        what = "only the dynamics" if cfg.freeze_policy.spec == "dynamics_only" else cfg.freeze_policy.spec
+        self.demo.log(f"5/6 finetuning {what} on {minutes:.1f} min of 'real' data")
         model = world_model_of(self.base)
         assert model is not None
         ft = FinetuneModule(init_from=self.model_id, lr=cfg.lr, end_lr=cfg.lr / 2, warmup_steps=cfg.warmup_steps,
-                            decay_steps=2_000, anchor=o.anchor)
+                            decay_steps=2_000, anchor=o.anchor, freeze=cfg.freeze_policy)
         data = [str(self.data_dir)]
         if o.sim_mix:
             source = Path(self.model_id).parent / "sim-data"  # where the demo run that pretrained it left its data
@@ -674,7 +684,7 @@ def results_table(r: dict[str, Any]) -> str:
         "| held-out real consistency loss | value |",
         "|---|---|",
         f"| pretrained | {cons['pretrained']:.4f} |",
-        f"| adapted (dynamics only) | {cons['adapted']:.4f} |",
+        f"| adapted ({r.get('freeze', 'dynamics only')}) | {cons['adapted']:.4f} |",
         f"| reduction | {cons['pretrained'] / max(cons['adapted'], 1e-12):.2f}x |",
     ]
     if "diagnostics" in r:

@@ -1,5 +1,6 @@
-"""``python -m results.toy.map run|table|mechanism``: run the map's grid (resumable), draw its table and heatmap
-from the committed cells, measure the mechanism on finished cells."""
+"""``python -m results.toy.map run|table|mechanism|levers|levers-table``: run the map's grid (resumable), draw its
+table and heatmap from the committed cells, measure the mechanism on finished cells, run the levers against it on
+failing cells (resumable) and draw their table."""
 
 from __future__ import annotations
 
@@ -22,7 +23,20 @@ def main(argv: list[str] | None = None) -> int:
     mech.add_argument("--runs", default="outputs/toy-map", help="the run folder holding the cells' models")
     mech.add_argument("--cells", required=True, help="comma-separated CELL-sSEED folder names")
     mech.add_argument("--episodes", type=int, default=16, help="real episodes per model (default 16)")
+    lev = sub.add_parser("levers", help="the levers against the mechanism on failing cells (a rerun resumes)")
+    lev.add_argument("--levers", default="value,horizon16,epochs24,wide,narrow",
+                     help="comma-separated levers (value, horizon16, epochs24, wide, narrow, ensemble)")
+    lev.add_argument("--cells", default=None, help="comma-separated cells (default: lag and four failing ones)")
+    lev.add_argument("--seeds", type=int, nargs="+", default=[0])
+    lev.add_argument("--out", default="outputs/toy-map", help="the map's run folder (its pretrained models)")
+    lev.add_argument("--dry", action="store_true", help="print the commands only")
+    lev_table = sub.add_parser("levers-table", help="copy finished lever runs from --runs, then write their table")
+    lev_table.add_argument("--runs", default=None, help="the map's run folder (e.g. outputs/toy-map)")
     args = parser.parse_args(argv)
+    if args.command in ("levers", "levers-table"):
+        from results.toy.map import levers
+
+        return levers.main(args) if args.command == "levers" else levers.table(args.runs)
     if args.command == "run":
         if args.jobs < 1:
             parser.error(f"--jobs must be >= 1, got {args.jobs}")
