@@ -122,3 +122,21 @@ def untrained_agents(world_model: Any) -> dict[str, Any]:
             "iql": IQLAgent.from_bc(policy, **latent),
             "rlpd": RLPDAgent.from_bc(policy, utd=2, num_critics=3, **latent),
             "sgft": SGFTAgent.from_bc(policy, utd=2, num_critics=3, **latent), "diffusion_policy": dp}
+
+
+def json_differences(got: Any, expected: Any, rel: float, where: str = "") -> list[str]:
+    """Where two JSON trees differ: structure, text and integers exactly, floats to within ``rel`` (recorded
+    numbers from closed-loop physics: another CPU's vector instructions round differently, and the dynamics
+    carry the difference on)."""
+    if isinstance(expected, dict) and isinstance(got, dict):
+        if set(got) != set(expected):
+            return [f"{where or '.'}: keys {sorted(set(got) ^ set(expected))} differ"]
+        return [d for k in expected for d in json_differences(got[k], expected[k], rel, f"{where}.{k}")]
+    if isinstance(expected, list) and isinstance(got, list):
+        if len(got) != len(expected):
+            return [f"{where}: {len(got)} items, expected {len(expected)}"]
+        return [d for i, (g, e) in enumerate(zip(got, expected)) for d in json_differences(g, e, rel, f"{where}[{i}]")]
+    if isinstance(expected, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+        close = abs(got - expected) <= rel * max(abs(expected), abs(got)) or got == expected
+        return [] if close else [f"{where}: {got!r}, expected {expected!r}"]
+    return [] if got == expected and type(got) is type(expected) else [f"{where}: {got!r}, expected {expected!r}"]
