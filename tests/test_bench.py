@@ -72,7 +72,7 @@ def test_chunked_scoring_matches_unchunked():
 
 def test_attention_fast_paths_match_reference():
     """Fused self-attention and folded shared-context cross-attention equal the plain computation."""
-    from simdist.nn import MultiHeadAttention
+    from simdist.model.nn import MultiHeadAttention
 
     torch.manual_seed(0)
     mha = MultiHeadAttention(16, 4).eval()

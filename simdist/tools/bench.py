@@ -15,7 +15,7 @@ Sections (``--sections``, all by default):
 * ``train``: pretraining of each task's preset at its recipes' batch size (``--train-presets``; every task
   that declares ``pretrain_batch``) and finetuning (dynamics only, batch 32): ``WorldModelLoss`` + backward + Adam on
   random batches, windows/s of each training variant (today's window path, chunks of consecutive windows
-  encoded once, bf16, compiled: :mod:`simdist.tools.bench_train`), FLOP per window and the machine's
+  encoded once, bf16, compiled: :mod:`simdist.benchmarking.training`), FLOP per window and the machine's
   matrix-product rate.
 
 Planner settings are the presets the planners declare (:func:`simdist.planning.planner_preset`). ``--compile``
@@ -45,7 +45,7 @@ from typing import Any
 import torch
 
 from simdist.arguments import DeprecatedAlias, nonnegative_int, positive_int, tool_parser
-from simdist.benchmarking import (  # noqa: F401  (PeakMemory, num_threads, summarize: part of this tool's API)
+from simdist.benchmarking.measure import (  # noqa: F401  (PeakMemory, num_threads, summarize: part of this tool's API)
     PeakMemory,
     load_average,
     machine_info,
@@ -55,9 +55,9 @@ from simdist.benchmarking import (  # noqa: F401  (PeakMemory, num_threads, summ
     summarize,
     time_calls,
 )
+from simdist.benchmarking.training import DEFAULT_VARIANTS, bench_presets, parse_variant
 from simdist.planning.base import planner_preset
 from simdist.tasks import add_task_argument, default_task, pretrain_presets, task_class
-from simdist.tools.bench_train import DEFAULT_VARIANTS, bench_presets, parse_variant
 
 SECTIONS = ("mppi", "naive", "realtime", "envs", "train")
 
@@ -72,7 +72,7 @@ def imagine_flops(wm: Any, samples: int = 4, last_value_only: bool = False) -> f
     """
     from torch.utils.flop_counter import FlopCounterMode
 
-    from simdist.nn import MultiHeadAttention
+    from simdist.model.nn import MultiHeadAttention
 
     attention = [0]
 

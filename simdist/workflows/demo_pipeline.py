@@ -1,6 +1,6 @@
 """``simdist demo [--task NAME] ...``: one pipeline for every task's end-to-end demo.
 
-(optionally) pretrain a world model → :class:`~simdist.adaptation.AdaptationLoop` on the schedule ``[0, budget]``:
+(optionally) pretrain a world model → :class:`~simdist.workflows.adaptation.AdaptationLoop` on the schedule ``[0, budget]``:
 the zero-shot stage, real data logged with its planner, the dynamics finetuned, the adapted stage → ``results.json``
 and ``results.md`` (each evaluation's mean, 95 % interval and trial count, and whether the intervals overlap),
 ``progress.png`` (zero-shot vs adapted bars, each with its 95 % interval), the loop's ``curve.json``/``curve.png``,
@@ -9,7 +9,7 @@ and ``results.md`` (each evaluation's mean, 95 % interval and trial count, and w
 Every task takes the same options (:func:`demo_parser`; ``simdist demo`` parses them, :mod:`simdist.tools.demo`).
 What differs between tasks is a :class:`DemoHook`, which a task names with ``Task.demo_hook``: its defaults
 (profile, model, budgets, ``--quick``), its pretraining (for a task whose demo starts from nothing), its loop (an
-:class:`~simdist.adaptation.AdaptationLoop` subclass that may collect, finetune or evaluate its own way), its
+:class:`~simdist.workflows.adaptation.AdaptationLoop` subclass that may collect, finetune or evaluate its own way), its
 results, table and plot bars, its videos, and the dataclass of its own settings, set with ``--option KEY=VALUE``
 (the experiments' levers). A task without a hook runs the generic one: its ``--model`` adapted by the plain loop.
 """
@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from simdist.arguments import add_mppi_arguments, positive_float, positive_int, tool_parser
 
 if TYPE_CHECKING:
-    from simdist.adaptation import AdaptationLoop, AdaptConfig
     from simdist.tasks import Task
+    from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
 
 #: the loop's own entries of a demo folder (``--out``): a hook that does not resume removes them first
 LOOP_ENTRIES = ("state.json", "heldout-data", "real-data", "stages", "curve.json", "curve.png", "lightning", "live")
@@ -87,7 +87,7 @@ class Panel:
 
 class DemoHook:
     """What a task's demo does its own way; every method has the generic behaviour (the task's ``--model``
-    adapted by the plain :class:`~simdist.adaptation.AdaptationLoop`). One instance per run."""
+    adapted by the plain :class:`~simdist.workflows.adaptation.AdaptationLoop`). One instance per run."""
 
     #: the defaults of the common options (and, :meth:`defaults`, those of ``--quick``)
     DEFAULTS: ClassVar[DemoDefaults] = DemoDefaults(real=None, real_episodes=16)
@@ -139,7 +139,7 @@ class DemoHook:
 
     def adapt_config(self, args: argparse.Namespace) -> AdaptConfig:
         """The loop's schedule ``[0, budget]`` and budgets from the common options."""
-        from simdist.adaptation import AdaptConfig
+        from simdist.workflows.adaptation import AdaptConfig
 
         unit, amount = ("minutes", float(args.minutes)) if args.minutes is not None else \
             ("episodes", float(args.real_episodes))
@@ -158,8 +158,8 @@ class DemoHook:
 
     def make_loop(self, model: str, task: Task, out: Path, cfg: AdaptConfig, **kwargs: Any) -> AdaptationLoop:
         """The loop (``kwargs``: ``progress``, ``log``, ``base``); a hook may return a subclass that collects,
-        finetunes or evaluates its own way (:meth:`~simdist.adaptation.AdaptationLoop.evaluate_stage`, ...)."""
-        from simdist.adaptation import AdaptationLoop
+        finetunes or evaluates its own way (:meth:`~simdist.workflows.adaptation.AdaptationLoop.evaluate_stage`, ...)."""
+        from simdist.workflows.adaptation import AdaptationLoop
 
         return AdaptationLoop(model, task, out, cfg, **kwargs)
 
@@ -169,7 +169,7 @@ class DemoHook:
     # -- outputs ----------------------------------------------------------------------------------
     def results(self, args: argparse.Namespace, loop: AdaptationLoop, curve: dict[str, Any]) -> dict[str, Any]:
         """The numbers of ``results.json``: per side the metric's mean, 95 % interval and trial count."""
-        from simdist.evaluation import EvaluationResult, compare
+        from simdist.workflows.evaluation import EvaluationResult, compare
 
         zero, adapted = loop.state["stages"][:2]
         estimates = {key: EvaluationResult.from_dict(s["eval"]).estimate() for key, s in
