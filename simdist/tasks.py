@@ -239,10 +239,11 @@ class Task(abc.ABC):
         raise TaskError(f"task {self.task_name!r} has no data generator")
 
     #: modules whose ``main(argv)`` runs ``simdist demo --task NAME`` / ``simdist train-expert --task NAME`` (a
-    #: demo module is a task's own demo; tasks without one run the demo pipeline, :mod:`simdist.workflows.demo_pipeline`)
+    #: demo module is a task's own demo; tasks without one run the demo pipeline,
+    #: :mod:`simdist.workflows.demo_pipeline`)
     demo_module: ClassVar[str | None] = None
-    #: ``"module:Class"`` of this task's :class:`~simdist.workflows.demo_pipeline.DemoHook` (what its demo does its own way:
-    #: defaults, pretraining, loop, results, videos); None: the generic hook
+    #: ``"module:Class"`` of this task's :class:`~simdist.workflows.demo_pipeline.DemoHook` (what its demo does its
+    #: own way:     #: defaults, pretraining, loop, results, videos); None: the generic hook
     demo_hook: ClassVar[str | None] = None
     train_expert_module: ClassVar[str | None] = None
 

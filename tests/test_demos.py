@@ -1,4 +1,5 @@
-"""Demonstrations (``simdist.workflows.demos.record_demos``, ``simdist demos``): the toy PD expert on the real profile."""
+"""Demonstrations (``simdist.workflows.demos.record_demos``, ``simdist demos``): the toy PD expert on the real
+profile."""
 
 from __future__ import annotations
 

@@ -20,7 +20,8 @@ One module per job; this package only re-exports their public names, loading eac
 * :mod:`simdist.hub.push`: ``push_to_hub`` and the upload helpers.
 
 Two names are kept here for existing callers and load from outside the hub: ``render_model_card`` (the world
-model's card, :mod:`simdist.model.model_card`) and ``push_folder`` (publishing a zoo folder, :mod:`simdist.zoo.publish`).
+model's card, :mod:`simdist.model.model_card`) and ``push_folder`` (publishing a zoo folder,
+:mod:`simdist.zoo.publish`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The world model's model card (``README.md``, rendered from the Jinja template ``simdist/templates/model_card.md``)
 and the parts of its folder besides the weights: the portable config and ``train_config.yaml``'s text.
 
-The world model hands them to the hub's writer as extra files (:meth:`simdist.model.world_model.WorldModel.save_pretrained`).
+The world model hands them to the hub's writer as extra files
+(:meth:`simdist.model.world_model.WorldModel.save_pretrained`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``simdist diagnose --model ID --data DIR``: does a world model use the future actions? (:mod:`simdist.diagnostics.action_information`)
+"""``simdist diagnose --model ID --data DIR``: does a world model use the future actions?
+(:mod:`simdist.diagnostics.action_information`)
 
 Scores held-out windows of a dataset folder with their true future actions and with another window's: the
 latent-consistency error per horizon step with both, how far the predicted latents and returns move, and the

@@ -547,7 +547,8 @@ class AdaptationLoop:
 
     def evaluate_stage(self, model: Agent, k: int, path: str) -> Any:
         """Stage ``k``'s evaluation of ``model`` (saved at ``path``; stage 0: the model id) on the task's
-        protocol: an :class:`~simdist.workflows.evaluation.EvaluationResult` (a hook: a demo may evaluate its own way)."""
+        protocol: an :class:`~simdist.workflows.evaluation.EvaluationResult` (a hook: a demo may evaluate its own
+        way)."""
         cfg = self.cfg
         if cfg.eval_workers == 1:
             return self.task.evaluate(self.planner(model, cfg.seed + 1), cfg.episodes_per_eval, cfg.seed + 1,

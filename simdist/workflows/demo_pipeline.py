@@ -1,6 +1,7 @@
 """``simdist demo [--task NAME] ...``: one pipeline for every task's end-to-end demo.
 
-(optionally) pretrain a world model → :class:`~simdist.workflows.adaptation.AdaptationLoop` on the schedule ``[0, budget]``:
+(optionally) pretrain a world model → :class:`~simdist.workflows.adaptation.AdaptationLoop` on the schedule
+``[0, budget]``:
 the zero-shot stage, real data logged with its planner, the dynamics finetuned, the adapted stage → ``results.json``
 and ``results.md`` (each evaluation's mean, 95 % interval and trial count, and whether the intervals overlap),
 ``progress.png`` (zero-shot vs adapted bars, each with its 95 % interval), the loop's ``curve.json``/``curve.png``,
@@ -158,7 +159,8 @@ class DemoHook:
 
     def make_loop(self, model: str, task: Task, out: Path, cfg: AdaptConfig, **kwargs: Any) -> AdaptationLoop:
         """The loop (``kwargs``: ``progress``, ``log``, ``base``); a hook may return a subclass that collects,
-        finetunes or evaluates its own way (:meth:`~simdist.workflows.adaptation.AdaptationLoop.evaluate_stage`, ...)."""
+        finetunes or evaluates its own way
+        (:meth:`~simdist.workflows.adaptation.AdaptationLoop.evaluate_stage`, ...)."""
         from simdist.workflows.adaptation import AdaptationLoop
 
         return AdaptationLoop(model, task, out, cfg, **kwargs)

@@ -82,8 +82,9 @@ class SimDistAgent(Agent):
                  lr: float = FINETUNE.lr, warmup_steps: int = FINETUNE.warmup_steps, obs_noise: Any = None,
                  loss_weights: dict[str, float] | None = None, progress: bool = False) -> SimDistAgent:
         """Finetune a copy on the dataset folder ``data`` (``front_pad`` = the model's history, no held-out
-        split) under ``freeze`` (a :class:`~simdist.model.freeze.FreezePolicy`, or text parsed here); the defaults and
-        the schedule (warm-up over ``warmup_steps``, decay to ``lr / 2``) are :class:`~simdist.model.freeze.FinetuneConfig`'s.
+        split) under ``freeze`` (a :class:`~simdist.model.freeze.FreezePolicy`, or text parsed here); the defaults
+        and the schedule (warm-up over ``warmup_steps``, decay to ``lr / 2``) are
+        :class:`~simdist.model.freeze.FinetuneConfig`'s.
         ``loss_weights`` None: those of the policy (:meth:`~simdist.model.freeze.FreezePolicy.loss_weights`)."""
         from simdist.data import TrajectoryDataModule
         from simdist.training import FinetuneModule

@@ -1,6 +1,7 @@
 """``simdist demo --task go2``: the Go2 demo, zero-shot vs adapted MPPI planning on a proxy-real course.
 
-The demo pipeline every task's demo runs (:mod:`simdist.workflows.demo_pipeline`) with the Go2's hook (:class:`Go2Demo`):
+The demo pipeline every task's demo runs (:mod:`simdist.workflows.demo_pipeline`) with the Go2's hook
+(:class:`Go2Demo`):
 loads a pretrained Go2 world model (``--model``: a Hub id such as the zoo's ``simdist/go2-slope``, or a folder)
 and runs :class:`~simdist.workflows.adaptation.AdaptationLoop` (:class:`DemoLoop`, phase lines with an ETA) on a reality
 profile (``--real``) with the schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI

@@ -1,4 +1,5 @@
-"""Cloned ``toy-reach`` states and the true returns of open-loop candidates from them (:mod:`simdist.diagnostics.mechanism`).
+"""Cloned ``toy-reach`` states and the true returns of open-loop candidates from them
+(:mod:`simdist.diagnostics.mechanism`).
 
 A snapshot copies each env's MuJoCo integration state (``mj_getState(mjSTATE_INTEGRATION)``: time, position,
 velocity, controls, the solver's warm start), the per-env model fields the env randomises (puck mass and

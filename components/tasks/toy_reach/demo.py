@@ -6,13 +6,13 @@ epochs, where dynamics-only adaptation beats zero-shot (docs/plan-ranking.md).
 
 It runs the demo pipeline every task's demo runs (:mod:`simdist.workflows.demo_pipeline`) with the toy's hook
 (:class:`ToyDemo`): generate sim data (expert + sub-optimal mixture + perturbation windows) → pretrain the world
-model → :class:`~simdist.workflows.adaptation.AdaptationLoop` (:class:`ToyLoop`): plan with MPPI in sim and on a proxy-real
-profile (``--real``: a built-in name or a YAML file) → log real episodes → finetune the dynamics only → plan
+model → :class:`~simdist.workflows.adaptation.AdaptationLoop` (:class:`ToyLoop`): plan with MPPI in sim and on a
+proxy-real profile (``--real``: a built-in name or a YAML file) → log real episodes → finetune the dynamics only → plan
 again. Writes ``results.json``, ``results.md`` and ``progress.png`` (each bar with its 95 % interval); with the
-``ranking`` option the plan-ranking diagnostic (:mod:`simdist.diagnostics.mechanism`) of both models on the profile and of the
-pretrained one in simulation, and the action-information diagnostic (:mod:`simdist.diagnostics.action_information`) on fresh
-simulation windows, go into ``results.json`` too. The levers of the toy's experiments (:class:`ToyOptions`) are
-``--option KEY=VALUE`` settings; ``python -m results.toy.levers`` takes them as the flags docs/plan-ranking.md uses.
+``ranking`` option the plan-ranking diagnostic (:mod:`simdist.diagnostics.mechanism`) of both models on the profile
+and of the pretrained one in simulation, and the action-information diagnostic
+(:mod:`simdist.diagnostics.action_information`) on fresh simulation windows, go into ``results.json`` too. The
+levers of the toy's experiments (:class:`ToyOptions`) are ``--option KEY=VALUE`` settings; ``python -m results.toy.levers`` takes them as the flags docs/plan-ranking.md uses.
 """
 
 from __future__ import annotations
@@ -254,8 +254,8 @@ def _evaluate(planner: Any, variant: Any, episodes: int, num_envs: int, seed: in
 
 
 class ToyDemo(DemoHook):
-    """The toy's hook into the demo pipeline (:mod:`simdist.workflows.demo_pipeline`): its defaults (the ``lag`` profile,
-    :class:`ToyScale`'s budgets), its own pretraining (stages 1-2), its loop (:class:`ToyLoop`), its settings
+    """The toy's hook into the demo pipeline (:mod:`simdist.workflows.demo_pipeline`): its defaults (the ``lag``
+    profile, :class:`ToyScale`'s budgets), its own pretraining (stages 1-2), its loop (:class:`ToyLoop`), its settings
     (``--option KEY=VALUE``: :class:`ToyOptions`) and its results (returns and final distances in simulation,
     zero-shot and adapted on the profile, and the held-out consistency). ``scale``: the scale whose pretraining
     budget (and whose defaults) the run takes (None: :class:`ToyScale`'s, ``--quick``: :data:`QUICK`'s)."""
@@ -448,8 +448,8 @@ class ToyDemo(DemoHook):
 
 
 class ToyLoop(AdaptationLoop):
-    """:class:`~simdist.workflows.adaptation.AdaptationLoop` on the toy's schedule ``[0, real_episodes]``: every planner is
-    the demo's MPPI (:data:`SCORE_CHUNK`, the ``disagreement`` penalty); the zero-shot stage also plans in
+    """:class:`~simdist.workflows.adaptation.AdaptationLoop` on the toy's schedule ``[0, real_episodes]``: every
+    planner is the demo's MPPI (:data:`SCORE_CHUNK`, the ``disagreement`` penalty); the zero-shot stage also plans in
     simulation; the held-out set comes from rounds of seed + 4 (:func:`_heldout_episodes`); the real data is one
     rollout of seed + 3 with the ``explore`` noise; finetuning follows the toy's schedule with ``anchor`` and
     ``sim_mix``; both stages are evaluated on the profile with seed + 2. The adapted model is ``OUT/toy-real``."""
