@@ -12,7 +12,8 @@ again. Writes ``results.json``, ``results.md`` and ``progress.png`` (each bar wi
 ``ranking`` option the plan-ranking diagnostic (:mod:`simdist.diagnostics.mechanism`) of both models on the profile
 and of the pretrained one in simulation, and the action-information diagnostic
 (:mod:`simdist.diagnostics.action_information`) on fresh simulation windows, go into ``results.json`` too. The
-levers of the toy's experiments (:class:`ToyOptions`) are ``--option KEY=VALUE`` settings; ``python -m results.toy.levers`` takes them as the flags docs/plan-ranking.md uses.
+levers of the toy's experiments (:class:`ToyOptions`) are ``--option KEY=VALUE`` settings; ``python -m
+results.toy.levers`` takes them as the flags docs/plan-ranking.md uses.
 """
 
 from __future__ import annotations
