@@ -56,11 +56,12 @@ class Go2Demo(DemoHook):
     straight-walk protocol's results and the rollout videos."""
 
     DEFAULTS = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-slope", out="outputs/go2-demo",
-                            trials=DEMO_TRIALS, envs=16, minutes=4.0, epochs=3, windows_per_epoch=6_000,
-                            batch_size=32, lr=2e-4, heldout_episodes=4, video=True, progress=False)
-    QUICK = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-slope", out="outputs/go2-demo", trials=2,
-                         envs=8, minutes=0.5, epochs=1, windows_per_epoch=1_000, batch_size=32, lr=2e-4,
-                         heldout_episodes=2, video=False, progress=False)
+                            minutes=4.0, video=True, progress=False,
+                            loop=AdaptConfig(episodes_per_eval=DEMO_TRIALS, num_envs=16))  # the loop's budgets
+    QUICK = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-slope", out="outputs/go2-demo", minutes=0.5,
+                         video=False, progress=False,
+                         loop=AdaptConfig(episodes_per_eval=2, num_envs=8, epochs=1, windows_per_epoch=1_000,
+                                          heldout_episodes=2))
     planner_preset = "realtime"  # the real-time preset (simdist.components.planners.presets)
     can_render = True
     markers = DEMO_MARKERS

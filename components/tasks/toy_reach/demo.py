@@ -177,10 +177,12 @@ TEST = ToyScale(sim_transitions=3_000, pretrain_epochs=1, windows_per_epoch=2_00
 
 def scale_defaults(scale: ToyScale) -> DemoDefaults:
     """The demo options' defaults of a :class:`ToyScale` (its pretraining budget is not an option)."""
-    return DemoDefaults(real="lag", out="outputs/toy-demo", trials=scale.eval_episodes, envs=scale.num_envs,
-                        num_samples=scale.samples, iterations=scale.iterations, real_episodes=scale.real_episodes,
-                        epochs=scale.finetune_epochs, windows_per_epoch=scale.finetune_windows_per_epoch,
-                        batch_size=32, lr=2e-4, heldout_episodes=scale.heldout_episodes, progress=True)
+    return DemoDefaults(real="lag", out="outputs/toy-demo", real_episodes=scale.real_episodes, progress=True,
+                        loop=AdaptConfig(episodes_per_eval=scale.eval_episodes, num_envs=scale.num_envs,
+                                         num_samples=scale.samples, iterations=scale.iterations,
+                                         epochs=scale.finetune_epochs,
+                                         windows_per_epoch=scale.finetune_windows_per_epoch,
+                                         heldout_episodes=scale.heldout_episodes))
 
 
 def check_pretrained(folder: str | Path | None, ensemble: int | None = None) -> None:
