@@ -1,9 +1,9 @@
 """Registered freeze policies: ``all`` (pretraining), ``dynamics_only`` (SimDist's finetuning) and ``heads_only``.
-A comma-separated list of component names is a policy too (:meth:`simdist.freeze.FreezePolicy.parse`)."""
+A comma-separated list of component names is a policy too (:meth:`simdist.model.freeze.FreezePolicy.parse`)."""
 
 from __future__ import annotations
 
-from simdist.freeze import ALL, FreezePolicy
+from simdist.model.freeze import ALL, FreezePolicy
 from simdist.registry import register
 
 

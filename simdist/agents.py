@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from torch import Tensor
 
-from simdist.config import AGENT_TYPE_KEY, WORLD_MODEL_AGENT_TYPE
-from simdist.freeze import FINETUNE
 from simdist.fsutil import read_json_object
+from simdist.model.config import AGENT_TYPE_KEY, WORLD_MODEL_AGENT_TYPE
+from simdist.model.freeze import FINETUNE
 from simdist.registry import RegistryError, get, list_components
 
 if TYPE_CHECKING:
-    from simdist.freeze import FreezePolicy
     from simdist.hub.resolve import ModelSource
+    from simdist.model.freeze import FreezePolicy
     from simdist.tasks import Task
 
 #: the type of folders written before agents existed: a world model's (``config.json``'s key: ``AGENT_TYPE_KEY``)
@@ -68,8 +68,8 @@ class Agent(abc.ABC):
     def check_freeze(self, freeze: FreezePolicy | str) -> None:
         """A ValueError naming ``freeze`` when :meth:`finetune` refuses that freeze policy (the adaptation loop asks
         before any work, with the policy it parsed from its config); the default accepts every policy (text is
-        parsed with :meth:`~simdist.freeze.FreezePolicy.parse`, which refuses what is not one)."""
-        from simdist.freeze import FreezePolicy
+        parsed with :meth:`~simdist.model.freeze.FreezePolicy.parse`, which refuses what is not one)."""
+        from simdist.model.freeze import FreezePolicy
 
         FreezePolicy.parse(freeze)
 
@@ -85,8 +85,8 @@ class Agent(abc.ABC):
     def finetune(self, data: str | Path, *, freeze: FreezePolicy | str = FINETUNE.freeze, out: str | Path | None = None,
                  seed: int = 0, **settings: Any) -> Agent:
         """A copy finetuned on the episodes of the dataset folder ``data`` (trajectory schema) with the parts
-        the freeze policy ``freeze`` (a :class:`~simdist.freeze.FreezePolicy`, or text parsed here) leaves
-        trainable; ``out`` holds training logs and checkpoints. Defaults: :data:`simdist.freeze.FINETUNE`."""
+        the freeze policy ``freeze`` (a :class:`~simdist.model.freeze.FreezePolicy`, or text parsed here) leaves
+        trainable; ``out`` holds training logs and checkpoints. Defaults: :data:`simdist.model.freeze.FINETUNE`."""
 
     @abc.abstractmethod
     def save_pretrained(self, folder: str | Path, **kwargs: Any) -> Path:
@@ -146,9 +146,9 @@ def open_agent_folder(name_or_path: str | Path, agent_type: str, hub: dict[str, 
     """The folder, source and ``config.json`` of a saved ``agent_type`` agent (a folder or Hub id; ``hub``: the
     resolver's ``revision``, ``cache_dir``, ``local_files_only``, ``token``, anything else a TypeError naming
     ``who``). FileNotFoundError without ``config.json`` or the weights; ConfigError for another agent type."""
-    from simdist.config import ConfigError
     from simdist.hub.files import CONFIG_NAME
     from simdist.hub.load import open_folder
+    from simdist.model.config import ConfigError
 
     unknown = sorted(set(hub) - set(HUB_KEYS))
     if unknown:
@@ -171,7 +171,7 @@ def load_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
     folder, _ = resolve_folder(name_or_path, **{k: kwargs[k] for k in HUB_KEYS if k in kwargs})
     if not (folder / CONFIG_NAME).is_file():
         raise FileNotFoundError(f"{name_or_path}: no {CONFIG_NAME} in {folder}")
-    from simdist.config import config_file
+    from simdist.model.config import config_file
 
     with config_file(folder / CONFIG_NAME):
         cls = agent_class(read_agent_type(folder / CONFIG_NAME))

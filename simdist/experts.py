@@ -18,6 +18,7 @@ untrained network of the paper.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -262,6 +263,30 @@ def select_iterations(available: Sequence[int], requested: Sequence[int], expert
         else:
             chosen[int(r)] = min(below, key=lambda a: (abs(a - r), a))
     return expert_it, chosen, skipped
+
+
+def add_export_arguments(parser: argparse.ArgumentParser, *, save_interval: int, suboptimal_default: str,
+                         seed: int = 42) -> None:
+    """The options every PPO expert trainer (``simdist train-expert``) takes to checkpoint and export its expert set:
+    ``--save-interval``, ``--seed``, ``--export``, ``--suboptimal``, ``--expert``; each task passes its defaults
+    (``suboptimal_default``: what the ladder is without ``--suboptimal``, for the help). :func:`export_request` reads
+    them back."""
+    from simdist.arguments import positive_int
+
+    parser.add_argument("--save-interval", type=positive_int, default=save_interval,
+                        help="checkpoint every this many iterations (the sub-optimal ladder picks from them)")
+    parser.add_argument("--seed", type=int, default=seed)
+    parser.add_argument("--export", default=None, metavar="DIR", help="export the expert set here afterwards")
+    parser.add_argument("--suboptimal", default=None,
+                        help=f"comma-separated iterations of the sub-optimal ladder (default: {suboptimal_default})")
+    parser.add_argument("--expert", default="latest", help="expert iteration (default: the newest)")
+
+
+def export_request(args: argparse.Namespace) -> tuple[tuple[int, ...] | None, int | str]:
+    """The sub-optimal iterations (None: the task's default ladder) and the expert iteration (``"latest"``) the
+    options of :func:`add_export_arguments` ask for."""
+    iterations = tuple(int(s) for s in args.suboptimal.split(",")) if args.suboptimal else None
+    return iterations, args.expert if args.expert == "latest" else int(args.expert)
 
 
 def export_expert_set(log_dir: PathLike, out_dir: PathLike, iterations: Sequence[int] = PAPER_ITERATIONS,

@@ -9,7 +9,7 @@
 ``Settings.from_dict(data)`` refuses unknown keys; every field is checked against its type (an ``int`` field takes
 integers only: 1.5 and true are refused, not rounded; a ``float`` field takes finite numbers; ``X | None`` also
 takes null) and its bounds. Errors are :class:`SettingError` (a ``ValueError`` with the ``key``), which
-:func:`simdist.config.config_file` prefixes with the file it came from.
+:func:`simdist.model.config.config_file` prefixes with the file it came from.
 """
 
 from __future__ import annotations

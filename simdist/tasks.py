@@ -31,9 +31,9 @@ import numpy as np
 
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.errors import InputError
-from simdist.evaluation import EvaluationResult
 from simdist.profiles import ProfileSchema, builtin_names, load_profile_data
 from simdist.registry import create, get, list_components, list_families, registered_name
+from simdist.workflows.evaluation import EvaluationResult
 
 logger = logging.getLogger(__name__)
 
@@ -158,18 +158,18 @@ class Task(abc.ABC):
         A task returns ``(trials, seed)`` pairs such that the results of ``evaluate(agent, t, s)`` for each pair,
         concatenated in order (:meth:`EvaluationResult.concat`), equal ``evaluate(agent, trials, seed)`` for the
         same ``num_envs``: each pass builds its own env and reseeds the agent, so it depends on its own
-        arguments only. :func:`simdist.parallel.evaluate_in_workers` (``simdist evaluate --workers N``) runs
+        arguments only. :func:`simdist.workflows.parallel.evaluate_in_workers` (``simdist evaluate --workers N``) runs
         the passes in worker processes."""
         return None
 
     @abc.abstractmethod
     def success(self, result: Any) -> np.ndarray:
-        """Per finished episode of a :class:`~simdist.rollout.RolloutResult`: did it succeed?"""
+        """Per finished episode of a :class:`~simdist.workflows.rollout.RolloutResult`: did it succeed?"""
 
     def collect(self, agent: Any, episodes: int, num_envs: int, seed: int, first_episode_id: int = 0
                 ) -> tuple[list[Episode], np.ndarray]:
         """Roll ``agent`` on the real env for ``episodes`` logged episodes; returns them and success flags."""
-        from simdist.rollout import rollout
+        from simdist.workflows.rollout import rollout
 
         env = self.make_env(num_envs, seed, real=True)
         try:
@@ -196,7 +196,7 @@ class Task(abc.ABC):
         task = self if isinstance(profile, str) and profile == "default" else type(self)(profile=profile)  # type: ignore[call-arg]
         return TaskGymEnv(task, seed=seed, real=real, flatten=flatten, render_mode=render_mode)
 
-    # -- cloned states (the planner-ranking analysis, :mod:`simdist.mechanism`) ---------------------------
+    # -- cloned states (the planner-ranking analysis, :mod:`simdist.diagnostics.mechanism`) ---------------------------
     def snapshot_states(self, env: Any, rows: np.ndarray) -> Any:
         """Copies of the full simulation state of ``env``'s rows, for :meth:`true_returns` (tasks whose envs
         can be cloned implement it)."""
@@ -239,17 +239,18 @@ class Task(abc.ABC):
         raise TaskError(f"task {self.task_name!r} has no data generator")
 
     #: modules whose ``main(argv)`` runs ``simdist demo --task NAME`` / ``simdist train-expert --task NAME`` (a
-    #: demo module is a task's own demo; tasks without one run the demo pipeline, :mod:`simdist.demo_pipeline`)
+    #: demo module is a task's own demo; tasks without one run the demo pipeline,
+    #: :mod:`simdist.workflows.demo_pipeline`)
     demo_module: ClassVar[str | None] = None
-    #: ``"module:Class"`` of this task's :class:`~simdist.demo_pipeline.DemoHook` (what its demo does its own way:
-    #: defaults, pretraining, loop, results, videos); None: the generic hook
+    #: ``"module:Class"`` of this task's :class:`~simdist.workflows.demo_pipeline.DemoHook` (what its demo does its
+    #: own way:     #: defaults, pretraining, loop, results, videos); None: the generic hook
     demo_hook: ClassVar[str | None] = None
     train_expert_module: ClassVar[str | None] = None
 
     @classmethod
     def demo(cls, argv: Sequence[str]) -> int:
         """``simdist demo --task NAME ...`` of a task with its own ``demo_module`` (the others run the demo
-        pipeline, :mod:`simdist.demo_pipeline`, with their :attr:`demo_hook`)."""
+        pipeline, :mod:`simdist.workflows.demo_pipeline`, with their :attr:`demo_hook`)."""
         return cls._tool(cls.demo_module, "demo", argv)
 
     @classmethod

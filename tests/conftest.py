@@ -43,13 +43,13 @@ from huggingface_hub import CommitInfo, RepoUrl, constants  # noqa: E402
 from huggingface_hub.utils import DEFAULT_IGNORE_PATTERNS, filter_repo_objects  # noqa: E402
 
 if TYPE_CHECKING:
-    from simdist.config import WorldModelConfig
-    from simdist.world_model import WorldModel
+    from simdist.model.config import WorldModelConfig
+    from simdist.model.world_model import WorldModel
 
 
 def tiny_config(**overrides: Any) -> WorldModelConfig:
     """A WorldModelConfig small enough to build, save and load in milliseconds."""
-    from simdist.config import WorldModelConfig
+    from simdist.model.config import WorldModelConfig
     mlp = {"name": "mlp", "kwargs": {"hidden": [32]}}
     cfg = WorldModelConfig(
         obs_spec={"state": [4]}, action_dim=2, command_dim=0, history=4, horizon=3, latent_dim=16,
@@ -92,7 +92,7 @@ def sim_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def tiny_world_model() -> WorldModel:
     """The tiny MLP model with seeded weights and non-trivial normaliser statistics."""
-    from simdist.world_model import WorldModel
+    from simdist.model.world_model import WorldModel
 
     torch.manual_seed(0)
     model = WorldModel(tiny_config())

@@ -575,8 +575,8 @@ def tiny_checkpoint(path: Path) -> Path:
     """A simdist checkpoint (world-model config and weights, as ``simdist fit`` stores them) of the toy preset."""
     import torch
 
+    from simdist.model.world_model import WorldModel
     from simdist.training.module import CKPT_CONFIG_KEY
-    from simdist.world_model import WorldModel
 
     torch.manual_seed(0)
     wm = WorldModel.from_preset("toy")

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from simdist.config import WorldModelConfig
+from simdist.model.config import WorldModelConfig
 
 
 def tiny_config(**overrides: Any) -> WorldModelConfig:

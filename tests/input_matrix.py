@@ -62,12 +62,12 @@ def _attr(module: str, name: str) -> Callable[[], tuple[Any, str]]:
 WORK: dict[str, Callable[[], tuple[Any, str]]] = {
     "generate": lambda: _task_method("generate"),
     "evaluate": lambda: _task_method("evaluate"),
-    "adapt": lambda: (__import__("simdist.adaptation", fromlist=["AdaptationLoop"]).AdaptationLoop, "run"),
-    "demos": _attr("simdist.demos", "record_demos"),
-    "export": lambda: (__import__("simdist.world_model", fromlist=["WorldModel"]).WorldModel, "save_pretrained"),
-    "diagnose": _attr("simdist.diagnostics", "action_information"),
-    "mechanism": _attr("simdist.mechanism", "run_mechanism"),
-    "demo": _attr("simdist.demo_pipeline", "run_demo"),
+    "adapt": lambda: (__import__("simdist.workflows.adaptation", fromlist=["AdaptationLoop"]).AdaptationLoop, "run"),
+    "demos": _attr("simdist.workflows.demos", "record_demos"),
+    "export": lambda: (__import__("simdist.model.world_model", fromlist=["WorldModel"]).WorldModel, "save_pretrained"),
+    "diagnose": _attr("simdist.diagnostics.action_information", "action_information"),
+    "mechanism": _attr("simdist.diagnostics.mechanism", "run_mechanism"),
+    "demo": _attr("simdist.workflows.demo_pipeline", "run_demo"),
 }
 
 #: command → a valid command line ({model}, {data}, {ckpt}, {work}: the fixtures and the working folder)
@@ -190,7 +190,7 @@ def _dataclass_hints(parser: argparse.ArgumentParser) -> dict[str, Any]:
     import jsonargparse
 
     if isinstance(parser, jsonargparse.ArgumentParser):
-        from simdist.adaptation import AdaptConfig
+        from simdist.workflows.adaptation import AdaptConfig
 
         return typing.get_type_hints(AdaptConfig)
     return {}
@@ -288,8 +288,8 @@ def build_inputs(root: Path, fx: Any) -> dict[str, str]:
     """The placeholders: fixtures (``fx``: tests/reliability_cases.Fixtures) and bad paths, under ``root``."""
     import torch
 
+    from simdist.model.world_model import WorldModel
     from simdist.training.module import CKPT_CONFIG_KEY
-    from simdist.world_model import WorldModel
 
     work = root / "work"
     work.mkdir(parents=True, exist_ok=True)

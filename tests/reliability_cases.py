@@ -43,7 +43,7 @@ def build_fixtures(root: Path) -> Fixtures:
     from helpers import toy_world_model, untrained_agents
 
     from simdist.components.tasks.toy_reach import generate_toy_dataset
-    from simdist.world_model import WorldModel
+    from simdist.model.world_model import WorldModel
 
     root.mkdir(parents=True, exist_ok=True)
     model, data = root / "toy-model", root / "toy-data"

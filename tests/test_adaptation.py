@@ -11,11 +11,11 @@ import pytest
 import torch
 
 from simdist import FreezePolicy, WorldModel
-from simdist.adaptation import AdaptationLoop, AdaptConfig, roc_auc
 from simdist.components.tasks.go2 import Go2Task
 from simdist.components.tasks.toy_reach import ToyReachTask as ToyTask
-from simdist.rollout import RolloutResult
 from simdist.tasks import make_task
+from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig, roc_auc
+from simdist.workflows.rollout import RolloutResult
 
 SCHEDULE = [0.0, 0.15]  # minutes at 10 Hz: 90 steps, two 60-step episodes
 
@@ -239,11 +239,11 @@ def test_resume_refuses_other_weights_behind_the_same_model_id(toy_model: str, t
 
 def test_episode_value_score_reads_the_value_of_the_episodes_end(toy_model: str, tmp_path: Path) -> None:
     """The loop's score is the horizon-end (bootstrap) value of the last window, the one reaching the end."""
-    from simdist.adaptation import episode_value_score, value_trace
     from simdist.components.tasks.toy_reach import generate_toy_dataset
     from simdist.data import Episode, iter_episodes
     from simdist.data.windows import gather_windows, window_starts
     from simdist.training.evaluate import tensors_to_device
+    from simdist.workflows.adaptation import episode_value_score, value_trace
 
     generate_toy_dataset(str(tmp_path / "d"), transitions=300, seed=3, num_envs=2, critic_epochs=1)
     ep = next(iter(iter_episodes(str(tmp_path / "d"), shuffle_shards=False, split_by_node=False,

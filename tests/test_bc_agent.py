@@ -14,9 +14,9 @@ from safetensors.torch import load_file, save_file
 from simdist import WorldModel
 from simdist.agents import load_agent, read_agent_type
 from simdist.components.agents.bc import BCAgent, BCConfig, BCPolicy
-from simdist.config import ConfigError
 from simdist.data import EpisodeWriter, gather_windows, iter_episodes, load_spec, load_stats, window_starts
 from simdist.hub.load import CheckpointError
+from simdist.model.config import ConfigError
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 

@@ -9,6 +9,8 @@ import torch
 
 import simdist
 from simdist import WorldModel
+from simdist.benchmarking.measure import random_history, summarize
+from simdist.benchmarking.planning import imagine_flops
 from simdist.cli import main as cli_main
 from simdist.tools import bench
 
@@ -43,9 +45,9 @@ def test_bench_table(capsys):
 
 
 def test_summarize_percentiles():
-    s = bench.summarize([float(i) for i in range(1, 101)])
+    s = summarize([float(i) for i in range(1, 101)])
     assert s["median"] == 50.5 and s["p99"] == 99.0 and s["n"] == 100 and s["min"] == 1.0
-    assert bench.summarize([3.0])["p99"] == 3.0
+    assert summarize([3.0])["p99"] == 3.0
 
 
 def test_go2_flop_count_matches_formula():
@@ -55,14 +57,14 @@ def test_go2_flop_count_matches_formula():
     dyn = 2 * t * a * d + 2 * (2 * t * d * d * (6 + 2 * f) + 4 * t * t * d + 4 * t * n_ctx * d)
     enc = 2 * t * d * d * (4 + 2 * f) + 4 * t * t * d + 2 * t * d
     heads = 2 * t * (d + a + c) * d + enc + 2 * t * (d + c) * d + enc
-    assert bench.imagine_flops(wm) == pytest.approx(dyn + heads)
+    assert imagine_flops(wm) == pytest.approx(dyn + heads)
     assert 472 * 8 * (dyn + heads) / 1e9 == pytest.approx(47.0, abs=0.1)
 
 
 def test_chunked_scoring_matches_unchunked():
     torch.manual_seed(0)
     wm = WorldModel.from_preset("toy").eval()
-    hist = bench.random_history(wm, 3)
+    hist = random_history(wm, 3)
     kw = dict(num_samples=40, iterations=2, num_elites=8)
     whole = simdist.create("planner", "mppi", world_model=wm, score_chunk=10_000, **kw).plan(hist)
     chunked = simdist.create("planner", "mppi", world_model=wm, score_chunk=7, **kw).plan(hist)
@@ -72,7 +74,7 @@ def test_chunked_scoring_matches_unchunked():
 
 def test_attention_fast_paths_match_reference():
     """Fused self-attention and folded shared-context cross-attention equal the plain computation."""
-    from simdist.nn import MultiHeadAttention
+    from simdist.model.nn import MultiHeadAttention
 
     torch.manual_seed(0)
     mha = MultiHeadAttention(16, 4).eval()

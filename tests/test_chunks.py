@@ -12,7 +12,7 @@ from simdist.data import Episode, iter_episodes
 from simdist.data.chunks import ChunkCollate, chunk_at, chunk_starts
 from simdist.data.datamodule import TrajectoryDataModule, WindowDataset
 from simdist.data.windows import gather_windows, window_starts
-from simdist.losses import WorldModelLoss
+from simdist.model.losses import WorldModelLoss
 from tests.helpers import tiny_config, write_linear_dataset
 
 

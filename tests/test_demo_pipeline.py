@@ -1,4 +1,4 @@
-"""One demo pipeline (:mod:`simdist.demo_pipeline`): the toy's demo through it writes, for the same seed and
+"""One demo pipeline (:mod:`simdist.workflows.demo_pipeline`): the toy's demo through it writes, for the same seed and
 settings, the very ``results.json`` the toy's hand-built pipeline wrote before the move; every task takes the same
 options; the plot draws each bar's 95 % interval.
 
@@ -53,8 +53,8 @@ def test_a_task_without_a_hook_runs_the_generic_demo(tmp_path: Path) -> None:
     import json
 
     from simdist.components.tasks.toy_reach.task import ToyReachTask
-    from simdist.demo_pipeline import DemoHook
     from simdist.tools.demo import demo
+    from simdist.workflows.demo_pipeline import DemoHook
 
     run_toy_pipeline(tmp_path / "a", TEST, seed=0, progress=False, pretrain_only=True)
     argv = ["--model", str(tmp_path / "a" / "toy-sim"), "--real", "lag", "--real-episodes", "2", "--trials", "2",
@@ -78,8 +78,8 @@ def test_toy_demo_with_every_lever_writes_the_results_of_before_the_move(tmp_pat
 
 
 def _common_options(task: str) -> set[str]:
-    from simdist.demo_pipeline import DemoHook, demo_parser
     from simdist.tasks import task_class
+    from simdist.workflows.demo_pipeline import DemoHook, demo_parser
 
     class Bare(DemoHook):
         def add_arguments(self, parser: object) -> None:  # the options every task's demo takes, none of its own
@@ -91,7 +91,7 @@ def _common_options(task: str) -> set[str]:
 
 def test_every_task_takes_the_same_options() -> None:
     from simdist.components.tasks.go2.demo import Go2Demo
-    from simdist.demo_pipeline import demo_parser
+    from simdist.workflows.demo_pipeline import demo_parser
 
     common = _common_options("toy-reach")
     assert common == _common_options("go2")
@@ -128,7 +128,7 @@ def test_bad_demo_options_are_refused_in_one_line_before_any_work(argv: list[str
 
 def test_no_video_is_an_option_of_the_toy_demo_too() -> None:
     from simdist.components.tasks.toy_reach.demo import ToyDemo
-    from simdist.demo_pipeline import demo_parser, resolve
+    from simdist.workflows.demo_pipeline import demo_parser, resolve
 
     hook = ToyDemo()
     args = demo_parser(hook.task_cls, hook).parse_args(["--no-video", "--quick", "--option", "ensemble=2",
@@ -155,7 +155,7 @@ def test_the_plot_draws_each_bars_95_percent_interval(tmp_path: Path) -> None:
     from PIL import Image
 
     from simdist.components.tasks.toy_reach.demo import ToyDemo
-    from simdist.demo_pipeline import plot_panels
+    from simdist.workflows.demo_pipeline import plot_panels
 
     results = json.loads((GOLDEN / "c.json").read_text())
     hook = ToyDemo()

@@ -1,4 +1,5 @@
-"""Demonstrations (``simdist.demos.record_demos``, ``simdist demos``): the toy PD expert on the real profile."""
+"""Demonstrations (``simdist.workflows.demos.record_demos``, ``simdist demos``): the toy PD expert on the real
+profile."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from simdist import cli
 from simdist.components.tasks.toy_reach import PDPolicy, ToyReachTask
 from simdist.data import read_dataset_info
-from simdist.demos import DEMO_SOURCE, record_demos
+from simdist.workflows.demos import DEMO_SOURCE, record_demos
 from tests.helpers import episodes_of
 
 pytestmark = pytest.mark.usefixtures("single_thread")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from simdist.diagnostics import action_information, dataset_windows, derangement
+from simdist.diagnostics.action_information import action_information, dataset_windows, derangement
 
 
 def test_derangement_moves_every_window() -> None:

@@ -19,9 +19,9 @@ from simdist.components.agents.diffusion_policy.network import ConditionalUnet1D
 from simdist.components.agents.diffusion_policy.policy import ema_decay
 from simdist.components.agents.diffusion_policy.schedulers import inference_scheduler, training_scheduler
 from simdist.components.agents.diffusion_policy.windows import BatchStream, encode_windows, window_times
-from simdist.config import ConfigError
 from simdist.data import EpisodeWriter, load_spec
 from simdist.hub.load import CheckpointError
+from simdist.model.config import ConfigError
 from tests.helpers import episodes_of as episodes
 from tests.helpers import toy_world_model
 

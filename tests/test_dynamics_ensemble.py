@@ -11,9 +11,9 @@ import torch
 import simdist
 from simdist import FreezePolicy, WorldModel, WorldModelLoss
 from simdist.components.agents.simdist import SimDistAgent, SimDistAgentConfig
-from simdist.mechanism import VisitedStates, planner_disagreement, predicted_returns
+from simdist.diagnostics.mechanism import VisitedStates, planner_disagreement, predicted_returns
+from simdist.model.types import Imagination
 from simdist.planning import ObservationHistory, discounted_return, plan_score
-from simdist.types import Imagination
 from tests.helpers import random_batch
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -230,7 +230,7 @@ def test_planner_settings_round_trip_through_planner_json(tmp_path) -> None:
 
 
 def test_the_ranking_diagnostic_scores_with_each_agents_own_penalty() -> None:
-    from simdist.mechanism import MechanismConfig, run_mechanism, visit_states
+    from simdist.diagnostics.mechanism import MechanismConfig, run_mechanism, visit_states
     from simdist.tasks import make_task
 
     task = make_task("toy-reach", profile="real")

@@ -110,3 +110,25 @@ def test_export_set(ppo_run: tuple[Path, Any], tmp_path: Path) -> None:
     export_expert_set(run, out, iterations=(0,))  # re-export replaces the folder atomically
     assert sorted(p.name for p in out.glob("*.safetensors")) == ["expert.safetensors", "policy_0.safetensors"]
     assert not list(tmp_path.glob(".experts*"))
+
+
+def test_every_expert_trainer_takes_the_same_export_options() -> None:
+    """Gymnasium and Go2 declare ``--save-interval``, ``--seed``, ``--export``, ``--suboptimal`` and ``--expert``
+    through one helper, each with its own defaults; ``export_request`` reads them back."""
+    import argparse
+
+    from simdist.experts import add_export_arguments, export_request
+
+    parsers = {}
+    for name, interval in (("gym", 25), ("go2", 50)):
+        parser = argparse.ArgumentParser()
+        add_export_arguments(parser, save_interval=interval, suboptimal_default="the task's ladder")
+        parsers[name] = parser
+        args = parser.parse_args([])
+        assert (args.save_interval, args.seed, args.export, args.suboptimal, args.expert) == (
+            interval, 42, None, None, "latest")
+        assert export_request(args) == (None, "latest")
+    args = parsers["go2"].parse_args(["--suboptimal", "0,50,100", "--expert", "200", "--export", "out"])
+    assert export_request(args) == ((0, 50, 100), 200)
+    with pytest.raises(SystemExit):
+        parsers["gym"].parse_args(["--save-interval", "0"])

@@ -31,8 +31,8 @@ SMOKE = ["--minutes", "0.05", "--trials", "1", "--envs", "2", "--num-samples", "
 @pytest.fixture(scope="module")
 def go2_model(tmp_path_factory: pytest.TempPathFactory, single_thread: None) -> str:
     """A tiny untrained world model on the Go2 observation spec (proprio 35, extero 315, 12 actions, command 3)."""
-    from simdist.config import WorldModelConfig
-    from simdist.world_model import WorldModel
+    from simdist.model.config import WorldModelConfig
+    from simdist.model.world_model import WorldModel
 
     mlp = {"name": "mlp", "kwargs": {"hidden": [16]}}
     cfg = WorldModelConfig(obs_spec={"proprio": [35], "extero": [315]}, action_dim=12, command_dim=3, history=4,
@@ -119,7 +119,8 @@ def test_missing_model_says_how_to_get_one(tmp_path: Path) -> None:
 
 
 def test_demo_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
-    from simdist import cli, demo_pipeline
+    from simdist import cli
+    from simdist.workflows import demo_pipeline
 
     calls: list[tuple[str, list[str]]] = []
     monkeypatch.setattr(demo_pipeline, "run_demo", lambda hook, args: calls.append((hook.task_name, args.real)))

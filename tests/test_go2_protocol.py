@@ -194,8 +194,8 @@ def test_saved_results_load_and_pool(tmp_path: Path) -> None:
 
 
 def _tiny_go2_world_model() -> Any:
-    from simdist.config import WorldModelConfig
-    from simdist.world_model import WorldModel
+    from simdist.model.config import WorldModelConfig
+    from simdist.model.world_model import WorldModel
 
     mlp = {"name": "mlp", "kwargs": {"hidden": [16]}}
     cfg = WorldModelConfig(obs_spec={"proprio": [35], "extero": [315]}, action_dim=12, command_dim=3,
@@ -274,7 +274,7 @@ def test_tiled_course_extends_past_its_end(length: float) -> None:
 
 def test_generate_with_student_takeovers(expert_dir: Path, tmp_path: Path) -> None:
     """``--student MODEL``: a Go2 world model's policy head drives expert envs in windows, recorded unlabelled."""
-    from simdist.world_model import WorldModel
+    from simdist.model.world_model import WorldModel
 
     torch.manual_seed(0)
     student = WorldModel.from_preset("go2").save_pretrained(tmp_path / "student")

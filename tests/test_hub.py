@@ -20,7 +20,7 @@ import simdist.hub as hub
 import simdist.hub.folder
 import simdist.hub.push
 from simdist.hub import CheckpointError, CheckpointWarning
-from simdist.world_model import WorldModel
+from simdist.model.world_model import WorldModel
 
 REPO = "simdist-test/tiny"
 

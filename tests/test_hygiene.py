@@ -16,8 +16,8 @@ from conftest import tiny_config
 import simdist
 from simdist.cli import main
 from simdist.hub.files import OFFICIAL_CODE_URL, PAPER_BIBTEX
-from simdist.model_card import render_model_card
-from simdist.world_model import WorldModel
+from simdist.model.model_card import render_model_card
+from simdist.model.world_model import WorldModel
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED_CARDS = sorted((REPO / "hub" / "models").glob("*/README.md"))

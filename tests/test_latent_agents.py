@@ -17,10 +17,10 @@ from simdist.components.agents.iql import IQLAgent
 from simdist.components.agents.latent import Transitions, encode_transitions, mixed_batch
 from simdist.components.agents.rlpd import RLPDAgent
 from simdist.components.agents.sgft import SGFTAgent
-from simdist.config import ConfigError
 from simdist.data import EpisodeWriter, load_spec
 from simdist.data.schema import DataError
 from simdist.hub.load import CheckpointError
+from simdist.model.config import ConfigError
 from tests.helpers import episodes_of as episodes
 from tests.helpers import toy_world_model
 
@@ -261,7 +261,7 @@ def test_simulation_episodes_carry_success_and_real_logs_termination(sim_data: P
 
 
 def test_seeds_bootstrap_interval() -> None:
-    from simdist.evaluation import seeds_bootstrap_ci
+    from simdist.workflows.evaluation import seeds_bootstrap_ci
 
     est = seeds_bootstrap_ci([[1, 1, 0, 1], [0, 0, 0, 1], [1, 1, 1, 1]])
     assert est.mean == pytest.approx((0.75 + 0.25 + 1.0) / 3) and est.n == 12

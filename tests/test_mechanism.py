@@ -10,7 +10,14 @@ import torch
 from simdist import WorldModel
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
-from simdist.mechanism import MechanismConfig, predicted_returns, ranking_report, run_mechanism, spearman, visit_states
+from simdist.diagnostics.mechanism import (
+    MechanismConfig,
+    predicted_returns,
+    ranking_report,
+    run_mechanism,
+    spearman,
+    visit_states,
+)
 from simdist.planning.base import build_planner
 from simdist.tasks import make_task
 
@@ -66,7 +73,7 @@ def test_mppi_keeps_every_scored_candidate_with_its_return() -> None:
 
 
 def _visited(history, candidates):  # type: ignore[no-untyped-def]
-    from simdist.mechanism import VisitedStates
+    from simdist.diagnostics.mechanism import VisitedStates
 
     obs, act, cmd = history.as_inputs()
     return VisitedStates(states=None, obs_hist=obs, act_hist=act, command=cmd, candidates=candidates)

@@ -13,7 +13,7 @@ import torch
 from simdist import WorldModel
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
-from simdist.mechanism import MechanismConfig, run_mechanism, visit_states
+from simdist.diagnostics.mechanism import MechanismConfig, run_mechanism, visit_states
 from simdist.tasks import make_task
 
 GAMMA = 0.99
@@ -216,7 +216,7 @@ def test_go2_true_return_parts_add_up_and_name_where_a_fall_ends_the_return(go2:
 def test_split_report_names_the_part_that_ranks() -> None:
     """A prediction whose value term ranks the true tail and whose reward part is noise: ρ value 1, ρ reward
     about 0; the spread share follows the parts' variances."""
-    from simdist.mechanism import split_report, split_truth
+    from simdist.diagnostics.mechanism import split_report, split_truth
 
     rng = np.random.default_rng(0)
     horizon = 0.01 * rng.standard_normal((6, 16))

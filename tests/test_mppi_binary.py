@@ -75,7 +75,7 @@ def test_a_planner_json_with_binary_settings_is_read_and_checked(tmp_path) -> No
     import json
 
     from simdist.components.agents.simdist import SimDistAgentConfig
-    from simdist.config import ConfigError
+    from simdist.model.config import ConfigError
 
     good = {"planner": "mppi", "num_samples": 64, "binary_dims": [6], "binary_mode": "hysteresis", "hysteresis": 0.5}
     (tmp_path / "planner.json").write_text(json.dumps(good))

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from simdist.adaptation import AdaptationLoop, AdaptConfig
 from simdist.agents import load_agent
 from simdist.components.agents.bc import BCPolicy
 from simdist.components.agents.iql import IQLAgent
 from simdist.components.agents.latent import encode_transitions
 from simdist.components.tasks.toy_reach import ToyReachTask
+from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
 from tests.helpers import episodes_of, toy_world_model
 
 pytestmark = pytest.mark.usefixtures("single_thread")

@@ -17,8 +17,8 @@ pytest.importorskip("timm")
 from simdist import WorldModel  # noqa: E402
 from simdist.components.heads.decoder import MLPObservationDecoder  # noqa: E402
 from simdist.components.heads.pixel_decoder import PixelObservationDecoder  # noqa: E402
-from simdist.config import WorldModelConfig  # noqa: E402
-from simdist.losses import WorldModelLoss  # noqa: E402
+from simdist.model.config import WorldModelConfig  # noqa: E402
+from simdist.model.losses import WorldModelLoss  # noqa: E402
 from simdist.registry import get  # noqa: E402
 from tests.conftest import fill_stats  # noqa: E402
 from tests.helpers import tiny_config  # noqa: E402

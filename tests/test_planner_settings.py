@@ -17,9 +17,9 @@ from simdist.agents import build_controller, load_agent
 from simdist.cli import main
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
-from simdist.config import ConfigError
+from simdist.model.config import ConfigError
+from simdist.model.presets import preset_config
 from simdist.planning import TemporalEnsemble
-from simdist.presets import preset_config
 
 #: the saved agent's own settings: none of them the paper's
 OWN = {"planner": "mppi", "num_samples": 24, "iterations": 2, "num_elites": 8, "temperature": 0.5,
@@ -92,7 +92,7 @@ def test_bad_values_in_planner_json_are_refused_naming_file_and_key(folder: Path
 def test_adapt_config_names_and_the_recorded_budget() -> None:
     """``samples`` is the deprecated name of ``num_samples``; a preset run records its budget as runs did before
     planner.json was the default (so they resume), a default run the settings it was given."""
-    from simdist.adaptation import AdaptationLoop, AdaptConfig
+    from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
 
     with pytest.warns(FutureWarning, match="samples"):
         assert AdaptConfig(samples=64).num_samples == 64
@@ -108,7 +108,7 @@ def test_adapt_config_names_and_the_recorded_budget() -> None:
 
 
 def test_adapt_plans_with_the_agent_settings_unless_told(folder: Path) -> None:
-    from simdist.adaptation import AdaptConfig, stage_planner
+    from simdist.workflows.adaptation import AdaptConfig, stage_planner
 
     task, agent = make_task("toy-reach"), load_agent(str(folder))
     own = stage_planner(agent, task, AdaptConfig(), seed=5)

@@ -13,8 +13,8 @@ import torch
 import simdist
 from simdist import WorldModel, WorldModelConfig
 from simdist.components.planners import MPPIPlanner, NaiveMPPIPlanner, PolicyPlanner
+from simdist.model.types import Imagination
 from simdist.planning import ObservationHistory, discounted_return, execution
-from simdist.types import Imagination
 
 SMALL = dict(num_samples=32, iterations=2, num_elites=8)
 

@@ -167,7 +167,7 @@ def test_every_recipe_file_is_covered() -> None:
 @pytest.mark.parametrize("path", ADAPT)
 def test_adapt_recipes_are_valid_adapt_configs(path: str) -> None:
     """The arm's protocol: the dynamics retrained every 20 episodes up to 120, with the manipulation MPPI."""
-    from simdist.adaptation import AdaptConfig
+    from simdist.workflows.adaptation import AdaptConfig
 
     cfg = AdaptConfig(**yaml.safe_load((ROOT / path).read_text()))
     assert cfg.schedule_unit == "episodes" and cfg.schedule == [20.0 * k for k in range(7)]

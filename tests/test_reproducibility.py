@@ -18,9 +18,9 @@ from simdist import WorldModel
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
 from simdist.components.tasks.toy_reach import ToyReachTask
-from simdist.evaluation import EvaluationResult, bootstrap_ci, compare
-from simdist.presets import preset_config
+from simdist.model.presets import preset_config
 from simdist.provenance import weights_fingerprint
+from simdist.workflows.evaluation import EvaluationResult, bootstrap_ci, compare
 
 ROOT = Path(__file__).resolve().parents[1]
 ZOO_MODEL = ROOT / "hub" / "models" / "go2-slope"
@@ -42,7 +42,7 @@ def toy_model(single_thread: None) -> WorldModel:
 @pytest.fixture(scope="module")
 def go2_model(single_thread: None) -> WorldModel:
     """A tiny untrained world model on the Go2 observation spec, with a policy head (MPPI's policy samples)."""
-    from simdist.config import WorldModelConfig
+    from simdist.model.config import WorldModelConfig
 
     mlp = {"name": "mlp", "kwargs": {"hidden": [16]}}
     cfg = WorldModelConfig(obs_spec={"proprio": [35], "extero": [315]}, action_dim=12, command_dim=3, history=4,
@@ -144,8 +144,8 @@ def test_bootstrap_interval_is_deterministic_and_tables_give_mean_ci_and_trials(
 
 
 def test_provenance_records_versions_threads_and_weights(toy_model: WorldModel) -> None:
-    from simdist.adaptation import weights_fingerprint
     from simdist.provenance import provenance
+    from simdist.workflows.adaptation import weights_fingerprint
 
     info = provenance(_agent(toy_model))
     assert info["torch"] == torch.__version__ and info["torch_threads"] == torch.get_num_threads()

@@ -10,8 +10,8 @@ from simdist import WorldModel, create
 from simdist.components.tasks.toy_reach import ToyReachEnv, expert_policy
 from simdist.data import DatasetSpec
 from simdist.data.engine import PerturbationConfig
-from simdist.presets import preset_config
-from simdist.rollout import rollout
+from simdist.model.presets import preset_config
+from simdist.workflows.rollout import rollout
 
 
 def test_policy_rollout_logs_episodes_in_the_schema() -> None:
@@ -80,7 +80,7 @@ def test_rollout_obeys_the_envs_standing_phase_and_restarts_the_plan_when_walkin
 
 def test_go2_logged_episode_succeeds_when_it_reaches_the_course_end_even_if_it_falls_later() -> None:
     from simdist.components.tasks.go2 import Go2Task
-    from simdist.rollout import RolloutResult
+    from simdist.workflows.rollout import RolloutResult
 
     task = Go2Task(profile="foam")  # a 3.00 m course
     result = RolloutResult(returns=np.zeros(3), lengths=np.full(3, 10), terminated=np.array([True, True, False]),

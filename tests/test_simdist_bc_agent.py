@@ -10,14 +10,14 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from simdist import WorldModel
-from simdist.adaptation import AdaptationLoop, AdaptConfig
 from simdist.agents import load_agent, read_agent_type
 from simdist.components.agents.simdist import SimDistAgent
 from simdist.components.agents.simdist.bc import BC_CONFIG_NAME, SimDistBCAgent, SimDistBCConfig
 from simdist.components.tasks.toy_reach import ToyReachTask
-from simdist.config import ConfigError
-from simdist.demos import record_demos
 from simdist.hub.load import CheckpointError
+from simdist.model.config import ConfigError
+from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
+from simdist.workflows.demos import record_demos
 from tests.helpers import toy_world_model
 
 pytestmark = [pytest.mark.usefixtures("single_thread"),

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from simdist import WorldModel
+from simdist.benchmarking.measure import random_history
 from simdist.planning import build_planner, execution, planner_preset
 from simdist.planning.threads import ThreadChoice, check_tick_threads
-from simdist.tools import bench
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_one_thread_tick_runs_on_one_thread(two_threads) -> None:
 def test_realtime_preset_calibrates_and_plans_alike(two_threads) -> None:
     torch.manual_seed(0)
     wm = WorldModel.from_preset("toy").eval()
-    hist = bench.random_history(wm, 1)
+    hist = random_history(wm, 1)
     settings = planner_preset("realtime")
     assert settings["tick_threads"] == "auto"
     auto, caller = build_planner(wm, settings), build_planner(wm, {**settings, "tick_threads": None})

@@ -13,7 +13,7 @@ from simdist.components.tasks.toy_reach.expert import DelayCompensatedPD, expert
 from simdist.components.tasks.toy_reach.pointmass import ToyReachEnv
 from simdist.components.tasks.toy_reach.profiles import builtin_profiles, load_profile
 from simdist.profiles import ProfileError
-from simdist.rollout import rollout
+from simdist.workflows.rollout import rollout
 
 
 def _positions(profile: dict, actions: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import torch
 from simdist.components.tasks.toy_reach.demo import TEST, ToyOptions, run_toy_pipeline
 from simdist.data.schema import Episode, front_pad
 from simdist.data.windows import noised_steps, perturbed_starts, window_starts
-from simdist.losses import WorldModelLoss
+from simdist.model.losses import WorldModelLoss
 
 
 def _episode(length: int, noised: list[list[int]]) -> Episode:
@@ -46,7 +46,7 @@ def test_perturbed_repeat_is_checked() -> None:
 
 
 def test_consistency_decay_weights_the_horizon_steps() -> None:
-    from simdist.world_model import WorldModel
+    from simdist.model.world_model import WorldModel
 
     torch.manual_seed(0)
     model = WorldModel.from_preset("toy")
@@ -128,7 +128,7 @@ def test_the_loop_runs_with_every_lever_and_mixes_simulation_into_finetuning(tmp
 
 def test_heldout_rounds_continue_until_an_episode_holds_a_window() -> None:
     from simdist.components.tasks.toy_reach.demo import HELDOUT_ROUNDS, _heldout_episodes
-    from simdist.world_model import WorldModel
+    from simdist.model.world_model import WorldModel
 
     model = WorldModel.from_preset("toy")
     seeds: list[int] = []

@@ -189,7 +189,7 @@ def test_preset_overrides_swap_the_heads() -> None:
 
 def test_reconstruction_switch_adds_a_decoder_and_its_loss_term(dataset) -> None:
     """Table I's reconstruction switch: a decoder head and the reconstruction term, trained through the encoder."""
-    from simdist.losses import WorldModelLoss
+    from simdist.model.losses import WorldModelLoss
     from tests.conftest import fill_stats
 
     config = tiny_config(decoder_head={"name": "mlp", "kwargs": {"hidden": [32]}})

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from simdist import WorldModel
-from simdist.losses import WorldModelLoss
-from simdist.tools.bench_train import random_chunk_batch, windows_only
+from simdist.benchmarking.training import random_chunk_batch, windows_only
+from simdist.model.losses import WorldModelLoss
 from simdist.training import FinetuneModule, PretrainModule
 from tests.helpers import tiny_config
 

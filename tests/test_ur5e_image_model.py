@@ -277,10 +277,10 @@ def test_state_models_and_experts_need_no_cameras() -> None:
 
 
 def test_evaluation_envs_render_what_an_image_agent_reads(gl, monkeypatch: pytest.MonkeyPatch) -> None:
-    import simdist.rollout
+    import simdist.workflows.rollout
     from simdist.planning import ObservationHistory
-    from simdist.rollout import RolloutResult
     from simdist.tasks import make_task
+    from simdist.workflows.rollout import RolloutResult
 
     class ImageAgent:
         def new_history(self, num_envs: int) -> ObservationHistory:
@@ -292,6 +292,6 @@ def test_evaluation_envs_render_what_an_image_agent_reads(gl, monkeypatch: pytes
         seen.append((env.config.cameras, env.config.image_size, env.observation_spec["image_side"].shape))
         return RolloutResult(np.zeros(0), np.zeros(0), np.zeros(0, bool))
 
-    monkeypatch.setattr(simdist.rollout, "rollout", fake_rollout)
+    monkeypatch.setattr(simdist.workflows.rollout, "rollout", fake_rollout)
     make_task("ur5e-peg").evaluate(ImageAgent(), trials=1, seed=0, num_envs=1)
     assert seen == [(("side",), 24, (24, 24, 3))]

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from simdist import WorldModel, WorldModelConfig
-from simdist.config import ConfigError
+from simdist.model.config import ConfigError
 from tests.helpers import random_batch, tiny_config
 
 GO2_COUNTS = {
@@ -153,7 +153,7 @@ def test_config_missing_key_is_named() -> None:
 @pytest.mark.parametrize("field,value", [("action_dim", 0), ("history", -1), ("latent_dim", 2.5), ("dt", 0.0),
                                          ("command_dim", -3), ("obs_spec", {"state": [0]})])
 def test_config_fields_are_range_checked(field: str, value: object) -> None:
-    from simdist.config import ConfigError
+    from simdist.model.config import ConfigError
 
     data = WorldModel.from_preset("toy").config.to_dict()
     with pytest.raises(ConfigError, match=field):

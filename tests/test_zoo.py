@@ -16,7 +16,7 @@ import simdist
 from simdist import zoo
 from simdist.cli import main as cli
 from simdist.components.tasks.go2.profiles import builtin_profiles
-from simdist.world_model import WorldModel
+from simdist.model.world_model import WorldModel
 
 REPO = "simdist/tiny-test"
 ENTRY = {"name": "tiny", "repo_id": REPO, "task": "tiny test task", "architecture": "tiny",

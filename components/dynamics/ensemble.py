@@ -9,11 +9,11 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from simdist.config import ComponentSpec, ConfigError
-from simdist.interfaces import Dynamics
+from simdist.model.config import ComponentSpec, ConfigError
+from simdist.model.interfaces import Dynamics
+from simdist.model.types import Encoding
+from simdist.model.world_model import build_component
 from simdist.registry import register
-from simdist.types import Encoding
-from simdist.world_model import build_component
 
 
 @register("dynamics", "ensemble")

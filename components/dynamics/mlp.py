@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from simdist.interfaces import Dynamics
-from simdist.nn import mlp
+from simdist.model.interfaces import Dynamics
+from simdist.model.nn import mlp
+from simdist.model.types import Encoding
 from simdist.registry import register
-from simdist.types import Encoding
 
 
 @register("dynamics", "mlp")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from simdist.interfaces import Dynamics
-from simdist.nn import TransformerDecoder
+from simdist.model.interfaces import Dynamics
+from simdist.model.nn import TransformerDecoder
+from simdist.model.types import Encoding
 from simdist.registry import register
-from simdist.types import Encoding
 
 
 @register("dynamics", "transformer")

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from simdist.nn import GELU, init_linear_, mlp
+from simdist.model.nn import GELU, init_linear_, mlp
 from simdist.registry import register
 
 from .history import InterleavedHistoryEncoder

@@ -7,9 +7,9 @@ import abc
 import torch
 from torch import Tensor, nn
 
-from simdist.interfaces import Encoder
-from simdist.nn import init_linear_
-from simdist.types import Encoding
+from simdist.model.interfaces import Encoder
+from simdist.model.nn import init_linear_
+from simdist.model.types import Encoding
 
 _OBS, _ACT, _LATENT = 0, 1, 2
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from torch import Tensor
 
-from simdist.nn import mlp
+from simdist.model.nn import mlp
 from simdist.registry import register
 
 from .history import InterleavedHistoryEncoder, flat_concat

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from simdist.nn import mlp
+from simdist.model.nn import mlp
 from simdist.registry import register
 
 from .heightmap import HeightMapCNN

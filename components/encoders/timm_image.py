@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from simdist.nn import init_linear_, mlp
+from simdist.model.nn import init_linear_, mlp
 from simdist.registry import register
 
 from .history import InterleavedHistoryEncoder
@@ -63,7 +63,7 @@ class TimmImageEncoder(InterleavedHistoryEncoder):
 
     ``separate_backbones``: one backbone per image key (the paper's manipulation encoder: a ResNet-18 per
     camera); else the cameras share one (``self.backbone``). ``head_hidden``: hidden widths of an MLP head
-    (:func:`simdist.nn.mlp`, GELU); empty: one Linear (the old head). ``pretrained_file`` loads every backbone
+    (:func:`simdist.model.nn.mlp`, GELU); empty: one Linear (the old head). ``pretrained_file`` loads every backbone
     from a local file (safetensors or torch state dict; nothing is downloaded); without one the backbones are
     randomly initialised. :attr:`weights_source` says which (the model card shows it; ``save_pretrained``
     stores it as ``weights_source`` in place of the local path, the weights being in ``model.safetensors``).

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 import torch
 from torch import Tensor, nn
 
-from simdist.nn import mlp
+from simdist.model.nn import mlp
 from simdist.registry import register
 
 

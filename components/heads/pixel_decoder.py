@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from torch import Tensor, nn
 
 from simdist.components.encoders.timm_image import channels_last
-from simdist.nn import GELU, init_linear_
+from simdist.model.nn import GELU, init_linear_
 from simdist.registry import register
 
 from .decoder import MLPObservationDecoder

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from simdist.interfaces import PolicyHead
-from simdist.nn import TransformerDecoder, init_linear_
+from simdist.model.interfaces import PolicyHead
+from simdist.model.nn import TransformerDecoder, init_linear_
+from simdist.model.types import Encoding
 from simdist.registry import register
-from simdist.types import Encoding
 
 
 @register("policy_head", "transformer")

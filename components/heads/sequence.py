@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from simdist.interfaces import SequenceHead
-from simdist.nn import SequenceEmbedding, TransformerEncoder, init_linear_, mlp
+from simdist.model.interfaces import SequenceHead
+from simdist.model.nn import SequenceEmbedding, TransformerEncoder, init_linear_, mlp
 from simdist.registry import register
 
 

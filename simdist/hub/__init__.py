@@ -20,7 +20,8 @@ One module per job; this package only re-exports their public names, loading eac
 * :mod:`simdist.hub.push`: ``push_to_hub`` and the upload helpers.
 
 Two names are kept here for existing callers and load from outside the hub: ``render_model_card`` (the world
-model's card, :mod:`simdist.model_card`) and ``push_folder`` (publishing a zoo folder, :mod:`simdist.zoo.publish`).
+model's card, :mod:`simdist.model.model_card`) and ``push_folder`` (publishing a zoo folder,
+:mod:`simdist.zoo.publish`).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from simdist.hub.mixin import HubMixin, save_pretrained
     from simdist.hub.push import push_to_hub
     from simdist.hub.resolve import ModelSource, parse_name, resolve_folder
-    from simdist.model_card import render_model_card
+    from simdist.model.model_card import render_model_card
     from simdist.zoo.publish import push_folder
 
 #: module (relative to ``simdist``) -> the public names it defines
@@ -61,7 +62,7 @@ _EXPORTS = {
     "hub.folder": ("write_folder",),
     "hub.mixin": ("HubMixin", "save_pretrained"),
     "hub.push": ("push_to_hub",),
-    "model_card": ("render_model_card",),
+    "model.model_card": ("render_model_card",),
     "zoo.publish": ("push_folder",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -22,8 +22,8 @@ from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME, StrPath
 from simdist.hub.resolve import ModelSource, resolve_folder
 
 if TYPE_CHECKING:
-    from simdist.config import WorldModelConfig
     from simdist.hub.mixin import HubMixin
+    from simdist.model.config import WorldModelConfig
 
 __all__ = ["CheckpointError", "CheckpointWarning", "load_pretrained", "open_folder", "read_config_dict", "read_config",
            "read_weights", "check_finite", "load_state"]
@@ -84,10 +84,10 @@ def read_config_dict(path: Path) -> dict[str, Any]:
 
 def read_config(path: Path) -> WorldModelConfig:
     """Deprecated: ``WorldModelConfig.from_saved(read_config_dict(path), path)`` (the world model's config of a
-    folder; :meth:`simdist.config.WorldModelConfig.from_file`)."""
+    folder; :meth:`simdist.model.config.WorldModelConfig.from_file`)."""
     warnings.warn("simdist.hub.read_config is deprecated; use WorldModelConfig.from_file", DeprecationWarning,
                   stacklevel=2)
-    from simdist.config import WorldModelConfig
+    from simdist.model.config import WorldModelConfig
 
     return WorldModelConfig.from_saved(read_config_dict(path), path)
 

@@ -97,7 +97,7 @@ def _check_repo_id(repo_id: str, name: str) -> None:
         hint = "; to pin a revision write 'hf-hub:org/name@rev' or pass revision="
     elif "/" not in repo_id:
         hint = "; Hub ids have the form 'org/name'"
-        from simdist.presets import list_presets
+        from simdist.model.presets import list_presets
 
         if repo_id in list_presets():
             hint += f" (for the untrained architecture use WorldModel.from_preset({repo_id!r}))"

@@ -38,7 +38,7 @@ SOFTWARE.
 
 def build_model(checkpoint: OfficialCheckpoint, preset: str | None = None) -> Any:
     """The :class:`~simdist.WorldModel` holding the checkpoint's weights (loaded with ``strict=True``)."""
-    from simdist.world_model import WorldModel
+    from simdist.model.world_model import WorldModel
 
     config = config_from_official(checkpoint.config, preset)
     model = WorldModel(config)

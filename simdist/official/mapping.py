@@ -26,8 +26,8 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from simdist.config import WorldModelConfig
 from simdist.errors import InputError
+from simdist.model.config import WorldModelConfig
 from simdist.registry import RegistryError, get
 
 __all__ = ["OfficialArchitecture", "OfficialCheckpoint", "Rule", "config_from_official", "state_dict_from_official",

@@ -20,9 +20,9 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from simdist.model.types import Imagination
 from simdist.planning.history import ObservationHistory
 from simdist.planning.inputs import NonFiniteError, check_finite, finite_actions, history_inputs, nonfinite_rows
-from simdist.types import Imagination
 
 __all__ = ["Bound", "NonFiniteError", "PlanResult", "Planner", "build_planner", "check_disagreement", "check_finite",
            "discounted_return", "eval_mode", "nonfinite_rows", "plan_score", "planner_preset", "planner_presets",

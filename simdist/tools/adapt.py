@@ -1,9 +1,9 @@
 """``simdist adapt --task NAME --agent ID --real PROFILE --schedule [0,8,16] --out DIR``: the adaptation curve.
 
-Runs :class:`simdist.adaptation.AdaptationLoop`: per stage of cumulative real-data minutes, collect
+Runs :class:`simdist.workflows.adaptation.AdaptationLoop`: per stage of cumulative real-data minutes, collect
 on-policy episodes with the agent, finetune under ``--freeze`` and evaluate on the real env; writes
 ``state.json`` (resumable: rerun the same command), ``curve.json``, ``curve.png``, the logged data and the
-stage models. The loop's options come from :class:`~simdist.adaptation.AdaptConfig` (``--config FILE``
+stage models. The loop's options come from :class:`~simdist.workflows.adaptation.AdaptConfig` (``--config FILE``
 reads them from YAML); the task adds its own (``simdist adapt --task NAME --help``).
 """
 
@@ -36,7 +36,7 @@ def _plain_forms(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    from simdist.adaptation import RUN_MARKERS, AdaptationLoop, AdaptConfig
+    from simdist.workflows.adaptation import RUN_MARKERS, AdaptationLoop, AdaptConfig
 
     try:
         cls = task_class(preparse_task(argv))
@@ -82,7 +82,7 @@ def main(argv: list[str]) -> int:
                      zip(amounts, curve["value"], curve["ci95"], curve["trials"]))
     print(f"{curve['metric']} by real data ({config.schedule_unit}), mean [95 % CI] (trials): {rows}")
     if len(curve["value"]) > 1:
-        from simdist.evaluation import Estimate, compare
+        from simdist.workflows.evaluation import Estimate, compare
 
         first, last = (Estimate(curve["value"][k], curve["ci95"][k][0], curve["ci95"][k][1], curve["trials"][k])
                        for k in (0, -1))

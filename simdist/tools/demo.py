@@ -3,7 +3,7 @@
 The remaining arguments go to the task's demo or expert trainer; without ``--task`` the task that declares itself
 the default runs (for the demo ``Task.default_demo``: the task where the demo shows adaptation's effect; for the
 expert trainer ``Task.default``). Every task's demo takes the same options and runs the demo pipeline
-(:mod:`simdist.demo_pipeline`) with the task's hook (``Task.demo_hook``); a task with its own ``demo_module``
+(:mod:`simdist.workflows.demo_pipeline`) with the task's hook (``Task.demo_hook``); a task with its own ``demo_module``
 runs that instead.
 """
 
@@ -16,10 +16,10 @@ from simdist.tasks import Task, default_task, preparse_task, task_class, task_na
 
 def demo(task_cls: type[Task], argv: list[str], hook: Any = None) -> int:
     """``simdist demo --task NAME ...`` through the demo pipeline with ``hook`` (None: the task's)."""
-    from simdist import demo_pipeline
     from simdist.errors import InputError
     from simdist.fsutil import check_output_path
     from simdist.tasks import TaskError
+    from simdist.workflows import demo_pipeline
 
     hook = hook or demo_pipeline.hook_for(task_cls)
     parser = demo_pipeline.demo_parser(task_cls, hook)

@@ -1,4 +1,5 @@
-"""``simdist diagnose --model ID --data DIR``: does a world model use the future actions? (:mod:`simdist.diagnostics`)
+"""``simdist diagnose --model ID --data DIR``: does a world model use the future actions?
+(:mod:`simdist.diagnostics.action_information`)
 
 Scores held-out windows of a dataset folder with their true future actions and with another window's: the
 latent-consistency error per horizon step with both, how far the predicted latents and returns move, and the
@@ -42,7 +43,7 @@ def main(argv: list[str]) -> int:
         parser.error(f"--data {args.data}: no dataset.json there (a dataset folder from simdist generate)")
     from simdist.agents import load_agent
     from simdist.data import DataError
-    from simdist.diagnostics import action_information, dataset_windows
+    from simdist.diagnostics.action_information import action_information, dataset_windows
 
     try:
         agent = load_agent(args.model)

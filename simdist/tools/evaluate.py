@@ -21,8 +21,8 @@ from typing import Any
 
 from simdist.agents import build_controller
 from simdist.arguments import add_mppi_arguments, planner_overrides, positive_int, setup_logging, tool_parser
-from simdist.parallel import evaluate_in_workers, evaluation_passes
 from simdist.tasks import Task, TaskError, add_task_argument, preparse_task, task_class
+from simdist.workflows.parallel import evaluate_in_workers, evaluation_passes
 
 
 def controller_for(task: Task, spec: str, **settings: Any) -> Any:

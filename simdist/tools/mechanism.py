@@ -1,5 +1,5 @@
 """``simdist mechanism --task NAME --real P --model zero-shot=ID --model adapted=ID``: does adaptation change
-how the model ranks the planner's candidates on the real env? (:mod:`simdist.mechanism`)
+how the model ranks the planner's candidates on the real env? (:mod:`simdist.diagnostics.mechanism`)
 
 The first ``--model`` (or ``--reference``) drives the planner on profile ``--real``; every model scores the
 same cloned states and candidates. Prints Spearman's ρ between predicted and true returns and the regret of
@@ -56,7 +56,7 @@ def format_report(report: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     from simdist.agents import build_controller
-    from simdist.mechanism import MechanismConfig, run_mechanism
+    from simdist.diagnostics.mechanism import MechanismConfig, run_mechanism
 
     try:
         cls = task_class(preparse_task(argv))

@@ -3,7 +3,7 @@
 Rolls the agent (one the task provides, e.g. ``expert`` or ``scripted:NAME``, a Hub id or folder, or
 ``expert:PATH``) on the task's proxy-real env (``--profile``, default: the task's own real profile) and writes
 ``N`` episodes, only successful ones unless ``--all``, to the dataset folder ``--out``
-(:func:`simdist.demos.record_demos`); rerunning the same command resumes. Planning agents act with their saved
+(:func:`simdist.workflows.demos.record_demos`); rerunning the same command resumes. Planning agents act with their saved
 planner settings. The folder is what SimDist+BC (``simdist_bc``) clones its policy head on.
 """
 
@@ -51,8 +51,8 @@ def main(argv: list[str]) -> int:
     profile = args.profile if args.profile is not None else default_profile
     if profile is None:
         parser.error(f"task {cls.__name__} has no default reality profile: pass --profile")
-    from simdist.demos import record_demos
     from simdist.tools.evaluate import controller_for
+    from simdist.workflows.demos import record_demos
 
     check_output_path(args.out, kind="dataset", markers=DATASET_MARKERS)
     try:  # before the lock: a refused input leaves no file behind

@@ -66,9 +66,9 @@ def _count_parameters(folder: Path, agent_type: str) -> int:
     from safetensors import safe_open
 
     from simdist.agents import LEGACY_AGENT_TYPE
-    from simdist.config import WorldModelConfig
     from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME
-    from simdist.world_model import WorldModel
+    from simdist.model.config import WorldModelConfig
+    from simdist.model.world_model import WorldModel
 
     if agent_type == LEGACY_AGENT_TYPE:
         return WorldModel(WorldModelConfig.from_file(folder / CONFIG_NAME)).count_parameters()["total"]

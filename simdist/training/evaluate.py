@@ -10,7 +10,7 @@ import torch
 
 from simdist.data.schema import Episode, front_pad
 from simdist.data.windows import gather_windows, window_starts
-from simdist.world_model import WorldModel
+from simdist.model.world_model import WorldModel
 
 
 def episode_batch(model: WorldModel, ep: Episode, front_padding: int = 0, last_only: bool = False

@@ -12,10 +12,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from simdist.freeze import OFFICIAL_FINETUNE, FreezePolicy
-from simdist.losses import WorldModelLoss
+from simdist.model.freeze import OFFICIAL_FINETUNE, FreezePolicy
+from simdist.model.losses import WorldModelLoss
+from simdist.model.world_model import WorldModel
 from simdist.training.schedule import warmup_cosine
-from simdist.world_model import WorldModel
 
 if TYPE_CHECKING:
     from lightning.pytorch.utilities.types import OptimizerLRSchedulerConfig
@@ -34,7 +34,7 @@ class WorldModelModule(L.LightningModule):
     (``fit_normalizer``); a finetuned model keeps its simulation statistics. Adam with the warmup-cosine
     schedule of SIMDIST.md 4.5 by default. ``diagnostics`` (on by default) logs the action-information
     diagnostic on held-out windows after every validation epoch (``val/diag/*``,
-    :class:`~simdist.training.diagnostics.ActionInformationCallback`). ``anchor`` > 0 adds ``anchor`` · Σ ‖θ − θ₀‖²
+    :class:`~simdist.diagnostics.callback.ActionInformationCallback`). ``anchor`` > 0 adds ``anchor`` · Σ ‖θ − θ₀‖²
     over the trainable weights, θ₀ the weights the run starts from (for finetuning: an L2 pull towards the
     pretrained dynamics; not part of SimDist), logged as ``train/anchor``. ``consistency_decay`` ρ weights the
     consistency loss's horizon steps by ρ^k (:class:`~simdist.WorldModelLoss`; 1.0, the default: uniform).
@@ -128,7 +128,7 @@ class WorldModelModule(L.LightningModule):
 
     def configure_callbacks(self) -> list[L.Callback]:
         """The action-information validation metric (``diagnostics``), beside the trainer's own callbacks."""
-        from simdist.training.diagnostics import ActionInformationCallback
+        from simdist.diagnostics.callback import ActionInformationCallback
 
         return [ActionInformationCallback()] if self.hparams.get("diagnostics", True) else []
 
@@ -228,7 +228,7 @@ class FinetuneModule(WorldModelModule):
     """SimDist adaptation: only the dynamics trains on the latent-consistency loss; sim statistics kept.
 
     Defaults follow the official finetuning config (SIMDIST.md 5.2): peak LR 2e-4, warmup 2,000 steps
-    (:meth:`simdist.freeze.FinetuneConfig.official`, beside the adaptation loop's short-run defaults).
+    (:meth:`simdist.model.freeze.FinetuneConfig.official`, beside the adaptation loop's short-run defaults).
     Ablations that also train the value head give it a weight in ``loss_weights``; real data has no value
     labels, so its target is then the n-step bootstrapped return of the logged rewards (``value_target="td"``).
     """
@@ -262,7 +262,7 @@ class FinetuneModule(WorldModelModule):
         )
 
     def default_loss_weights(self) -> dict[str, float]:
-        """The loss the freeze policy means on real data (:meth:`~simdist.freeze.FreezePolicy.loss_weights`)."""
+        """The loss the freeze policy means on real data (:meth:`~simdist.model.freeze.FreezePolicy.loss_weights`)."""
         return self.freeze_policy.loss_weights(self.world_model)
 
 
@@ -275,8 +275,8 @@ def world_model_from_checkpoint(
     averaged weights as the checkpoint's ``state_dict``, which is what this loads; ``current_weights``
     loads the raw training weights (``current_model_state``) instead.
     """
-    from simdist.config import config_file
     from simdist.hub.load import CheckpointError
+    from simdist.model.config import config_file
 
     try:
         ckpt = torch.load(path, map_location=map_location, weights_only=False)

@@ -14,7 +14,7 @@ from huggingface_hub.utils import validate_repo_id
 from simdist.agents import LEGACY_AGENT_TYPE, load_agent, read_agent_type
 from simdist.hub.files import CARD_NAME, CONFIG_NAME, StrPath
 from simdist.hub.push import upload_files, upload_folder
-from simdist.world_model import WorldModel
+from simdist.model.world_model import WorldModel
 
 __all__ = ["push_folder"]
 

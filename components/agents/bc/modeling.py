@@ -3,7 +3,7 @@
 :class:`BCPolicy` encodes the observation/action history with the same registered encoder a SimDist world model
 uses, takes the latent of the current step (plus the current command for command-conditioned tasks) through an
 MLP to one action, and clips it to the action bounds. Inputs are normalised by the library's
-:class:`~simdist.normalization.Normalizer`, fitted from the dataset's statistics as pretraining does.
+:class:`~simdist.model.normalization.Normalizer`, fitted from the dataset's statistics as pretraining does.
 
 ``BCModule`` (a LightningModule in :mod:`.training`, imported only to train) regresses the window's first
 future action (MSE in normalised units) on :class:`~simdist.data.TrajectoryDataModule` windows; with
@@ -25,8 +25,8 @@ from torch import Tensor
 from simdist.agents import Agent
 from simdist.components.agents.latent.bc_config import BCConfig
 from simdist.components.agents.latent.bc_policy import HORIZON, BCPolicy, bc_freeze_policy
-from simdist.config import WorldModelConfig, config_file
-from simdist.freeze import FreezePolicy
+from simdist.model.config import WorldModelConfig, config_file
+from simdist.model.freeze import FreezePolicy
 from simdist.registry import register
 
 __all__ = ["BCAgent", "count_windows"]

@@ -14,7 +14,7 @@ from torch import Tensor
 
 from simdist.components.agents.latent.bc_config import BCConfig
 from simdist.components.agents.latent.bc_policy import BCPolicy, bc_freeze_policy
-from simdist.freeze import ALL, FreezePolicy
+from simdist.model.freeze import ALL, FreezePolicy
 from simdist.training.module import add_obs_noise, resolve_obs_noise
 from simdist.training.schedule import warmup_cosine
 

@@ -12,7 +12,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
 from simdist.components.agents.latent.bc_config import BCConfig
-from simdist.config import ConfigError, check_int, dataclass_fields_from_dict
+from simdist.model.config import ConfigError, check_int, dataclass_fields_from_dict
 
 __all__ = ["DP_CONFIG_SCHEMA_VERSION", "SAMPLERS", "SETTINGS", "DiffusionPolicyConfig"]
 

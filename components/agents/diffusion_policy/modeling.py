@@ -31,8 +31,8 @@ from simdist.components.agents.diffusion_policy.configuration import (
 )
 from simdist.components.agents.diffusion_policy.policy import DiffusionPolicy
 from simdist.components.agents.latent.bc_policy import BCPolicy
-from simdist.config import ConfigError, config_file
-from simdist.freeze import FreezePolicy
+from simdist.model.config import ConfigError, config_file
+from simdist.model.freeze import FreezePolicy
 from simdist.registry import register
 
 __all__ = ["DiffusionPolicyAgent"]

@@ -13,7 +13,7 @@ from torch import Tensor, nn
 from simdist.components.agents.diffusion_policy.configuration import RANGE_EPS, DiffusionPolicyConfig
 from simdist.components.agents.diffusion_policy.network import ConditionalUnet1D
 from simdist.components.agents.latent.bc_policy import BCPolicy
-from simdist.config import ConfigError
+from simdist.model.config import ConfigError
 
 __all__ = ["DiffusionPolicy", "ema_decay"]
 

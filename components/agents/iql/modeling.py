@@ -32,7 +32,7 @@ from simdist.components.agents.latent.networks import (
     torchrl_value,
     transition_tensordict,
 )
-from simdist.config import ConfigError
+from simdist.model.config import ConfigError
 from simdist.registry import register
 
 __all__ = ["IQLAgent"]

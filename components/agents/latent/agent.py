@@ -32,8 +32,8 @@ from torch import Tensor, nn
 from simdist.agents import ENCODER_FROZEN, Agent
 from simdist.components.agents.latent.replay import EncodedFolders, mixed_batch, uniform_batch
 from simdist.components.agents.latent.transitions import REWARD_LABELS, Transitions, encode_transitions
-from simdist.config import ConfigError, config_file
-from simdist.freeze import FreezePolicy
+from simdist.model.config import ConfigError, config_file
+from simdist.model.freeze import FreezePolicy
 
 __all__ = ["COMMON_SETTINGS", "LatentAgent", "LatentModel"]
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from simdist.config import ComponentSpec, ConfigError, WorldModelConfig, check_int, dataclass_fields_from_dict
+from simdist.model.config import ComponentSpec, ConfigError, WorldModelConfig, check_int, dataclass_fields_from_dict
 
 #: Version of the BC ``config.json`` layout.
 BC_CONFIG_SCHEMA_VERSION = 1

@@ -1,5 +1,5 @@
 """``BCPolicy``: SimDist's registered encoder with an MLP head to one action, and the freeze policies that apply
-to it. Inputs are normalised by the library's :class:`~simdist.normalization.Normalizer`."""
+to it. Inputs are normalised by the library's :class:`~simdist.model.normalization.Normalizer`."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import torch
 from torch import Tensor, nn
 
 from simdist.components.agents.latent.bc_config import BCConfig
-from simdist.config import ConfigError
-from simdist.freeze import ALL, FreezePolicy
-from simdist.nn import mlp
-from simdist.normalization import Normalizer, normalize_groups
-from simdist.world_model import build_component
+from simdist.model.config import ConfigError
+from simdist.model.freeze import ALL, FreezePolicy
+from simdist.model.nn import mlp
+from simdist.model.normalization import Normalizer, normalize_groups
+from simdist.model.world_model import build_component
 
 __all__ = ["HORIZON", "BCPolicy", "bc_freeze_policy"]
 
@@ -62,7 +62,7 @@ class BCPolicy(nn.Module):
     # ------------------------------------------------------------------ structure
     @property
     def components(self) -> dict[str, nn.Module]:
-        """Named parts for :class:`~simdist.freeze.FreezePolicy`: encoder, policy (the MLP head), normalizer."""
+        """Named parts for :class:`~simdist.model.freeze.FreezePolicy`: encoder, policy (the MLP head), normalizer."""
         return {"encoder": self.encoder, "policy": self.policy, "normalizer": self.normalizer}
 
     def count_parameters(self) -> dict[str, int]:

@@ -16,7 +16,7 @@ from torch import Tensor, nn
 from simdist.components.agents.latent import LatentAgent, LatentModel
 from simdist.components.agents.latent.bc_policy import BCPolicy
 from simdist.components.agents.latent.networks import QNetwork, torchrl_actor, torchrl_critic, transition_tensordict
-from simdist.config import ConfigError
+from simdist.model.config import ConfigError
 
 __all__ = ["REDQSACAgent"]
 

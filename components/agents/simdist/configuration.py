@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simdist.config import ConfigError, config_file
 from simdist.fsutil import read_json_object
 from simdist.hub.files import PLANNER_NAME
+from simdist.model.config import ConfigError, config_file
 from simdist.registry import RegistryError, get
 
 

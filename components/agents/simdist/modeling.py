@@ -17,9 +17,9 @@ from torch import Tensor
 
 from simdist.agents import Agent
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
-from simdist.freeze import FINETUNE, FinetuneConfig, FreezePolicy
+from simdist.model.freeze import FINETUNE, FinetuneConfig, FreezePolicy
+from simdist.model.world_model import WorldModel
 from simdist.registry import register
-from simdist.world_model import WorldModel
 
 
 @register("agent", "simdist")
@@ -82,9 +82,10 @@ class SimDistAgent(Agent):
                  lr: float = FINETUNE.lr, warmup_steps: int = FINETUNE.warmup_steps, obs_noise: Any = None,
                  loss_weights: dict[str, float] | None = None, progress: bool = False) -> SimDistAgent:
         """Finetune a copy on the dataset folder ``data`` (``front_pad`` = the model's history, no held-out
-        split) under ``freeze`` (a :class:`~simdist.freeze.FreezePolicy`, or text parsed here); the defaults and
-        the schedule (warm-up over ``warmup_steps``, decay to ``lr / 2``) are :class:`~simdist.freeze.FinetuneConfig`'s.
-        ``loss_weights`` None: those of the policy (:meth:`~simdist.freeze.FreezePolicy.loss_weights`)."""
+        split) under ``freeze`` (a :class:`~simdist.model.freeze.FreezePolicy`, or text parsed here); the defaults
+        and the schedule (warm-up over ``warmup_steps``, decay to ``lr / 2``) are
+        :class:`~simdist.model.freeze.FinetuneConfig`'s.
+        ``loss_weights`` None: those of the policy (:meth:`~simdist.model.freeze.FreezePolicy.loss_weights`)."""
         from simdist.data import TrajectoryDataModule
         from simdist.training import FinetuneModule
         from simdist.training.module import epoch_trainer
@@ -128,8 +129,8 @@ class SimDistAgent(Agent):
     def checked(self, folder: Path) -> SimDistAgent:
         """Self, once its planner is built: settings of ``folder``'s ``planner.json`` that the planner refuses
         raise a ConfigError naming the file before any work."""
-        from simdist.config import config_file
         from simdist.hub.files import PLANNER_NAME
+        from simdist.model.config import config_file
 
         with config_file(Path(folder) / PLANNER_NAME):
             self.planner  # noqa: B018 (built for its checks)

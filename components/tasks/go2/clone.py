@@ -1,4 +1,4 @@
-"""Cloned Go2 states and the true returns of open-loop candidates from them (:mod:`simdist.mechanism`).
+"""Cloned Go2 states and the true returns of open-loop candidates from them (:mod:`simdist.diagnostics.mechanism`).
 
 A state is a :meth:`Go2Env.snapshot <simdist.components.tasks.go2.env.Go2Env.snapshot>` row; a candidate is
 executed open loop from a restored copy and bootstrapped with the PPO expert's critic, as the Go2 data's value

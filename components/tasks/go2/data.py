@@ -152,8 +152,8 @@ def generate_go2(experts: Any, out_dir: str | os.PathLike, *, num_envs: int, tra
 def _student_policy(model: str, num_envs: int) -> Any:
     """The policy head of world model ``model`` as a data-engine policy over ``num_envs`` envs."""
     import simdist
+    from simdist.model.world_model import WorldModel
     from simdist.planning import PlannerPolicy
-    from simdist.world_model import WorldModel
 
     wm = WorldModel.from_pretrained(model)
     return PlannerPolicy(simdist.create("planner", "policy", world_model=wm), num_envs, name=f"student:{model}")

@@ -1,8 +1,9 @@
 """``simdist demo --task go2``: the Go2 demo, zero-shot vs adapted MPPI planning on a proxy-real course.
 
-The demo pipeline every task's demo runs (:mod:`simdist.demo_pipeline`) with the Go2's hook (:class:`Go2Demo`):
+The demo pipeline every task's demo runs (:mod:`simdist.workflows.demo_pipeline`) with the Go2's hook
+(:class:`Go2Demo`):
 loads a pretrained Go2 world model (``--model``: a Hub id such as the zoo's ``simdist/go2-slope``, or a folder)
-and runs :class:`~simdist.adaptation.AdaptationLoop` (:class:`DemoLoop`, phase lines with an ETA) on a reality
+and runs :class:`~simdist.workflows.adaptation.AdaptationLoop` (:class:`DemoLoop`, phase lines with an ETA) on a reality
 profile (``--real``) with the schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI
 preset with temporal ensembling, ``REALTIME_DECAY`` of :mod:`simdist.components.planners.presets`) with the
 straight-walk protocol, collect ``--minutes`` of on-policy proxy-real data with it, finetune only the dynamics,
@@ -26,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simdist.adaptation import AdaptationLoop, AdaptConfig
 from simdist.arguments import positive_int
 from simdist.components.tasks.go2.task import Go2Task
-from simdist.demo_pipeline import Bar, DemoDefaults, DemoHook, Panel
+from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
+from simdist.workflows.demo_pipeline import Bar, DemoDefaults, DemoHook, Panel
 
 PREFIX = "[go2-demo]"
 #: entries that make a folder a Go2 demo's output (``--out``; rerun to resume)
@@ -50,16 +51,17 @@ VIDEO_LABELS = {"zero_shot": "zero-shot", "adapted": "adapted"}
 
 # ---------------------------------------------------------------------------------------------- the hook
 class Go2Demo(DemoHook):
-    """The Go2's hook into the demo pipeline (:mod:`simdist.demo_pipeline`): the zoo's slope model on the
+    """The Go2's hook into the demo pipeline (:mod:`simdist.workflows.demo_pipeline`): the zoo's slope model on the
     ``ptfe-slope-5.7deg`` course, 4 minutes of real data, the real-time MPPI preset, phase lines with an ETA, the
     straight-walk protocol's results and the rollout videos."""
 
     DEFAULTS = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-slope", out="outputs/go2-demo",
-                            trials=DEMO_TRIALS, envs=16, minutes=4.0, epochs=3, windows_per_epoch=6_000,
-                            batch_size=32, lr=2e-4, heldout_episodes=4, video=True, progress=False)
-    QUICK = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-slope", out="outputs/go2-demo", trials=2,
-                         envs=8, minutes=0.5, epochs=1, windows_per_epoch=1_000, batch_size=32, lr=2e-4,
-                         heldout_episodes=2, video=False, progress=False)
+                            minutes=4.0, video=True, progress=False,
+                            loop=AdaptConfig(episodes_per_eval=DEMO_TRIALS, num_envs=16))  # the loop's budgets
+    QUICK = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-slope", out="outputs/go2-demo", minutes=0.5,
+                         video=False, progress=False,
+                         loop=AdaptConfig(episodes_per_eval=2, num_envs=8, epochs=1, windows_per_epoch=1_000,
+                                          heldout_episodes=2))
     planner_preset = "realtime"  # the real-time preset (simdist.components.planners.presets)
     can_render = True
     markers = DEMO_MARKERS
@@ -83,8 +85,8 @@ class Go2Demo(DemoHook):
         self.phases.log(msg)
 
     def load_base(self, model: str) -> Any:
-        from simdist.adaptation import weights_fingerprint, world_model_of
         from simdist.provenance import provenance
+        from simdist.workflows.adaptation import weights_fingerprint, world_model_of
 
         self.phases.log(f"loading {model}")
         base = load_model(model)  # fail early, with a hint
@@ -239,10 +241,10 @@ def measure_rates(loop: Any, batches: set[int]) -> dict[str, Any]:
 
     import torch
 
-    from simdist.adaptation import world_model_of
-    from simdist.benchmarking import random_batch, random_history, time_calls
-    from simdist.losses import WorldModelLoss
+    from simdist.benchmarking.measure import random_batch, random_history, time_calls
+    from simdist.model.losses import WorldModelLoss
     from simdist.registry import create
+    from simdist.workflows.adaptation import world_model_of
 
     model, tick = world_model_of(loop.base), {}
     for b in sorted(batches):
@@ -368,7 +370,7 @@ def _num(x: float | None, fmt: str) -> str:
 
 def _comparison(zero: dict[str, Any], adapted: dict[str, Any]) -> tuple[bool, str]:
     """Whether the two 95 % intervals overlap, and the sentence that says so plainly."""
-    from simdist.evaluation import EvaluationResult, compare
+    from simdist.workflows.evaluation import EvaluationResult, compare
 
     before, after = (EvaluationResult.from_dict(s["eval"]).estimate() for s in (zero, adapted))
     detail = compare(before, after, "forward progress (m), adapted vs zero-shot", ".3f")

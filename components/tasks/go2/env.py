@@ -383,7 +383,7 @@ class Go2Env:
         self.batch = None  # type: ignore[assignment]
 
     # ------------------------------------------------------------------------------
-    # cloned states (the planner-ranking analysis, simdist.mechanism)
+    # cloned states (the planner-ranking analysis, simdist.diagnostics.mechanism)
     def snapshot(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """Copies of everything that makes simulations ``rows`` evolve as they will: the integration state
         (mjSTATE_INTEGRATION: time, qpos, qvel, act, warm start, ctrl, applied forces, ...), the per-env model

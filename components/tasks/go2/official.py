@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from simdist.config import WorldModelConfig
 from simdist.errors import InputError
+from simdist.model.config import WorldModelConfig
 from simdist.official.mapping import MLP_INDEX, Rule, conv, get_key, linear, mlp_index, require_key, same
 from simdist.registry import register
 
@@ -32,7 +32,7 @@ class QuadrupedWorldModel:
         ``preset`` (default: the config's ``system.name``) gives the task fields (task, robot, dt); the
         architecture comes from the checkpoint. Unsupported settings raise :class:`InputError` naming the key.
         """
-        from simdist.presets import preset_config
+        from simdist.model.presets import preset_config
 
         for path in ("model.encoder.action_layers", "model.embedding.future_acts_layers",
                      "model.embedding.future_cmds_layers", "model.embedding.reward_layers",

@@ -40,7 +40,7 @@ from simdist.components.tasks.go2.commands import CommandGenerator
 from simdist.components.tasks.go2.kinematics import quat_to_rotmat, yaw_from_rotmat
 from simdist.components.tasks.go2.profiles import RealityProfile, load_profile
 from simdist.components.tasks.go2.terrain import Terrain, sub_terrain
-from simdist.evaluation import EvaluationResult, bootstrap_ci
+from simdist.workflows.evaluation import EvaluationResult, bootstrap_ci
 
 logger = logging.getLogger(__name__)
 
@@ -365,7 +365,7 @@ def run_protocol(controller: Any, course: Course, *, speeds: Sequence[float] = D
     def steps_for(v: float) -> int:
         return trial_steps(course, v, time_factor=time_factor, reset_steps=reset_steps, max_steps=max_steps)
 
-    from simdist.rollout import reseed
+    from simdist.workflows.rollout import reseed
 
     env = protocol_env(course, trials, max(steps_for(v) for v in speeds), seed=seed, randomize=randomize,
                        env_kwargs=env_kwargs)

@@ -25,7 +25,7 @@ import numpy as np
 
 from simdist.components.tasks.go2.robot import CONTROL_DT
 from simdist.components.tasks.go2.terrain import OFFICIAL_PROPORTIONS, TERRAIN_TYPES
-from simdist.evaluation import EvaluationResult
+from simdist.workflows.evaluation import EvaluationResult
 
 #: metres of strip kept beyond the furthest a cell's robot can walk in its episode
 STRIP_MARGIN = 2.0
@@ -96,7 +96,7 @@ def run_reward_grid(controller: Any, grid: RewardGrid | None = None, *, seed: in
     ``policy(obs)`` callable); the result's values are the accumulated rewards, ``success`` is "did not fail",
     groups name the terrain type. Reseeds the controller with ``seed`` first, so a call is reproducible."""
     from simdist.components.tasks.go2.protocol import controller_actions, controller_history
-    from simdist.rollout import reseed
+    from simdist.workflows.rollout import reseed
 
     grid = grid or RewardGrid()
     env = grid_env(grid, seed=seed)

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from simdist.data.schema import DatasetSpec
-from simdist.evaluation import EvaluationResult
 from simdist.registry import register
 from simdist.tasks import Task, TaskError
+from simdist.workflows.evaluation import EvaluationResult
 
 if TYPE_CHECKING:
     from simdist.components.tasks.go2.walk_compare import WalkComparison
@@ -173,7 +173,7 @@ class Go2Task(Task):
         return {**super().describe(), "speeds": list(self.speeds or ()), "collect_speed": self.collect_speed,
                 "max_steps": self.max_steps}
 
-    # -- cloned states (the planner-ranking analysis, simdist.mechanism) -----------------------
+    # -- cloned states (the planner-ranking analysis, simdist.diagnostics.mechanism) -----------------------
     def snapshot_states(self, env: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
         """Copies of the full state of ``env``'s rows (:meth:`Go2Env.snapshot`: physics, per-env model fields,
         commands, gait clock via the episode step, actuation-delay queue, bookkeeping)."""

@@ -9,6 +9,7 @@ every iteration. ``--export DIR`` then writes the expert set the data generator 
 from __future__ import annotations
 
 from simdist.arguments import positive_int, tool_parser
+from simdist.experts import add_export_arguments, export_request
 
 
 def parse_proportions(text: str) -> dict[str, float]:
@@ -54,12 +55,7 @@ def main(argv: list[str]) -> int:
                         help="command generator (straight: walk ahead at --straight-speed)")
     parser.add_argument("--straight-speed", default="0.5",
                         help="straight-mode speed (m/s), or LOW,HIGH drawn per episode, e.g. 0.1,0.5")
-    parser.add_argument("--save-interval", type=positive_int, default=50)
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--export", default=None, metavar="DIR", help="export the expert set here afterwards")
-    parser.add_argument("--suboptimal", default=None,
-                        help="comma-separated iterations of the sub-optimal set (default: the paper's 11)")
-    parser.add_argument("--expert", default="latest", help="expert iteration (default: the newest)")
+    add_export_arguments(parser, save_interval=50, suboptimal_default="the paper's 11")
     args = parser.parse_args(argv)
 
     if args.iterations > 0:
@@ -78,9 +74,8 @@ def main(argv: list[str]) -> int:
     if args.export:
         from simdist.experts import PAPER_ITERATIONS, export_expert_set
 
-        its = tuple(int(s) for s in args.suboptimal.split(",")) if args.suboptimal else PAPER_ITERATIONS
-        expert = args.expert if args.expert == "latest" else int(args.expert)
-        m = export_expert_set(args.log_dir, args.export, iterations=its, expert=expert)
+        its, expert = export_request(args)
+        m = export_expert_set(args.log_dir, args.export, iterations=its or PAPER_ITERATIONS, expert=expert)
         subs = ", ".join(f"{s['iteration']}" for s in m["suboptimal"])
         print(f"exported expert {m['expert']['iteration']} (+critic) and sub-optimal [{subs}] → {args.export}"
               + (f"; skipped (not reached yet): {m['skipped']}" if m["skipped"] else ""))

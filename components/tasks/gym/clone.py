@@ -1,5 +1,5 @@
 """Cloned states of Gymnasium MuJoCo envs and the true returns of open-loop candidates from them
-(:mod:`simdist.mechanism`: the plan-ranking analysis on ``gym:ID`` tasks).
+(:mod:`simdist.diagnostics.mechanism`: the plan-ranking analysis on ``gym:ID`` tasks).
 
 A snapshot copies, per env, the MuJoCo integration state (``mj_getState(mjSTATE_INTEGRATION)``: time, positions,
 velocities, controls, the solver's warm start), the actions still in the profile's actuation delay and the time
@@ -17,8 +17,8 @@ import numpy as np
 
 from simdist.components.tasks.gym.env import OBS_KEY, ProfileWrapper
 from simdist.errors import InputError
-from simdist.rollout import open_loop_then_policy
 from simdist.rows import take_rows
+from simdist.workflows.rollout import open_loop_then_policy
 
 _SIG = mujoco.mjtState.mjSTATE_INTEGRATION
 

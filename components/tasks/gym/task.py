@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from simdist.data.schema import DatasetSpec
-from simdist.evaluation import EvaluationResult
-from simdist.presets import preset
+from simdist.model.presets import preset
 from simdist.registry import register_family
 from simdist.tasks import Task
+from simdist.workflows.evaluation import EvaluationResult
 
 PREFIX = "gym"
 
@@ -58,7 +58,7 @@ class GymTask(Task):
         return DatasetSpec(obs={"state": (self.obs_dim,)}, action_dim=self.action_dim, command_dim=0, dt=self.dt)
 
     def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> EvaluationResult:
-        from simdist.rollout import rollout
+        from simdist.workflows.rollout import rollout
 
         env = self.make_env(min(num_envs, trials), seed)
         try:
@@ -100,7 +100,7 @@ class GymTask(Task):
         return generate_gym_dataset(self, out, experts=experts, num_envs=num_envs, transitions=transitions,
                                     seed=seed, progress=progress, **options)
 
-    # -- cloned states (the planner-ranking analysis, simdist.mechanism) -----------------------
+    # -- cloned states (the planner-ranking analysis, simdist.diagnostics.mechanism) -----------------------
     def snapshot_states(self, env: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
         """Copies of the MuJoCo states of ``env``'s rows, with the actions in flight and the time-limit counters."""
         from simdist.components.tasks.gym.clone import snapshot
@@ -154,7 +154,7 @@ def gym_preset(spec: str, dynamics: str = "mlp") -> Any:
     """A world-model config from the env's spaces: observation group ``state`` of the env's size, its action size,
     no command, H = T = 8, the ``mlp`` encoder, ``dynamics`` (``mlp`` or ``transformer``) and transformer heads."""
     from simdist.components.tasks.gym.env import GymBatchedEnv
-    from simdist.config import WorldModelConfig
+    from simdist.model.config import WorldModelConfig
 
     env = GymBatchedEnv(spec, 1, seed=0)
     try:

@@ -6,6 +6,7 @@ for a Gymnasium env, resumable (rerunning with the same ``--log-dir`` continues 
 from __future__ import annotations
 
 from simdist.arguments import nonnegative_int, positive_int, tool_parser
+from simdist.experts import add_export_arguments, export_request
 
 
 def main(argv: list[str], task: str = "gym:?") -> int:
@@ -16,13 +17,7 @@ def main(argv: list[str], task: str = "gym:?") -> int:
     parser.add_argument("--envs", type=positive_int, default=16)
     parser.add_argument("--steps-per-env", type=positive_int, default=64, help="rollout length per iteration")
     parser.add_argument("--profile", default=None, help="train on a reality profile (name or YAML), e.g. lag")
-    parser.add_argument("--save-interval", type=positive_int, default=25,
-                        help="checkpoint every this many iterations (the sub-optimal ladder picks from them)")
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--export", default=None, metavar="DIR", help="export the expert set here afterwards")
-    parser.add_argument("--suboptimal", default=None,
-                        help="comma-separated iterations of the sub-optimal ladder (default: 10 evenly spaced)")
-    parser.add_argument("--expert", default="latest", help="expert iteration (default: the newest)")
+    add_export_arguments(parser, save_interval=25, suboptimal_default="10 evenly spaced")
     args = parser.parse_args(argv)
     from simdist.tasks import make_task
 
@@ -35,12 +30,10 @@ def main(argv: list[str], task: str = "gym:?") -> int:
     if args.export:
         from simdist.experts import available_checkpoints, export_expert_set
 
-        if args.suboptimal:
-            its = tuple(int(s) for s in args.suboptimal.split(","))
-        else:
+        its, expert = export_request(args)
+        if its is None:
             last = max(available_checkpoints(args.log_dir) or {0: None})
             its = tuple(sorted({int(last * k / 10) for k in range(10)}))
-        expert = args.expert if args.expert == "latest" else int(args.expert)
         m = export_expert_set(args.log_dir, args.export, iterations=its, expert=expert, obs_key="state")
         subs = ", ".join(f"{s['iteration']}" for s in m["suboptimal"])
         print(f"exported expert {m['expert']['iteration']} (+critic) and sub-optimal [{subs}] -> {args.export}")

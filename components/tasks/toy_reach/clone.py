@@ -1,4 +1,5 @@
-"""Cloned ``toy-reach`` states and the true returns of open-loop candidates from them (:mod:`simdist.mechanism`).
+"""Cloned ``toy-reach`` states and the true returns of open-loop candidates from them
+(:mod:`simdist.diagnostics.mechanism`).
 
 A snapshot copies each env's MuJoCo integration state (``mj_getState(mjSTATE_INTEGRATION)``: time, position,
 velocity, controls, the solver's warm start), the per-env model fields the env randomises (puck mass and
@@ -25,8 +26,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from simdist.rollout import open_loop_then_policy
 from simdist.rows import take_rows
+from simdist.workflows.rollout import open_loop_then_policy
 
 #: V^e's rollout length: the tail of the critic's label returns (:func:`.critic.expert_returns`, γ^400 ≈ 2 %)
 EXPERT_STEPS = 400

@@ -4,15 +4,16 @@ The default ``simdist demo``: by default on the ``lag`` profile (actions act 0.4
 actuator), with the dynamics reading the four actions in flight, 96 logged real episodes and 12 finetuning
 epochs, where dynamics-only adaptation beats zero-shot (docs/plan-ranking.md).
 
-It runs the demo pipeline every task's demo runs (:mod:`simdist.demo_pipeline`) with the toy's hook
+It runs the demo pipeline every task's demo runs (:mod:`simdist.workflows.demo_pipeline`) with the toy's hook
 (:class:`ToyDemo`): generate sim data (expert + sub-optimal mixture + perturbation windows) → pretrain the world
-model → :class:`~simdist.adaptation.AdaptationLoop` (:class:`ToyLoop`): plan with MPPI in sim and on a proxy-real
-profile (``--real``: a built-in name or a YAML file) → log real episodes → finetune the dynamics only → plan
+model → :class:`~simdist.workflows.adaptation.AdaptationLoop` (:class:`ToyLoop`): plan with MPPI in sim and on a
+proxy-real profile (``--real``: a built-in name or a YAML file) → log real episodes → finetune the dynamics only → plan
 again. Writes ``results.json``, ``results.md`` and ``progress.png`` (each bar with its 95 % interval); with the
-``ranking`` option the plan-ranking diagnostic (:mod:`simdist.mechanism`) of both models on the profile and of the
-pretrained one in simulation, and the action-information diagnostic (:mod:`simdist.diagnostics`) on fresh
-simulation windows, go into ``results.json`` too. The levers of the toy's experiments (:class:`ToyOptions`) are
-``--option KEY=VALUE`` settings; ``python -m results.toy.levers`` takes them as the flags docs/plan-ranking.md uses.
+``ranking`` option the plan-ranking diagnostic (:mod:`simdist.diagnostics.mechanism`) of both models on the profile
+and of the pretrained one in simulation, and the action-information diagnostic
+(:mod:`simdist.diagnostics.action_information`) on fresh simulation windows, go into ``results.json`` too. The
+levers of the toy's experiments (:class:`ToyOptions`) are ``--option KEY=VALUE`` settings; ``python -m
+results.toy.levers`` takes them as the flags docs/plan-ranking.md uses.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from simdist.adaptation import AdaptationLoop, AdaptConfig
-from simdist.demo_pipeline import DEMO_FILES, FINETUNE_FREEZE, LOOP_ENTRIES, Bar, DemoDefaults, DemoHook, Panel
+from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
+from simdist.workflows.demo_pipeline import DEMO_FILES, FINETUNE_FREEZE, LOOP_ENTRIES, Bar, DemoDefaults, DemoHook, Panel
 
 #: entries that make a folder a toy demo's output (``--out``; rerunning into one overwrites what it writes)
 DEMO_MARKERS = ("results.json", "sim-data", "pretrain", "toy-sim", "real-data", "finetune", "toy-real", "sim-mix",
@@ -155,7 +156,7 @@ class ToyOptions:
         if self.ensemble < 2:
             return spec
         if spec is None:
-            from simdist.presets import preset_config
+            from simdist.model.presets import preset_config
 
             spec = preset_config("toy").to_dict()["dynamics"]
         return {"name": "ensemble", "kwargs": {"members": self.ensemble, "member": spec}}
@@ -183,18 +184,20 @@ TEST = ToyScale(sim_transitions=3_000, pretrain_epochs=1, windows_per_epoch=2_00
 
 def scale_defaults(scale: ToyScale) -> DemoDefaults:
     """The demo options' defaults of a :class:`ToyScale` (its pretraining budget is not an option)."""
-    return DemoDefaults(real="lag", out="outputs/toy-demo", trials=scale.eval_episodes, envs=scale.num_envs,
-                        num_samples=scale.samples, iterations=scale.iterations, real_episodes=scale.real_episodes,
-                        epochs=scale.finetune_epochs, windows_per_epoch=scale.finetune_windows_per_epoch,
-                        batch_size=32, lr=2e-4, heldout_episodes=scale.heldout_episodes, progress=True)
+    return DemoDefaults(real="lag", out="outputs/toy-demo", real_episodes=scale.real_episodes, progress=True,
+                        loop=AdaptConfig(episodes_per_eval=scale.eval_episodes, num_envs=scale.num_envs,
+                                         num_samples=scale.samples, iterations=scale.iterations,
+                                         epochs=scale.finetune_epochs,
+                                         windows_per_epoch=scale.finetune_windows_per_epoch,
+                                         heldout_episodes=scale.heldout_episodes))
 
 
 def check_pretrained(folder: str | Path | None, ensemble: int | None = None) -> None:
     """A ``--pretrained`` folder must hold a saved world model (InputError naming it otherwise); None passes.
     ``ensemble``: the number of dynamics members the model must have (1: a single dynamics)."""
-    from simdist.config import WorldModelConfig
     from simdist.errors import InputError
     from simdist.fsutil import read_json_object
+    from simdist.model.config import WorldModelConfig
 
     if folder is None:
         return
@@ -248,7 +251,7 @@ def _evaluate(planner: Any, variant: Any, episodes: int, num_envs: int, seed: in
     from simdist.components.tasks.toy_reach.pointmass import ToyReachEnv
     from simdist.data.engine import PerturbationConfig
     from simdist.data.schema import DatasetSpec
-    from simdist.rollout import rollout
+    from simdist.workflows.rollout import rollout
 
     env = ToyReachEnv(num_envs, variant=variant, seed=seed)
     spec = DatasetSpec.from_env(env) if record else None
@@ -261,8 +264,8 @@ def _evaluate(planner: Any, variant: Any, episodes: int, num_envs: int, seed: in
 
 
 class ToyDemo(DemoHook):
-    """The toy's hook into the demo pipeline (:mod:`simdist.demo_pipeline`): its defaults (the ``lag`` profile,
-    :class:`ToyScale`'s budgets), its own pretraining (stages 1-2), its loop (:class:`ToyLoop`), its settings
+    """The toy's hook into the demo pipeline (:mod:`simdist.workflows.demo_pipeline`): its defaults (the ``lag``
+    profile, :class:`ToyScale`'s budgets), its own pretraining (stages 1-2), its loop (:class:`ToyLoop`), its settings
     (``--option KEY=VALUE``: :class:`ToyOptions`) and its results (returns and final distances in simulation,
     zero-shot and adapted on the profile, and the held-out consistency). ``scale``: the scale whose pretraining
     budget (and whose defaults) the run takes (None: :class:`ToyScale`'s, ``--quick``: :data:`QUICK`'s)."""
@@ -308,8 +311,8 @@ class ToyDemo(DemoHook):
         self.scale, self.options, self.seed = self.scale_of(args), args.options, args.seed
         if args.model is not None:
             from simdist.agents import check_model_for_task
-            from simdist.config import WorldModelConfig
             from simdist.hub.files import CONFIG_NAME
+            from simdist.model.config import WorldModelConfig
             from simdist.tasks import make_task
 
             folder = Path(args.model)
@@ -392,9 +395,9 @@ class ToyDemo(DemoHook):
 
     # -- outputs ----------------------------------------------------------------------------------
     def results(self, args: argparse.Namespace, loop: AdaptationLoop, curve: dict[str, Any]) -> dict[str, Any]:
-        from simdist.adaptation import world_model_of
         from simdist.components.tasks.toy_reach.task import final_distances
-        from simdist.evaluation import bootstrap_ci, compare
+        from simdist.workflows.adaptation import world_model_of
+        from simdist.workflows.evaluation import bootstrap_ci, compare
 
         assert isinstance(loop, ToyLoop)
         model = world_model_of(loop.base)
@@ -457,8 +460,8 @@ class ToyDemo(DemoHook):
 
 
 class ToyLoop(AdaptationLoop):
-    """:class:`~simdist.adaptation.AdaptationLoop` on the toy's schedule ``[0, real_episodes]``: every planner is
-    the demo's MPPI (:data:`SCORE_CHUNK`, the ``disagreement`` penalty); the zero-shot stage also plans in
+    """:class:`~simdist.workflows.adaptation.AdaptationLoop` on the toy's schedule ``[0, real_episodes]``: every
+    planner is the demo's MPPI (:data:`SCORE_CHUNK`, the ``disagreement`` penalty); the zero-shot stage also plans in
     simulation; the held-out set comes from rounds of seed + 4 (:func:`_heldout_episodes`); the real data is one
     rollout of seed + 3 with the ``explore`` noise; finetuning follows the toy's schedule with ``anchor`` and
     ``sim_mix``; both stages are evaluated on the profile with seed + 2. The adapted model is ``OUT/toy-real``."""
@@ -482,8 +485,8 @@ class ToyLoop(AdaptationLoop):
 
     def planner(self, agent: Any, seed: int) -> Any:
         """The demo's MPPI on ``agent``'s world model, seeded with the run's seed (every planner of the loop)."""
-        from simdist.adaptation import world_model_of
         from simdist.registry import create
+        from simdist.workflows.adaptation import world_model_of
 
         s, cfg = self.scale, self.cfg
         given = {k: v for k, v in (("init_std", cfg.init_std), ("warm_start", cfg.warm_start)) if v is not None}
@@ -493,7 +496,7 @@ class ToyLoop(AdaptationLoop):
 
     def heldout(self) -> list[Any]:
         if self._heldout is None:
-            from simdist.adaptation import world_model_of
+            from simdist.workflows.adaptation import world_model_of
 
             s, labels = self.scale, []
 
@@ -536,11 +539,11 @@ class ToyLoop(AdaptationLoop):
     def finetune(self, init_from: str, stage: int) -> Any:
         """Only the dynamics, from the pretrained model, on the real data (and the ``sim_mix`` share of
         simulation data), on the toy's learning-rate schedule with the ``anchor`` pull."""
-        from simdist.adaptation import world_model_of
         from simdist.data import TrajectoryDataModule
         from simdist.registry import create
         from simdist.training import FinetuneModule
         from simdist.training.module import epoch_trainer
+        from simdist.workflows.adaptation import world_model_of
 
         cfg, o = self.cfg, self.options
         minutes = self.minutes(int(self._info(self.data_dir)["num_steps"]))
@@ -568,7 +571,7 @@ class ToyLoop(AdaptationLoop):
     def evaluate_stage(self, model: Any, k: int, path: str) -> Any:
         """The planner on the profile (seed + 2; at stage 0 also in simulation, seed + 1)."""
         from simdist.components.tasks.toy_reach.task import TOY_SUCCESS_RADIUS, final_distances
-        from simdist.evaluation import EvaluationResult
+        from simdist.workflows.evaluation import EvaluationResult
 
         s, seed, name = self.scale, self.cfg.seed, self.demo.real.name
         if k == 0:
@@ -593,7 +596,7 @@ def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int =
     folder to start from instead of generating data and pretraining (stages 1-2 are skipped). ``pretrain_only``:
     stop after stage 2 (``toy-sim`` saved, ``timing.json`` written; the returned dict holds the model's folder),
     so that several profiles can reuse one pretrained model with ``pretrained``."""
-    from simdist.demo_pipeline import demo_parser, resolve, run_demo
+    from simdist.workflows.demo_pipeline import demo_parser, resolve, run_demo
 
     hook = ToyDemo(scale=scale or ToyScale())
     args = demo_parser(hook.task_cls, hook).parse_args(["--out", str(out), "--seed", str(seed)])
@@ -614,8 +617,8 @@ def _diagnostics(model: Any, adapted: Any, real: Any, scale: ToyScale, options: 
     planner, and of the pretrained model in simulation; action information of both on fresh simulation windows."""
     from simdist.components.tasks.toy_reach.data import generate_toy_dataset
     from simdist.components.tasks.toy_reach.task import ToyReachTask
-    from simdist.diagnostics import action_information, dataset_windows
-    from simdist.mechanism import MechanismConfig, run_mechanism
+    from simdist.diagnostics.action_information import action_information, dataset_windows
+    from simdist.diagnostics.mechanism import MechanismConfig, run_mechanism
     from simdist.registry import create
 
     def agent(m: Any) -> Any:

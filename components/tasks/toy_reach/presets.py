@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from simdist.config import WorldModelConfig
-from simdist.presets import preset
+from simdist.model.config import WorldModelConfig
+from simdist.model.presets import preset
 
 
 @preset("toy")

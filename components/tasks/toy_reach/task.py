@@ -10,9 +10,9 @@ import numpy as np
 
 from simdist.components.tasks.toy_reach.constants import SUCCESS_RADIUS
 from simdist.data.schema import DatasetSpec
-from simdist.evaluation import EvaluationResult
 from simdist.registry import register
 from simdist.tasks import Task
+from simdist.workflows.evaluation import EvaluationResult
 
 #: success: the puck ends within this distance (m) of the goal
 TOY_SUCCESS_RADIUS = SUCCESS_RADIUS
@@ -58,7 +58,7 @@ class ToyReachTask(Task):
             env.close()
 
     def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> EvaluationResult:
-        from simdist.rollout import rollout
+        from simdist.workflows.rollout import rollout
 
         env = self.make_env(num_envs, seed)
         try:
@@ -86,7 +86,7 @@ class ToyReachTask(Task):
             return expert_for(self.load_profile(self.profile or "sim"))
         return None
 
-    # -- cloned states (the planner-ranking analysis, simdist.mechanism) -----------------------
+    # -- cloned states (the planner-ranking analysis, simdist.diagnostics.mechanism) -----------------------
     def snapshot_states(self, env: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
         """Copies of the point masses of ``env``'s rows (MuJoCo integration state, mass, friction, goal, step)."""
         from simdist.components.tasks.toy_reach.clone import snapshot

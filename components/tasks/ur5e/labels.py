@@ -172,7 +172,7 @@ def expert_return(task: Any, states: Any, *, gamma: float, seed: int, horizon: i
 def label_report(o: Oracle, labels: np.ndarray, gamma: float) -> dict[str, Any]:
     """The ranking of the candidates scored with ``labels`` against the truth, and the labels' own error at the
     end states (R² and RMS against the expert's continuation, where the episode had not ended)."""
-    from simdist.mechanism import ranking_report
+    from simdist.diagnostics.mechanism import ranking_report
 
     rep = ranking_report(o.score(labels, gamma), o.truth)
     live = ~o.ended.ravel()

@@ -9,8 +9,8 @@ to z, as the paper does.
 
 from __future__ import annotations
 
-from simdist.config import WorldModelConfig
-from simdist.presets import preset
+from simdist.model.config import WorldModelConfig
+from simdist.model.presets import preset
 
 #: The seven action dimensions (relative TCP pose delta, gripper) lie in [-1, 1].
 _LOW, _HIGH = [-1.0] * 7, [1.0] * 7

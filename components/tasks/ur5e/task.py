@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from simdist.data.schema import DatasetSpec
-from simdist.evaluation import EvaluationResult
 from simdist.profiles import ProfileSchema
 from simdist.registry import register
 from simdist.tasks import Task, TaskError
+from simdist.workflows.evaluation import EvaluationResult
 
 LATTICE_CELLS = 20
 
@@ -132,7 +132,7 @@ class UR5eTask(Task):
     def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> EvaluationResult:
         """``trials`` passes over the grid's 20-cell lattice (20 x ``trials`` episodes)."""
         from simdist.components.tasks.ur5e.images import camera_settings
-        from simdist.rollout import rollout
+        from simdist.workflows.rollout import rollout
 
         cameras = camera_settings(agent)  # an image model's cameras and size; {} for state models and experts
         values: list[float] = []

@@ -51,7 +51,7 @@ def rollout_states(task: Any, agent: Any, *, grid: str = "wide", cell: int = 0, 
     Envs 0..cell run together (a seeded reset serves the lattice in order); only env ``cell`` is kept."""
     from simdist.components.tasks.ur5e.env import UR5eEnv
     from simdist.components.tasks.ur5e.task import LATTICE_CELLS
-    from simdist.rollout import rollout
+    from simdist.workflows.rollout import rollout
 
     if not 0 <= cell < LATTICE_CELLS:
         raise ValueError(f"cell must be in [0, {LATTICE_CELLS}), got {cell}")

@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from simdist.config import ConfigError, config_file
 from simdist.fsutil import read_json_object
+from simdist.model.config import ConfigError, config_file
 
 #: the file of a SimDist+BC folder holding :class:`SimDistBCConfig` (beside SimDist's ``planner.json``)
 BC_CONFIG_NAME = "simdist_bc.json"

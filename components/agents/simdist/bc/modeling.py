@@ -20,10 +20,10 @@ import torch
 from simdist.components.agents.simdist.bc.configuration import BC_CONFIG_NAME, SimDistBCConfig
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
-from simdist.config import WorldModelConfig, config_file
-from simdist.freeze import FINETUNE, FreezePolicy
+from simdist.model.config import WorldModelConfig, config_file
+from simdist.model.freeze import FINETUNE, FreezePolicy
+from simdist.model.world_model import WorldModel
 from simdist.registry import register
-from simdist.world_model import WorldModel
 
 __all__ = ["SimDistBCAgent"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from torch import Tensor, nn
 
-from simdist.types import Encoding
+from simdist.model.types import Encoding
 
 
 class Encoder(nn.Module, abc.ABC):

@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from simdist.benchmarking import PeakMemory, summarize
+from simdist.benchmarking.measure import PeakMemory, summarize
 from simdist.data.chunks import chunk_length, expand_chunks
 
 DEFAULT_VARIANTS = ("windows", "chunks")
@@ -160,7 +160,7 @@ def bench_preset(preset: str, batch_size: int, args: Any, threads: int | None, d
                  stage: str = "pretrain") -> list[dict[str, Any]]:
     """Interleaved timed steps of every variant of ``args.train_variants`` for ``preset`` at ``batch_size``."""
     from simdist import WorldModel
-    from simdist.losses import WorldModelLoss
+    from simdist.model.losses import WorldModelLoss
     from simdist.registry import create
 
     per_chunk = getattr(args, "windows_per_chunk", 16)

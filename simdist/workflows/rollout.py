@@ -186,7 +186,7 @@ def open_loop_then_policy(env: Any, obs: dict[str, np.ndarray], actions: np.ndar
     """Discounted return of ``actions`` (B, T, A) open loop on ``env`` from ``obs``, then ``policy(obs)`` for
     ``policy_steps`` steps (``on_switch`` runs once before the policy's first step); a termination ends an env's
     return (its later steps count nothing). Returns ``(returns, alive, last obs, γ^steps)``: the caller may add
-    ``γ^steps · V(last obs)`` where alive (the cloned-state true returns of :mod:`simdist.mechanism`)."""
+    ``γ^steps · V(last obs)`` where alive (the cloned-state true returns of :mod:`simdist.diagnostics.mechanism`)."""
     n, horizon = actions.shape[0], actions.shape[1]
     ret, disc, alive = np.zeros(n), 1.0, np.ones(n, bool)
     for t in range(horizon + policy_steps):

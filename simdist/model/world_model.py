@@ -10,13 +10,13 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from simdist.config import ComponentBuildError, ComponentSpec, WorldModelConfig
 from simdist.hub.files import StrPath
 from simdist.hub.mixin import HubMixin
-from simdist.nn import SequenceEmbedding
-from simdist.normalization import Normalizer, normalize_groups
+from simdist.model.config import ComponentBuildError, ComponentSpec, WorldModelConfig
+from simdist.model.nn import SequenceEmbedding
+from simdist.model.normalization import Normalizer, normalize_groups
+from simdist.model.types import Encoding, Imagination, Prediction
 from simdist.registry import get as get_component
-from simdist.types import Encoding, Imagination, Prediction
 
 
 def build_component(kind: str, spec: ComponentSpec, standard: Mapping[str, Any]) -> nn.Module:
@@ -49,7 +49,7 @@ class WorldModel(nn.Module, HubMixin):
     ``imagine`` returns rewards and values in environment units, ready for a planner.
     """
 
-    # Registered plug-in components, duck-typed beyond their interfaces (simdist.interfaces): an ensemble
+    # Registered plug-in components, duck-typed beyond their interfaces (simdist.model.interfaces): an ensemble
     # dynamics adds ``members``, an image encoder ``raw_obs_keys`` and ``pixels``.
     encoder: Any
     dynamics: Any
@@ -114,7 +114,7 @@ class WorldModel(nn.Module, HubMixin):
     @classmethod
     def from_preset(cls, name: str, **overrides: Any) -> WorldModel:
         """Build a named architecture, registered by a task (``simdist tasks`` lists each task's preset)."""
-        from simdist.presets import preset_config
+        from simdist.model.presets import preset_config
 
         return cls(preset_config(name, **overrides))
 
@@ -319,8 +319,8 @@ class WorldModel(nn.Module, HubMixin):
         if planner is not None or agent_type is not None:
             import warnings
 
-            from simdist.config import AGENT_TYPE_KEY
             from simdist.hub.files import PLANNER_NAME
+            from simdist.model.config import AGENT_TYPE_KEY
 
             warnings.warn("WorldModel.save_pretrained(planner_config=..., agent_type=...) is deprecated: pass "
                           f"extra_files={{{PLANNER_NAME!r}: ...}} and config=, or save the agent", DeprecationWarning,
@@ -333,10 +333,10 @@ class WorldModel(nn.Module, HubMixin):
                                        config=config, **kwargs)
 
     def hub_config(self) -> dict[str, Any]:
-        """``config.json``: the portable config (:func:`simdist.model_card.portable_config`) and the agent type
+        """``config.json``: the portable config (:func:`simdist.model.model_card.portable_config`) and the agent type
         that reads a world model's folder."""
-        from simdist.config import AGENT_TYPE_KEY, WORLD_MODEL_AGENT_TYPE
-        from simdist.model_card import portable_config
+        from simdist.model.config import AGENT_TYPE_KEY, WORLD_MODEL_AGENT_TYPE
+        from simdist.model.model_card import portable_config
 
         return {**portable_config(self).to_dict(), AGENT_TYPE_KEY: WORLD_MODEL_AGENT_TYPE}
 
@@ -346,7 +346,7 @@ class WorldModel(nn.Module, HubMixin):
         """The model card and ``train_config.yaml``."""
         super()._hub_files(folder_name, extra_files, model_card_kwargs, **unknown)  # a TypeError naming unknown ones
         from simdist.hub.files import CARD_NAME, PLANNER_NAME, TRAIN_CONFIG_NAME
-        from simdist.model_card import render_model_card, train_config_text
+        from simdist.model.model_card import render_model_card, train_config_text
 
         train_text = train_config_text(train_config) if train_config is not None else None
         card = render_model_card(
@@ -360,7 +360,7 @@ class WorldModel(nn.Module, HubMixin):
     def _from_hub_config(cls, config: dict[str, Any], path: Path) -> WorldModel:
         """The architecture a saved folder's ``config.json`` describes; a ConfigError naming ``path`` when the folder
         holds another agent, or a config that does not build."""
-        from simdist.config import config_file
+        from simdist.model.config import config_file
 
         model_config = WorldModelConfig.from_saved(config, path)
         with config_file(path):

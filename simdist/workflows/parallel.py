@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from simdist.evaluation import EvaluationResult
+from simdist.workflows.evaluation import EvaluationResult
 
 if TYPE_CHECKING:
     from simdist.tasks import Task

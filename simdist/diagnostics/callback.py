@@ -7,14 +7,14 @@ from typing import Any
 import lightning as L
 import numpy as np
 
-from simdist.diagnostics import action_information, to_device
+from simdist.diagnostics.action_information import action_information, to_device
 from simdist.rows import concat_rows, take_rows
 
 
 class ActionInformationCallback(L.Callback):
     """After each validation epoch, logs ``val/diag/*``: the action-information report
-    (:func:`simdist.diagnostics.action_information`) on the first ``windows`` held-out windows, the same windows
-    every epoch. Runs without validation data do nothing; the return correlation needs value labels."""
+    (:func:`simdist.diagnostics.action_information.action_information`) on the first ``windows`` held-out windows,
+    the same windows every epoch. Runs without validation data do nothing; the return correlation needs value labels."""
 
     def __init__(self, windows: int = 512, seed: int = 0) -> None:
         if windows < 2:

@@ -31,12 +31,12 @@ import torch
 
 from simdist.agents import Agent, load_agent
 from simdist.data.schema import DatasetSpec, Episode
-from simdist.freeze import FINETUNE, FinetuneConfig, FreezePolicy
 from simdist.fsutil import atomic_path, atomic_write_json, remove_stale_temporaries
-from simdist.parallel import evaluate_in_workers, evaluation_passes
+from simdist.model.freeze import FINETUNE, FinetuneConfig, FreezePolicy
+from simdist.model.world_model import WorldModel
 from simdist.provenance import agent_module, weights_fingerprint
 from simdist.tasks import Task
-from simdist.world_model import WorldModel
+from simdist.workflows.parallel import evaluate_in_workers, evaluation_passes
 
 logger = logging.getLogger(__name__)
 
@@ -236,7 +236,7 @@ class AdaptConfig:
 
     @property
     def finetuning(self) -> FinetuneConfig:
-        """The finetuning of each stage (:class:`~simdist.freeze.FinetuneConfig`): the run's policy and budget."""
+        """The finetuning of each stage (:class:`~simdist.model.freeze.FinetuneConfig`): the run's policy and budget."""
         return FinetuneConfig(freeze=self.freeze_policy, epochs=self.epochs, windows_per_epoch=self.windows_per_epoch,
                               batch_size=self.batch_size, lr=self.lr, warmup_steps=self.warmup_steps)
 
@@ -547,7 +547,8 @@ class AdaptationLoop:
 
     def evaluate_stage(self, model: Agent, k: int, path: str) -> Any:
         """Stage ``k``'s evaluation of ``model`` (saved at ``path``; stage 0: the model id) on the task's
-        protocol: an :class:`~simdist.evaluation.EvaluationResult` (a hook: a demo may evaluate its own way)."""
+        protocol: an :class:`~simdist.workflows.evaluation.EvaluationResult` (a hook: a demo may evaluate its own
+        way)."""
         cfg = self.cfg
         if cfg.eval_workers == 1:
             return self.task.evaluate(self.planner(model, cfg.seed + 1), cfg.episodes_per_eval, cfg.seed + 1,

@@ -1,7 +1,8 @@
 """The world model's model card (``README.md``, rendered from the Jinja template ``simdist/templates/model_card.md``)
 and the parts of its folder besides the weights: the portable config and ``train_config.yaml``'s text.
 
-The world model hands them to the hub's writer as extra files (:meth:`simdist.world_model.WorldModel.save_pretrained`).
+The world model hands them to the hub's writer as extra files
+(:meth:`simdist.model.world_model.WorldModel.save_pretrained`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from simdist.hub.folder import plain
 from simdist.hub.resolve import hub_repo_id
 
 if TYPE_CHECKING:
-    from simdist.config import WorldModelConfig
-    from simdist.world_model import WorldModel
+    from simdist.model.config import WorldModelConfig
+    from simdist.model.world_model import WorldModel
 
 __all__ = ["render_model_card", "portable_config", "weights_sources", "train_config_text"]
 

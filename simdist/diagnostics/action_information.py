@@ -10,7 +10,7 @@ return (the logged rewards and value label, the same sum). A model that predicts
 errors with both, moves its latents little and keeps its correlation when the actions are swapped.
 
 The second diagnostic, *plan ranking* (Spearman ρ of the predicted against the true returns of the planner's own
-candidates from cloned states), is :mod:`simdist.mechanism`.
+candidates from cloned states), is :mod:`simdist.diagnostics.mechanism`.
 """
 
 from __future__ import annotations

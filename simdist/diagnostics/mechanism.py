@@ -26,8 +26,8 @@ import numpy as np
 import torch
 
 from simdist.data.engine import action_hold
-from simdist.evaluation import bootstrap_ci
 from simdist.tasks import Task
+from simdist.workflows.evaluation import bootstrap_ci
 
 logger = logging.getLogger(__name__)
 

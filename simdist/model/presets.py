@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from simdist.config import WorldModelConfig
+from simdist.model.config import WorldModelConfig
 
 _PRESETS: dict[str, Callable[..., WorldModelConfig]] = {}
 

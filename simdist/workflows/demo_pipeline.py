@@ -1,6 +1,7 @@
 """``simdist demo [--task NAME] ...``: one pipeline for every task's end-to-end demo.
 
-(optionally) pretrain a world model → :class:`~simdist.adaptation.AdaptationLoop` on the schedule ``[0, budget]``:
+(optionally) pretrain a world model → :class:`~simdist.workflows.adaptation.AdaptationLoop` on the schedule
+``[0, budget]``:
 the zero-shot stage, real data logged with its planner, the dynamics finetuned, the adapted stage → ``results.json``
 and ``results.md`` (each evaluation's mean, 95 % interval and trial count, and whether the intervals overlap),
 ``progress.png`` (zero-shot vs adapted bars, each with its 95 % interval), the loop's ``curve.json``/``curve.png``,
@@ -9,7 +10,7 @@ and ``results.md`` (each evaluation's mean, 95 % interval and trial count, and w
 Every task takes the same options (:func:`demo_parser`; ``simdist demo`` parses them, :mod:`simdist.tools.demo`).
 What differs between tasks is a :class:`DemoHook`, which a task names with ``Task.demo_hook``: its defaults
 (profile, model, budgets, ``--quick``), its pretraining (for a task whose demo starts from nothing), its loop (an
-:class:`~simdist.adaptation.AdaptationLoop` subclass that may collect, finetune or evaluate its own way), its
+:class:`~simdist.workflows.adaptation.AdaptationLoop` subclass that may collect, finetune or evaluate its own way), its
 results, table and plot bars, its videos, and the dataclass of its own settings, set with ``--option KEY=VALUE``
 (the experiments' levers). A task without a hook runs the generic one: its ``--model`` adapted by the plain loop.
 """
@@ -22,19 +23,20 @@ import math
 import shutil
 import time
 import warnings
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from simdist.arguments import add_mppi_arguments, positive_float, positive_int, tool_parser
-from simdist.freeze import FINETUNE
+from simdist.model.freeze import FINETUNE
+from simdist.workflows.adaptation import AdaptConfig
 
 #: what the demo's finetuning trains unless ``--freeze`` says otherwise (SimDist's: the dynamics only)
 FINETUNE_FREEZE = FINETUNE.freeze
 
 if TYPE_CHECKING:
-    from simdist.adaptation import AdaptationLoop, AdaptConfig
     from simdist.tasks import Task
+    from simdist.workflows.adaptation import AdaptationLoop
 
 #: the loop's own entries of a demo folder (``--out``): a hook that does not resume removes them first
 LOOP_ENTRIES = ("state.json", "heldout-data", "real-data", "stages", "curve.json", "curve.png", "lightning", "live")
@@ -48,24 +50,24 @@ COLORS = {"reference": "#777", "zero_shot": "#c44", "adapted": "#48c"}
 class DemoDefaults:
     """A task's defaults for the common options (None where the option has no default: ``real`` None means it must
     be given; ``model`` None means the demo pretrains its own, or must be given; exactly one of ``minutes`` and
-    ``real_episodes`` is the real-data budget)."""
+    ``real_episodes`` is the real-data budget). The loop's budgets (the options of :data:`LOOP_OPTIONS`: trials,
+    envs, planner budget, finetuning, held-out episodes) are ``loop``'s, an :class:`AdaptConfig`: the adaptation
+    loop's own defaults unless the task sets them; its other fields (e.g. ``warmup_steps``) reach the loop too."""
 
     real: str | None = None
     model: str | None = None
     out: str | None = None  # None: outputs/TASK-demo
-    trials: int = 8
-    envs: int = 8
-    num_samples: int | None = None
-    iterations: int | None = None
     minutes: float | None = None
     real_episodes: int | None = None
-    epochs: int = 3
-    windows_per_epoch: int = 6_000
-    batch_size: int = 32
-    lr: float = 2e-4
-    heldout_episodes: int = 4
     video: bool = False
     progress: bool = False
+    loop: AdaptConfig = field(default_factory=AdaptConfig)
+
+
+#: the demo options that set the loop's budget -> their :class:`AdaptConfig` field
+LOOP_OPTIONS = {"trials": "episodes_per_eval", "envs": "num_envs", "num_samples": "num_samples",
+                "iterations": "iterations", "epochs": "epochs", "windows_per_epoch": "windows_per_epoch",
+                "batch_size": "batch_size", "lr": "lr", "heldout_episodes": "heldout_episodes"}
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ class Panel:
 
 class DemoHook:
     """What a task's demo does its own way; every method has the generic behaviour (the task's ``--model``
-    adapted by the plain :class:`~simdist.adaptation.AdaptationLoop`). One instance per run."""
+    adapted by the plain :class:`~simdist.workflows.adaptation.AdaptationLoop`). One instance per run."""
 
     #: the defaults of the common options (and, :meth:`defaults`, those of ``--quick``)
     DEFAULTS: ClassVar[DemoDefaults] = DemoDefaults(real=None, real_episodes=16)
@@ -142,18 +144,14 @@ class DemoHook:
         return self.task_cls.from_args(args, "demo", profile=args.real)
 
     def adapt_config(self, args: argparse.Namespace) -> AdaptConfig:
-        """The loop's schedule ``[0, budget]`` and budgets from the common options."""
-        from simdist.adaptation import AdaptConfig
-
+        """The loop's schedule ``[0, budget]`` and budgets from the common options (the other fields: the
+        defaults' ``loop``)."""
         unit, amount = ("minutes", float(args.minutes)) if args.minutes is not None else \
             ("episodes", float(args.real_episodes))
-        return AdaptConfig(schedule=[0.0, amount], schedule_unit=unit, freeze=args.freeze,
-                           episodes_per_eval=args.trials, num_envs=args.envs, heldout_episodes=args.heldout_episodes,
-                           num_samples=args.num_samples, iterations=args.iterations, init_std=args.init_std,
-                           warm_start=args.warm_start, temporal_ensemble=args.temporal_ensemble,
-                           planner_preset=args.planner_preset, epochs=args.epochs,
-                           windows_per_epoch=args.windows_per_epoch, batch_size=args.batch_size, lr=args.lr,
-                           seed=args.seed)
+        return replace(self.defaults(getattr(args, "quick", False)).loop, schedule=[0.0, amount], schedule_unit=unit,
+                       freeze=args.freeze, init_std=args.init_std, warm_start=args.warm_start,
+                       temporal_ensemble=args.temporal_ensemble, planner_preset=args.planner_preset, seed=args.seed,
+                       **{name: getattr(args, option) for option, name in LOOP_OPTIONS.items()})
 
     def load_base(self, model: str) -> Any:
         from simdist.agents import load_agent
@@ -162,8 +160,9 @@ class DemoHook:
 
     def make_loop(self, model: str, task: Task, out: Path, cfg: AdaptConfig, **kwargs: Any) -> AdaptationLoop:
         """The loop (``kwargs``: ``progress``, ``log``, ``base``); a hook may return a subclass that collects,
-        finetunes or evaluates its own way (:meth:`~simdist.adaptation.AdaptationLoop.evaluate_stage`, ...)."""
-        from simdist.adaptation import AdaptationLoop
+        finetunes or evaluates its own way
+        (:meth:`~simdist.workflows.adaptation.AdaptationLoop.evaluate_stage`, ...)."""
+        from simdist.workflows.adaptation import AdaptationLoop
 
         return AdaptationLoop(model, task, out, cfg, **kwargs)
 
@@ -173,7 +172,7 @@ class DemoHook:
     # -- outputs ----------------------------------------------------------------------------------
     def results(self, args: argparse.Namespace, loop: AdaptationLoop, curve: dict[str, Any]) -> dict[str, Any]:
         """The numbers of ``results.json``: per side the metric's mean, 95 % interval and trial count."""
-        from simdist.evaluation import EvaluationResult, compare
+        from simdist.workflows.evaluation import EvaluationResult, compare
 
         zero, adapted = loop.state["stages"][:2]
         estimates = {key: EvaluationResult.from_dict(s["eval"]).estimate() for key, s in
@@ -266,7 +265,7 @@ def _value(text: str) -> Any:
 
 def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser:
     """The options every task's demo takes (defaults None: filled from the hook's :class:`DemoDefaults`)."""
-    d = hook.DEFAULTS
+    d, loop = hook.DEFAULTS, hook.DEFAULTS.loop
     parser = tool_parser("demo", f"{hook.task_name} demo: zero-shot vs adapted planning on a proxy-real profile")
     parser.add_argument("--model", "--pretrained", dest="model", default=None,
                         help="pretrained world model: Hub id or folder (default: "
@@ -284,8 +283,8 @@ def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser
     parser.add_argument("--pretrain-only", action="store_true",
                         help="stop after pretraining (OUT/...), for several --model runs to reuse")
     parser.add_argument("--trials", type=positive_int, default=None,
-                        help=f"evaluation trials per side (default {d.trials})")
-    parser.add_argument("--envs", type=positive_int, default=None, help=f"parallel envs (default {d.envs})")
+                        help=f"evaluation trials per side (default {loop.episodes_per_eval})")
+    parser.add_argument("--envs", type=positive_int, default=None, help=f"parallel envs (default {loop.num_envs})")
     add_mppi_arguments(parser, preset=hook.planner_preset)
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--minutes", type=positive_float, default=None, help="real data to log, in minutes"
@@ -293,16 +292,16 @@ def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser
     budget.add_argument("--real-episodes", type=positive_int, default=None, help="real data to log, in episodes"
                         + (f" (default {d.real_episodes})" if d.real_episodes is not None else ""))
     parser.add_argument("--epochs", "--finetune-epochs", dest="epochs", type=positive_int, default=None,
-                        help=f"finetuning epochs (default {d.epochs})")
+                        help=f"finetuning epochs (default {loop.epochs})")
     parser.add_argument("--windows-per-epoch", type=positive_int, default=None,
-                        help=f"finetuning windows per epoch (default {d.windows_per_epoch:,})")
-    parser.add_argument("--batch-size", type=positive_int, default=None, help=f"default {d.batch_size}")
-    parser.add_argument("--lr", type=positive_float, default=None, help=f"finetuning learning rate ({d.lr:g})")
+                        help=f"finetuning windows per epoch (default {loop.windows_per_epoch:,})")
+    parser.add_argument("--batch-size", type=positive_int, default=None, help=f"default {loop.batch_size}")
+    parser.add_argument("--lr", type=positive_float, default=None, help=f"finetuning learning rate ({loop.lr:g})")
     parser.add_argument("--freeze", default=None, metavar="POLICY",
                         help=f"what finetuning trains (default {FINETUNE_FREEZE}, the paper's); an ablation: "
                              "'dynamics,value' also trains the value head on the real episodes' TD returns")
     parser.add_argument("--heldout-episodes", type=positive_int, default=None,
-                        help=f"held-out real episodes for the consistency loss (default {d.heldout_episodes})")
+                        help=f"held-out real episodes for the consistency loss (default {loop.heldout_episodes})")
     parser.add_argument("--video", action=argparse.BooleanOptionalAction, default=None,
                         help=f"render the rollout videos (default: {'on' if d.video else 'off'})")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -318,12 +317,12 @@ def resolve(hook: DemoHook, args: argparse.Namespace) -> None:
     """Fill the options not given from the hook's defaults (``--quick``'s with ``--quick``), build
     ``args.options`` (the hook's options dataclass) and check everything; ValueError naming the option."""
     d = hook.defaults(args.quick)
-    for name in ("real", "trials", "envs", "iterations", "epochs", "windows_per_epoch", "batch_size",
-                 "lr", "heldout_episodes", "video", "progress"):
+    for name in ("real", "video", "progress"):
         if getattr(args, name, None) is None:
             setattr(args, name, getattr(d, name))
-    if args.num_samples is None:
-        args.num_samples = d.num_samples
+    for option, name in LOOP_OPTIONS.items():
+        if getattr(args, option, None) is None:
+            setattr(args, option, getattr(d.loop, name))
     args.freeze = _freeze_spec(args.freeze)
     if args.real is None:
         raise ValueError(f"--real: name a reality profile of {hook.task_name} (a built-in name or a YAML file)")
@@ -366,7 +365,7 @@ def resolve(hook: DemoHook, args: argparse.Namespace) -> None:
 
 def _freeze_spec(value: str | None) -> str:
     """``--freeze``'s policy as its canonical spec (the default when None); ValueError naming the option."""
-    from simdist.freeze import ALL, COMPONENTS, FreezePolicy, FreezePolicyError
+    from simdist.model.freeze import ALL, COMPONENTS, FreezePolicy, FreezePolicyError
 
     if value is None:
         return FINETUNE_FREEZE
@@ -469,5 +468,5 @@ def plot_panels(panels: list[Panel], path: str | Path, title: str) -> None:
     plt.close(fig)
 
 
-__all__ = ["Bar", "DemoDefaults", "DemoHook", "Panel", "check_overwrite", "demo_parser", "hook_for", "plot_panels",
-           "resolve", "run_demo"]
+__all__ = ["LOOP_OPTIONS", "Bar", "DemoDefaults", "DemoHook", "Panel", "check_overwrite", "demo_parser", "hook_for",
+           "plot_panels", "resolve", "run_demo"]
