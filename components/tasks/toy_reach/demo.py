@@ -26,7 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
-from simdist.workflows.demo_pipeline import DEMO_FILES, FINETUNE_FREEZE, LOOP_ENTRIES, Bar, DemoDefaults, DemoHook, Panel
+from simdist.workflows.demo_pipeline import (
+    DEMO_FILES,
+    FINETUNE_FREEZE,
+    LOOP_ENTRIES,
+    Bar,
+    DemoDefaults,
+    DemoHook,
+    Panel,
+)
 
 #: entries that make a folder a toy demo's output (``--out``; rerunning into one overwrites what it writes)
 DEMO_MARKERS = ("results.json", "sim-data", "pretrain", "toy-sim", "real-data", "finetune", "toy-real", "sim-mix",
