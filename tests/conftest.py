@@ -37,6 +37,7 @@ from collections.abc import Mapping  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import TYPE_CHECKING, Any  # noqa: E402
 
+import lightning  # noqa: E402, F401 - its loggers bind the stderr of their import: the real one, not a test's capture
 import pytest  # noqa: E402
 import torch  # noqa: E402
 from huggingface_hub import CommitInfo, RepoUrl, constants  # noqa: E402
