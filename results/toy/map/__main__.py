@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     mech.add_argument("--runs", default="outputs/toy-map", help="the run folder holding the cells' models")
     mech.add_argument("--cells", required=True, help="comma-separated CELL-sSEED folder names")
     mech.add_argument("--episodes", type=int, default=16, help="real episodes per model (default 16)")
+    mech.add_argument("--pretrained-from", default=None,
+                      help="the folder holding pretrain-sS (default: --runs; a lever's runs: the map's folder)")
+    mech.add_argument("--tag", default=None, help="prefix of the copies in results/toy/map/mechanism (e.g. a lever)")
     lev = sub.add_parser("levers", help="the levers against the mechanism on failing cells (a rerun resumes)")
     lev.add_argument("--levers", default="value,horizon16,epochs24,wide,narrow",
                      help="comma-separated levers (value, horizon16, epochs24, wide, narrow, ensemble)")

@@ -224,7 +224,8 @@ def main(args: Any) -> int:
     (HERE / "mechanism").mkdir(exist_ok=True)
     for folder in folders:
         seed = int(folder.name.rsplit("-s", 1)[1])
-        pre = runs / f"pretrain-s{seed}"
+        pre = Path(args.pretrained_from) if getattr(args, "pretrained_from", None) else runs
+        pre = pre / f"pretrain-s{seed}"
         zero_shot = load(pre / "toy-sim")
         sim_ref = pre / "mechanism-sim.json"
         if not sim_ref.is_file():
@@ -234,6 +235,7 @@ def main(args: Any) -> int:
         if not target.is_file():
             models = {"zero_shot": zero_shot, "adapted": load(folder / "run" / "toy-real")}
             write_json(target, measure(str(folder / "profile.yaml"), models, "adapted", seed + 5))
-        shutil.copyfile(target, HERE / "mechanism" / f"{folder.name}.json")
+        tag = f"{args.tag}-" if getattr(args, "tag", None) else ""
+        shutil.copyfile(target, HERE / "mechanism" / f"{tag}{folder.name}.json")
         print(f"{folder.name}: {json.dumps(json.loads(target.read_text())['reach'])}", flush=True)
     return 0
