@@ -2,7 +2,8 @@
 
 The demo pipeline every task's demo runs (:mod:`simdist.workflows.demo_pipeline`) with the Go2's hook
 (:class:`Go2Demo`):
-loads a pretrained Go2 world model (``--model``: a Hub id such as the zoo's ``simdist/go2-slope``, or a folder)
+loads a pretrained Go2 world model (``--model``: a Hub id, by default the paper's own ``simdist/go2-official``, or ours,
+``simdist/go2-slope``, or a folder)
 and runs :class:`~simdist.workflows.adaptation.AdaptationLoop` (:class:`DemoLoop`, phase lines with an ETA) on a reality
 profile (``--real``) with the schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI
 preset with temporal ensembling, ``REALTIME_DECAY`` of :mod:`simdist.components.planners.presets`) with the
@@ -51,14 +52,15 @@ VIDEO_LABELS = {"zero_shot": "zero-shot", "adapted": "adapted"}
 
 # ---------------------------------------------------------------------------------------------- the hook
 class Go2Demo(DemoHook):
-    """The Go2's hook into the demo pipeline (:mod:`simdist.workflows.demo_pipeline`): the zoo's slope model on the
+    """The Go2's hook into the demo pipeline (:mod:`simdist.workflows.demo_pipeline`): the paper's own model
+    (``simdist/go2-official``, the zoo's best Go2 model; ``--model simdist/go2-slope`` runs ours) on the
     ``ptfe-slope-5.7deg`` course, 4 minutes of real data, the real-time MPPI preset, phase lines with an ETA, the
     straight-walk protocol's results and the rollout videos."""
 
-    DEFAULTS = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-slope", out="outputs/go2-demo",
+    DEFAULTS = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-official", out="outputs/go2-demo",
                             minutes=4.0, video=True, progress=False,
                             loop=AdaptConfig(episodes_per_eval=DEMO_TRIALS, num_envs=16))  # the loop's budgets
-    QUICK = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-slope", out="outputs/go2-demo", minutes=0.5,
+    QUICK = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-official", out="outputs/go2-demo", minutes=0.5,
                          video=False, progress=False,
                          loop=AdaptConfig(episodes_per_eval=2, num_envs=8, epochs=1, windows_per_epoch=1_000,
                                           heldout_episodes=2))

@@ -77,6 +77,32 @@ def targets(rows: list[dict[str, Any]]) -> list[str]:
         + (f"{statistics.median(closed):.0%} (target ≥ 50 %)." if closed else "— (none)."),
         f"- adapted lower than zero-shot (intervals apart) on {sum(r['adapted_vs_zero_shot'] == 'lower' for r in rows)}"
         f" cells; no difference on {sum(r['adapted_vs_zero_shot'] == 'no difference' for r in rows)}.",
+        *where_the_gap_costs(rows),
+    ]
+
+
+def below_sim(r: dict[str, Any]) -> bool:
+    """Whether the profile costs the zero-shot planner return: its interval lies below the simulator's."""
+    return r["returns"]["zero_shot"]["high"] < r["returns"]["sim"]["low"]
+
+
+def where_the_gap_costs(rows: list[dict[str, Any]]) -> list[str]:
+    """The targets split by whether the gap costs the zero-shot planner anything against its own simulator return
+    (elsewhere the expert's edge is the one it has over the planner in the simulator)."""
+    costs = [r for r in rows if below_sim(r)]
+    gap_costs = [r for r in costs if r["expert_beats_zero_shot"]]
+    gap_free = [r for r in rows if r["expert_beats_zero_shot"] and not below_sim(r)]
+    above = [r for r in rows if r["returns"]["adapted"]["low"] > r["returns"]["sim"]["high"]]
+
+    def wins(cells: list[dict[str, Any]]) -> int:
+        return sum(r["adapted_vs_zero_shot"] == "higher" for r in cells)
+
+    return [
+        f"- zero-shot below the simulator's own interval (the gap costs the planner return) on {len(costs)} cells; "
+        f"where the expert beats zero-shot there ({len(gap_costs)}), adapted beats zero-shot on {wins(gap_costs)};",
+        f"- zero-shot inside the simulator's interval while the expert beats it on {len(gap_free)} cells (the "
+        f"expert's edge over the planner in the simulator): adapted beats zero-shot on {wins(gap_free)} of them;",
+        f"- adapted above the simulator's own interval on {len(above)} cells.",
     ]
 
 
