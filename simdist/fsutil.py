@@ -232,8 +232,8 @@ def check_output_path(path: str | os.PathLike, option: str = "--out", *, folder:
     the entries that make a folder a ``kind``, e.g. ``dataset.json``), a non-empty folder holding none of them
     and not only temporaries (``inputs``, paths the command reads, e.g. its recipe, may lie there: they and
     the folders holding them do not count): the command never writes into a folder of something else. A folder
-    whose lock
-    (:func:`output_lock`; ``shared``: as a worker of a distributed run) another process holds is refused too."""
+    whose lock (:func:`output_lock`; ``shared``: as a worker of a distributed run) another process holds is refused
+    too."""
     path = Path(path)
     where = f"{option} {path}"
     if folder:

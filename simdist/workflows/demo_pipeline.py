@@ -102,7 +102,7 @@ class DemoHook:
     planner_preset: ClassVar[str | None] = None
     #: the dataclass of ``--option KEY=VALUE`` settings (None: the demo has none)
     options_class: ClassVar[type | None] = None
-    #: whether a rerun into the same ``--out`` resumes (False: it starts afresh, overwriting what it writes)
+    #: whether a rerun into the same ``--out`` resumes (False: it needs ``--overwrite``, then starts afresh)
     resume: ClassVar[bool] = True
     #: whether the demo can pretrain its own model (``--pretrain-only``, or no ``--model``)
     can_pretrain: ClassVar[bool] = False

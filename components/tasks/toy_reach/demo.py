@@ -281,7 +281,7 @@ class ToyDemo(DemoHook):
     DEFAULTS = scale_defaults(ToyScale())
     QUICK = scale_defaults(QUICK)
     options_class = ToyOptions
-    resume = False  # a rerun into the same folder overwrites what it writes
+    resume = False  # a rerun into the same folder needs --overwrite and starts afresh
     can_pretrain = True
     markers = DEMO_MARKERS
 
