@@ -100,3 +100,26 @@ def test_the_table_counts_the_targets_on_the_cells_where_the_expert_leads() -> N
     assert "on 1 of them (50%" in text
     assert "median gap closed on those cells: 39%" in text  # median of 75 % and 4 %
     assert "1 profiles on both seeds" in text
+
+
+def test_the_levers_refuse_bad_names_and_run_each_lever_on_the_map_cells_model(tmp_path, capsys) -> None:
+    """``python -m results.toy.map levers``: an unknown lever or cell, or a map folder without its pretrained model,
+    is refused in one line; a dry run names, per lever and cell, the map's model (or the lever's own pretraining)
+    and the lever's options."""
+    from results.toy.map.__main__ import main
+
+    out = tmp_path / "map"
+    assert main(["levers", "--levers", "value,wings", "--out", str(out)]) == 2
+    assert "--levers: 'wings' is not a lever" in capsys.readouterr().err
+    assert main(["levers", "--cells", "L9", "--out", str(out)]) == 2
+    assert "--cells: no cell 'L9'" in capsys.readouterr().err
+    assert main(["levers", "--levers", "value", "--cells", "lag", "--out", str(out)]) == 2
+    assert "no pretrained map model for seed 0" in capsys.readouterr().err
+    (out / "pretrain-s0" / "toy-sim").mkdir(parents=True)
+    (out / "pretrain-s0" / "toy-sim" / "config.json").write_text("{}")
+    assert main(["levers", "--levers", "value,horizon16", "--cells", "lag", "--out", str(out), "--dry"]) == 0
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("+")]
+    assert any("--pretrained " + str(out / "pretrain-s0" / "toy-sim") in line and "--freeze dynamics,value" in line
+               for line in printed)
+    assert any("--pretrain-only" in line and "horizon=16" in line for line in printed)  # the lever's own model
+    assert not list(out.glob("levers/*/*/results.json"))
