@@ -1,4 +1,4 @@
-"""One writer per output folder: a second ``simdist generate`` / ``demos`` / ``adapt`` / ``export`` given the
+"""One writer per output folder: a second ``simdist generate`` / ``demos`` / ``adapt`` / ``export`` / ``demo`` given the
 ``--out`` another process is writing is refused before any work, naming the option and the holder; the workers
 of one distributed generation share the folder (their lock is shared); a killed holder leaves no lock behind."""
 
@@ -46,6 +46,7 @@ COMMANDS = {
     "adapt": ["adapt", "--task", "toy-reach", "--agent", "{root}/no-model-needed", "--real", "real",
               "--schedule", "0,1"],
     "export": ["export", "--ckpt", "{root}/no-checkpoint-needed.ckpt"],
+    "demo": ["demo", "--task", "toy-reach", "--quick", "--no-progress"],
 }
 
 
@@ -99,3 +100,24 @@ def test_two_generate_runs_on_one_folder(tmp_path: Path) -> None:
     assert not duplicate_or_missing_ids(out) and not leftover_temporaries(out)
     again = subprocess.run(cmd, env=child_env(), capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
+
+
+def test_a_running_demo_holds_its_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``simdist demo`` writes its ``--out`` alone: a second demo given the same folder while the first runs is
+    refused before any work (two runs of one command into one folder each removed the other's loop files)."""
+    out = tmp_path / "demo"
+    first = subprocess.Popen(simdist_command("demo", "--task", "toy-reach", "--quick", "--no-progress", "--out",
+                                             str(out)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env=child_env(), start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "sim-data").exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert first.poll() is None, "the first demo ended before the check"
+        assert simdist_main(["demo", "--task", "toy-reach", "--quick", "--no-progress", "--overwrite", "--out",
+                             str(out)]) == 2
+        err = capsys.readouterr().err
+        assert f"--out {out}: the folder is being written by pid {first.pid}" in err, err
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()

@@ -17,7 +17,7 @@ from simdist.tasks import Task, default_task, preparse_task, task_class, task_na
 def demo(task_cls: type[Task], argv: list[str], hook: Any = None) -> int:
     """``simdist demo --task NAME ...`` through the demo pipeline with ``hook`` (None: the task's)."""
     from simdist.errors import InputError
-    from simdist.fsutil import check_output_path
+    from simdist.fsutil import check_output_path, output_lock
     from simdist.tasks import TaskError
     from simdist.workflows import demo_pipeline
 
@@ -30,7 +30,8 @@ def demo(task_cls: type[Task], argv: list[str], hook: Any = None) -> int:
         demo_pipeline.resolve(hook, args)
     except (ValueError, InputError, TaskError) as err:
         parser.error(str(err))
-    demo_pipeline.run_demo(hook, args)
+    with output_lock(args.out, kind=f"{hook.task_name} demo", markers=hook.markers):  # one writer per folder
+        demo_pipeline.run_demo(hook, args)
     return 0
 
 
