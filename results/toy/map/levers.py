@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -53,8 +54,6 @@ def lever_model(out: Path, lever: str, seed: int, dry: bool) -> Path:
         return pretrained_model(out, seed)
     folder = out / "levers" / lever / f"pretrain-s{seed}"
     if not (folder / "toy-sim" / "config.json").is_file():
-        import shutil
-
         shutil.rmtree(folder, ignore_errors=True)
         run_command(simdist_command("demo", "--task", "toy-reach", "--pretrain-only", "--seed", str(seed), *pretrain,
                                     "--out", str(folder), "--no-progress"), out / "levers" / f"{lever}-s{seed}.log",
@@ -146,8 +145,6 @@ LEVERS_DIR = ROOT / "results" / "toy" / "map" / "levers"
 def table(runs: str | None) -> int:
     """Copy the finished lever runs from ``runs`` (``OUT``) into ``results/toy/map/levers/LEVER-CELL-sS.json``,
     then write ``results/toy/map/levers/table.md`` from every committed one."""
-    import shutil
-
     LEVERS_DIR.mkdir(parents=True, exist_ok=True)
     if runs is not None:
         base = Path(runs) if Path(runs).is_absolute() else ROOT / runs
