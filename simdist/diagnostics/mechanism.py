@@ -176,11 +176,10 @@ def predicted_returns(world_model: Any, visited: VisitedStates, gamma: float, di
 def predicted_parts(world_model: Any, visited: VisitedStates, gamma: float) -> tuple[np.ndarray, np.ndarray]:
     """(S, K) the two parts of the model's score: its horizon rewards Σ_{k<T} γ^k r̂_k and its value term
     γ^(T+offset) V̂(ẑ_T) (their sum is :func:`predicted_returns` without a disagreement penalty)."""
+    from simdist.planning.base import return_parts
+
     im = _imagine(world_model, visited)
-    t = im.rewards.shape[-1]
-    gammas = gamma ** torch.arange(t, device=im.rewards.device, dtype=im.rewards.dtype)
-    rewards = (im.rewards * gammas).sum(-1)
-    value = gamma ** (t + world_model.config.value_offset) * im.values[..., -1]
+    rewards, value = return_parts(im.rewards, im.values, gamma, world_model.config.value_offset)
     return (rewards.cpu().numpy().astype(np.float64), value.cpu().numpy().astype(np.float64))
 
 

@@ -46,11 +46,18 @@ class PlanResult:
     diagnostics: dict[str, Tensor] = field(default_factory=dict)
 
 
-def discounted_return(rewards: Tensor, values: Tensor, discount: float, value_offset: int = 0) -> Tensor:
-    """R = Σ_{k<T} γ^k r̂_k + γ^(T+value_offset) V̂_last over the last axis: (..., T) → (...)."""
+def return_parts(rewards: Tensor, values: Tensor, discount: float, value_offset: int = 0) -> tuple[Tensor, Tensor]:
+    """The two parts of :func:`discounted_return` over the last axis, (..., T) → (...) each: the horizon's
+    rewards Σ_{k<T} γ^k r̂_k and the value term γ^(T+value_offset) V̂_last."""
     t = rewards.shape[-1]
     gammas = discount ** torch.arange(t, device=rewards.device, dtype=rewards.dtype)
-    return (rewards * gammas).sum(-1) + discount ** (t + value_offset) * values[..., -1]
+    return (rewards * gammas).sum(-1), discount ** (t + value_offset) * values[..., -1]
+
+
+def discounted_return(rewards: Tensor, values: Tensor, discount: float, value_offset: int = 0) -> Tensor:
+    """R = Σ_{k<T} γ^k r̂_k + γ^(T+value_offset) V̂_last over the last axis: (..., T) → (...)."""
+    horizon, value = return_parts(rewards, values, discount, value_offset)
+    return horizon + value
 
 
 def plan_score(imagination: Imagination, discount: float, value_offset: int = 0, disagreement: float = 0.0
