@@ -32,6 +32,7 @@ from results.runner import ROOT, run_command, simdist_command, write_json, write
 from results.toy.map.grid import cell_named
 from results.toy.map.run import Progress, pretrained_model, profile_yaml
 from results.toy.map.summary import from_demo, versus
+from results.toy.map.table import ci
 
 #: lever → (its demo options, the options its own pretraining takes; None: the map's pretrained model)
 LEVERS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
@@ -153,16 +154,13 @@ def table(runs: str | None) -> int:
     rows = sorted((json.loads(p.read_text()) for p in LEVERS_DIR.glob("*.json")),
                   key=lambda r: (list(LEVERS).index(r["lever"]), r["cell"], r["seed"]))
 
-    def ci(e: dict[str, float]) -> str:
-        return f"{e['mean']:.2f} [{e['low']:.2f}, {e['high']:.2f}]"
-
+    mark = {"higher": "**higher**", "lower": "*lower*", "no difference": "no difference"}
     lines = ["| lever | cell | seed | zero-shot | adapted | vs zero-shot | map's adapted (dynamics only) | vs map's "
              "adapted | best expert | gap closed | held-out real consistency | minutes |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ret, cons = r["returns"], r["heldout_consistency"]
         gap = f"{r['gap_closed']:.0%}" if r["gap_closed"] is not None else "— (no gap)"
-        mark = {"higher": "**higher**", "lower": "*lower*", "no difference": "no difference"}
         lines.append(f"| `{r['lever']}` | `{r['cell']}` | {r['seed']} | {ci(ret['zero_shot'])} | {ci(ret['adapted'])} "
                      f"| {mark[r['adapted_vs_zero_shot']]} | {ci(ret['map_adapted'])} | "
                      f"{mark[r['adapted_vs_map_adapted']]} | {ci(ret['best_expert'])} ({r['best_expert']}) | {gap} | "

@@ -224,7 +224,7 @@ def main(args: Any) -> int:
     (HERE / "mechanism").mkdir(exist_ok=True)
     for folder in folders:
         seed = int(folder.name.rsplit("-s", 1)[1])
-        pre = Path(args.pretrained_from) if getattr(args, "pretrained_from", None) else runs
+        pre = Path(args.pretrained_from) if args.pretrained_from else runs
         pre = pre / f"pretrain-s{seed}"
         zero_shot = load(pre / "toy-sim")
         sim_ref = pre / "mechanism-sim.json"
@@ -235,7 +235,7 @@ def main(args: Any) -> int:
         if not target.is_file():
             models = {"zero_shot": zero_shot, "adapted": load(folder / "run" / "toy-real")}
             write_json(target, measure(str(folder / "profile.yaml"), models, "adapted", seed + 5))
-        tag = f"{args.tag}-" if getattr(args, "tag", None) else ""
+        tag = f"{args.tag}-" if args.tag else ""
         shutil.copyfile(target, HERE / "mechanism" / f"{tag}{folder.name}.json")
         print(f"{folder.name}: {json.dumps(json.loads(target.read_text())['reach'])}", flush=True)
     return 0
