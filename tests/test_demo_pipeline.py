@@ -112,7 +112,8 @@ def test_every_task_takes_the_same_options() -> None:
     (["--minutes", "2", "--option", "explore=1"], "--minutes: the toy demo logs --minutes of real data"),
     (["--temporal-ensemble", "0.5"], "--temporal-ensemble: the toy demo's planner replans every step"),
     (["--pretrain-only", "--pretrained", "nowhere"], "--pretrain-only pretrains a model"),
-    (["--freeze", "dynamics,wings"], "--freeze dynamics,wings: 'wings' is not a component"),
+    (["--freeze", "dynamics,wings"],
+     "--freeze dynamics,wings: freeze='dynamics,wings' is not a freeze policy: 'wings' is not a component"),
     (["--freeze", "nothing_at_all"], "--freeze nothing_at_all:"),
 ])
 def test_bad_demo_options_are_refused_in_one_line_before_any_work(argv: list[str], message: str, tmp_path: Path,

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from simdist import FreezePolicy, WorldModel, WorldModelLoss
+from simdist.model.freeze import FreezePolicyError
 from simdist.training import FinetuneModule
 from tests.helpers import random_batch, tiny_config
 
@@ -38,6 +39,18 @@ def test_named_sets(spec, expected) -> None:
 def test_unknown_component_raises() -> None:
     with pytest.raises(KeyError, match="unknown components"):
         FreezePolicy({"dynamcis"}).apply(WorldModel(tiny_config()))
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("dynamics,dynamcis", "'dynamcis' is not a component"),
+    (["value", "wings"], "'wings' is not a component"),
+    (" , ", "it trains nothing"),
+    ([], "it trains nothing"),
+])
+def test_parse_refuses_what_names_no_component(spec, message) -> None:
+    """Text and name lists are checked where they come in, before a model is built."""
+    with pytest.raises(FreezePolicyError, match=message):
+        FreezePolicy.parse(spec)
 
 
 def test_frozen_components_stay_in_eval_mode() -> None:
