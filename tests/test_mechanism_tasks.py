@@ -14,6 +14,7 @@ from simdist import WorldModel
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
 from simdist.diagnostics.mechanism import MechanismConfig, run_mechanism, visit_states
+from simdist.planning.base import build_planner
 from simdist.tasks import make_task
 
 GAMMA = 0.99
@@ -119,6 +120,31 @@ def test_toy_mechanism_end_to_end_with_an_untrained_model() -> None:
         assert np.isfinite(rho) and -1.0 <= rho <= 1.0
         assert report["models"][name]["states"] == 4
     assert report["models"]["a"]["predicted_returns"] != report["models"]["b"]["predicted_returns"]
+
+
+def test_toy_true_return_parts_add_up_and_a_shadow_of_the_driver_plans_as_it_does() -> None:
+    """The toy's split: total as :meth:`true_returns`, horizon + tail == total, the horizon the candidate alone.
+    A shadow planner with the driver's model and seed plans the same actions every tick; one reseeded differs."""
+    from simdist.diagnostics.mechanism import drive_and_clone, true_return_parts
+
+    task = make_task("toy-reach", profile="real")
+    task.expert_steps = 50
+    agent = _toy_agent(0)
+    cfg = MechanismConfig(states=3, candidates=4, every=2, skip=1, num_envs=2, seed=0)
+    settings = {**agent.config.to_planner_dict(), "keep_candidates": True}
+    same, reseeded = (build_planner(agent.world_model, {**settings, "seed": s}) for s in (0, 1))
+    visited = drive_and_clone(task, build_planner(agent.world_model, {**settings, "seed": 0}),
+                              agent.new_history(2), cfg, {"same": same, "reseeded": reseeded})
+    ticks = visited.actions["driver"].shape[0]
+    assert ticks >= 2 and visited.actions["same"].shape == visited.actions["reseeded"].shape == (ticks, 2)
+    np.testing.assert_array_equal(visited.actions["same"], visited.actions["driver"])
+    assert not np.array_equal(visited.actions["reseeded"], visited.actions["driver"])
+    parts = true_return_parts(task, visited, cfg)
+    total = task.true_returns(visited.states, np.repeat(np.arange(3), 4),
+                              visited.candidates.reshape(12, 8, 2).numpy(), gamma=cfg.gamma, seed=cfg.seed)
+    np.testing.assert_allclose(parts["total"], total.reshape(3, 4))
+    np.testing.assert_allclose(parts["horizon"] + parts["tail"], parts["total"])
+    assert (np.abs(parts["tail"]) > 0).any() and not np.allclose(parts["horizon"], parts["total"])
 
 
 # ------------------------------------------------------------------------------------------ go2
@@ -227,6 +253,7 @@ def test_split_report_names_the_part_that_ranks() -> None:
     assert report["rho_value"]["mean"] == pytest.approx(1.0)
     assert abs(report["rho_reward"]["mean"]) < 0.3
     assert report["value_error"]["mean"] > 0.5  # twice the tail's spread: ranks, but is off in scale
+    assert report["value_offset"]["mean"] == pytest.approx(5.0 + tail.mean())  # its level: 2 tail + 5 - tail
     truth = split_truth(parts)
     assert truth["tail_share"]["mean"] > 0.99 and truth["fall_rate"]["mean"] == 0.0
     assert truth["term_shares"]["a"]["mean"] < 0.01
@@ -236,6 +263,6 @@ def test_split_is_refused_before_any_work_on_a_task_that_cannot_split(capsys: py
     from simdist.tools.mechanism import main
 
     with pytest.raises(SystemExit) as exit_info:
-        main(["--task", "toy-reach", "--real", "real", "--model", "a=simdist/toy-reach", "--split"])
+        main(["--task", "ur5e-peg", "--real", "peg-real", "--model", "a=simdist/ur5e-peg", "--split"])
     assert exit_info.value.code == 2
-    assert "--split: task 'toy-reach' cannot split its true returns" in capsys.readouterr().err
+    assert "--split: task 'ur5e-peg' cannot split its true returns" in capsys.readouterr().err

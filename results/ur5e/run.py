@@ -299,7 +299,9 @@ def labels(task: str, dry: bool) -> None:
 GATE_MODELS = [("whole context (paper default)", "small", "ur5e-peg-small"),
                ("current observation only", "small-current", "ur5e-peg-small-now"),
                ("history without past actions", "small-no-actions", "ur5e-peg-small-noact"),
-               ("history dropout 0.5", "small-history-dropout", "ur5e-peg-small-hd")]
+               ("history dropout 0.5", "small-history-dropout", "ur5e-peg-small-hd"),
+               # the same recipe with the overlay recipes/ur5e-peg/small-matched.yaml: the BC row's 4.1 M samples
+               ("history without past actions, matched optimisation", "small-no-actions", "ur5e-peg-small-matched")]
 
 
 #: the state-MLP BC rows of the gate: (first parts of the small dataset, training steps, file name)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -67,6 +67,8 @@ class VisitedStates:
     act_hist: torch.Tensor  # (S, H, A)
     command: torch.Tensor  # (S, C)
     candidates: torch.Tensor  # (S, K, T, A)
+    #: every tick's action (ticks × envs, A) of the driving planner (``"driver"``) and of each shadow planner
+    actions: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
@@ -84,24 +86,38 @@ def _ranks(x: np.ndarray) -> np.ndarray:
     return ((ends - counts + 1 + ends) / 2.0)[inverse]
 
 
-def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
+def visit_states(task: Task, agent: Any, cfg: MechanismConfig,
+                 shadows: Mapping[str, Any] | None = None) -> VisitedStates:
     """Drive ``agent`` (a planning agent whose planner keeps its candidates) on the task's real env and clone
-    ``cfg.states`` states, each with its history and K of the candidates the planner scored there."""
+    ``cfg.states`` states, each with its history and K of the candidates the planner scored there
+    (:func:`drive_and_clone` with the agent's planner and history)."""
     planner = agent.with_settings(keep_candidates=True, seed=cfg.seed).planner
+    return drive_and_clone(task, planner, agent.new_history(cfg.num_envs), cfg, shadows)
+
+
+def drive_and_clone(task: Task, planner: Any, history: Any, cfg: MechanismConfig,
+                    shadows: Mapping[str, Any] | None = None) -> VisitedStates:
+    """Let ``planner`` (one that keeps its candidates) act on the task's real env through ``history`` (an
+    :class:`~simdist.planning.ObservationHistory` of ``cfg.num_envs`` envs) and clone ``cfg.states`` states.
+    ``shadows`` (name → planner) plan on the same history every tick and never act; every tick's action of the
+    driver (``"driver"``) and of each shadow is kept in :attr:`VisitedStates.actions`."""
     if not getattr(planner, "keep_candidates", False):
         raise ValueError(f"{type(planner).__name__} does not keep its candidates; the analysis needs an MPPI agent")
+    shadows = dict(shadows or {})
     env = task.make_env(cfg.num_envs, cfg.seed, real=True)
     rng = np.random.default_rng(cfg.seed)
-    history = agent.new_history(cfg.num_envs)
     snaps: list[Any] = []
     obs_rows: list[dict[str, torch.Tensor]] = []
     act_rows: list[torch.Tensor] = []
     cmd_rows: list[torch.Tensor] = []
     cand_rows: list[torch.Tensor] = []
+    ticks: dict[str, list[np.ndarray]] = {"driver": [], **{name: [] for name in shadows}}
     try:
         obs = env.reset(seed=cfg.seed)
         history.reset(obs, command=history.command_of(obs))
         planner.reset(seed=cfg.seed)
+        for shadow in shadows.values():
+            shadow.reset()
         age = np.zeros(cfg.num_envs, np.int64)
         was_held = np.zeros(cfg.num_envs, bool)
         kept = 0
@@ -109,9 +125,12 @@ def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
             held = action_hold(env, cfg.num_envs)  # an evaluation's standing phase: zero actions, no states
             released = np.flatnonzero(was_held & ~held)
             if len(released):
-                planner.reset(ids=released.tolist())
+                for p in (planner, *shadows.values()):
+                    p.reset(ids=released.tolist())
             was_held = held
             result = planner.plan(history)
+            for name, shadow in shadows.items():
+                ticks[name].append(shadow.plan(history).action.detach().cpu().numpy())
             take = np.flatnonzero((age >= cfg.skip) & ((age - cfg.skip) % cfg.every == 0) & ~held)
             take = take[: cfg.states - kept]
             kept += len(take)
@@ -129,6 +148,7 @@ def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
                 cand_rows.append(pool[torch.arange(len(take))[:, None], torch.as_tensor(pick)])
             actions = result.action.detach().cpu().numpy().astype(np.float32)
             actions[held] = 0.0
+            ticks["driver"].append(actions)
             step = env.step(actions)
             history.push(step.obs, actions, command=history.command_of(step.obs))
             age += 1
@@ -137,14 +157,16 @@ def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
                 obs = env.reset(ids=done)
                 sub = {k: v[done] for k, v in obs.items()}
                 history.reset(sub, ids=done, command=history.command_of(sub))
-                planner.reset(ids=done.tolist())
+                for p in (planner, *shadows.values()):
+                    p.reset(ids=done.tolist())
                 age[done] = 0
     finally:
         env.close()
     return VisitedStates(
         states=task.merge_states(snaps),
         obs_hist={k: torch.cat([o[k] for o in obs_rows]) for k in obs_rows[0]},
-        act_hist=torch.cat(act_rows), command=torch.cat(cmd_rows), candidates=torch.cat(cand_rows))
+        act_hist=torch.cat(act_rows), command=torch.cat(cmd_rows), candidates=torch.cat(cand_rows),
+        actions={name: np.concatenate(rows) for name, rows in ticks.items()})
 
 
 @torch.no_grad()
@@ -219,7 +241,8 @@ def split_report(pred_reward: np.ndarray, pred_value: np.ndarray, parts: Mapping
     """Which part of the prediction carries the ranking error: per state, Spearman ρ of the whole score against
     the true return, of the predicted horizon rewards against the true horizon part (dynamics and reward head),
     of the value term against the true tail (the value head on the predicted final latent), and of the whole
-    score against each true part; each part's error once the state's mean is removed (RMS); means with 95 %
+    score against each true part; each part's error once the state's mean is removed (RMS) and the value term's
+    mean offset from the true tail (its level, which ranking ignores); means with 95 %
     intervals over states. States where every candidate falls have no tail to rank (ρ 0 there)."""
     horizon, tail, total = parts["horizon"], parts["tail"], parts["total"]
     whole = pred_reward + pred_value
@@ -231,6 +254,7 @@ def split_report(pred_reward: np.ndarray, pred_value: np.ndarray, parts: Mapping
         "rho_score_vs_tail": [spearman(p, t) for p, t in zip(whole, tail)],
         "rho_value_vs_total": [spearman(p, t) for p, t in zip(pred_value, total)],
         "reward_error": _centred_rms(pred_reward, horizon), "value_error": _centred_rms(pred_value, tail),
+        "value_offset": (pred_value - tail).mean(1),
         "predicted_reward_spread": np.ptp(pred_reward, axis=1), "predicted_value_spread": np.ptp(pred_value, axis=1),
     }
     return {k: asdict(bootstrap_ci(np.asarray(v, np.float64))) for k, v in per.items()}

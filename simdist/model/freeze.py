@@ -63,7 +63,8 @@ class FreezePolicy:
     def parse(cls, value: FreezePolicy | str | Iterable[str]) -> FreezePolicy:
         """A policy from a registered preset name, a component name (:data:`COMPONENTS`), a comma-separated or
         iterable set of components; a policy is returned as it is. :class:`FreezePolicyError` (a ValueError whose
-        message starts ``freeze=VALUE``) for anything else, for a name that is not a component and for no name. Call it once, where the text comes in."""
+        message starts ``freeze=VALUE``) for anything else, for a name that is not a component and for no name.
+        Call it once, where the text comes in."""
         if isinstance(value, FreezePolicy):
             return value
         if isinstance(value, str):
@@ -74,17 +75,16 @@ class FreezePolicy:
                     if value in COMPONENTS:
                         return cls({value})
                     raise FreezePolicyError(f"freeze={value!r} is not a freeze policy: {err}") from err
-            text, value = value, [v.strip() for v in value.split(",") if v.strip()]
-        else:
-            text = value
-        if isinstance(value, Iterable) and all(isinstance(v, str) for v in value):
-            names = list(value)
+        text: object = value
+        listed = [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
+        names: list[object] = list(listed) if isinstance(listed, Iterable) else [listed]
+        if all(isinstance(v, str) for v in names):
             unknown = [n for n in names if n not in COMPONENTS]
             if unknown or not names:
                 raise FreezePolicyError(f"freeze={text!r} is not a freeze policy: " + (
                     f"{unknown[0]!r} is not a component ({', '.join(COMPONENTS)})" if unknown else "it trains nothing"))
-            return cls(names)
-        raise FreezePolicyError(f"freeze={value!r} is not a freeze policy: expected a preset name or component names")
+            return cls(str(n) for n in names)
+        raise FreezePolicyError(f"freeze={text!r} is not a freeze policy: expected a preset name or component names")
 
     @property
     def spec(self) -> str:

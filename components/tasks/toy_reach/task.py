@@ -99,12 +99,24 @@ class ToyReachTask(Task):
         :attr:`expert_steps` steps on the same profile: Σ_{k<T} γ^k r_k + γ^T V^e(s_T), V^e the expert's
         discounted return with no time limit and leaving the arena absorbing, as the critic that labels the
         toy's values is fitted (:mod:`.clone` says why it is rolled rather than read off that critic)."""
+        return self._continued(states, rows, actions, gamma, seed, self.expert_steps, progress)
+
+    def true_return_parts(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
+                          progress: bool = False) -> dict[str, np.ndarray]:
+        """:meth:`true_returns` and its part inside the horizon (the candidate open loop alone, the expert given no
+        steps); ``tail`` is their difference (``fell``, leaving the arena within the horizon, is not reported)."""
+        total = self._continued(states, rows, actions, gamma, seed, self.expert_steps, progress)
+        horizon = self._continued(states, rows, actions, gamma, seed, 0, progress)
+        return {"total": total, "horizon": horizon, "tail": total - horizon}
+
+    def _continued(self, states: Any, rows: np.ndarray, actions: np.ndarray, gamma: float, seed: int,
+                   expert_steps: int, progress: bool) -> np.ndarray:
         from simdist.components.tasks.toy_reach.clone import expert_continuation_returns
         from simdist.rows import take_rows
 
         return expert_continuation_returns(lambda n, s: self.make_env(n, s, real=True),
                                            take_rows(states, np.asarray(rows, np.int64)), actions, gamma=gamma,
-                                           seed=seed, expert_steps=self.expert_steps, progress=progress)
+                                           seed=seed, expert_steps=expert_steps, progress=progress)
 
     def generate(self, out: str, *, experts: str | None, num_envs: int, transitions: int, seed: int,
                  progress: bool = True, **options: Any) -> dict[str, Any]:
