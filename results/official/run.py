@@ -9,6 +9,7 @@ a step whose result exists is skipped, so the same command resumes after an inte
     python -m results.official.run split          # the ranking ceiling: true return and score split in parts
     python -m results.official.run calibrate      # proxy-real candidates for the adaptation test
     python -m results.official.run adapt          # the adaptation test on foam-hard (hours; resumes)
+    python -m results.official.run adapt --only ep48   # one finetuning budget of the curve (its demo, its ranking)
     python -m results.official.run all --dry-run  # list what remains
 
 Run from the repository root (one OpenMP thread, the Hub offline: ``results.runner.run_command``).
@@ -156,7 +157,7 @@ ON_FOAM = ["--candidates", "16", "--every", "20", "--skip", "80", "--envs", "8",
 
 
 #: finetuning budgets beyond the demo's 4 epochs, on the same 8 minutes of logged data
-EPOCH_CURVE = (16,)
+EPOCH_CURVE = (16, 48)
 
 
 def seed_run(base: Path, run: Path, dry: bool) -> None:
@@ -221,6 +222,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=4, help="walks: seeds of 10 trials each")
     parser.add_argument("--trials", type=int, default=20, help="experts: randomised trials per terrain")
     parser.add_argument("--calibration-trials", type=int, default=4, help="calibrate: trials per protocol speed")
+    parser.add_argument("--only", metavar="TEXT", help="run only the steps whose result path contains TEXT "
+                        "(e.g. ep48: one finetuning budget of the adapt curve)")
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args()
     plan = []
@@ -236,6 +239,10 @@ def main() -> None:
         plan += split()
     if args.what in ("walks", "all"):
         plan += walks(args.seeds)
+    if args.only:
+        plan = [(out, cmd) for out, cmd in plan if args.only in str(out)]
+        if not plan:
+            raise SystemExit(f"--only {args.only}: no step of {args.what!r} writes a path containing it")
     for out, cmd in plan:
         if (ROOT / out).is_file():
             keep_demo_results(out, args.dry_run)
