@@ -9,7 +9,7 @@ a step whose result exists is skipped, so the same command resumes after an inte
     python -m results.official.run split          # the ranking ceiling: true return and score split in parts
     python -m results.official.run calibrate      # proxy-real candidates for the adaptation test
     python -m results.official.run adapt          # the adaptation test on foam-hard (hours; resumes)
-    python -m results.official.run adapt --only ep48   # one finetuning budget of the curve (its demo, its ranking)
+    python -m results.official.run adapt --only 32min  # one budget of the curve (its demo, ranking, evaluation)
     python -m results.official.run all --dry-run  # list what remains
 
 Run from the repository root (one OpenMP thread, the Hub offline: ``results.runner.run_command``).
@@ -156,8 +156,16 @@ ADAPT_EVAL = [*MIDDLE, "--profile", ADAPT_PROFILE, "--speeds", "0.7", "--trials"
 ON_FOAM = ["--candidates", "16", "--every", "20", "--skip", "80", "--envs", "8", "--seed", "3"]
 
 
-#: finetuning budgets beyond the demo's 4 epochs, on the same 8 minutes of logged data
-EPOCH_CURVE = (16, 48)
+#: budgets beyond the demo's (8 minutes of logged data, 4 epochs): (minutes, epochs, also at the middle budget);
+#: each run folder starts from the demo's logged data (a longer budget collects on from there, the same episodes
+#: an uninterrupted run would log) and zero-shot stage
+BUDGETS = ((8, 16, False), (8, 48, False), (32, 16, True))
+
+
+def budget_run(minutes: int, epochs: int) -> tuple[Path, str]:
+    """The run folder of a budget and its label in result names (``ep16``; ``32min-ep16`` beyond 8 minutes)."""
+    label = f"ep{epochs}" if minutes == 8 else f"{minutes}min-ep{epochs}"
+    return ADAPT_RUN.with_name(f"foam-hard-{minutes}min-ep{epochs}"), label
 
 
 def seed_run(base: Path, run: Path, dry: bool) -> None:
@@ -184,16 +192,21 @@ def adapt() -> list[tuple[Path, list[str]]]:
             "mechanism", "--task", "go2", "--real", ADAPT_PROFILE, "--model", f"zero-shot={OFFICIAL}",
             "--planner-preset", "realtime", "--init-std", std, "--states", "24", *ON_FOAM, "--split", "--out",
             str(path))))
-    for epochs in EPOCH_CURVE:  # the same logged data, finetuned longer (the run folder seeded from the demo's)
-        run = ADAPT_RUN.with_name(f"{ADAPT_RUN.name}-ep{epochs}")
-        plan.append((run / "results.json", simdist_command(
-            "demo", "--task", "go2", *ADAPT_DEMO[:ADAPT_DEMO.index("--epochs")], "--epochs", str(epochs),
-            *ADAPT_DEMO[ADAPT_DEMO.index("--epochs") + 2:], "--out", str(run))))
-        path = out / f"ranking-ep{epochs}_std0.5.json"
+    for minutes, epochs, middle in BUDGETS:
+        run, label = budget_run(minutes, epochs)
+        demo_args = [*ADAPT_DEMO]
+        demo_args[demo_args.index("--minutes") + 1] = str(minutes)
+        demo_args[demo_args.index("--epochs") + 1] = str(epochs)
+        plan.append((run / "results.json", simdist_command("demo", "--task", "go2", *demo_args, "--out", str(run))))
+        model = run / "stages" / "stage-1"
+        path = out / f"ranking-{label}_std0.5.json"
         plan.append((path, simdist_command(
             "mechanism", "--task", "go2", "--real", ADAPT_PROFILE, "--model", f"zero-shot={OFFICIAL}", "--model",
-            f"adapted-ep{epochs}={run / 'stages' / 'stage-1'}", "--reference", "zero-shot", "--planner-preset",
+            f"adapted-{label}={model}", "--reference", "zero-shot", "--planner-preset",
             "realtime", "--init-std", "0.5", "--states", "24", *ON_FOAM, "--split", "--out", str(path))))
+        if middle:
+            plan.append(evaluate(out / f"middle_adapted-{label}.json", "--agent", str(model), *ADAPT_EVAL, "--seed",
+                                 "0"))
     for name, model in (("zero-shot", OFFICIAL), ("adapted", str(adapted))):
         plan.append(evaluate(out / f"middle_{name}.json", "--agent", model, *ADAPT_EVAL, "--seed", "0"))
     for std in ("0.5", "2.0"):
@@ -223,7 +236,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=20, help="experts: randomised trials per terrain")
     parser.add_argument("--calibration-trials", type=int, default=4, help="calibrate: trials per protocol speed")
     parser.add_argument("--only", metavar="TEXT", help="run only the steps whose result path contains TEXT "
-                        "(e.g. ep48: one finetuning budget of the adapt curve)")
+                        "(e.g. 32min: one budget of the adapt curve)")
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args()
     plan = []
@@ -247,9 +260,10 @@ def main() -> None:
         if (ROOT / out).is_file():
             keep_demo_results(out, args.dry_run)
             continue
-        if out.parent.name.startswith(f"{ADAPT_RUN.name}-ep"):
+        if out.parent in {budget_run(m, e)[0] for m, e, _ in BUDGETS}:
             seed_run(ADAPT_RUN, out.parent, args.dry_run)
-        (ROOT / out).parent.mkdir(parents=True, exist_ok=True)
+        if not args.dry_run:
+            (ROOT / out).parent.mkdir(parents=True, exist_ok=True)
         writes_itself = "--out" in cmd
         run_command(cmd, ROOT / "outputs" / out.with_suffix(".log"), args.dry_run,
                     stdout=None if writes_itself else ROOT / out)
