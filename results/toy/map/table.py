@@ -78,7 +78,20 @@ def targets(rows: list[dict[str, Any]]) -> list[str]:
         f"- adapted lower than zero-shot (intervals apart) on {sum(r['adapted_vs_zero_shot'] == 'lower' for r in rows)}"
         f" cells; no difference on {sum(r['adapted_vs_zero_shot'] == 'no difference' for r in rows)}.",
         *where_the_gap_costs(rows),
+        *control(rows),
     ]
+
+
+def control(rows: list[dict[str, Any]]) -> list[str]:
+    """The ``nominal`` cell, the loop with the simulator as its real env (no gap to identify): what finetuning the
+    dynamics on the planner's own data gives without any gap."""
+    nominal = [r for r in rows if r["cell"] == "nominal"]
+    if not nominal:
+        return []
+    parts = [f"seed {r['seed']}: {r['returns']['zero_shot']['mean']:.2f} → {r['returns']['adapted']['mean']:.2f}, "
+             f"{r['adapted_vs_zero_shot']}" + (f", gap closed {r['gap_closed']:.0%}" if r["gap_closed"] is not None
+                                                else "") for r in nominal]
+    return ["- the control, `nominal` (the simulator as the real env: no gap to identify): " + "; ".join(parts) + "."]
 
 
 def below_sim(r: dict[str, Any]) -> bool:
