@@ -9,7 +9,7 @@ a step whose result exists is skipped, so the same command resumes after an inte
     python -m results.official.run split          # the ranking ceiling: true return and score split in parts
     python -m results.official.run calibrate      # proxy-real candidates for the adaptation test
     python -m results.official.run adapt          # the adaptation test on foam-hard (hours; resumes)
-    python -m results.official.run adapt --only 32min  # one budget of the curve (its demo, ranking, evaluation)
+    python -m results.official.run adapt --only 32min-ep100  # one budget of the curve (demo, ranking, evaluation)
     python -m results.official.run all --dry-run  # list what remains
 
 Run from the repository root (one OpenMP thread, the Hub offline: ``results.runner.run_command``).
@@ -159,13 +159,21 @@ ON_FOAM = ["--candidates", "16", "--every", "20", "--skip", "80", "--envs", "8",
 #: budgets beyond the demo's (8 minutes of logged data, 4 epochs): (minutes, epochs, also at the middle budget);
 #: each run folder starts from the demo's logged data (a longer budget collects on from there, the same episodes
 #: an uninterrupted run would log) and zero-shot stage
-BUDGETS = ((8, 16, False), (8, 48, False), (32, 16, True))
+BUDGETS = ((8, 16, False), (32, 16, True), (32, 100, True))
 
 
 def budget_run(minutes: int, epochs: int) -> tuple[Path, str]:
     """The run folder of a budget and its label in result names (``ep16``; ``32min-ep16`` beyond 8 minutes)."""
     label = f"ep{epochs}" if minutes == 8 else f"{minutes}min-ep{epochs}"
     return ADAPT_RUN.with_name(f"foam-hard-{minutes}min-ep{epochs}"), label
+
+
+def seed_base(run: Path) -> Path:
+    """The finished run to start budget run ``run`` from: one with as many minutes of logged data (its episodes
+    are the ones ``run`` would log), else the demo's."""
+    minutes = {budget_run(m, e)[0]: m for m, e, _ in BUDGETS}
+    same = [r for r, m in minutes.items() if r != run and m == minutes[run] and (ROOT / r / "results.json").is_file()]
+    return same[0] if same else ADAPT_RUN
 
 
 def seed_run(base: Path, run: Path, dry: bool) -> None:
@@ -236,7 +244,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=20, help="experts: randomised trials per terrain")
     parser.add_argument("--calibration-trials", type=int, default=4, help="calibrate: trials per protocol speed")
     parser.add_argument("--only", metavar="TEXT", help="run only the steps whose result path contains TEXT "
-                        "(e.g. 32min: one budget of the adapt curve)")
+                        "(e.g. 32min-ep100: one budget of the adapt curve)")
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args()
     plan = []
@@ -261,7 +269,7 @@ def main() -> None:
             keep_demo_results(out, args.dry_run)
             continue
         if out.parent in {budget_run(m, e)[0] for m, e, _ in BUDGETS}:
-            seed_run(ADAPT_RUN, out.parent, args.dry_run)
+            seed_run(seed_base(out.parent), out.parent, args.dry_run)
         if not args.dry_run:
             (ROOT / out).parent.mkdir(parents=True, exist_ok=True)
         writes_itself = "--out" in cmd
