@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = ("results", "benchmarks")
 #: The subpackages whose ``__all__`` is public API besides ``simdist``'s own (each documented in docs/architecture.md).
-PUBLIC_MODULES = ("simdist.data", "simdist.planning", "simdist.training")
+PUBLIC_MODULES = ("simdist.data", "simdist.diagnostics", "simdist.planning", "simdist.training")
 
 Api = Mapping[str, frozenset[str]]
 

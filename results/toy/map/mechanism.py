@@ -58,7 +58,7 @@ def reach(actions: dict[str, np.ndarray]) -> dict[str, float]:
 def measure(profile: str, models: dict[str, Any], driver: str, seed: int) -> dict[str, Any]:
     """The whole measurement on ``profile`` with ``models[driver]``'s planner driving (module docstring)."""
     from simdist import bootstrap_ci, make_task
-    from simdist.diagnostics.mechanism import (
+    from simdist.diagnostics import (
         MechanismConfig,
         drive_and_clone,
         predicted_parts,
