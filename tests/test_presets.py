@@ -118,6 +118,24 @@ def test_by_default_the_agent_settings_run_with_single_keys_replaced():
         acting_settings(None, planner="agent", preset="paper")
 
 
+@pytest.mark.parametrize("preset", [None, "realtime"])
+def test_every_registered_planner_builds_from_the_acting_settings(preset) -> None:
+    """``simdist evaluate --planner NAME [--planner-preset P] --seed S``: whatever the planner, the settings the
+    tools hand it build it, and it acts (the policy head takes the seed and ignores it)."""
+    from simdist import list_components, make_task
+    from simdist.components.agents.simdist.configuration import SimDistAgentConfig
+    from simdist.components.agents.simdist.modeling import SimDistAgent
+
+    task = make_task("toy-reach")
+    wm = WorldModel.from_preset("toy").eval()
+    agent = SimDistAgent(wm, SimDistAgentConfig.from_planner_dict({"planner": "mppi", **planner_preset("realtime")}))
+    history = agent.new_history(2)
+    history.reset({k: torch.zeros(2, *shape) for k, shape in task.dataset_spec().obs.items()})
+    for name in list_components("planner"):
+        acting = agent.with_settings(**acting_settings(task, planner=name, current="mppi", preset=preset, seed=1))
+        assert acting.planner.plan(history).action.shape == (2, wm.config.action_dim), name
+
+
 def test_a_preset_acts_as_the_tools_did_before_planner_json_was_the_default():
     """``--planner-preset realtime``: the preset's budget on the task's preset (paper), its policy samples and elites
     scaled to the budget; a given option replaces the preset's value."""

@@ -12,11 +12,13 @@ from simdist.registry import register
 class PolicyPlanner(Planner):
     """Executes the first action of the policy head's chunk; ``plan`` is the whole chunk (clipped).
 
-    ``score=True`` also imagines the chunk and reports its return (one extra ``imagine`` per tick).
+    ``score=True`` also imagines the chunk and reports its return (one extra ``imagine`` per tick). ``seed`` is
+    accepted and unused (the head is deterministic), so the acting settings every tool passes (``--seed``) build
+    any planner.
     """
 
     def __init__(self, world_model: nn.Module, discount: float = 0.99, score: bool = False,
-                 action_low: Bound = None, action_high: Bound = None) -> None:
+                 action_low: Bound = None, action_high: Bound = None, seed: int | None = None) -> None:
         if world_model.policy is None:
             raise ValueError("PolicyPlanner needs a world model with a policy head (config.policy_head)")
         super().__init__(world_model, action_low, action_high)
