@@ -26,8 +26,8 @@ GYM = "recipes/gym/base.yaml"
 ADAPT = ("recipes/ur5e-peg/adapt.yaml", "recipes/ur5e-table-leg/adapt.yaml")
 PRETRAIN, FINETUNE = "simdist.training.PretrainModule", "simdist.training.FinetuneModule"
 
-#: (base, stage) -> dotted keys of the effective config and their expected values.
-STAGES: dict[tuple[str, str], dict[str, Any]] = {
+#: (base, stage[, overlay]) -> dotted keys of the effective config and their expected values.
+STAGES: dict[tuple[str, ...], dict[str, Any]] = {
     (GO2, "recipes/go2-slope/stage1.yaml"): {
         "model.class_path": PRETRAIN, "model.init_args.preset": "go2", "model.init_args.lr": 6.0e-4,
         "trainer.max_steps": 10500, "model.init_args.decay_steps": 10500, "data.train": "data/go2/sim-cpu",
@@ -109,6 +109,11 @@ STAGES: dict[tuple[str, str], dict[str, Any]] = {
     (PEG, "recipes/ur5e-peg/small-no-actions.yaml"): {
         "model.init_args.preset_overrides.policy_input.actions": False,
         "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-peg-small-noact/pretrain/checkpoints"},
+    (PEG, "recipes/ur5e-peg/small-no-actions.yaml", "recipes/ur5e-peg/small-matched.yaml"): {
+        "model.init_args.preset_overrides.policy_input.actions": False, "data.batch_size": 256,
+        "trainer.max_steps": 16000, "model.init_args.decay_steps": 16000, "model.init_args.warmup_steps": 500,
+        "model.init_args.loss_weights.value": 0.0, "data.train[9]": "outputs/ur5e/ur5e-peg-small/part-0009",
+        "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-peg-small-matched/pretrain/checkpoints"},
     (PEG, "recipes/ur5e-peg/small-history-dropout.yaml"): {
         "model.init_args.history_dropout": 0.5, "model.init_args.preset_overrides": None,
         "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-peg-small-hd/pretrain/checkpoints"},
@@ -149,8 +154,8 @@ def lookup(config: Any, dotted: str) -> Any:
 
 
 @pytest.mark.filterwarnings("ignore:LightningCLI's args parameter")
-@pytest.mark.parametrize(("files", "expected"), list(STAGES.items()), ids=[s for _, s in STAGES])
-def test_stage_composes(files: tuple[str, str], expected: dict[str, Any]) -> None:
+@pytest.mark.parametrize(("files", "expected"), list(STAGES.items()), ids=[files[-1] for files in STAGES])
+def test_stage_composes(files: tuple[str, ...], expected: dict[str, Any]) -> None:
     config = effective_config(*files)
     assert config["model"]["class_path"].startswith("simdist.training.")
     for key, value in expected.items():
