@@ -338,14 +338,14 @@ def gate(task: str, dry: bool) -> None:
             print(f"{name}: no checkpoint yet ({ckpt.relative_to(ROOT)}), skipped", flush=True)
             continue
         parts = yaml.safe_load((ROOT / "recipes" / "ur5e-peg" / f"{recipe}.yaml").read_text())["data"]["train"]
-        cmd = [*simdist_command(), "export", "--ckpt", str(ckpt), "--out", str(model), "--repo-id",
-               f"simdist/{run}", "--train-config",
-               str(max((ROOT / "outputs" / run / "logs").rglob("config.yaml"), key=lambda f: f.stat().st_mtime))
-               if not (dry or measured) else "CONFIG"]
         if not measured:
+            cmd = [*simdist_command(), "export", "--ckpt", str(ckpt), "--out", str(model), "--repo-id",
+                   f"simdist/{run}", "--train-config",
+                   str(max((ROOT / "outputs" / run / "logs").rglob("config.yaml"), key=lambda f: f.stat().st_mtime))
+                   if not dry else "CONFIG"]
             print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
-        if not dry and not measured and not (model / "config.json").is_file():
-            subprocess.run(cmd, cwd=ROOT, check=True)
+            if not dry and not (model / "config.json").is_file():
+                subprocess.run(cmd, cwd=ROOT, check=True)
         r = evaluate(folder / f"{run}-policy-narrow.json", [
             "--task", task, "--agent", str(model.relative_to(ROOT)), "--planner", "policy", "--profile", "sim",
             "--grid", "narrow", "--trials", "2", "--envs", "20"], dry)

@@ -86,13 +86,12 @@ def _ranks(x: np.ndarray) -> np.ndarray:
     return ((ends - counts + 1 + ends) / 2.0)[inverse]
 
 
-def visit_states(task: Task, agent: Any, cfg: MechanismConfig,
-                 shadows: Mapping[str, Any] | None = None) -> VisitedStates:
+def visit_states(task: Task, agent: Any, cfg: MechanismConfig) -> VisitedStates:
     """Drive ``agent`` (a planning agent whose planner keeps its candidates) on the task's real env and clone
     ``cfg.states`` states, each with its history and K of the candidates the planner scored there
     (:func:`drive_and_clone` with the agent's planner and history)."""
     planner = agent.with_settings(keep_candidates=True, seed=cfg.seed).planner
-    return drive_and_clone(task, planner, agent.new_history(cfg.num_envs), cfg, shadows)
+    return drive_and_clone(task, planner, agent.new_history(cfg.num_envs), cfg)
 
 
 def drive_and_clone(task: Task, planner: Any, history: Any, cfg: MechanismConfig,
