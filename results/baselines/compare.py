@@ -131,6 +131,9 @@ TASKS["gym-halfcheetah-lag"] = {
     "scaled": "5 minutes of proxy-real data (6,000 steps at 20 Hz); 100k simulation transitions as the prior; RL "
               "critics (64, 64); IQL 3,000 offline steps; BC 1,000 steps",
 }
+#: the same on `lag1` (one step of latency), the profile the calibration picked (docs/gym.md)
+TASKS["gym-halfcheetah-lag1"] = {**TASKS["gym-halfcheetah-lag"],
+                                 "task": {"name": "gym:HalfCheetah-v5", "profile": "lag1"}}
 
 
 # ---------------------------------------------------------------------------------------------- shared steps

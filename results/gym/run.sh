@@ -10,7 +10,9 @@
 #   x 64 steps), TRANSITIONS (pretraining data, 1000000), EPOCHS (pretraining, 10), TRIALS (30), SAMPLES/ITERATIONS
 #   (MPPI budget: 256 x 2), SCHEDULE (adapt: real minutes per stage, 0,2,5), SIMDIST (the command), OUT and RESULTS
 #   (the run and result folders), FIT_ARGS and ADAPT_ARGS (extra options of simdist fit / simdist adapt), STATES
-#   and CANDIDATES (cloned states and candidates per state of the plan-ranking analysis, 40 and 32 <= samples).
+#   and CANDIDATES (cloned states and candidates per state of the plan-ranking analysis, 40 and 32 <= samples),
+#   EXPERT_SEED (the seed whose PPO experts, ladder and critic the stages use; default SEED: pretraining seeds 1
+#   and 2 may reuse seed 0's experts with EXPERT_SEED=0, their data and pretraining still drawn with SEED).
 set -euo pipefail
 stage=${1:?usage: run.sh STAGE SEED  (STAGE: expert data pretrain planner loop baseline all)}
 seed=${2:?usage: run.sh STAGE SEED}
@@ -27,6 +29,8 @@ iterations=${ITERATIONS:-2}
 schedule=${SCHEDULE:-0,2,5}
 out=${OUT:-outputs/gym/$env_id}
 res=${RESULTS:-results/gym/s$seed}
+eseed=${EXPERT_SEED:-$seed}  # the PPO experts' seed: other pretraining seeds may share seed 0's experts
+kept_ppo=${RESULTS:-results/gym/s$eseed}/ppo  # the PPO checkpoints kept in git (restore-ppo, keep)
 read -r -a fit_args <<< "${FIT_ARGS:-}"      # extra simdist fit options (e.g. --data.windows_per_epoch 2000)
 read -r -a adapt_args <<< "${ADAPT_ARGS:-}"  # extra simdist adapt options (e.g. --epochs 1)
 mkdir -p "$out" "$res"
@@ -40,7 +44,7 @@ evaluate() {  # evaluate NAME AGENT PROFILE [options]: one JSON per row, skipped
 }
 
 restore-ppo() {  # restore-ppo RUN: a PPO log folder with no checkpoint starts from the ones kept in results/ (keep)
-  local log=$out/ppo-$1-s$seed kept=$res/ppo/$1
+  local log=$out/ppo-$1-s$eseed kept=$kept_ppo/$1
   if ! compgen -G "$log/model_*.pt" > /dev/null && [[ -d $kept ]]; then
     mkdir -p "$log" && cp "$kept"/model_*.pt "$log"/
   fi
@@ -50,7 +54,7 @@ keep() {  # the newest full checkpoint of each PPO run (to resume training) and 
   # iterations without optimiser state (to export the sub-optimal set), into results/ (small files, committed)
   local run log kept newest it
   for run in sim "$profile"; do
-    log=$out/ppo-$run-s$seed kept=$res/ppo/$run
+    log=$out/ppo-$run-s$eseed kept=$kept_ppo/$run
     compgen -G "$log/model_*.pt" > /dev/null || continue
     mkdir -p "$kept" && rm -f "$kept"/model_*.pt
     newest=$(ls "$log" | sed -n 's/^model_\([0-9]*\)\.pt$/\1/p' | sort -n | tail -1)
@@ -69,24 +73,24 @@ torch.save({k: c[k] for k in ("actor_state_dict", "critic_state_dict", "iter")},
 
 expert-sim() {  # the PPO expert on the simulator, with its sub-optimal checkpoint ladder
   restore-ppo sim
-  $simdist train-expert --task "$task" --log-dir "$out/ppo-sim-s$seed" --iterations "$iters" --seed "$seed" \
-    --export "$out/experts-sim-s$seed"
+  $simdist train-expert --task "$task" --log-dir "$out/ppo-sim-s$eseed" --iterations "$iters" --seed "$eseed" \
+    --export "$out/experts-sim-s$eseed"
 }
 
 expert-shift() {  # a PPO expert trained on the shifted profile (the calibration's upper reference)
   restore-ppo "$profile"
-  $simdist train-expert --task "$task" --profile "$profile" --log-dir "$out/ppo-$profile-s$seed" \
-    --iterations "$iters" --seed "$seed" --export "$out/experts-$profile-s$seed"
+  $simdist train-expert --task "$task" --profile "$profile" --log-dir "$out/ppo-$profile-s$eseed" \
+    --iterations "$iters" --seed "$eseed" --export "$out/experts-$profile-s$eseed"
 }
 
 calibrate() {  # the shift's calibration rows: zero-shot <= 70 % of nominal, shift-trained expert >= 90 %
-  evaluate expert-sim-on-sim "expert:$out/experts-sim-s$seed" sim
-  evaluate expert-sim-on-$profile "expert:$out/experts-sim-s$seed" "$profile"
-  evaluate expert-$profile-on-$profile "expert:$out/experts-$profile-s$seed" "$profile"
+  evaluate expert-sim-on-sim "expert:$out/experts-sim-s$eseed" sim
+  evaluate expert-sim-on-$profile "expert:$out/experts-sim-s$eseed" "$profile"
+  evaluate expert-$profile-on-$profile "expert:$out/experts-$profile-s$eseed" "$profile"
 }
 
 data() {  # the expert / sub-optimal ladder mixture with perturbation windows, on the simulator
-  $simdist generate --task "$task" --experts "$out/experts-sim-s$seed" --envs 16 --transitions "$transitions" \
+  $simdist generate --task "$task" --experts "$out/experts-sim-s$eseed" --envs 16 --transitions "$transitions" \
     --seed "$seed" --out "$out/data-s$seed" --no-progress --json > "$res/data.json"
 }
 
@@ -120,31 +124,31 @@ ranking() {  # plan ranking on lag before and after adaptation: Spearman rho of 
   local last
   last=$(ls -d "$out/adapt-$profile-s$seed/stages/stage-"* | sort -V | tail -1)
   [[ -s $res/ranking-$profile.json ]] || $simdist mechanism --task "$task" --real "$profile" \
-    --model "pretrained=$out/model-s$seed" --model "adapted=$last" --expert-set "$out/experts-sim-s$seed" \
+    --model "pretrained=$out/model-s$seed" --model "adapted=$last" --expert-set "$out/experts-sim-s$eseed" \
     --samples "$samples" --iterations "$iterations" --states "${STATES:-40}" --candidates "${CANDIDATES:-32}" \
     --envs 8 --seed "$seed" --out "$res/ranking-$profile.json"
 }
 
 baseline() {  # the model's behaviour-cloned policy head (same data) on both profiles; with BASELINES=1 also the
-  # paper's baselines protocol (IQL and single-step BC beside SimDist, results/baselines/gym-halfcheetah-lag/)
+  # paper's baselines protocol (IQL and single-step BC beside SimDist, results/baselines/gym-halfcheetah-PROFILE/)
   evaluate bc-policy-on-$profile "$out/model-s$seed" "$profile" --planner policy
   evaluate bc-policy-on-sim "$out/model-s$seed" sim --planner policy
-  if [[ ${BASELINES:-0} == 1 && $env_id == HalfCheetah-v5 && $profile == lag ]]; then
-    .venv/bin/python -m results.baselines.compare --task gym-halfcheetah-lag --model "$out/model-s$seed" \
+  if [[ ${BASELINES:-0} == 1 && $env_id == HalfCheetah-v5 && $profile == lag* ]]; then
+    .venv/bin/python -m results.baselines.compare --task "gym-halfcheetah-$profile" --model "$out/model-s$seed" \
       --seeds "$seed" --agents iql,bc --jobs 1
   fi
 }
 
 probe() {  # the calibration rows on the newest checkpoints of PPO runs still training (IT: the sim run's iteration)
   local it
-  it=$(ls "$out/ppo-sim-s$seed" | sed -n 's/^model_\([0-9]*\)\.pt$/\1/p' | sort -n | tail -1)
-  local sets=$out/probe-s$seed-it$it dir=$res/probe-it$it
+  it=$(ls "$out/ppo-sim-s$eseed" | sed -n 's/^model_\([0-9]*\)\.pt$/\1/p' | sort -n | tail -1)
+  local sets=$out/probe-s$eseed-it$it dir=$res/probe-it$it
   mkdir -p "$dir"
-  $simdist train-expert --task "$task" --log-dir "$out/ppo-sim-s$seed" --iterations 0 --expert "$it" \
+  $simdist train-expert --task "$task" --log-dir "$out/ppo-sim-s$eseed" --iterations 0 --expert "$it" \
     --export "$sets/sim" > /dev/null
   (res=$dir; evaluate expert-sim-on-sim "expert:$sets/sim" sim; evaluate expert-sim-on-$profile "expert:$sets/sim" "$profile")
-  if compgen -G "$out/ppo-$profile-s$seed/model_*.pt" > /dev/null; then
-    $simdist train-expert --task "$task" --profile "$profile" --log-dir "$out/ppo-$profile-s$seed" --iterations 0 \
+  if compgen -G "$out/ppo-$profile-s$eseed/model_*.pt" > /dev/null; then
+    $simdist train-expert --task "$task" --profile "$profile" --log-dir "$out/ppo-$profile-s$eseed" --iterations 0 \
       --expert "$it" --export "$sets/$profile" > /dev/null  # its checkpoint nearest to the sim run's
     (res=$dir; evaluate expert-$profile-on-$profile "expert:$sets/$profile" "$profile")
   fi
@@ -152,12 +156,12 @@ probe() {  # the calibration rows on the newest checkpoints of PPO runs still tr
 
 sweep() {  # the newest probe's sim expert zero-shot on latencies 1 and 2 (the calibration's alternatives to lag's 3)
   local it dir
-  it=$(ls -d "$out/probe-s$seed-it"* | sed 's/.*-it//' | sort -n | tail -1)
+  it=$(ls -d "$out/probe-s$eseed-it"* | sed 's/.*-it//' | sort -n | tail -1)
   dir=$res/sweep-it$it
   mkdir -p "$dir" "$out/sweep"
   for lat in 1 2; do
     printf 'name: lag%s\nlatency: %s\n' "$lat" "$lat" > "$out/sweep/lag$lat.yaml"
-    (res=$dir; evaluate expert-sim-on-latency$lat "expert:$out/probe-s$seed-it$it/sim" "$out/sweep/lag$lat.yaml")
+    (res=$dir; evaluate expert-sim-on-latency$lat "expert:$out/probe-s$eseed-it$it/sim" "$out/sweep/lag$lat.yaml")
   done
 }
 

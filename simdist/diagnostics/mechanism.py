@@ -259,13 +259,18 @@ def split_report(pred_reward: np.ndarray, pred_value: np.ndarray, parts: Mapping
     return {k: asdict(bootstrap_ci(np.asarray(v, np.float64))) for k, v in per.items()}
 
 
+def candidate_rows(visited: VisitedStates) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates flattened for a task's true-return call: each one's state row (S·K,) and its actions
+    (S·K, T, A); results reshape back with ``visited.candidates.shape[:2]``."""
+    s, k = visited.candidates.shape[:2]
+    return np.repeat(np.arange(s), k), visited.candidates.reshape(s * k, *visited.candidates.shape[2:]).cpu().numpy()
+
+
 def true_returns(task: Task, visited: VisitedStates, cfg: MechanismConfig, progress: bool = False) -> np.ndarray:
     """(S, K) true returns of the candidates on the task's real env (see :meth:`Task.true_returns`)."""
-    s, k = visited.candidates.shape[:2]
-    rows = np.repeat(np.arange(s), k)
-    actions = visited.candidates.reshape(s * k, *visited.candidates.shape[2:]).cpu().numpy()
+    rows, actions = candidate_rows(visited)
     out = task.true_returns(visited.states, rows, actions, gamma=cfg.gamma, seed=cfg.seed, progress=progress)
-    return np.asarray(out, np.float64).reshape(s, k)
+    return np.asarray(out, np.float64).reshape(visited.candidates.shape[:2])
 
 
 def ranking_report(predicted: np.ndarray, true: np.ndarray) -> dict[str, Any]:
@@ -298,11 +303,9 @@ def planner_disagreement(agent: Any) -> float:
 def true_return_parts(task: Task, visited: VisitedStates, cfg: MechanismConfig, progress: bool = False
                       ) -> dict[str, np.ndarray]:
     """(S, K) parts of the candidates' true returns (see :meth:`Task.true_return_parts`)."""
-    s, k = visited.candidates.shape[:2]
-    rows = np.repeat(np.arange(s), k)
-    actions = visited.candidates.reshape(s * k, *visited.candidates.shape[2:]).cpu().numpy()
+    rows, actions = candidate_rows(visited)
     out = task.true_return_parts(visited.states, rows, actions, gamma=cfg.gamma, seed=cfg.seed, progress=progress)
-    return {name: np.asarray(v, np.float64).reshape(s, k) for name, v in out.items()}
+    return {name: np.asarray(v, np.float64).reshape(visited.candidates.shape[:2]) for name, v in out.items()}
 
 
 def run_mechanism(task: Task, reference: Any, models: Mapping[str, Any], cfg: MechanismConfig,
