@@ -114,6 +114,11 @@ STAGES: dict[tuple[str, ...], dict[str, Any]] = {
         "trainer.max_steps": 16000, "model.init_args.decay_steps": 16000, "model.init_args.warmup_steps": 500,
         "model.init_args.loss_weights.value": 0.0, "data.train[9]": "outputs/ur5e/ur5e-peg-small/part-0009",
         "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-peg-small-matched/pretrain/checkpoints"},
+    (PEG, "recipes/ur5e-peg/small-value-mc.yaml"): {
+        "model.class_path": FINETUNE, "model.init_args.preset": None, "model.init_args.freeze": "value",
+        "model.init_args.init_from": "results/ur5e/gate/ur5e-peg/ur5e-peg-small-matched-model",
+        "model.init_args.fit_normalizer": ["values"], "model.init_args.loss_weights.action": 0.0,
+        "data.train[0]": "outputs/ur5e/ur5e-peg-small-mc/part-0000"},
     (PEG, "recipes/ur5e-peg/small-history-dropout.yaml"): {
         "model.init_args.history_dropout": 0.5, "model.init_args.preset_overrides": None,
         "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-peg-small-hd/pretrain/checkpoints"},

@@ -84,6 +84,28 @@ def test_finetune_trains_only_dynamics_and_keeps_sim_stats(dataset, tmp_path) ->
     assert not ft.world_model.encoder.training  # frozen parts stayed in eval mode
 
 
+def test_value_head_retrained_on_relabelled_data_refits_only_the_value_statistics(dataset, tmp_path) -> None:
+    L.seed_everything(0)
+    pre = PretrainModule(model=tiny_config().to_dict(), lr=3e-3, warmup_steps=5)
+    trainer(tmp_path / "pre", max_steps=10, limit_val_batches=0).fit(pre, datamodule(dataset))
+    folder = pre.world_model.save_pretrained(tmp_path / "sim-model")
+    relabelled = write_linear_dataset(tmp_path / "relabelled", episodes=6, length=40, seed=1, gain=3.0)
+    with pytest.raises(ValueError, match="fit_normalizer.*values"):
+        FinetuneModule(init_from=str(folder), freeze="value", fit_normalizer=["value"])
+    ft = FinetuneModule(init_from=str(folder), freeze="value", fit_normalizer=["values"], lr=3e-3, warmup_steps=2,
+                        loss_weights={"dynamics": 0.0, "reward": 0.0, "value": 1.0, "action": 0.0})
+    before = {k: v.clone() for k, v in ft.world_model.state_dict().items()}
+    dm = datamodule(relabelled)
+    trainer(tmp_path / "ft", max_steps=5, limit_val_batches=0).fit(ft, dm)
+    after, norm = ft.world_model.state_dict(), ft.world_model.normalizer
+    new = dm.stats.to_dict()["values"]
+    assert not torch.equal(torch.tensor(new["mean"]), before["normalizer.values_mean"].reshape(-1))
+    torch.testing.assert_close(norm.mean("values").reshape(-1), torch.tensor(new["mean"], dtype=torch.float32))
+    for key in before:
+        changed = not torch.equal(before[key], after[key])
+        assert changed == (key.startswith("value.") or key.startswith("normalizer.values_")), key
+
+
 def test_resume_from_checkpoint_and_export(dataset, tmp_path) -> None:
     from lightning.pytorch.callbacks import ModelCheckpoint
 

@@ -31,7 +31,9 @@ class WorldModelModule(L.LightningModule):
     replaces config fields, e.g. ``{reward_head: {name: mlp}, value_head: {name: mlp}}``: Table I's per-step
     MLP heads), or ``init_from`` (a Hub id or folder with pretrained weights, for finetuning). Normalisation
     statistics are taken from the datamodule's training data when the model has none yet
-    (``fit_normalizer``); a finetuned model keeps its simulation statistics. Adam with the warmup-cosine
+    (``fit_normalizer``); a finetuned model keeps its simulation statistics. ``fit_normalizer`` may instead
+    list normaliser keys (e.g. ``[values]``) that are refitted from the training data even on a pretrained
+    model, for data relabelled since (new value labels for a value head trained anew). Adam with the warmup-cosine
     schedule of SIMDIST.md 4.5 by default. ``diagnostics`` (on by default) logs the action-information
     diagnostic on held-out windows after every validation epoch (``val/diag/*``,
     :class:`~simdist.diagnostics.callback.ActionInformationCallback`). ``anchor`` > 0 adds ``anchor`` · Σ ‖θ − θ₀‖²
@@ -54,7 +56,7 @@ class WorldModelModule(L.LightningModule):
         warmup_steps: int = 10_000,
         decay_steps: int = 400_000,
         obs_noise: dict[str, list[float]] | str | None = None,
-        fit_normalizer: bool = True,
+        fit_normalizer: bool | list[str] = True,
         eval_frozen: bool = True,
         value_target: str = "label",
         history_dropout: float = 0.0,
@@ -95,6 +97,11 @@ class WorldModelModule(L.LightningModule):
                                       consistency_decay=consistency_decay)
         self.obs_noise = resolve_obs_noise(obs_noise)
         self.freeze_policy.apply(self.world_model)
+        if not isinstance(fit_normalizer, bool):
+            unknown = [k for k in fit_normalizer if k not in self.world_model.normalizer.keys]
+            if unknown or not fit_normalizer:
+                raise ValueError(f"model.init_args.fit_normalizer must be true, false or normaliser keys to refit "
+                                 f"({', '.join(self.world_model.normalizer.keys)}); got {list(fit_normalizer)}")
         self._compiled_loss: Any = None  # built at the first training step (keeps the module picklable)
         #: the trainable weights as they start (a finetuned model: the pretrained ones), for the ``anchor`` pull
         self._anchor_weights = ({n: p.detach().clone() for n, p in self.world_model.named_parameters()
@@ -116,13 +123,16 @@ class WorldModelModule(L.LightningModule):
         if self.freeze_policy.trainable != "all" and self.freeze_policy.eval_frozen:
             # Lightning warns about modules in eval mode at fit start; here that is the point.
             warnings.filterwarnings("ignore", message=".*module\\(s\\) in eval mode.*")
-        normalizer = self.world_model.normalizer
-        if stage == "fit" and self.hparams["fit_normalizer"] and not bool(normalizer.fitted):
+        normalizer, refit = self.world_model.normalizer, self.hparams["fit_normalizer"]
+        if stage == "fit" and (refit is True and not bool(normalizer.fitted) or not isinstance(refit, bool)):
             datamodule = getattr(self.trainer, "datamodule", None)
             stats = getattr(datamodule, "stats", None)
             if stats is None:
-                raise RuntimeError("the model has no normalisation statistics and the datamodule provides none")
-            normalizer.set_stats(stats.to_dict() if hasattr(stats, "to_dict") else stats)
+                raise RuntimeError("fit_normalizer needs the datamodule's statistics, and it provides none")
+            stats = stats.to_dict() if hasattr(stats, "to_dict") else dict(stats)
+            if not isinstance(refit, bool):  # only the listed keys change; the rest keep the model's statistics
+                stats = normalizer.stats() | {k: stats[k] for k in refit}
+            normalizer.set_stats(stats)
         if stage == "fit" and not bool(normalizer.fitted):
             warnings.warn("training a world model whose normaliser was never fitted", stacklevel=2)
 
@@ -245,7 +255,7 @@ class FinetuneModule(WorldModelModule):
         warmup_steps: int = OFFICIAL_FINETUNE.warmup_steps,
         decay_steps: int = OFFICIAL_FINETUNE.schedule_steps,
         obs_noise: dict[str, list[float]] | str | None = None,
-        fit_normalizer: bool = False,
+        fit_normalizer: bool | list[str] = False,
         eval_frozen: bool = True,
         value_target: str = OFFICIAL_FINETUNE.value_target,
         diagnostics: bool = True,
