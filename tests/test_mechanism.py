@@ -72,6 +72,35 @@ def test_mppi_keeps_every_scored_candidate_with_its_return() -> None:
     np.testing.assert_allclose(again, result.diagnostics["candidate_returns"].numpy(), rtol=1e-4, atol=1e-4)
 
 
+def test_value_weight_zero_ranks_by_the_horizon_rewards_alone() -> None:
+    """MPPI's ``value_weight`` (a planner.json key): 0 scores each candidate by its predicted rewards only, and the
+    mechanism scores the candidates as the agent's planner does; a negative weight is refused by the schema."""
+    from simdist.diagnostics.mechanism import planner_value_weight, predicted_parts
+    from simdist.schema import SettingError
+
+    agent = _agent()
+    settings = {**agent.config.to_planner_dict(), "keep_candidates": True, "value_weight": 0.0}
+    planner = build_planner(agent.world_model, settings)
+    history = agent.new_history(2)
+    env = make_task("ur5e-peg", profile=None).make_env(2, 0, real=True)
+    try:
+        history.reset(env.reset(seed=0))
+    finally:
+        env.close()
+    result = planner.plan(history)
+    visited = _visited(history, result.diagnostics["candidates"])
+    rewards, value = predicted_parts(agent.world_model, visited, 0.99)
+    assert np.abs(value).max() > 1e-3  # the value term is there, and left out
+    np.testing.assert_allclose(result.diagnostics["candidate_returns"].numpy(), rewards, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(predicted_returns(agent.world_model, visited, 0.99, value_weight=0.5),
+                               rewards + 0.5 * value, rtol=1e-4, atol=1e-4)
+    weighted = SimDistAgent(agent.world_model, SimDistAgentConfig.from_planner_dict(
+        {k: v for k, v in settings.items() if k != "keep_candidates"}))
+    assert planner_value_weight(weighted) == 0.0 and planner_value_weight(agent) == 1.0
+    with pytest.raises(SettingError, match="value_weight"):
+        build_planner(agent.world_model, {**settings, "value_weight": -1.0})
+
+
 def _visited(history, candidates):  # type: ignore[no-untyped-def]
     from simdist.diagnostics.mechanism import VisitedStates
 

@@ -73,6 +73,7 @@ class MPPIConfig(Validated):
     keep_candidates: bool = False
     tick_threads: int | str | None = None
     disagreement: float = field(default=0.0, metadata=bounds(ge=0))
+    value_weight: float = field(default=1.0, metadata=bounds(ge=0))
     binary_dims: tuple[int, ...] | list[int] = ()
     binary_mode: str = field(default="mean", metadata=bounds(choices=BINARY_MODES))
     hysteresis: float = field(default=0.5, metadata=bounds(ge=0, lt=1))
@@ -128,6 +129,10 @@ class MPPIPlanner(Planner):
     (:func:`~simdist.planning.base.plan_score`), so MPPI prefers sequences the members agree on; the returns and
     candidate returns it reports are these scores. λ > 0 on a single dynamics is refused at construction.
 
+    ``value_weight`` w >= 0 (beyond the paper; 1: the paper's score) weights the value term γ^(T+offset) V̂_last;
+    w = 0 ranks by the horizon's predicted rewards alone, for a model whose value head cannot rank (measured
+    with ``simdist mechanism``; the UR5e's, docs/ur5e-simdist.md 7.5). Reported returns are the weighted scores.
+
     ``binary_dims`` (beyond the paper): action dimensions the env thresholds at 0 (a gripper's open/close). The
     official planner outputs their weighted mean like any other dimension (``binary_mode="mean"``), which
     flips with the sign of a near-zero average when the ranking is weak. ``"elite"``: the sign of the best
@@ -153,12 +158,13 @@ class MPPIPlanner(Planner):
         seed: int = 42, action_low: Bound = None, action_high: Bound = None, naive: bool = False,
         score_chunk: int | None = None, compile: bool | str = False, parallel_chunks: bool = True,
         keep_candidates: bool = False, tick_threads: int | str | None = None, disagreement: float = 0.0,
-        binary_dims: Sequence[int] = (), binary_mode: str = "mean", hysteresis: float = 0.5,
+        value_weight: float = 1.0, binary_dims: Sequence[int] = (), binary_mode: str = "mean", hysteresis: float = 0.5,
     ) -> None:
         given = locals()
         MPPIConfig(**{f.name: given[f.name] for f in fields(MPPIConfig)})  # every setting, checked by its schema
         super().__init__(world_model, action_low, action_high)
         self.disagreement = check_disagreement(disagreement, world_model)
+        self.value_weight = float(value_weight)
         if warm_start not in WARM_STARTS:
             raise ValueError(f"warm_start must be one of {WARM_STARTS}, got {warm_start!r}")
         if num_policy_samples is None:
@@ -241,7 +247,7 @@ class MPPIPlanner(Planner):
     def _score_fast(self, actions: Tensor, encoding: Any, prepared: Any, command: Tensor | None) -> Tensor:
         wm = self.world_model
         im = wm.imagine(encoding, actions, command, prepared=prepared, last_value_only=True)
-        return plan_score(im, self.discount, wm.config.value_offset, self.disagreement)
+        return plan_score(im, self.discount, wm.config.value_offset, self.disagreement, self.value_weight)
 
     def _score_naive(self, actions: Tensor, obs_hist: dict[str, Tensor], act_hist: Tensor,
                      command: Tensor | None) -> Tensor:
@@ -257,7 +263,8 @@ class MPPIPlanner(Planner):
         if wm.policy is not None:
             wm.policy_actions(encoding, cmd)  # computed and discarded, as in the official inference call
         im = wm.imagine(encoding, actions.reshape(b * n, *actions.shape[2:]), cmd)
-        return plan_score(im, self.discount, wm.config.value_offset, self.disagreement).reshape(b, n)
+        return plan_score(im, self.discount, wm.config.value_offset, self.disagreement, self.value_weight
+                          ).reshape(b, n)
 
     # ------------------------------------------------------------------ planning
     def _plan(self, obs_hist: dict[str, Tensor], act_hist: Tensor, command: Tensor | None) -> PlanResult:

@@ -182,14 +182,15 @@ def _imagine(world_model: Any, visited: VisitedStates) -> Any:
 
 
 @torch.no_grad()
-def predicted_returns(world_model: Any, visited: VisitedStates, gamma: float, disagreement: float = 0.0
-                      ) -> np.ndarray:
+def predicted_returns(world_model: Any, visited: VisitedStates, gamma: float, disagreement: float = 0.0,
+                      value_weight: float = 1.0) -> np.ndarray:
     """(S, K) returns the model predicts for the candidates, from the same histories the planner had, scored as
-    MPPI scores them (:func:`~simdist.planning.base.plan_score`: less ``disagreement`` λ times an ensemble's
-    discounted disagreement)."""
+    MPPI scores them (:func:`~simdist.planning.base.plan_score`: the value term weighted by ``value_weight``,
+    less ``disagreement`` λ times an ensemble's discounted disagreement)."""
     from simdist.planning.base import plan_score
 
-    ret = plan_score(_imagine(world_model, visited), gamma, world_model.config.value_offset, disagreement)
+    ret = plan_score(_imagine(world_model, visited), gamma, world_model.config.value_offset, disagreement,
+                     value_weight)
     return ret.cpu().numpy().astype(np.float64)
 
 
@@ -300,6 +301,12 @@ def planner_disagreement(agent: Any) -> float:
     return float(getattr(getattr(agent, "planner", None), "disagreement", 0.0) or 0.0)
 
 
+def planner_value_weight(agent: Any) -> float:
+    """The weight of the value term in ``agent``'s planner's score (MPPI's ``value_weight``); 1 when it has none."""
+    weight = getattr(getattr(agent, "planner", None), "value_weight", None)
+    return 1.0 if weight is None else float(weight)
+
+
 def true_return_parts(task: Task, visited: VisitedStates, cfg: MechanismConfig, progress: bool = False
                       ) -> dict[str, np.ndarray]:
     """(S, K) parts of the candidates' true returns (see :meth:`Task.true_return_parts`)."""
@@ -320,7 +327,8 @@ def run_mechanism(task: Task, reference: Any, models: Mapping[str, Any], cfg: Me
     truth = parts["total"] if parts is not None else true_returns(task, visited, cfg, progress=progress)
     reports = {}
     for name, agent in models.items():
-        predicted = predicted_returns(agent.world_model, visited, cfg.gamma, planner_disagreement(agent))
+        predicted = predicted_returns(agent.world_model, visited, cfg.gamma, planner_disagreement(agent),
+                                      planner_value_weight(agent))
         reports[name] = ranking_report(predicted, truth) | {"predicted_returns": predicted.round(4).tolist()}
         if parts is not None:
             pred_r, pred_v = predicted_parts(agent.world_model, visited, cfg.gamma)

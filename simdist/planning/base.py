@@ -60,14 +60,17 @@ def discounted_return(rewards: Tensor, values: Tensor, discount: float, value_of
     return horizon + value
 
 
-def plan_score(imagination: Imagination, discount: float, value_offset: int = 0, disagreement: float = 0.0
-               ) -> Tensor:
-    """What a planner ranks action sequences by: the discounted return minus ``disagreement`` λ times the
-    discounted disagreement of an ensemble dynamics, R − λ Σ_{k<T} γ^k u_k, (..., T) → (...).
+def plan_score(imagination: Imagination, discount: float, value_offset: int = 0, disagreement: float = 0.0,
+               value_weight: float = 1.0) -> Tensor:
+    """What a planner ranks action sequences by: the discounted return, its value term weighted by
+    ``value_weight`` w, minus ``disagreement`` λ times the discounted disagreement of an ensemble dynamics,
+    Σ_{k<T} γ^k r̂_k + w γ^(T+offset) V̂_last − λ Σ_{k<T} γ^k u_k, (..., T) → (...).
 
-    λ = 0 is the plain :func:`discounted_return` and reads no disagreement; λ > 0 needs the imagination of an
-    ensemble dynamics (``imagination.disagreement``, ValueError otherwise)."""
-    score = discounted_return(imagination.rewards, imagination.values, discount, value_offset)
+    w = 1 and λ = 0 is the plain :func:`discounted_return`; w = 0 ranks by the horizon's rewards alone (a value
+    head that cannot rank, e.g. one never trained); λ > 0 needs the imagination of an ensemble dynamics
+    (``imagination.disagreement``, ValueError otherwise)."""
+    horizon, value = return_parts(imagination.rewards, imagination.values, discount, value_offset)
+    score = horizon + value if value_weight == 1.0 else horizon + value_weight * value
     if not disagreement:
         return score
     u = imagination.disagreement
