@@ -12,6 +12,7 @@
     python -m results.ur5e.run critic   [--task ur5e-peg] [--dry-run]  # the expert critic at its default size
     python -m results.ur5e.run labels   [--task ur5e-peg] [--dry-run]  # the value-label gate, sigma 0.3 and 1.0
     python -m results.ur5e.run gate     [--task ur5e-peg] [--dry-run]  # the policy-head gate at small data
+    python -m results.ur5e.run headplan [--task ur5e-peg] [--dry-run]  # MPPI on the imitating head's model
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
     python -m results.ur5e.run contacts                                  # the calibration table of every recipe
 
@@ -43,10 +44,11 @@ VARIANTS = ("slow", "aim_bias_2mm", "aim_bias_5mm", "no_spiral", "small_spiral",
 LEG_VARIANTS = (*VARIANTS[:-1], "under_twist")
 
 
-def evaluate(out: Path, args: list[str], dry: bool) -> dict | None:
-    """Run ``simdist evaluate ARGS --json`` into ``out`` unless it exists; returns the parsed result."""
-    # the task's preset, as these numbers were measured
-    preset = [] if "--planner-preset" in args else ["--planner-preset", "manipulation"]
+def evaluate(out: Path, args: list[str], dry: bool, own_planner: bool = False) -> dict | None:
+    """Run ``simdist evaluate ARGS --json`` into ``out`` unless it exists; returns the parsed result. The agent
+    plans with planner preset ``manipulation`` (as these numbers were measured) unless ARGS name a preset or
+    ``own_planner`` keeps the agent's ``planner.json``."""
+    preset = [] if "--planner-preset" in args or own_planner else ["--planner-preset", "manipulation"]
     cmd = [*simdist_command(), "evaluate", *preset, *args, "--json"]
     print(("[dry-run] " if dry else "") + shlex.join(cmd) + f" > {out.relative_to(ROOT)}", flush=True)
     if dry:
@@ -75,10 +77,10 @@ def _times(result: dict) -> str:
     return f"{sorted(t)[len(t) // 2]:.1f} s" if t else "-"
 
 
-def write_table(folder: Path, header: str, rows: list[str]) -> None:
+def write_table(folder: Path, header: str, rows: list[str], name: str = "table.md") -> None:
     text = "\n".join([header, *rows]) + "\n"
     print(text)
-    (folder / "table.md").write_text(text, encoding="utf-8")
+    (folder / name).write_text(text, encoding="utf-8")
 
 
 def _contacts(contacts: str) -> tuple[str, list[str]]:
@@ -385,6 +387,74 @@ def gate(task: str, dry: bool) -> None:
                             "to the previous action |\n|---|---|---|---|---|---|", rows)
 
 
+#: the gate model of :func:`gate` whose policy head imitates (its value head is untrained: value loss weight 0)
+HEAD_MODEL = "results/ur5e/gate/ur5e-peg/ur5e-peg-small-matched-model"
+#: :func:`headplan`'s rows: (label, result file stem, value_weight or None for the preset's planner, options)
+HEAD_PLANNERS = [
+    ("manipulation MPPI (value weight 1)", "small-matched-mppi-narrow", None, []),
+    ("manipulation MPPI, warm start from the policy", "small-matched-mppi-policywarm-narrow", None,
+     ["--warm-start", "policy"]),
+    ("rewards only (value weight 0)", "small-matched-w0-mppi-narrow", 0.0, []),
+    ("rewards only, warm start from the policy", "small-matched-w0-policywarm-mppi-narrow", 0.0,
+     ["--warm-start", "policy"]),
+    ("rewards only, policy warm start, init std 0.1", "small-matched-w0-narrow-mppi-narrow", 0.0,
+     ["--warm-start", "policy", "--init-std", "0.1"]),
+    ("value weight 1, policy warm start, init std 0.1", "small-matched-w1-narrow-mppi-narrow", 1.0,
+     ["--warm-start", "policy", "--init-std", "0.1"]),
+]
+
+
+def planner_folder(task: str, value_weight: float, dry: bool) -> str:
+    """The head-gate model with a ``planner.json`` of planner preset ``manipulation`` (the task's planner
+    defaults) and MPPI ``value_weight``: ``outputs/<HEAD_MODEL's name>-w<weight>`` (the weights are symlinked)."""
+    from simdist import get
+    from simdist.planning import planner_preset
+
+    src = ROOT / HEAD_MODEL
+    out = ROOT / "outputs" / f"ur5e-peg-small-matched-w{value_weight:g}"
+    if not dry and not (out / "planner.json").is_file():
+        out.mkdir(parents=True, exist_ok=True)
+        for f in src.iterdir():
+            if not (out / f.name).exists():
+                (out / f.name).symlink_to(f)
+        settings = {**planner_preset("manipulation", **get("task", task).planner_defaults),
+                    "value_weight": value_weight}
+        write_text(out / "planner.json", json.dumps(settings, indent=1))
+    return str(out.relative_to(ROOT))
+
+
+def headplan(task: str, dry: bool) -> None:
+    """The planner on the imitating head (docs/ur5e-simdist.md 7.5): the head-gate model's MPPI on the Narrow
+    lattice (40 trials) with the value term (its untrained head) or the horizon's rewards alone
+    (``value_weight`` 0), sampled around its policy or not, beside the head alone; then the plan ranking
+    (``simdist mechanism``, 24 states x 16 candidates) of both scores on the rewards-only planner's states."""
+    if task != "ur5e-peg":
+        raise SystemExit("headplan: only ur5e-peg has the head-gate model")
+    folder = OUT / "planner" / task
+    rows = []
+    for label, stem, weight, extra in HEAD_PLANNERS:
+        agent = HEAD_MODEL if weight is None else planner_folder(task, weight, dry)
+        r = evaluate(folder / f"{stem}.json", ["--task", task, "--agent", agent, "--profile", "sim", "--grid", "narrow",
+                                     "--trials", "2", "--envs", "20", *extra], dry, own_planner=weight is not None)
+        if r:
+            rows.append(f"| {label} | {_cell(r)} | {_times(r)} |")
+    common = ["--states", "24", "--candidates", "16", "--envs", "8", "--seed", "0", "--grid", "narrow"]
+    for stem, models in (("small-matched-mechanism-narrow", ["--model", f"matched={HEAD_MODEL}",
+                                                               "--planner-preset", "manipulation"]),
+                         ("small-matched-w0-mechanism-narrow", [
+                             "--model", f"rewards-only={planner_folder(task, 0.0, dry)}",
+                             "--model", f"with-value={planner_folder(task, 1.0, dry)}"])):
+        ranking = folder / f"{stem}.json"
+        cmd = [*simdist_command(), "mechanism", "--task", task, "--real", "sim", *models, *common,
+               "--out", str(ranking.relative_to(ROOT))]
+        print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
+        if not dry and not ranking.is_file():
+            subprocess.run(cmd, cwd=ROOT, check=True)
+    if not dry:
+        write_table(folder, "| MPPI on the head-gate model (256 + 12 x 3) | Narrow success [95 % CI] | median time "
+                            "|\n|---|---|---|", rows, name="headplan.md")
+
+
 def creep(task: str, dry: bool) -> None:
     """How far a hinge with the profiles' 0.24 N m of dry friction (armature 0.1) turns in 1 s under a torque
     below it, with each contact recipe's solver options: the no-slip pass also makes joint friction exact, and
@@ -449,7 +519,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
-                 "gate", "creep", "contacts"):
+                 "gate", "headplan", "creep", "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
