@@ -12,7 +12,10 @@
 #   (the run and result folders), FIT_ARGS and ADAPT_ARGS (extra options of simdist fit / simdist adapt), STATES
 #   and CANDIDATES (cloned states and candidates per state of the plan-ranking analysis, 40 and 32 <= samples),
 #   EXPERT_SEED (the seed whose PPO experts, ladder and critic the stages use; default SEED: pretraining seeds 1
-#   and 2 may reuse seed 0's experts with EXPERT_SEED=0, their data and pretraining still drawn with SEED).
+#   and 2 may reuse seed 0's experts with EXPERT_SEED=0, their data and pretraining still drawn with SEED),
+#   PRIOR_STD (MPPI sampled around the policy prior: warm start from the policy head's chunk, initial std
+#   PRIOR_STD instead of the paper's 2.0 around the shifted plan; the planner, loop and ranking stages' files and
+#   folders then carry `-priorSTD`, e.g. adapt-curve-lag1-prior0.3.json, beside the paper planner's).
 set -euo pipefail
 stage=${1:?usage: run.sh STAGE SEED  (STAGE: expert data pretrain planner loop baseline all)}
 seed=${2:?usage: run.sh STAGE SEED}
@@ -33,6 +36,14 @@ eseed=${EXPERT_SEED:-$seed}  # the PPO experts' seed: other pretraining seeds ma
 kept_ppo=${RESULTS:-results/gym/s$eseed}/ppo  # the PPO checkpoints kept in git (restore-ppo, keep)
 read -r -a fit_args <<< "${FIT_ARGS:-}"      # extra simdist fit options (e.g. --data.windows_per_epoch 2000)
 read -r -a adapt_args <<< "${ADAPT_ARGS:-}"  # extra simdist adapt options (e.g. --epochs 1)
+prior_std=${PRIOR_STD:-}
+tag=${prior_std:+-prior$prior_std}  # the planner variant's suffix of result files and run folders
+mppi=(--samples "$samples" --iterations "$iterations")  # evaluate and mechanism spell the MPPI options this way
+adapt_mppi=(--samples "$samples" --iterations "$iterations")  # simdist adapt (jsonargparse) spells the rest so
+if [[ -n $prior_std ]]; then
+  mppi+=(--warm-start policy --init-std "$prior_std")
+  adapt_mppi+=(--warm_start policy --init_std "$prior_std")
+fi
 mkdir -p "$out" "$res"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OMP_WAIT_POLICY=PASSIVE
 
@@ -107,26 +118,26 @@ pretrain() {  # all components on the simulator data; resumes from last.ckpt; ex
 }
 
 planner() {  # the pretrained model's MPPI, zero-shot, on the simulator and on the shifted profile
-  evaluate planner-on-sim "$out/model-s$seed" sim --samples "$samples" --iterations "$iterations"
-  evaluate planner-on-$profile "$out/model-s$seed" "$profile" --samples "$samples" --iterations "$iterations"
+  evaluate "planner-on-sim$tag" "$out/model-s$seed" sim "${mppi[@]}"
+  evaluate "planner-on-$profile$tag" "$out/model-s$seed" "$profile" "${mppi[@]}"
 }
 
 loop() {  # proxy-real logging and dynamics-only finetuning on the shifted profile (resumable run folder)
   $simdist adapt --task "$task" --agent "$out/model-s$seed" --real "$profile" --schedule "$schedule" \
-    --out "$out/adapt-$profile-s$seed" --episodes_per_eval "$trials" --samples "$samples" --iterations "$iterations" \
+    --out "$out/adapt-$profile$tag-s$seed" --episodes_per_eval "$trials" "${adapt_mppi[@]}" \
     --seed "$seed" "${adapt_args[@]}"
-  cp "$out/adapt-$profile-s$seed/curve.json" "$res/adapt-curve-$profile.json"
+  cp "$out/adapt-$profile$tag-s$seed/curve.json" "$res/adapt-curve-$profile$tag.json"
   ranking
 }
 
 ranking() {  # plan ranking on lag before and after adaptation: Spearman rho of the models' predicted returns of the
   # planner's candidates against their true returns from cloned states (the sim expert and its critic continue)
   local last
-  last=$(ls -d "$out/adapt-$profile-s$seed/stages/stage-"* | sort -V | tail -1)
-  [[ -s $res/ranking-$profile.json ]] || $simdist mechanism --task "$task" --real "$profile" \
+  last=$(ls -d "$out/adapt-$profile$tag-s$seed/stages/stage-"* | sort -V | tail -1)
+  [[ -s $res/ranking-$profile$tag.json ]] || $simdist mechanism --task "$task" --real "$profile" \
     --model "pretrained=$out/model-s$seed" --model "adapted=$last" --expert-set "$out/experts-sim-s$eseed" \
-    --samples "$samples" --iterations "$iterations" --states "${STATES:-40}" --candidates "${CANDIDATES:-32}" \
-    --envs 8 --seed "$seed" --out "$res/ranking-$profile.json"
+    "${mppi[@]}" --states "${STATES:-40}" --candidates "${CANDIDATES:-32}" \
+    --envs 8 --seed "$seed" --out "$res/ranking-$profile$tag.json"
 }
 
 baseline() {  # the model's behaviour-cloned policy head (same data) on both profiles; with BASELINES=1 also the

@@ -5,7 +5,9 @@ Reads every ``results/gym/s<SEED>/`` that ``bash results/gym/run.sh`` filled: th
 profile, the later stages the dynamics-only finetuned ones), the plan ranking before and after
 (``ranking-PROFILE.json``, the report of ``simdist mechanism``) and the behaviour-cloned policy head
 (``bc-policy-on-*.json``). Prints one table per kind, in markdown, and writes ``results/gym/adapt.png``: zero-shot
-against each adapted stage per seed, with 95 % intervals. ``--profile`` picks the shift (default ``lag1``).
+against each adapted stage per seed, with 95 % intervals. ``--profile`` picks the shift (default ``lag1``);
+``--prior-std S`` reads the runs of ``PRIOR_STD=S`` (MPPI around the policy prior: files ``...-priorS``, figure
+``adapt-priorS.png``).
 """
 
 from __future__ import annotations
@@ -49,10 +51,10 @@ def estimate(e: dict[str, float]) -> str:
     return f"{e['mean']:.2f} [{e['low']:.2f}, {e['high']:.2f}]"
 
 
-def adaptation_rows(profile: str) -> list[str]:
+def adaptation_rows(profile: str, tag: str = "") -> list[str]:
     rows = []
     for folder in seeds():
-        curve = load(folder / f"adapt-curve-{profile}.json")
+        curve = load(folder / f"adapt-curve-{profile}{tag}.json")
         if curve is None:
             continue
         zero = curve["ci95"][0]
@@ -65,10 +67,10 @@ def adaptation_rows(profile: str) -> list[str]:
     return rows
 
 
-def ranking_rows(profile: str) -> list[str]:
+def ranking_rows(profile: str, tag: str = "") -> list[str]:
     rows = []
     for folder in seeds():
-        r = load(folder / f"ranking-{profile}.json")
+        r = load(folder / f"ranking-{profile}{tag}.json")
         if r is None:
             continue
         m, spread = r["models"], r["true_spread"]
@@ -79,9 +81,9 @@ def ranking_rows(profile: str) -> list[str]:
     return rows
 
 
-def plot(profile: str, out: Path) -> bool:
+def plot(profile: str, out: Path, tag: str = "") -> bool:
     """Zero-shot and every adapted stage per seed, with their intervals; False when no curve exists."""
-    curves = [(f.name, c) for f in seeds() if (c := load(f / f"adapt-curve-{profile}.json")) is not None]
+    curves = [(f.name, c) for f in seeds() if (c := load(f / f"adapt-curve-{profile}{tag}.json")) is not None]
     if not curves:
         return False
     import matplotlib
@@ -97,7 +99,7 @@ def plot(profile: str, out: Path) -> bool:
         ax.errorbar(x, c["value"], yerr=[low, high], fmt="o-", capsize=3, label=f"seed {name[1:]}")
     ax.set_xlabel(f"real data on `{profile}` (minutes)")
     ax.set_ylabel("return (mean, 95 % CI)")
-    ax.set_title(f"HalfCheetah-v5 on {profile}: dynamics-only adaptation")
+    ax.set_title(f"HalfCheetah-v5 on {profile}: dynamics-only adaptation{tag}")
     ax.legend()
     fig.tight_layout()
     fig.savefig(out, dpi=110)
@@ -108,23 +110,28 @@ def plot(profile: str, out: Path) -> bool:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--profile", default="lag1", help="the shift's profile name (default lag1)")
-    profile = p.parse_args().profile
+    p.add_argument("--prior-std", type=float, default=None,
+                   help="read the PRIOR_STD runs (MPPI around the policy prior) instead of the paper planner's")
+    args = p.parse_args()
+    profile, tag = args.profile, "" if args.prior_std is None else f"-prior{args.prior_std:g}"
     print(f"| seed | planner on sim | planner on `{profile}` (zero-shot) | BC head on sim | BC head on `{profile}` |")
     print("|---|---|---|---|---|")
     for folder in seeds():
-        print(f"| {folder.name[1:]} | {evaluation(folder / 'planner-on-sim.json')} | "
-              f"{evaluation(folder / f'planner-on-{profile}.json')} | {evaluation(folder / 'bc-policy-on-sim.json')} | "
+        print(f"| {folder.name[1:]} | {evaluation(folder / f'planner-on-sim{tag}.json')} | "
+              f"{evaluation(folder / f'planner-on-{profile}{tag}.json')} | "
+              f"{evaluation(folder / 'bc-policy-on-sim.json')} | "
               f"{evaluation(folder / f'bc-policy-on-{profile}.json')} |")
     print(f"\n| seed | real data, minutes | zero-shot on `{profile}` | adapted | adapted vs zero-shot | "
           "held-out real consistency before → after |")
     print("|---|---|---|---|---|---|")
-    print("\n".join(adaptation_rows(profile)))
+    print("\n".join(adaptation_rows(profile, tag)))
     print("\n| seed | true return spread per state | ρ pretrained | ρ adapted | regret pretrained | regret adapted | "
           "predicted spread pretrained | predicted spread adapted |")
     print("|---|---|---|---|---|---|---|---|")
-    print("\n".join(ranking_rows(profile)))
-    if plot(profile, HERE / "adapt.png"):
-        print(f"\nwrote {(HERE / 'adapt.png').relative_to(HERE.parents[1])}")
+    print("\n".join(ranking_rows(profile, tag)))
+    figure = HERE / f"adapt{tag}.png"
+    if plot(profile, figure, tag):
+        print(f"\nwrote {figure.relative_to(HERE.parents[1])}")
 
 
 if __name__ == "__main__":
