@@ -39,7 +39,7 @@ read -r -a adapt_args <<< "${ADAPT_ARGS:-}"  # extra simdist adapt options (e.g.
 prior_std=${PRIOR_STD:-}
 tag=${prior_std:+-prior$prior_std}  # the planner variant's suffix of result files and run folders
 mppi=(--samples "$samples" --iterations "$iterations")  # evaluate and mechanism spell the MPPI options this way
-adapt_mppi=(--samples "$samples" --iterations "$iterations")  # simdist adapt (jsonargparse) spells the rest so
+adapt_mppi=(--num_samples "$samples" --iterations "$iterations")  # simdist adapt (jsonargparse) spells them so
 if [[ -n $prior_std ]]; then
   mppi+=(--warm-start policy --init-std "$prior_std")
   adapt_mppi+=(--warm_start policy --init_std "$prior_std")

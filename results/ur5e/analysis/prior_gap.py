@@ -1,0 +1,114 @@
+"""How far MPPI's executed action lies from its own policy prior's, tick by tick, on the UR5e.
+
+The head-gate model's policy head alone picks the peg on every Narrow cell, and MPPI sampled tightly around it
+(policy warm start, small initial std) on none (docs/ur5e-simdist.md 7.5). This runs the planner in closed loop
+on the Narrow lattice and, at every tick, asks the policy head for its action on the same history, recording the
+gap per action part (xyz, the wrist's rotation, the gripper), how each treats the gripper (closed fraction,
+sign disagreement; MPPI's ``binary_mode`` given) and the cells that succeed. The control row ``--noise S``
+executes the policy's action plus N(0, S²) on the arm's six dimensions (the gripper untouched): whether a gap of
+MPPI's size, without MPPI's choices, already loses the insertion (``--noise 0``: the policy alone, the
+harness's check against its 40/40)::
+
+    python results/ur5e/analysis/prior_gap.py --model outputs/ur5e-peg-small-matched-w0 --init-std 0.1 \\
+        --binary-modes hysteresis,mean --noise 0,0.05,0.1 --steps 90 \\
+        --json results/ur5e/analysis/prior-gap-ur5e-peg-small-matched-w0.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import simdist
+from simdist import bootstrap_ci
+from simdist.agents import build_controller
+
+GRIPPER = 6
+PARTS = {"xyz": slice(0, 3), "rotation": slice(3, 6), "gripper": slice(6, 7)}
+
+
+def prior_gap(model: str, task: simdist.Task, *, init_std: float, binary_mode: str | None, noise: float, envs: int,
+              steps: int, seed: int) -> dict:
+    """The per-tick gap between the executed action and the policy head's, over ``envs`` Narrow cells: MPPI's
+    with ``binary_mode``, or (``binary_mode`` None) the policy's own plus N(0, ``noise``²) on the arm."""
+    policy = build_controller(model, planner="policy", task=task, seed=seed)
+    planner = build_controller(model, task=task, seed=seed, init_std=init_std, warm_start="policy")
+    if binary_mode is not None:
+        planner.planner.binary_mode = binary_mode  # the output rule only; the sampling is the same
+    rng = np.random.default_rng(seed)
+    env = task.evaluation_env(envs, seed)
+    hist = planner.new_history(envs)
+    gaps: dict[str, list[np.ndarray]] = {k: [] for k in PARTS}
+    closed_mppi, closed_policy, gripper_policy = [], [], []
+    succeeded = np.zeros(envs, bool)
+    try:
+        obs = env.reset(seed=seed)
+        hist.reset(obs, command=hist.command_of(obs))
+        for _ in range(steps):
+            p = policy.act(hist).numpy().astype(np.float32)
+            if binary_mode is None:
+                a = p.copy()
+                a[:, :GRIPPER] = np.clip(a[:, :GRIPPER] + rng.normal(0, noise, a[:, :GRIPPER].shape), -1, 1)
+            else:
+                a = planner.act(hist).numpy().astype(np.float32)
+            for name, dims in PARTS.items():
+                gaps[name].append(np.abs(a[:, dims] - p[:, dims]).mean(1))
+            closed_mppi.append(a[:, GRIPPER] > 0)
+            closed_policy.append(p[:, GRIPPER] > 0)
+            gripper_policy.append(p[:, GRIPPER])
+            step = env.step(a)
+            succeeded |= np.asarray(step.info.get("success", np.zeros(envs, bool)), bool)
+            hist.push(step.obs, torch.from_numpy(a), command=hist.command_of(step.obs))
+    finally:
+        env.close()
+    cm, cp, gp = np.stack(closed_mppi), np.stack(closed_policy), np.stack(gripper_policy)
+    controller = f"MPPI, binary_mode {binary_mode}" if binary_mode else f"policy + N(0, {noise}²) on the arm"
+    return {"controller": controller, "init_std": init_std, "episodes": envs, "steps": steps,
+            "succeeded": int(succeeded.sum()),
+            "gap": {k: asdict(bootstrap_ci(np.stack(v).mean(0))) for k, v in gaps.items()},
+            "closed_fraction": {"executed": float(cm.mean()), "policy": float(cp.mean())},
+            "gripper_sign_disagreement": asdict(bootstrap_ci((cm != cp).mean(0).astype(float))),
+            "policy_gripper_abs_below_hysteresis": float((np.abs(gp) < planner.planner.hysteresis).mean())}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--model", required=True, help="a model folder whose planner.json MPPI acts with")
+    p.add_argument("--task", default="ur5e-peg")
+    p.add_argument("--init-std", type=float, default=0.1)
+    p.add_argument("--binary-modes", default="hysteresis,mean")
+    p.add_argument("--noise", default="", help="comma-separated noise stds: also the control rows, the policy plus "
+                                                "that noise on the arm (0: the policy alone)")
+    p.add_argument("--envs", type=int, default=8)
+    p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", required=True)
+    args = p.parse_args()
+    torch.manual_seed(args.seed)
+    task = simdist.make_task(args.task, grid="narrow")
+    runs: list[tuple[str | None, float]] = [(m, 0.0) for m in args.binary_modes.split(",") if m]
+    runs += [(None, float(n)) for n in args.noise.split(",") if n]
+    rows = [prior_gap(args.model, task, init_std=args.init_std, binary_mode=m, noise=n, envs=args.envs,
+                      steps=args.steps, seed=args.seed) for m, n in runs]
+    for r in rows:
+        g = r["gap"]
+        print(f"{r['controller']}: {r['succeeded']}/{r['episodes']} succeeded; |executed - policy| "
+              f"xyz {g['xyz']['mean']:.3f}, rotation {g['rotation']['mean']:.3f}, "
+              f"gripper {g['gripper']['mean']:.3f}; closed {r['closed_fraction']['executed']:.2f} / policy "
+              f"{r['closed_fraction']['policy']:.2f}; sign disagreement {r['gripper_sign_disagreement']['mean']:.2f}")
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"model": args.model, "command": "python results/ur5e/analysis/prior_gap.py "
+                               + " ".join(sys.argv[1:]), "rows": rows}, indent=1), encoding="utf-8")
+    tmp.replace(out)
+
+
+if __name__ == "__main__":
+    main()
