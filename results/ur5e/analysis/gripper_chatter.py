@@ -9,6 +9,8 @@ counts the flips of the executed command per episode (mean with a 95 % bootstrap
         --json results/ur5e/analysis/gripper-chatter-ur5e-peg.json
 
 ``--model preset`` uses the ``ur5e-peg`` preset's randomly initialised model: a ranking that is pure noise.
+``--profile`` names the reality profile (default ``sim``); the rows committed before it existed ran on the task's
+default profile, ``peg-real`` (``--profile peg-real`` reproduces them).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", default="preset", help="a model folder or 'preset' (random init)")
     p.add_argument("--task", default="ur5e-peg")
+    p.add_argument("--profile", default="sim", help="the reality profile (default sim: the training simulator)")
     p.add_argument("--envs", type=int, default=8)
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--seed", type=int, default=0)
@@ -66,7 +69,7 @@ def main() -> None:
     torch.manual_seed(args.seed)
     wm = simdist.WorldModel.from_preset(args.task) if args.model == "preset" else \
         simdist.load_agent(args.model).world_model
-    task = simdist.make_task(args.task, grid="narrow")
+    task = simdist.make_task(args.task, grid="narrow", profile=args.profile)
     rows = [chatter(wm.eval(), task, m, envs=args.envs, steps=args.steps, seed=args.seed)
             for m in args.modes.split(",")]
     for r in rows:
@@ -76,7 +79,8 @@ def main() -> None:
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"model": args.model, "command": "python results/ur5e/analysis/gripper_chatter.py "
+    tmp.write_text(json.dumps({"model": args.model, "task": task.describe(),
+                               "command": "python results/ur5e/analysis/gripper_chatter.py "
                                + " ".join(__import__("sys").argv[1:]), "rows": rows}, indent=1), encoding="utf-8")
     tmp.replace(out)
 

@@ -7,7 +7,7 @@ gap per action part (xyz, the wrist's rotation, the gripper), how each treats th
 sign disagreement; MPPI's ``binary_mode`` given) and the cells that succeed. The control row ``--noise S``
 executes the policy's action plus N(0, S²) on the arm's six dimensions (the gripper untouched): whether a gap of
 MPPI's size, without MPPI's choices, already loses the insertion (``--noise 0``: the policy alone, the
-harness's check against its 40/40)::
+harness's check against its 40/40). ``--profile`` (default ``sim``, the training simulator) names the profile::
 
     python results/ur5e/analysis/prior_gap.py --model outputs/ur5e-peg-small-matched-w0 --init-std 0.1 \\
         --binary-modes hysteresis,mean --noise 0,0.05,0.1 --steps 90 \\
@@ -81,6 +81,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", required=True, help="a model folder whose planner.json MPPI acts with")
     p.add_argument("--task", default="ur5e-peg")
+    p.add_argument("--profile", default="sim", help="the reality profile (default sim: the training simulator)")
     p.add_argument("--init-std", type=float, default=0.1)
     p.add_argument("--binary-modes", default="hysteresis,mean")
     p.add_argument("--noise", default="", help="comma-separated noise stds: also the control rows, the policy plus "
@@ -91,7 +92,7 @@ def main() -> None:
     p.add_argument("--json", required=True)
     args = p.parse_args()
     torch.manual_seed(args.seed)
-    task = simdist.make_task(args.task, grid="narrow")
+    task = simdist.make_task(args.task, grid="narrow", profile=args.profile)
     runs: list[tuple[str | None, float]] = [(m, 0.0) for m in args.binary_modes.split(",") if m]
     runs += [(None, float(n)) for n in args.noise.split(",") if n]
     rows = [prior_gap(args.model, task, init_std=args.init_std, binary_mode=m, noise=n, envs=args.envs,
@@ -105,7 +106,8 @@ def main() -> None:
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"model": args.model, "command": "python results/ur5e/analysis/prior_gap.py "
+    tmp.write_text(json.dumps({"model": args.model, "task": task.describe(),
+                               "command": "python results/ur5e/analysis/prior_gap.py "
                                + " ".join(sys.argv[1:]), "rows": rows}, indent=1), encoding="utf-8")
     tmp.replace(out)
 
