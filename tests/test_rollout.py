@@ -109,3 +109,19 @@ def test_go2_collection_env_ends_an_episode_at_the_course_end() -> None:
     assert res.truncated.tolist() == [True, False] and not res.terminated[0]
     with pytest.raises(ValueError, match="end_at_course_end"):
         Go2Env(1, end_at_course_end=True)
+
+
+def test_rollout_counts_the_first_episodes_to_start_not_the_first_to_finish() -> None:
+    """One env's pole falls at once, the other's later: the two counted episodes are each env's first (one short,
+    one long), where counting the first two to finish would take two short ones of the fast env."""
+    from simdist import make_task
+
+    env = make_task("gym:InvertedPendulum-v5").make_env(2, seed=0)
+
+    def push_env0(obs: dict) -> np.ndarray:
+        return np.array([[3.0], [0.0]], np.float32)  # env 0 is pushed over, env 1 is left alone
+
+    result = rollout(env, push_env0, episodes=2, seed=0)
+    first = rollout(env, push_env0, episodes=4, seed=0)
+    assert result.lengths[0] < result.lengths[1]  # start order: env 0's episode, then env 1's
+    assert result.lengths.tolist() == first.lengths[:2].tolist()  # the same two episodes, however many follow

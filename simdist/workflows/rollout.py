@@ -82,7 +82,10 @@ def rollout(
     max_steps: int = 10_000_000,
     perturbation: PerturbationConfig | None = None,
 ) -> RolloutResult:
-    """Run until ``episodes`` episodes have finished (across all envs) and return their statistics.
+    """Run the first ``episodes`` episodes to *start* (across all envs) to their end and return their
+    statistics, in the order they started. Counting by start, not by finish, keeps the sample unbiased where
+    episodes end at different times: the first ``episodes`` to finish would favour the short ones (an arm that
+    succeeds early, a robot that falls), and an env that finishes early starts episodes that are not counted.
 
     With ``record_spec`` every finished episode is returned in the trajectory schema (rewards as the
     env reports them, values zero, expert flags False: on-policy controller data, as on a robot).
@@ -93,7 +96,7 @@ def rollout(
     A ``seed`` also reseeds the controller (:func:`reseed`), so the same call gives the same episodes
     however often the controller ran before.
     """
-    started = time.perf_counter()
+    t0 = time.perf_counter()
     reseed(controller, seed)
     obs = env.reset(seed=seed)
     b = env.num_envs
@@ -110,11 +113,13 @@ def rollout(
         perturber = ActionPerturber(perturbation, b, adim, np.random.default_rng(seed))
     ep_return = np.zeros(b, np.float64)
     ep_len = np.zeros(b, np.int64)
-    returns: list[float] = []
-    lengths: list[int] = []
-    terminated: list[bool] = []
-    infos: list[dict[str, Any]] = []
-    logged: list[Episode] = []
+    slot = np.arange(b)  # each env's current episode, numbered in the order episodes started
+    started = b
+    returns: dict[int, float] = {}
+    lengths: dict[int, int] = {}
+    terminated: dict[int, bool] = {}
+    infos: dict[int, dict[str, Any]] = {}
+    logged: dict[int, Episode] = {}
     was_held = np.zeros(b, bool)
     for _ in range(max_steps):
         held = action_hold(env, b)
@@ -141,19 +146,23 @@ def rollout(
             history.push(obs, actions, command=history.command_of(obs))
         if len(done):
             for e in done:
-                returns.append(float(ep_return[e]))
-                lengths.append(int(ep_len[e]))
-                terminated.append(bool(step.terminated[e]))
+                if slot[e] >= episodes:
+                    continue  # started after the counted ones
+                n = int(slot[e])
+                returns[n], lengths[n], terminated[n] = float(ep_return[e]), int(ep_len[e]), bool(step.terminated[e])
                 info = {k: _to_numpy(v)[e] for k, v in step.info.items() if _is_per_env(v, b)}
                 info["final_obs"] = {k: _to_numpy(v)[e] for k, v in obs.items()}
-                infos.append(info)
+                infos[n] = info
             if recorder is not None:
-                logged += recorder.finish(done, [{**(meta or {}), "controller": type(controller).__name__,
-                                                  "terminated": bool(step.terminated[e])} for e in done])
+                finished = recorder.finish(done, [{**(meta or {}), "controller": type(controller).__name__,
+                                                   "terminated": bool(step.terminated[e])} for e in done])
+                logged.update({int(slot[e]): ep for e, ep in zip(done, finished) if slot[e] < episodes})
             ep_return[done] = 0.0
             ep_len[done] = 0
             if len(returns) >= episodes:
                 break
+            slot[done] = started + np.arange(len(done))
+            started += len(done)
             obs = env.reset(ids=done)
             if history is not None:
                 sub = {k: v[done] for k, v in obs.items()}
@@ -162,10 +171,12 @@ def rollout(
                     controller.reset(ids=torch.as_tensor(done))
             if on_episode is not None:
                 on_episode(len(returns), episodes)
+    order = sorted(returns)
     return RolloutResult(
-        returns=np.asarray(returns[:episodes]), lengths=np.asarray(lengths[:episodes]),
-        terminated=np.asarray(terminated[:episodes]), episodes=logged[:episodes] if recorder else [],
-        final_info=infos[:episodes], seconds=time.perf_counter() - started,
+        returns=np.asarray([returns[k] for k in order]), lengths=np.asarray([lengths[k] for k in order]),
+        terminated=np.asarray([terminated[k] for k in order], bool),
+        episodes=[logged[k] for k in order] if recorder else [],
+        final_info=[infos[k] for k in order], seconds=time.perf_counter() - t0,
     )
 
 
