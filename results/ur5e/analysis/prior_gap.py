@@ -26,8 +26,7 @@ import numpy as np
 import torch
 
 import simdist
-from simdist import bootstrap_ci
-from simdist.agents import build_controller
+from simdist import bootstrap_ci, build_controller
 
 GRIPPER = 6
 PARTS = {"xyz": slice(0, 3), "rotation": slice(3, 6), "gripper": slice(6, 7)}
