@@ -99,7 +99,8 @@ def plot(profile: str, out: Path, tag: str = "") -> bool:
         ax.errorbar(x, c["value"], yerr=[low, high], fmt="o-", capsize=3, label=f"seed {name[1:]}")
     ax.set_xlabel(f"real data on `{profile}` (minutes)")
     ax.set_ylabel("return (mean, 95 % CI)")
-    ax.set_title(f"HalfCheetah-v5 on {profile}: dynamics-only adaptation{tag}")
+    planner = f", MPPI around the prior (std {tag.removeprefix('-prior')})" if tag else ""
+    ax.set_title(f"HalfCheetah-v5 on {profile}: dynamics-only adaptation{planner}", fontsize=10)
     ax.legend()
     fig.tight_layout()
     fig.savefig(out, dpi=110)
