@@ -66,11 +66,16 @@ def test_pretrain_fits_normaliser_and_lowers_loss(dataset, tmp_path) -> None:
     assert metrics["val/loss"] < 0.7 * fresh
 
 
+def pretrained_folder(dataset, tmp_path, steps: int) -> Path:
+    """A tiny model pretrained for ``steps`` on ``dataset`` and saved as a folder (what finetuning starts from)."""
+    pre = PretrainModule(model=tiny_config().to_dict(), lr=3e-3, warmup_steps=5)
+    trainer(tmp_path / "pre", max_steps=steps, limit_val_batches=0).fit(pre, datamodule(dataset))
+    return pre.world_model.save_pretrained(tmp_path / "sim-model")
+
+
 def test_finetune_trains_only_dynamics_and_keeps_sim_stats(dataset, tmp_path) -> None:
     L.seed_everything(0)
-    pre = PretrainModule(model=tiny_config().to_dict(), lr=3e-3, warmup_steps=5)
-    trainer(tmp_path / "pre", max_steps=20, limit_val_batches=0).fit(pre, datamodule(dataset))
-    folder = pre.world_model.save_pretrained(tmp_path / "sim-model")
+    folder = pretrained_folder(dataset, tmp_path, steps=20)
     real = write_linear_dataset(tmp_path / "real", episodes=6, length=40, seed=1, gain=3.0)
     ft = FinetuneModule(init_from=str(folder), lr=3e-3, warmup_steps=2)
     assert sum(p.numel() for p in ft.parameters() if p.requires_grad) == ft.world_model.count_parameters()[
@@ -86,9 +91,7 @@ def test_finetune_trains_only_dynamics_and_keeps_sim_stats(dataset, tmp_path) ->
 
 def test_value_head_retrained_on_relabelled_data_refits_only_the_value_statistics(dataset, tmp_path) -> None:
     L.seed_everything(0)
-    pre = PretrainModule(model=tiny_config().to_dict(), lr=3e-3, warmup_steps=5)
-    trainer(tmp_path / "pre", max_steps=10, limit_val_batches=0).fit(pre, datamodule(dataset))
-    folder = pre.world_model.save_pretrained(tmp_path / "sim-model")
+    folder = pretrained_folder(dataset, tmp_path, steps=10)
     relabelled = write_linear_dataset(tmp_path / "relabelled", episodes=6, length=40, seed=1, gain=3.0)
     with pytest.raises(ValueError, match="fit_normalizer.*values"):
         FinetuneModule(init_from=str(folder), freeze="value", fit_normalizer=["value"])

@@ -87,7 +87,7 @@ def rollout(
     episodes end at different times: the first ``episodes`` to finish would favour the short ones (an arm that
     succeeds early, a robot that falls), and an env that finishes early starts episodes that are not counted.
 
-    With ``record_spec`` every finished episode is returned in the trajectory schema (rewards as the
+    With ``record_spec`` every counted episode is returned in the trajectory schema (rewards as the
     env reports them, values zero, expert flags False: on-policy controller data, as on a robot).
     ``on_episode(done, total)`` is called as episodes finish (progress reporting).
     ``perturbation`` adds the data engine's noise windows to the executed actions (exploration for
