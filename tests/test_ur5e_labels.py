@@ -11,6 +11,7 @@ from simdist.components.tasks.ur5e.assembly import PegAssembly
 from simdist.components.tasks.ur5e.env import ArmEnvConfig, UR5eEnv
 from simdist.components.tasks.ur5e.expert import make_expert
 from simdist.components.tasks.ur5e.value import continuation_returns, run_prefix, snapshot
+from simdist.rows import take_rows
 
 
 def make_env(n: int, seed: int) -> UR5eEnv:
@@ -82,3 +83,24 @@ def test_the_continuation_value_option_labels_a_tiny_dataset(tmp_path):
     assert np.isfinite(b.values).all() and not np.allclose(a.values, b.values)
     with pytest.raises(ValueError, match="values"):
         generate_ur5e(task, str(tmp_path / "bad"), values="oracle", **kw)
+
+
+def test_a_continuation_steps_only_the_rows_still_running_and_labels_each_row_as_alone():
+    env = make_env(2, 0)
+    env.reset(seed=0)
+    before = env.qpos.copy()
+    env.active = np.array([True, False])
+    env.step(np.ones((2, 7), np.float32))
+    assert not np.allclose(env.qpos[0], before[0]) and np.array_equal(env.qpos[1], before[1])
+    env.active = None
+    expert = make_expert(PegAssembly())
+    obs = env.reset(seed=1)
+    for _ in range(4):
+        obs = env.step(expert(obs)).obs
+    env.step(np.array([[0, 0, 1, 0, 0, 0, -1], [1, -1, -1, 0, 0, 0, 1]], np.float32))  # rows end apart
+    snap = snapshot(env, np.arange(2))
+    env.close()
+    both = continuation_returns(make_env, lambda: make_expert(PegAssembly()), snap, horizon=40)
+    alone = [continuation_returns(make_env, lambda: make_expert(PegAssembly()), take_rows(snap, np.array([i])),
+                                  horizon=40)[0] for i in range(2)]
+    np.testing.assert_allclose(both, alone, rtol=1e-6)

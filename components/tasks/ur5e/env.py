@@ -100,6 +100,9 @@ class UR5eEnv:
         self._latency = self.profile.latency_substeps
         self._obs: dict[str, np.ndarray] = {}
         self._needs_reset = True
+        #: rows whose physics advances on ``step`` (None: all); a clone that only some rows still need (a
+        #: value continuation) sets it so that finished rows cost nothing; their bookkeeping still ticks
+        self.active: np.ndarray | None = None
         self.action_spec = ArraySpec((7,), low=-1.0, high=1.0)
         self.observation_spec = self._spec()
         self._renderer = None
@@ -316,8 +319,11 @@ class UR5eEnv:
     def _physics(self, nstep: int) -> None:
         if nstep <= 0:
             return
+        ids = None if self.active is None else np.flatnonzero(self.active)
+        if ids is not None and not len(ids):
+            return
         try:
-            self.batch.step(nstep=nstep, stage=mujoco.mjtStage.mjSTAGE_VEL.value)
+            self.batch.step(ids, nstep=nstep, stage=mujoco.mjtStage.mjSTAGE_VEL.value)
             failed = np.zeros(self.num_envs, bool)
         except self._simulation_error:
             failed = np.asarray(self.batch.status) != 0

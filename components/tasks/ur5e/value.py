@@ -113,6 +113,7 @@ def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], 
             alive = np.zeros(env.num_envs, bool)
             alive[rows] = True
             for t in range(steps):
+                env.active = alive  # rows that ended (or hold no state) stop costing physics
                 if prefix is not None and t < prefix.shape[1]:
                     actions = np.zeros((env.num_envs, prefix.shape[2]), np.float32)
                     actions[rows] = prefix[idx, t]
@@ -129,6 +130,7 @@ def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], 
             bar.update(len(idx))
     finally:
         bar.close()
+        env.active = None
         if own:
             env.close()
     return out
