@@ -13,6 +13,7 @@
     python -m results.ur5e.run labels   [--task ur5e-peg] [--dry-run]  # the value-label gate, sigma 0.3 and 1.0
     python -m results.ur5e.run gate     [--task ur5e-peg] [--dry-run]  # the policy-head gate at small data
     python -m results.ur5e.run headplan [--task ur5e-peg] [--dry-run]  # MPPI on the imitating head's model
+    python -m results.ur5e.run valueplan [--task ur5e-peg] [--dry-run] # its value head on continuation labels
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
     python -m results.ur5e.run contacts                                  # the calibration table of every recipe
 
@@ -404,17 +405,18 @@ HEAD_PLANNERS = [
 ]
 
 
-def planner_folder(task: str, value_weight: float, dry: bool) -> str:
-    """The head-gate model with a ``planner.json`` of planner preset ``manipulation`` (the task's planner
-    defaults) and MPPI ``value_weight``: ``outputs/<HEAD_MODEL's name>-w<weight>`` (the weights are symlinked)."""
+def planner_folder(task: str, value_weight: float, dry: bool, src: str = HEAD_MODEL) -> str:
+    """Model ``src`` (default the head-gate model) with a ``planner.json`` of planner preset ``manipulation`` (the
+    task's planner defaults) and MPPI ``value_weight``: ``outputs/<src's name>-w<weight>`` (weights symlinked)."""
     from simdist import get
     from simdist.planning import planner_preset
 
-    src = ROOT / HEAD_MODEL
-    out = ROOT / "outputs" / f"ur5e-peg-small-matched-w{value_weight:g}"
+    source = ROOT / src
+    name = "ur5e-peg-small-matched" if src == HEAD_MODEL else source.parent.name
+    out = ROOT / "outputs" / f"{name}-w{value_weight:g}"
     if not dry and not (out / "planner.json").is_file():
         out.mkdir(parents=True, exist_ok=True)
-        for f in src.iterdir():
+        for f in source.iterdir():
             if not (out / f.name).exists():
                 (out / f.name).symlink_to(f)
         settings = {**planner_preset("manipulation", **get("task", task).planner_defaults),
@@ -453,6 +455,67 @@ def headplan(task: str, dry: bool) -> None:
     if not dry:
         write_table(folder, "| MPPI on the head-gate model (256 + 12 x 3) | Narrow success [95 % CI] | median time "
                             "|\n|---|---|---|", rows, name="headplan.md")
+
+
+#: the value head trained on the expert-continuation labels (recipes/ur5e-peg/small-value-mc.yaml)
+VALUE_RUN = "outputs/ur5e-peg-small-value-mc"
+#: the labelled dataset's parts that recipe trains on (``--parts 40`` of 100,000 transitions: 2,500 each)
+VALUE_PARTS = 6
+#: :func:`valueplan`'s closed-loop rows: (label, result file stem, MPPI options)
+VALUE_PLANNERS = [
+    ("manipulation MPPI (value weight 1)", "value-mc-mppi-narrow", []),
+    ("the same, policy warm start, init std 0.1", "value-mc-narrow-mppi-narrow",
+     ["--warm-start", "policy", "--init-std", "0.1"]),
+]
+
+
+def valueplan(task: str, dry: bool) -> None:
+    """The planner once the value head learns the expert-continuation labels (docs/ur5e-simdist.md 7.6): the
+    labelled parts (``simdist generate --values continuation``, one part per call, resumable), the head-gate
+    model's value head trained on them (everything else frozen), its plan ranking beside the untrained value
+    head and the rewards alone (``simdist mechanism``, 24 states x 16 candidates), then MPPI's closed loop on the
+    Narrow lattice (40 trials per row)."""
+    if task != "ur5e-peg":
+        raise SystemExit("valueplan: only ur5e-peg has the head-gate model")
+    data = "outputs/ur5e/ur5e-peg-mc"
+    for k in range(VALUE_PARTS):
+        cmd = [*simdist_command(), "generate", "--task", task, "--envs", "16", "--transitions", "100000", "--parts",
+               "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
+               "20", "--values", "continuation", "--torch-threads", "1", "--no-progress", "--out", data]
+        print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
+        if not dry and not (ROOT / data / f"part-{k:04d}" / "dataset.json").is_file():
+            subprocess.run(cmd, cwd=ROOT, check=True)
+    run = ROOT / VALUE_RUN
+    model = f"{VALUE_RUN}/model"
+    fit = [*simdist_command(), "fit", "--config", "recipes/ur5e-peg/base.yaml", "--config",
+           "recipes/ur5e-peg/small-value-mc.yaml"]
+    export_cmd = [*simdist_command(), "export", "--ckpt", str(run / "pretrain" / "checkpoints" / "last.ckpt"),
+                  "--out", model, "--overwrite"]
+    for cmd in (fit, export_cmd):
+        print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
+        if not dry and not (ROOT / model / "model.safetensors").is_file():
+            subprocess.run(cmd, cwd=ROOT, check=True)
+    folder = OUT / "planner" / task
+    ranking = folder / "value-mc-mechanism-narrow.json"
+    cmd = [*simdist_command(), "mechanism", "--task", task, "--real", "sim",
+           "--model", f"mc-value={planner_folder(task, 1.0, dry, src=model)}",
+           "--model", f"untrained-value={planner_folder(task, 1.0, dry)}",
+           "--model", f"rewards-only={planner_folder(task, 0.0, dry)}",
+           "--states", "24", "--candidates", "16", "--envs", "8", "--seed", "0", "--grid", "narrow",
+           "--out", str(ranking.relative_to(ROOT))]
+    print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
+    if not dry and not ranking.is_file():
+        subprocess.run(cmd, cwd=ROOT, check=True)
+    rows = []
+    for label, stem, extra in VALUE_PLANNERS:
+        r = evaluate(folder / f"{stem}.json", ["--task", task, "--agent", planner_folder(task, 1.0, dry, src=model),
+                                               "--profile", "sim", "--grid", "narrow", "--trials", "2", "--envs",
+                                               "20", *extra], dry, own_planner=True)
+        if r:
+            rows.append(f"| {label} | {_cell(r)} | {_times(r)} |")
+    if not dry:
+        write_table(folder, "| MPPI, value head on the continuation labels (256 + 12 x 3) | Narrow success [95 % CI] "
+                            "| median time |\n|---|---|---|", rows, name="valueplan.md")
 
 
 def creep(task: str, dry: bool) -> None:
@@ -519,7 +582,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
-                 "gate", "headplan", "creep", "contacts"):
+                 "gate", "headplan", "valueplan", "creep", "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
