@@ -460,13 +460,20 @@ def headplan(task: str, dry: bool) -> None:
 #: the value head trained on the expert-continuation labels (recipes/ur5e-peg/small-value-mc.yaml)
 VALUE_RUN = "outputs/ur5e-peg-small-value-mc"
 #: the labelled dataset's parts that recipe trains on (``--parts 40`` of 100,000 transitions: 2,500 each)
-VALUE_PARTS = 6
+VALUE_PARTS = 16
 #: :func:`valueplan`'s closed-loop rows: (label, result file stem, MPPI options)
 VALUE_PLANNERS = [
     ("manipulation MPPI (value weight 1)", "value-mc-mppi-narrow", []),
     ("the same, policy warm start, init std 0.1", "value-mc-narrow-mppi-narrow",
      ["--warm-start", "policy", "--init-std", "0.1"]),
 ]
+
+
+def _finished_parts(folder: Path) -> set[str]:
+    """The parts a parted generation run has finished (``generate.json``; a part in progress has its own
+    ``dataset.json`` already)."""
+    state = folder / "generate.json"
+    return set(json.loads(state.read_text(encoding="utf-8"))["parts"]) if state.is_file() else set()
 
 
 def valueplan(task: str, dry: bool) -> None:
@@ -483,7 +490,7 @@ def valueplan(task: str, dry: bool) -> None:
                "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
                "20", "--values", "continuation", "--torch-threads", "1", "--no-progress", "--out", data]
         print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
-        if not dry and not (ROOT / data / f"part-{k:04d}" / "dataset.json").is_file():
+        if not dry and f"part-{k:04d}" not in _finished_parts(ROOT / data):
             subprocess.run(cmd, cwd=ROOT, check=True)
     run = ROOT / VALUE_RUN
     model = f"{VALUE_RUN}/model"
