@@ -457,10 +457,12 @@ def headplan(task: str, dry: bool) -> None:
                             "|\n|---|---|---|", rows, name="headplan.md")
 
 
-#: the value head trained on the expert-continuation labels (recipes/ur5e-peg/small-value-mc.yaml)
+#: the value head trained on the expert-continuation labels (recipes/ur5e-peg/small-value-mc.yaml, all its parts)
 VALUE_RUN = "outputs/ur5e-peg-small-value-mc"
-#: the labelled dataset's parts that recipe trains on (``--parts 40`` of 100,000 transitions: 2,500 each)
-VALUE_PARTS = 16
+#: the labelled dataset (``--parts 40`` of 100,000 transitions: 2,500 each) and the part counts of the curve; the
+#: recipe reads the largest
+VALUE_DATA = "outputs/ur5e/ur5e-peg-mc"
+VALUE_SIZES = (4, 8, 16)
 #: :func:`valueplan`'s closed-loop rows: (label, result file stem, MPPI options)
 VALUE_PLANNERS = [
     ("manipulation MPPI (value weight 1)", "value-mc-mppi-narrow", []),
@@ -476,48 +478,58 @@ def _finished_parts(folder: Path) -> set[str]:
     return set(json.loads(state.read_text(encoding="utf-8"))["parts"]) if state.is_file() else set()
 
 
+def _run(cmd: list[str], dry: bool, done: bool) -> None:
+    print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
+    if not dry and not done:
+        subprocess.run(cmd, cwd=ROOT, check=True)
+
+
+def value_model(parts: int, dry: bool) -> str:
+    """The head-gate model with its value head trained on the first ``parts`` labelled parts (the recipe, with
+    its run folder and data overridden below the largest size); returns the exported folder."""
+    run = VALUE_RUN if parts == max(VALUE_SIZES) else f"{VALUE_RUN}-p{parts}"
+    model = f"{run}/model"
+    done = (ROOT / model / "model.safetensors").is_file()
+    override = [] if parts == max(VALUE_SIZES) else [
+        "--trainer.default_root_dir", f"{run}/pretrain", "--trainer.logger.init_args.save_dir", f"{run}/logs",
+        "--trainer.callbacks", json.dumps([{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", "init_args": {
+            "dirpath": f"{run}/pretrain/checkpoints", "save_last": True, "every_n_train_steps": 500}}]),
+        "--data.train", json.dumps([f"{VALUE_DATA}/part-{k:04d}" for k in range(parts)])]
+    _run([*simdist_command(), "fit", "--config", "recipes/ur5e-peg/base.yaml", "--config",
+          "recipes/ur5e-peg/small-value-mc.yaml", *override], dry, done)
+    _run([*simdist_command(), "export", "--ckpt", f"{run}/pretrain/checkpoints/last.ckpt", "--out", model,
+          "--overwrite", "--train-config", f"{run}/logs/lightning_logs/version_0/config.yaml"], dry, done)
+    return model
+
+
 def valueplan(task: str, dry: bool) -> None:
     """The planner once the value head learns the expert-continuation labels (docs/ur5e-simdist.md 7.6): the
     labelled parts (``simdist generate --values continuation``, one part per call, resumable), the head-gate
-    model's value head trained on them (everything else frozen), its plan ranking beside the untrained value
-    head and the rewards alone (``simdist mechanism``, 24 states x 16 candidates), then MPPI's closed loop on the
-    Narrow lattice (40 trials per row)."""
+    model's value head trained on the first 4, 8 and 16 of them (everything else frozen), their plan ranking
+    beside the untrained value head and the rewards alone on the same states (``simdist mechanism``, 24 states
+    x 16 candidates, visited by the 16-part model's MPPI), then that MPPI's closed loop on the Narrow lattice
+    (40 trials per row)."""
     if task != "ur5e-peg":
         raise SystemExit("valueplan: only ur5e-peg has the head-gate model")
-    data = "outputs/ur5e/ur5e-peg-mc"
-    for k in range(VALUE_PARTS):
-        cmd = [*simdist_command(), "generate", "--task", task, "--envs", "16", "--transitions", "100000", "--parts",
-               "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
-               "20", "--values", "continuation", "--torch-threads", "1", "--no-progress", "--out", data]
-        print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
-        if not dry and f"part-{k:04d}" not in _finished_parts(ROOT / data):
-            subprocess.run(cmd, cwd=ROOT, check=True)
-    run = ROOT / VALUE_RUN
-    model = f"{VALUE_RUN}/model"
-    fit = [*simdist_command(), "fit", "--config", "recipes/ur5e-peg/base.yaml", "--config",
-           "recipes/ur5e-peg/small-value-mc.yaml"]
-    export_cmd = [*simdist_command(), "export", "--ckpt", str(run / "pretrain" / "checkpoints" / "last.ckpt"),
-                  "--out", model, "--overwrite"]
-    for cmd in (fit, export_cmd):
-        print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
-        if not dry and not (ROOT / model / "model.safetensors").is_file():
-            subprocess.run(cmd, cwd=ROOT, check=True)
+    for k in range(max(VALUE_SIZES)):
+        _run([*simdist_command(), "generate", "--task", task, "--envs", "16", "--transitions", "100000", "--parts",
+              "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
+              "20", "--values", "continuation", "--torch-threads", "1", "--no-progress", "--out", VALUE_DATA], dry,
+             f"part-{k:04d}" in _finished_parts(ROOT / VALUE_DATA))
+    models = {n: planner_folder(task, 1.0, dry, src=value_model(n, dry)) for n in sorted(VALUE_SIZES, reverse=True)}
     folder = OUT / "planner" / task
     ranking = folder / "value-mc-mechanism-narrow.json"
-    cmd = [*simdist_command(), "mechanism", "--task", task, "--real", "sim",
-           "--model", f"mc-value={planner_folder(task, 1.0, dry, src=model)}",
-           "--model", f"untrained-value={planner_folder(task, 1.0, dry)}",
-           "--model", f"rewards-only={planner_folder(task, 0.0, dry)}",
-           "--states", "24", "--candidates", "16", "--envs", "8", "--seed", "0", "--grid", "narrow",
-           "--out", str(ranking.relative_to(ROOT))]
-    print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
-    if not dry and not ranking.is_file():
-        subprocess.run(cmd, cwd=ROOT, check=True)
+    _run([*simdist_command(), "mechanism", "--task", task, "--real", "sim",
+          *[a for n, m in models.items() for a in ("--model", f"mc-value-{n}-parts={m}")],
+          "--model", f"untrained-value={planner_folder(task, 1.0, dry)}",
+          "--model", f"rewards-only={planner_folder(task, 0.0, dry)}",
+          "--states", "24", "--candidates", "16", "--envs", "8", "--seed", "0", "--grid", "narrow",
+          "--out", str(ranking.relative_to(ROOT))], dry, ranking.is_file())
     rows = []
     for label, stem, extra in VALUE_PLANNERS:
-        r = evaluate(folder / f"{stem}.json", ["--task", task, "--agent", planner_folder(task, 1.0, dry, src=model),
-                                               "--profile", "sim", "--grid", "narrow", "--trials", "2", "--envs",
-                                               "20", *extra], dry, own_planner=True)
+        r = evaluate(folder / f"{stem}.json", ["--task", task, "--agent", models[max(VALUE_SIZES)], "--profile",
+                                               "sim", "--grid", "narrow", "--trials", "2", "--envs", "20", *extra],
+                     dry, own_planner=True)
         if r:
             rows.append(f"| {label} | {_cell(r)} | {_times(r)} |")
     if not dry:
