@@ -462,7 +462,7 @@ VALUE_RUN = "outputs/ur5e-peg-small-value-mc"
 #: the labelled dataset (``--parts 40`` of 100,000 transitions: 2,500 each) and the part counts of the curve; the
 #: recipe reads the largest
 VALUE_DATA = "outputs/ur5e/ur5e-peg-mc"
-VALUE_SIZES = (4, 8, 16)
+VALUE_SIZES = (4, 8, 12)
 #: :func:`valueplan`'s closed-loop rows: (label, result file stem, MPPI options)
 VALUE_PLANNERS = [
     ("manipulation MPPI (value weight 1)", "value-mc-mppi-narrow", []),
@@ -505,9 +505,9 @@ def value_model(parts: int, dry: bool) -> str:
 def valueplan(task: str, dry: bool) -> None:
     """The planner once the value head learns the expert-continuation labels (docs/ur5e-simdist.md 7.6): the
     labelled parts (``simdist generate --values continuation``, one part per call, resumable), the head-gate
-    model's value head trained on the first 4, 8 and 16 of them (everything else frozen), their plan ranking
+    model's value head trained on the first 4, 8 and 12 of them (everything else frozen), their plan ranking
     beside the untrained value head and the rewards alone on the same states (``simdist mechanism``, 24 states
-    x 16 candidates, visited by the 16-part model's MPPI), then that MPPI's closed loop on the Narrow lattice
+    x 16 candidates, visited by the 12-part model's MPPI), then that MPPI's closed loop on the Narrow lattice
     (40 trials per row)."""
     if task != "ur5e-peg":
         raise SystemExit("valueplan: only ur5e-peg has the head-gate model")
