@@ -463,6 +463,8 @@ VALUE_RUN = "outputs/ur5e-peg-small-value-mc"
 #: recipe reads the largest
 VALUE_DATA = "outputs/ur5e/ur5e-peg-mc"
 VALUE_SIZES = (4, 8, 12)
+#: smaller value weights of the largest model, ranked too: does shrinking the value term help?
+VALUE_SHRINK = (0.3, 0.1)
 #: :func:`valueplan`'s closed-loop rows: (label, result file stem, MPPI options)
 VALUE_PLANNERS = [
     ("manipulation MPPI (value weight 1)", "value-mc-mppi-narrow", []),
@@ -516,11 +518,15 @@ def valueplan(task: str, dry: bool) -> None:
               "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
               "20", "--values", "continuation", "--torch-threads", "1", "--no-progress", "--out", VALUE_DATA], dry,
              f"part-{k:04d}" in _finished_parts(ROOT / VALUE_DATA))
-    models = {n: planner_folder(task, 1.0, dry, src=value_model(n, dry)) for n in sorted(VALUE_SIZES, reverse=True)}
+    sources = {n: value_model(n, dry) for n in sorted(VALUE_SIZES, reverse=True)}
+    models = {n: planner_folder(task, 1.0, dry, src=src) for n, src in sources.items()}
+    large = sources[max(VALUE_SIZES)]
     folder = OUT / "planner" / task
     ranking = folder / "value-mc-mechanism-narrow.json"
     _run([*simdist_command(), "mechanism", "--task", task, "--real", "sim",
           *[a for n, m in models.items() for a in ("--model", f"mc-value-{n}-parts={m}")],
+          *[a for w in VALUE_SHRINK for a in (
+              "--model", f"mc-value-{max(VALUE_SIZES)}-parts-weight-{w:g}={planner_folder(task, w, dry, src=large)}")],
           "--model", f"untrained-value={planner_folder(task, 1.0, dry)}",
           "--model", f"rewards-only={planner_folder(task, 0.0, dry)}",
           "--states", "24", "--candidates", "16", "--envs", "8", "--seed", "0", "--grid", "narrow",
