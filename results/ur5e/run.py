@@ -459,11 +459,13 @@ def headplan(task: str, dry: bool) -> None:
 
 #: the value head trained on the expert-continuation labels (recipes/ur5e-peg/small-value-mc.yaml, all its parts)
 VALUE_RUN = "outputs/ur5e-peg-small-value-mc"
-#: the labelled dataset (``--parts 40`` of 100,000 transitions: 2,500 each) and the part counts of the curve; the
-#: recipe reads the largest
+#: the labelled dataset (``--parts 40`` of 100,000 transitions: 2,500 each), the part counts of the ranking's
+#: data-size curve, and the one whose model plans (its MPPI visits the ranked states and runs the closed loop;
+#: the recipe reads its parts)
 VALUE_DATA = "outputs/ur5e/ur5e-peg-mc"
-VALUE_SIZES = (4, 8, 12)
-#: smaller value weights of the largest model, ranked too: does shrinking the value term help?
+VALUE_SIZES = (4, 8, 12, 20)
+PLAN_SIZE = 12
+#: smaller value weights of the planning model, ranked too: does shrinking the value term help?
 VALUE_SHRINK = (0.3, 0.1)
 #: :func:`valueplan`'s closed-loop rows: (label, result file stem, MPPI options)
 VALUE_PLANNERS = [
@@ -488,11 +490,11 @@ def _run(cmd: list[str], dry: bool, done: bool) -> None:
 
 def value_model(parts: int, dry: bool) -> str:
     """The head-gate model with its value head trained on the first ``parts`` labelled parts (the recipe, with
-    its run folder and data overridden below the largest size); returns the exported folder."""
-    run = VALUE_RUN if parts == max(VALUE_SIZES) else f"{VALUE_RUN}-p{parts}"
+    its run folder and data overridden for every size but :data:`PLAN_SIZE`); returns the exported folder."""
+    run = VALUE_RUN if parts == PLAN_SIZE else f"{VALUE_RUN}-p{parts}"
     model = f"{run}/model"
     done = (ROOT / model / "model.safetensors").is_file()
-    override = [] if parts == max(VALUE_SIZES) else [
+    override = [] if parts == PLAN_SIZE else [
         "--trainer.default_root_dir", f"{run}/pretrain", "--trainer.logger.init_args.save_dir", f"{run}/logs",
         "--trainer.callbacks", json.dumps([{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", "init_args": {
             "dirpath": f"{run}/pretrain/checkpoints", "save_last": True, "every_n_train_steps": 500}}]),
@@ -507,7 +509,7 @@ def value_model(parts: int, dry: bool) -> str:
 def valueplan(task: str, dry: bool) -> None:
     """The planner once the value head learns the expert-continuation labels (docs/ur5e-simdist.md 7.6): the
     labelled parts (``simdist generate --values continuation``, one part per call, resumable), the head-gate
-    model's value head trained on the first 4, 8 and 12 of them (everything else frozen), their plan ranking
+    model's value head trained on the first 4, 8, 12 and 20 of them (everything else frozen), their plan ranking
     beside the untrained value head and the rewards alone on the same states (``simdist mechanism``, 24 states
     x 16 candidates, visited by the 12-part model's MPPI), then that MPPI's closed loop on the Narrow lattice
     (40 trials per row)."""
@@ -518,22 +520,23 @@ def valueplan(task: str, dry: bool) -> None:
               "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
               "20", "--values", "continuation", "--torch-threads", "1", "--no-progress", "--out", VALUE_DATA], dry,
              f"part-{k:04d}" in _finished_parts(ROOT / VALUE_DATA))
-    sources = {n: value_model(n, dry) for n in sorted(VALUE_SIZES, reverse=True)}
+    order = [PLAN_SIZE, *sorted(set(VALUE_SIZES) - {PLAN_SIZE}, reverse=True)]  # the first model's MPPI visits
+    sources = {n: value_model(n, dry) for n in order}
     models = {n: planner_folder(task, 1.0, dry, src=src) for n, src in sources.items()}
-    large = sources[max(VALUE_SIZES)]
+    large = sources[PLAN_SIZE]
     folder = OUT / "planner" / task
     ranking = folder / "value-mc-mechanism-narrow.json"
     _run([*simdist_command(), "mechanism", "--task", task, "--real", "sim",
           *[a for n, m in models.items() for a in ("--model", f"mc-value-{n}-parts={m}")],
           *[a for w in VALUE_SHRINK for a in (
-              "--model", f"mc-value-{max(VALUE_SIZES)}-parts-weight-{w:g}={planner_folder(task, w, dry, src=large)}")],
+              "--model", f"mc-value-{PLAN_SIZE}-parts-weight-{w:g}={planner_folder(task, w, dry, src=large)}")],
           "--model", f"untrained-value={planner_folder(task, 1.0, dry)}",
           "--model", f"rewards-only={planner_folder(task, 0.0, dry)}",
           "--states", "24", "--candidates", "16", "--envs", "8", "--seed", "0", "--grid", "narrow",
           "--out", str(ranking.relative_to(ROOT))], dry, ranking.is_file())
     rows = []
     for label, stem, extra in VALUE_PLANNERS:
-        r = evaluate(folder / f"{stem}.json", ["--task", task, "--agent", models[max(VALUE_SIZES)], "--profile",
+        r = evaluate(folder / f"{stem}.json", ["--task", task, "--agent", models[PLAN_SIZE], "--profile",
                                                "sim", "--grid", "narrow", "--trials", "2", "--envs", "20", *extra],
                      dry, own_planner=True)
         if r:
