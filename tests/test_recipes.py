@@ -118,7 +118,7 @@ STAGES: dict[tuple[str, ...], dict[str, Any]] = {
         "model.class_path": FINETUNE, "model.init_args.preset": None, "model.init_args.freeze": "value",
         "model.init_args.init_from": "results/ur5e/gate/ur5e-peg/ur5e-peg-small-matched-model",
         "model.init_args.fit_normalizer": ["values"], "model.init_args.loss_weights.action": 0.0,
-        "data.train[0]": "outputs/ur5e/ur5e-peg-small-mc/part-0000"},
+        "data.train[0]": "outputs/ur5e/ur5e-peg-mc/part-0000", "data.train[11]": "outputs/ur5e/ur5e-peg-mc/part-0011"},
     (PEG, "recipes/ur5e-peg/small-history-dropout.yaml"): {
         "model.init_args.history_dropout": 0.5, "model.init_args.preset_overrides": None,
         "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-peg-small-hd/pretrain/checkpoints"},

@@ -16,7 +16,7 @@ default profile, ``peg-real`` (``--profile peg-real`` reproduces them).
 from __future__ import annotations
 
 import argparse
-import sys
+import json
 from dataclasses import asdict
 from pathlib import Path
 
@@ -25,7 +25,6 @@ import torch
 
 import simdist
 from simdist import bootstrap_ci
-from simdist.fsutil import atomic_write_json
 from simdist.planning import ObservationHistory, build_planner, planner_preset
 
 GRIPPER = 6
@@ -79,9 +78,11 @@ def main() -> None:
               f"({r['episodes']} episodes), closed {r['closed_fraction']:.2f}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out, {"model": args.model, "task": task.describe(),
-                            "command": "python results/ur5e/analysis/gripper_chatter.py " + " ".join(sys.argv[1:]),
-                            "rows": rows})
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"model": args.model, "task": task.describe(),
+                               "command": "python results/ur5e/analysis/gripper_chatter.py "
+                               + " ".join(__import__("sys").argv[1:]), "rows": rows}, indent=1), encoding="utf-8")
+    tmp.replace(out)
 
 
 if __name__ == "__main__":

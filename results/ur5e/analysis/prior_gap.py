@@ -17,6 +17,7 @@ harness's check against its 40/40). ``--profile`` (default ``sim``, the training
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -26,7 +27,6 @@ import torch
 
 import simdist
 from simdist import bootstrap_ci, build_controller
-from simdist.fsutil import atomic_write_json
 
 GRIPPER = 6
 PARTS = {"xyz": slice(0, 3), "rotation": slice(3, 6), "gripper": slice(6, 7)}
@@ -104,9 +104,11 @@ def main() -> None:
               f"{r['closed_fraction']['policy']:.2f}; sign disagreement {r['gripper_sign_disagreement']['mean']:.2f}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out, {"model": args.model, "task": task.describe(),
-                            "command": "python results/ur5e/analysis/prior_gap.py " + " ".join(sys.argv[1:]),
-                            "rows": rows})
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"model": args.model, "task": task.describe(),
+                               "command": "python results/ur5e/analysis/prior_gap.py "
+                               + " ".join(sys.argv[1:]), "rows": rows}, indent=1), encoding="utf-8")
+    tmp.replace(out)
 
 
 if __name__ == "__main__":
