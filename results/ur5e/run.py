@@ -465,6 +465,8 @@ VALUE_RUN = "outputs/ur5e-peg-small-value-mc"
 VALUE_DATA = "outputs/ur5e/ur5e-peg-mc"
 VALUE_SIZES = (4, 8, 12, 20)
 PLAN_SIZE = 12
+#: (parts, steps): the largest size trained longer, ranked too: is the plateau the schedule's?
+VALUE_LONG = (20, 8000)
 #: smaller value weights of the planning model, ranked too: does shrinking the value term help?
 VALUE_SHRINK = (0.3, 0.1)
 #: :func:`valueplan`'s closed-loop rows: (label, result file stem, MPPI options)
@@ -488,17 +490,21 @@ def _run(cmd: list[str], dry: bool, done: bool) -> None:
         subprocess.run(cmd, cwd=ROOT, check=True)
 
 
-def value_model(parts: int, dry: bool) -> str:
+def value_model(parts: int, dry: bool, steps: int | None = None) -> str:
     """The head-gate model with its value head trained on the first ``parts`` labelled parts (the recipe, with
-    its run folder and data overridden for every size but :data:`PLAN_SIZE`); returns the exported folder."""
-    run = VALUE_RUN if parts == PLAN_SIZE else f"{VALUE_RUN}-p{parts}"
+    its run folder and data overridden for every size but :data:`PLAN_SIZE`; ``steps``: a longer schedule than
+    the recipe's 3,000); returns the exported folder."""
+    run = VALUE_RUN if parts == PLAN_SIZE and steps is None else f"{VALUE_RUN}-p{parts}" + (
+        "-long" if steps else "")
     model = f"{run}/model"
     done = (ROOT / model / "model.safetensors").is_file()
-    override = [] if parts == PLAN_SIZE else [
+    override = [] if run == VALUE_RUN else [
         "--trainer.default_root_dir", f"{run}/pretrain", "--trainer.logger.init_args.save_dir", f"{run}/logs",
         "--trainer.callbacks", json.dumps([{"class_path": "lightning.pytorch.callbacks.ModelCheckpoint", "init_args": {
             "dirpath": f"{run}/pretrain/checkpoints", "save_last": True, "every_n_train_steps": 500}}]),
         "--data.train", json.dumps([f"{VALUE_DATA}/part-{k:04d}" for k in range(parts)])]
+    if steps:
+        override += ["--trainer.max_steps", str(steps), "--model.init_args.decay_steps", str(steps)]
     _run([*simdist_command(), "fit", "--config", "recipes/ur5e-peg/base.yaml", "--config",
           "recipes/ur5e-peg/small-value-mc.yaml", *override], dry, done)
     _run([*simdist_command(), "export", "--ckpt", f"{run}/pretrain/checkpoints/last.ckpt", "--out", model,
@@ -524,10 +530,12 @@ def valueplan(task: str, dry: bool) -> None:
     sources = {n: value_model(n, dry) for n in order}
     models = {n: planner_folder(task, 1.0, dry, src=src) for n, src in sources.items()}
     large = sources[PLAN_SIZE]
+    longer = planner_folder(task, 1.0, dry, src=value_model(VALUE_LONG[0], dry, steps=VALUE_LONG[1]))
     folder = OUT / "planner" / task
     ranking = folder / "value-mc-mechanism-narrow.json"
     _run([*simdist_command(), "mechanism", "--task", task, "--real", "sim",
           *[a for n, m in models.items() for a in ("--model", f"mc-value-{n}-parts={m}")],
+          "--model", f"mc-value-{VALUE_LONG[0]}-parts-{VALUE_LONG[1]}-steps={longer}",
           *[a for w in VALUE_SHRINK for a in (
               "--model", f"mc-value-{PLAN_SIZE}-parts-weight-{w:g}={planner_folder(task, w, dry, src=large)}")],
           "--model", f"untrained-value={planner_folder(task, 1.0, dry)}",
