@@ -97,7 +97,7 @@ def test_a_continuation_steps_only_the_rows_still_running_and_labels_each_row_as
     obs = env.reset(seed=1)
     for _ in range(4):
         obs = env.step(expert(obs)).obs
-    env.step(np.array([[0, 0, 1, 0, 0, 0, -1], [1, -1, -1, 0, 0, 0, 1]], np.float32))  # rows end apart
+    env.step(np.array([[0, 0, 1, 0, 0, 0, -1], [1, -1, -1, 0, 0, 0, 1]], np.float32))  # the rows part ways
     snap = snapshot(env, np.arange(2))
     env.close()
     both = continuation_returns(make_env, lambda: make_expert(PegAssembly()), snap, horizon=40)

@@ -65,6 +65,13 @@ def evaluate(out: Path, args: list[str], dry: bool, own_planner: bool = False) -
     return json.loads(out.read_text(encoding="utf-8"))
 
 
+def _run(cmd: list[str], dry: bool, done: bool) -> None:
+    """Print ``cmd`` and run it from the repository root unless ``dry`` or its output is ``done``."""
+    print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
+    if not dry and not done:
+        subprocess.run(cmd, cwd=ROOT, check=True)
+
+
 def _cell(result: dict) -> str:
     """``k/n = mean [low, high]``: successes with the 95 % bootstrap interval."""
     from simdist import EvaluationResult
@@ -346,18 +353,14 @@ def gate(task: str, dry: bool) -> None:
                    f"simdist/{run}", "--train-config",
                    str(max((ROOT / "outputs" / run / "logs").rglob("config.yaml"), key=lambda f: f.stat().st_mtime))
                    if not dry else "CONFIG"]
-            print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
-            if not dry and not (model / "config.json").is_file():
-                subprocess.run(cmd, cwd=ROOT, check=True)
+            _run(cmd, dry, (model / "config.json").is_file())
         r = evaluate(folder / f"{run}-policy-narrow.json", [
             "--task", task, "--agent", str(model.relative_to(ROOT)), "--planner", "policy", "--profile", "sim",
             "--grid", "narrow", "--trials", "2", "--envs", "20"], dry)
         copy = folder / f"{run}-copycat.json"
         cmd = [sys.executable, "results/ur5e/analysis/copycat.py", "--model", str(model.relative_to(ROOT)),
                "--data", _unseen_part(parts), "--episodes", "30", "--out", str(copy.relative_to(ROOT))]
-        print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
-        if not dry and not copy.is_file():
-            subprocess.run(cmd, cwd=ROOT, check=True)
+        _run(cmd, dry, copy.is_file())
         if r:
             c = json.loads(copy.read_text(encoding="utf-8"))
             cells = " | ".join(f"{e['mean']:.2f} [{e['low']:.2f}, {e['high']:.2f}]" for e in (
@@ -390,6 +393,8 @@ def gate(task: str, dry: bool) -> None:
 
 #: the gate model of :func:`gate` whose policy head imitates (its value head is untrained: value loss weight 0)
 HEAD_MODEL = "results/ur5e/gate/ur5e-peg/ur5e-peg-small-matched-model"
+#: the plan-ranking measurement of :func:`headplan` and :func:`valueplan`: 24 Narrow states x 16 candidates
+MECHANISM = ["--states", "24", "--candidates", "16", "--envs", "8", "--seed", "0", "--grid", "narrow"]
 #: :func:`headplan`'s rows: (label, result file stem, value_weight or None for the preset's planner, options)
 HEAD_PLANNERS = [
     ("manipulation MPPI (value weight 1)", "small-matched-mppi-narrow", None, []),
@@ -440,18 +445,15 @@ def headplan(task: str, dry: bool) -> None:
                                      "--trials", "2", "--envs", "20", *extra], dry, own_planner=weight is not None)
         if r:
             rows.append(f"| {label} | {_cell(r)} | {_times(r)} |")
-    common = ["--states", "24", "--candidates", "16", "--envs", "8", "--seed", "0", "--grid", "narrow"]
     for stem, models in (("small-matched-mechanism-narrow", ["--model", f"matched={HEAD_MODEL}",
                                                                "--planner-preset", "manipulation"]),
                          ("small-matched-w0-mechanism-narrow", [
                              "--model", f"rewards-only={planner_folder(task, 0.0, dry)}",
                              "--model", f"with-value={planner_folder(task, 1.0, dry)}"])):
         ranking = folder / f"{stem}.json"
-        cmd = [*simdist_command(), "mechanism", "--task", task, "--real", "sim", *models, *common,
+        cmd = [*simdist_command(), "mechanism", "--task", task, "--real", "sim", *models, *MECHANISM,
                "--out", str(ranking.relative_to(ROOT))]
-        print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
-        if not dry and not ranking.is_file():
-            subprocess.run(cmd, cwd=ROOT, check=True)
+        _run(cmd, dry, ranking.is_file())
     if not dry:
         write_table(folder, "| MPPI on the head-gate model (256 + 12 x 3) | Narrow success [95 % CI] | median time "
                             "|\n|---|---|---|", rows, name="headplan.md")
@@ -482,12 +484,6 @@ def _finished_parts(folder: Path) -> set[str]:
     ``dataset.json`` already)."""
     state = folder / "generate.json"
     return set(json.loads(state.read_text(encoding="utf-8"))["parts"]) if state.is_file() else set()
-
-
-def _run(cmd: list[str], dry: bool, done: bool) -> None:
-    print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
-    if not dry and not done:
-        subprocess.run(cmd, cwd=ROOT, check=True)
 
 
 def value_model(parts: int, dry: bool, steps: int | None = None) -> str:
@@ -540,8 +536,7 @@ def valueplan(task: str, dry: bool) -> None:
               "--model", f"mc-value-{PLAN_SIZE}-parts-weight-{w:g}={planner_folder(task, w, dry, src=large)}")],
           "--model", f"untrained-value={planner_folder(task, 1.0, dry)}",
           "--model", f"rewards-only={planner_folder(task, 0.0, dry)}",
-          "--states", "24", "--candidates", "16", "--envs", "8", "--seed", "0", "--grid", "narrow",
-          "--out", str(ranking.relative_to(ROOT))], dry, ranking.is_file())
+          *MECHANISM, "--out", str(ranking.relative_to(ROOT))], dry, ranking.is_file())
     rows = []
     for label, stem, extra in VALUE_PLANNERS:
         r = evaluate(folder / f"{stem}.json", ["--task", task, "--agent", models[PLAN_SIZE], "--profile",

@@ -1,7 +1,7 @@
 """What a value continuation costs with and without stepping only the rows still running.
 
-Batches of 16 peg simulations (four by default) in the training simulator is driven 20 steps by the scripted expert with
-N(0, 0.5²) action noise (a perturbed data-engine state), cloned, and labelled twice by the task's expert
+Batches of 16 peg simulations (four by default) in the training simulator are driven 20 steps by the scripted expert
+with N(0, 0.5²) action noise (a perturbed data-engine state), cloned, and labelled twice by the task's expert
 continuation (``Task.true_returns`` with no prefix: the scripted expert until each episode ends): once as the
 library does now (``active``: finished rows stop costing physics), once with every row stepped to the end (the
 earlier behaviour, by making ``active`` always None for the run). Prints the rows still running along the
