@@ -38,6 +38,7 @@ TOOLS: dict[str, tuple[str, str, str]] = {
     "adapt": ("simdist.tools.adapt", "main", "real-data adaptation curve: collect, finetune, evaluate per stage"),
     "zoo": ("simdist.tools.zoo", "main", "list, show and publish the model zoo"),
     "mechanism": ("simdist.tools.mechanism", "main", "how models rank the planner's candidates on a real profile"),
+    "value-rank": ("simdist.tools.value_rank", "main", "fit the value head to the planner's candidates"),
     "diagnose": ("simdist.tools.diagnose", "main", "how much a world model's predictions depend on the actions"),
     "demos": ("simdist.tools.record_demos", "main", "record demonstrations of an agent on a task's real profile"),
     "convert": ("simdist.tools.convert", "main", "import a released official SimDist checkpoint (convert official)"),
