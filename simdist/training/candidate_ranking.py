@@ -115,20 +115,23 @@ def collect_candidate_set(task: Task, agent: Any, cfg: MechanismConfig, progress
                         torch.as_tensor(truth, dtype=torch.float32))
 
 
-def ranking_loss(score: Tensor, truth: Tensor, scale: float, level_weight: float) -> tuple[Tensor, Tensor, Tensor]:
-    """(loss, within-state term, level term) for (S, K) predicted scores against true returns, both over
-    ``scale``² (the truth's within-state std): the mean squared error once each state's mean is removed, plus
-    ``level_weight`` × the plain mean squared error."""
+def ranking_loss(score: Tensor, truth: Tensor, *, within_scale: float, level_scale: float,
+                 level_weight: float) -> tuple[Tensor, Tensor, Tensor]:
+    """(loss, within-state term, level term) for (S, K) predicted scores against true returns: the mean squared
+    error once each state's mean is removed over ``within_scale``² (the truth's within-state std), plus
+    ``level_weight`` × the plain mean squared error over ``level_scale``² (the truth's std over all states)."""
     centred = (score - score.mean(1, keepdim=True)) - (truth - truth.mean(1, keepdim=True))
-    within = (centred ** 2).mean() / scale ** 2
-    level = ((score - truth) ** 2).mean() / scale ** 2
+    within = (centred ** 2).mean() / within_scale ** 2
+    level = ((score - truth) ** 2).mean() / level_scale ** 2
     return within + level_weight * level, within, level
 
 
-def within_state_std(returns: Tensor) -> float:
-    """The truth's within-state standard deviation (RMS over states), the loss's unit; 1 if it is 0."""
-    s = float(returns.std(1, correction=0).pow(2).mean().sqrt())
-    return s if s > 0 else 1.0
+def loss_scales(returns: Tensor) -> tuple[float, float]:
+    """The units of :func:`ranking_loss` for (S, K) true returns: their within-state standard deviation (RMS over
+    states) and their standard deviation over everything; 1 for a scale that is 0."""
+    within = float(returns.std(1, correction=0).pow(2).mean().sqrt())
+    level = float(returns.std(correction=0))
+    return within if within > 0 else 1.0, level if level > 0 else 1.0
 
 
 class _States(torch.utils.data.Dataset):
@@ -143,7 +146,7 @@ class _States(torch.utils.data.Dataset):
 
 
 def _module(world_model: Any, data: CandidateSet, *, gamma: float, lr: float, steps: int, level_weight: float,
-            trainable: FreezePolicy, scale: float) -> Any:
+            trainable: FreezePolicy, scales: tuple[float, float]) -> Any:
     import lightning as L
 
     from simdist.planning.base import plan_score
@@ -168,7 +171,8 @@ def _module(world_model: Any, data: CandidateSet, *, gamma: float, lr: float, st
             command = batch.command.to(self.device) if wm.config.command_dim else None
             im = wm.imagine(encoding, batch.candidates.to(self.device), command, last_value_only=True)
             score = plan_score(im, gamma, wm.config.value_offset)
-            loss, within, level = ranking_loss(score, batch.returns.to(self.device), scale, level_weight)
+            loss, within, level = ranking_loss(score, batch.returns.to(self.device), within_scale=scales[0],
+                                               level_scale=scales[1], level_weight=level_weight)
             self.log_dict({"train/loss": loss, "train/within": within, "train/level": level}, prog_bar=True)
             return loss
 
@@ -199,7 +203,7 @@ def fit_candidate_ranking(world_model: Any, data: CandidateSet, *, steps: int = 
     policy = FreezePolicy.parse(trainable)
     L.seed_everything(seed, workers=True, verbose=False)
     module = _module(world_model, data, gamma=gamma, lr=lr, steps=steps, level_weight=level_weight,
-                     trainable=policy, scale=within_state_std(data.returns))
+                     trainable=policy, scales=loss_scales(data.returns))
     loader = torch.utils.data.DataLoader(_States(len(data)), batch_size=min(batch_states, len(data)), shuffle=True,
                                          drop_last=True, generator=torch.Generator().manual_seed(seed))
     logger_ = L.pytorch.loggers.CSVLogger(str(log_dir), name="", version="") if log_dir else False
