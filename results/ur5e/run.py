@@ -14,6 +14,7 @@
     python -m results.ur5e.run gate     [--task ur5e-peg] [--dry-run]  # the policy-head gate at small data
     python -m results.ur5e.run headplan [--task ur5e-peg] [--dry-run]  # MPPI on the imitating head's model
     python -m results.ur5e.run valueplan [--task ur5e-peg] [--dry-run] # its value head on continuation labels
+    python -m results.ur5e.run rankplan [--task ur5e-peg] [--dry-run]  # its value head on its candidates' ranking
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
     python -m results.ur5e.run contacts                                  # the calibration table of every recipe
 
@@ -410,14 +411,15 @@ HEAD_PLANNERS = [
 ]
 
 
-def planner_folder(task: str, value_weight: float, dry: bool, src: str = HEAD_MODEL) -> str:
+def planner_folder(task: str, value_weight: float, dry: bool, src: str = HEAD_MODEL, name: str | None = None) -> str:
     """Model ``src`` (default the head-gate model) with a ``planner.json`` of planner preset ``manipulation`` (the
-    task's planner defaults) and MPPI ``value_weight``: ``outputs/<src's name>-w<weight>`` (weights symlinked)."""
+    task's planner defaults) and MPPI ``value_weight``: ``outputs/<name>-w<weight>`` (weights symlinked; ``name``
+    defaults to the run folder's)."""
     from simdist import get
     from simdist.planning import planner_preset
 
     source = ROOT / src
-    name = "ur5e-peg-small-matched" if src == HEAD_MODEL else source.parent.name
+    name = name or ("ur5e-peg-small-matched" if src == HEAD_MODEL else source.parent.name)
     out = ROOT / "outputs" / f"{name}-w{value_weight:g}"
     if not dry and not (out / "planner.json").is_file():
         out.mkdir(parents=True, exist_ok=True)
@@ -549,6 +551,63 @@ def valueplan(task: str, dry: bool) -> None:
                             "| median time |\n|---|---|---|", rows, name="valueplan.md")
 
 
+#: :func:`rankplan`'s candidate sets: driver → the seeds whose states it visits (72 states x 16 candidates each,
+#: one whole Narrow episode per env); the paper's sampling, and sampled tightly around the policy head
+RANK_SEEDS = {"paper": tuple(range(1, 13)), "tight": tuple(range(101, 113))}
+RANK_DRIVERS = {"paper": [], "tight": ["--init-std", "0.1", "--warm-start", "policy"]}
+RANK_SETS = "outputs/ur5e/value-rank"
+#: the committed 12-part continuation-label model (:data:`PLAN_SIZE`), whose MPPI drives the collection
+VALUE_MODEL = "results/ur5e/planner/ur5e-peg/value-mc-model"
+#: the value head trained on the candidates' ranking (value-rank fit), committed beside its results
+RANK_MODEL = "results/ur5e/planner/ur5e-peg/value-rank-model"
+#: held-out ranking sets: (result file stem, driver, seed); the published 24 states are the first
+RANK_HELDOUT = [("value-rank-mechanism-narrow", "paper", None), ("value-rank-mechanism-episode-paper", "paper", 1000),
+                ("value-rank-mechanism-episode-tight", "tight", 1100)]
+#: :func:`rankplan`'s closed-loop rows: (label, result file stem, MPPI options)
+RANK_PLANNERS = [("manipulation MPPI (value weight 1)", "value-rank-mppi-narrow", []),
+                 ("the same, policy warm start, init std 0.1", "value-rank-narrow-mppi-narrow", RANK_DRIVERS["tight"])]
+
+
+def rankplan(task: str, dry: bool) -> None:
+    """The value head trained on the planner's own candidates (docs/ur5e-simdist.md 7.8, ``simdist value-rank``):
+    the 12-part model's MPPI drives whole Narrow episodes (both samplings, 12 seeds each) and every 25 steps keeps
+    16 of its candidates with their true returns; the value head (all else frozen) learns their within-state
+    order; its ranking on held-out states (the published 24, and whole episodes of unseen seeds) beside the
+    continuation-label head and the rewards alone; then MPPI's closed loop on the Narrow lattice."""
+    if task != "ur5e-peg":
+        raise SystemExit("rankplan: only ur5e-peg has the head-gate model")
+    start = planner_folder(task, 1.0, dry, src=VALUE_MODEL, name="value-mc-model")
+    files = []
+    for driver, seeds in RANK_SEEDS.items():
+        for seed in seeds:
+            out = f"{RANK_SETS}/{driver}-seed{seed}.safetensors"
+            files.append(out)
+            _run([*simdist_command(), "value-rank", "collect", "--task", task, "--agent", VALUE_MODEL,
+                  "--planner-preset", "manipulation", "--profile", "sim",
+                  "--grid", "narrow", *RANK_DRIVERS[driver], "--states", "72", "--candidates", "16", "--every", "25",
+                  "--envs", "8", "--seed", str(seed), "--out", out], dry, (ROOT / out).is_file())
+    _run([*simdist_command(), "value-rank", "fit", "--agent", start, "--data", ",".join(files), "--out", RANK_MODEL,
+          "--steps", "2000"], dry, (ROOT / RANK_MODEL / "model.safetensors").is_file())
+    folder = OUT / "planner" / task
+    for stem, driver, seed in RANK_HELDOUT:
+        states = MECHANISM if seed is None else ["--states", "72", "--candidates", "16", "--every", "25", "--envs", "8",
+                                                 "--seed", str(seed), "--grid", "narrow"]
+        ranking = folder / f"{stem}.json"
+        _run([*simdist_command(), "mechanism", "--task", task, "--real", "sim", "--model", f"mc-value-12-parts={start}",
+              "--model", f"value-rank={RANK_MODEL}", "--model", f"rewards-only={planner_folder(task, 0.0, dry)}",
+              *RANK_DRIVERS[driver], *states, "--out", str(ranking.relative_to(ROOT))], dry, ranking.is_file())
+    rows = []
+    for label, stem, extra in RANK_PLANNERS:
+        r = evaluate(folder / f"{stem}.json", ["--task", task, "--agent", RANK_MODEL, "--profile", "sim", "--grid",
+                                               "narrow", "--trials", "2", "--envs", "20", *extra], dry,
+                     own_planner=True)
+        if r:
+            rows.append(f"| {label} | {_cell(r)} | {_times(r)} |")
+    if not dry:
+        write_table(folder, "| MPPI, value head trained on its candidates' ranking (256 + 12 x 3) | Narrow success "
+                            "[95 % CI] | median time |\n|---|---|---|", rows, name="rankplan.md")
+
+
 def creep(task: str, dry: bool) -> None:
     """How far a hinge with the profiles' 0.24 N m of dry friction (armature 0.1) turns in 1 s under a torque
     below it, with each contact recipe's solver options: the no-slip pass also makes joint friction exact, and
@@ -613,7 +672,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
-                 "gate", "headplan", "valueplan", "creep", "contacts"):
+                 "gate", "headplan", "valueplan", "rankplan", "creep", "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
