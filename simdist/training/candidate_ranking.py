@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import lightning as L
 import numpy as np
 import torch
 from torch import Tensor
@@ -145,46 +146,43 @@ class _States(torch.utils.data.Dataset):
         return i
 
 
-def _module(world_model: Any, data: CandidateSet, *, gamma: float, lr: float, steps: int, level_weight: float,
-            trainable: FreezePolicy, scales: tuple[float, float]) -> Any:
-    import lightning as L
+class CandidateRankingModule(L.LightningModule):
+    """Trains the parts of ``world_model`` that ``trainable`` names on :func:`ranking_loss` of its planning
+    score over ``data``'s states (the loader yields state indices); the rest stays frozen and in eval mode."""
 
-    from simdist.planning.base import plan_score
+    def __init__(self, world_model: Any, data: CandidateSet, *, gamma: float, lr: float, steps: int,
+                 level_weight: float, trainable: FreezePolicy) -> None:
+        super().__init__()
+        self.world_model, self.data, self.trainable = world_model, data, trainable
+        self.gamma, self.lr, self.steps, self.level_weight = gamma, lr, steps, level_weight
+        self.scales = loss_scales(data.returns)
+        trainable.apply(world_model)
 
-    class CandidateRankingModule(L.LightningModule):
-        """Trains ``trainable``'s parts of ``world_model`` on :func:`ranking_loss` of its planning score."""
+    def on_train_epoch_start(self) -> None:
+        self.trainable.set_modes(self.world_model, training=True)
 
-        def __init__(self) -> None:
-            super().__init__()
-            self.world_model = world_model
-            trainable.apply(world_model)
+    def training_step(self, index: Tensor, _: int) -> Tensor:
+        from simdist.planning.base import plan_score
 
-        def on_train_epoch_start(self) -> None:
-            trainable.set_modes(self.world_model, training=True)
+        batch, wm = self.data.rows(index.cpu()), self.world_model
+        with torch.no_grad():
+            encoding = wm.encode({k: v.to(self.device) for k, v in batch.obs_hist.items()},
+                                 batch.act_hist.to(self.device))
+        command = batch.command.to(self.device) if wm.config.command_dim else None
+        im = wm.imagine(encoding, batch.candidates.to(self.device), command, last_value_only=True)
+        loss, within, level = ranking_loss(plan_score(im, self.gamma, wm.config.value_offset),
+                                           batch.returns.to(self.device), within_scale=self.scales[0],
+                                           level_scale=self.scales[1], level_weight=self.level_weight)
+        self.log_dict({"train/loss": loss, "train/within": within, "train/level": level}, prog_bar=True)
+        return loss
 
-        def training_step(self, index: Tensor, _: int) -> Tensor:
-            batch = data.rows(index.cpu())
-            wm = self.world_model
-            obs = {k: v.to(self.device) for k, v in batch.obs_hist.items()}
-            with torch.no_grad():
-                encoding = wm.encode(obs, batch.act_hist.to(self.device))
-            command = batch.command.to(self.device) if wm.config.command_dim else None
-            im = wm.imagine(encoding, batch.candidates.to(self.device), command, last_value_only=True)
-            score = plan_score(im, gamma, wm.config.value_offset)
-            loss, within, level = ranking_loss(score, batch.returns.to(self.device), within_scale=scales[0],
-                                               level_scale=scales[1], level_weight=level_weight)
-            self.log_dict({"train/loss": loss, "train/within": within, "train/level": level}, prog_bar=True)
-            return loss
-
-        def configure_optimizers(self) -> Any:
-            params = [p for p in self.world_model.parameters() if p.requires_grad]
-            if not params:
-                raise ValueError(f"the freeze policy {trainable!r} leaves nothing to train")
-            opt = torch.optim.Adam(params, lr=lr)
-            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps, eta_min=lr / 10)
-            return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
-
-    return CandidateRankingModule()
+    def configure_optimizers(self) -> Any:
+        params = [p for p in self.world_model.parameters() if p.requires_grad]
+        if not params:
+            raise ValueError(f"the freeze policy {self.trainable!r} leaves nothing to train")
+        opt = torch.optim.Adam(params, lr=self.lr)
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=self.steps, eta_min=self.lr / 10)
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
 
 
 def fit_candidate_ranking(world_model: Any, data: CandidateSet, *, steps: int = 2000, batch_states: int = 32,
@@ -194,16 +192,14 @@ def fit_candidate_ranking(world_model: Any, data: CandidateSet, *, steps: int = 
     """Train ``trainable`` (default the value head; everything else frozen) of ``world_model`` in place for
     ``steps`` Adam steps (cosine to lr/10) of ``batch_states`` states with all their candidates, on
     :func:`ranking_loss`. ``log_dir`` gets Lightning's CSV metrics. Returns the last logged loss terms."""
-    import lightning as L
-
     if steps < 1 or batch_states < 1:
         raise ValueError(f"steps and batch_states must be >= 1, got {steps} and {batch_states}")
     if not lr > 0:
         raise ValueError(f"lr must be > 0, got {lr}")
     policy = FreezePolicy.parse(trainable)
     L.seed_everything(seed, workers=True, verbose=False)
-    module = _module(world_model, data, gamma=gamma, lr=lr, steps=steps, level_weight=level_weight,
-                     trainable=policy, scales=loss_scales(data.returns))
+    module = CandidateRankingModule(world_model, data, gamma=gamma, lr=lr, steps=steps, level_weight=level_weight,
+                                    trainable=policy)
     loader = torch.utils.data.DataLoader(_States(len(data)), batch_size=min(batch_states, len(data)), shuffle=True,
                                          drop_last=True, generator=torch.Generator().manual_seed(seed))
     logger_ = L.pytorch.loggers.CSVLogger(str(log_dir), name="", version="") if log_dir else False
