@@ -552,50 +552,60 @@ def valueplan(task: str, dry: bool) -> None:
 
 
 #: :func:`rankplan`'s candidate sets: driver → the seeds whose states it visits (72 states x 16 candidates each,
-#: one whole Narrow episode per env); the paper's sampling, and sampled tightly around the policy head
+#: one whole Narrow episode per env); the paper's sampling, and sampled tightly around the policy head. The first
+#: :data:`RANK_TRAIN` seeds of each driver train, the rest are held out
 RANK_SEEDS = {"paper": tuple(range(1, 13)), "tight": tuple(range(101, 113))}
 RANK_DRIVERS = {"paper": [], "tight": ["--init-std", "0.1", "--warm-start", "policy"]}
+RANK_TRAIN = 9
+#: the probes' data-size curve: seeds per driver that train
+RANK_SIZES = (3, 6, 9)
 RANK_SETS = "outputs/ur5e/value-rank"
 #: the committed 12-part continuation-label model (:data:`PLAN_SIZE`), whose MPPI drives the collection
 VALUE_MODEL = "results/ur5e/planner/ur5e-peg/value-mc-model"
 #: the value head trained on the candidates' ranking (value-rank fit), committed beside its results
 RANK_MODEL = "results/ur5e/planner/ur5e-peg/value-rank-model"
-#: held-out ranking sets: (result file stem, driver, seed); the published 24 states are the first
-RANK_HELDOUT = [("value-rank-mechanism-narrow", "paper", None), ("value-rank-mechanism-episode-paper", "paper", 1000),
-                ("value-rank-mechanism-episode-tight", "tight", 1100)]
 #: :func:`rankplan`'s closed-loop rows: (label, result file stem, MPPI options)
 RANK_PLANNERS = [("manipulation MPPI (value weight 1)", "value-rank-mppi-narrow", []),
                  ("the same, policy warm start, init std 0.1", "value-rank-narrow-mppi-narrow", RANK_DRIVERS["tight"])]
 
 
+def _rank_sets(per_driver: slice) -> str:
+    """The candidate-set files of the seeds ``per_driver`` of every driver, comma-separated."""
+    return ",".join(f"{RANK_SETS}/{driver}-seed{seed}.safetensors" for driver, seeds in RANK_SEEDS.items()
+                    for seed in seeds[per_driver])
+
+
 def rankplan(task: str, dry: bool) -> None:
     """The value head trained on the planner's own candidates (docs/ur5e-simdist.md 7.8, ``simdist value-rank``):
     the 12-part model's MPPI drives whole Narrow episodes (both samplings, 12 seeds each) and every 25 steps keeps
-    16 of its candidates with their true returns; the value head (all else frozen) learns their within-state
-    order; its ranking on held-out states (the published 24, and whole episodes of unseen seeds) beside the
-    continuation-label head and the rewards alone; then MPPI's closed loop on the Narrow lattice."""
+    16 of its candidates with their true returns; the value head (all else frozen) learns the within-state order
+    of the first 9 seeds of each; MLP probes on the model's latents and on the actions, trained on 3, 6 and 9 seeds
+    each, and the fitted head, ranked on the held-out seeds; the fitted head on the published 24 states; then its
+    MPPI's closed loop on the Narrow lattice."""
     if task != "ur5e-peg":
         raise SystemExit("rankplan: only ur5e-peg has the head-gate model")
     start = planner_folder(task, 1.0, dry, src=VALUE_MODEL, name="value-mc-model")
-    files = []
     for driver, seeds in RANK_SEEDS.items():
         for seed in seeds:
             out = f"{RANK_SETS}/{driver}-seed{seed}.safetensors"
-            files.append(out)
             _run([*simdist_command(), "value-rank", "collect", "--task", task, "--agent", VALUE_MODEL,
-                  "--planner-preset", "manipulation", "--profile", "sim",
-                  "--grid", "narrow", *RANK_DRIVERS[driver], "--states", "72", "--candidates", "16", "--every", "25",
-                  "--envs", "8", "--seed", str(seed), "--out", out], dry, (ROOT / out).is_file())
-    _run([*simdist_command(), "value-rank", "fit", "--agent", start, "--data", ",".join(files), "--out", RANK_MODEL,
-          "--steps", "2000"], dry, (ROOT / RANK_MODEL / "model.safetensors").is_file())
+                  "--planner-preset", "manipulation", "--profile", "sim", "--grid", "narrow", *RANK_DRIVERS[driver],
+                  "--states", "72", "--candidates", "16", "--every", "25", "--envs", "8", "--seed", str(seed),
+                  "--out", out], dry, (ROOT / out).is_file())
+    _run([*simdist_command(), "value-rank", "fit", "--agent", start, "--data", _rank_sets(slice(RANK_TRAIN)),
+          "--out", RANK_MODEL, "--steps", "1500", "--lr", "1e-3"], dry,
+         (ROOT / RANK_MODEL / "model.safetensors").is_file())
+    for n in RANK_SIZES:
+        probe = OUT / "analysis" / f"rank-probe-{n}-seeds.json"
+        extra = ["--score", f"value-rank={RANK_MODEL}"] if n == RANK_TRAIN else []
+        _run([sys.executable, "results/ur5e/analysis/rank_probe.py", "--model", VALUE_MODEL, "--train",
+              _rank_sets(slice(n)), "--heldout", _rank_sets(slice(RANK_TRAIN, None)), *extra, "--json",
+              str(probe.relative_to(ROOT))], dry, probe.is_file())
     folder = OUT / "planner" / task
-    for stem, driver, seed in RANK_HELDOUT:
-        states = MECHANISM if seed is None else ["--states", "72", "--candidates", "16", "--every", "25", "--envs", "8",
-                                                 "--seed", str(seed), "--grid", "narrow"]
-        ranking = folder / f"{stem}.json"
-        _run([*simdist_command(), "mechanism", "--task", task, "--real", "sim", "--model", f"mc-value-12-parts={start}",
-              "--model", f"value-rank={RANK_MODEL}", "--model", f"rewards-only={planner_folder(task, 0.0, dry)}",
-              *RANK_DRIVERS[driver], *states, "--out", str(ranking.relative_to(ROOT))], dry, ranking.is_file())
+    ranking = folder / "value-rank-mechanism-narrow.json"
+    _run([*simdist_command(), "mechanism", "--task", task, "--real", "sim", "--model", f"mc-value-12-parts={start}",
+          "--model", f"value-rank={RANK_MODEL}", *MECHANISM, "--out", str(ranking.relative_to(ROOT))], dry,
+         ranking.is_file())
     rows = []
     for label, stem, extra in RANK_PLANNERS:
         r = evaluate(folder / f"{stem}.json", ["--task", task, "--agent", RANK_MODEL, "--profile", "sim", "--grid",

@@ -204,7 +204,8 @@ def fit_candidate_ranking(world_model: Any, data: CandidateSet, *, steps: int = 
                                          drop_last=True, generator=torch.Generator().manual_seed(seed))
     logger_ = L.pytorch.loggers.CSVLogger(str(log_dir), name="", version="") if log_dir else False
     trainer = L.Trainer(max_steps=steps, accelerator="auto", devices=1, logger=logger_, enable_checkpointing=False,
-                        enable_progress_bar=progress, enable_model_summary=False, log_every_n_steps=min(50, steps),
+                        enable_progress_bar=progress, enable_model_summary=False,
+                        log_every_n_steps=max(1, min(50, steps, len(loader))),
                         deterministic=True)
     trainer.fit(module, loader)
     world_model.eval()
