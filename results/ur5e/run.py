@@ -478,6 +478,8 @@ VALUE_PLANNERS = [
     ("manipulation MPPI (value weight 1)", "value-mc-mppi-narrow", []),
     ("the same, policy warm start, init std 0.1", "value-mc-narrow-mppi-narrow",
      ["--warm-start", "policy", "--init-std", "0.1"]),
+    ("the same, policy warm start, init std 0.03", "value-mc-narrower-mppi-narrow",
+     ["--warm-start", "policy", "--init-std", "0.03"]),
 ]
 
 
