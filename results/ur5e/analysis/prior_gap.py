@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -141,7 +142,7 @@ def main() -> None:
     tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps({"model": args.model, "task": task.describe(),
                                "command": "python results/ur5e/analysis/prior_gap.py "
-                               + " ".join(sys.argv[1:]), "rows": rows}, indent=1), encoding="utf-8")
+                               + shlex.join(sys.argv[1:]), "rows": rows}, indent=1), encoding="utf-8")
     tmp.replace(out)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -130,7 +131,7 @@ def main() -> None:
     tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps({"model": args.model, "train": [str(f) for f in paths["train"]],
                                "heldout": [str(f) for f in paths["heldout"]], "steps": args.steps,
-                               "command": "python results/ur5e/analysis/rank_probe.py " + " ".join(sys.argv[1:]),
+                               "command": "python results/ur5e/analysis/rank_probe.py " + shlex.join(sys.argv[1:]),
                                "rows": rows}, indent=1), encoding="utf-8")
     tmp.replace(out)
 
