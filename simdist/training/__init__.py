@@ -1,6 +1,14 @@
-"""Lightning training: modules, schedule, CLI; held-out evaluation of a world model on logged episodes."""
+"""Lightning training: modules, schedule, CLI; held-out evaluation of a world model on logged episodes; the value
+head trained on the planner's own candidates (``simdist value-rank``, loaded on first access)."""
 
+from simdist.lazy import lazy_getattr
 from simdist.training.evaluate import episode_batch
 from simdist.training.module import FinetuneModule, PretrainModule, WorldModelModule
 
-__all__ = ["FinetuneModule", "PretrainModule", "WorldModelModule", "episode_batch"]
+_LAZY = {name: "candidate_ranking" for name in (
+    "CandidateSet", "CandidateRankingModule", "collect_candidate_set", "fit_candidate_ranking", "ranking_loss",
+    "loss_scales")}
+
+__all__ = ["FinetuneModule", "PretrainModule", "WorldModelModule", "episode_batch", *_LAZY]
+
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

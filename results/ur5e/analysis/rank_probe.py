@@ -30,10 +30,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from simdist import bootstrap_ci
-from simdist.agents import load_agent
-from simdist.diagnostics.mechanism import VisitedStates, predicted_parts, spearman
-from simdist.training.candidate_ranking import CandidateSet, loss_scales, ranking_loss
+from simdist import bootstrap_ci, load_agent
+from simdist.diagnostics import VisitedStates, predicted_parts, spearman
+from simdist.training import CandidateSet, loss_scales, ranking_loss
 
 
 @torch.no_grad()
