@@ -14,13 +14,12 @@ writes the agent, ``planner.json`` unchanged, to ``--out``. Measure it on held-o
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from pathlib import Path
 
 from simdist.arguments import add_mppi_arguments, planner_overrides, positive_int, setup_logging, tool_parser
-from simdist.fsutil import check_output_path
+from simdist.fsutil import atomic_write_json, check_output_path
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 
@@ -101,18 +100,21 @@ def fit_main(argv: list[str]) -> int:
         agent = load_agent(args.agent)
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
+    world_model = getattr(agent, "world_model", None)
+    if world_model is None:
+        parser.error(f"--agent {args.agent}: a {type(agent).__name__} has no world model whose value head could train")
     setup_logging()
     logs = out.parent / f".{out.name}-logs"
-    metrics = fit_candidate_ranking(agent.world_model, data, steps=args.steps, batch_states=args.batch_states,
+    metrics = fit_candidate_ranking(world_model, data, steps=args.steps, batch_states=args.batch_states,
                                     lr=args.lr, level_weight=args.level_weight, gamma=args.gamma, trainable=policy,
                                     seed=args.seed, log_dir=logs, progress=args.progress)
     agent.save_pretrained(out)
     shutil.copyfile(logs / "metrics.csv", out / "training_metrics.csv")
     shutil.rmtree(logs)
-    (out / "value_rank.json").write_text(json.dumps({
+    atomic_write_json(out / "value_rank.json", {
         "agent": args.agent, "data": [str(f) for f in files], "states": len(data), "train": policy.spec,
         "steps": args.steps, "batch_states": args.batch_states, "lr": args.lr, "level_weight": args.level_weight,
-        "gamma": args.gamma, "seed": args.seed, "final": metrics}, indent=1), encoding="utf-8")
+        "gamma": args.gamma, "seed": args.seed, "final": metrics})
     print(f"{len(data)} states: final {metrics}; written to {out}")
     return 0
 
