@@ -559,8 +559,10 @@ def valueplan(task: str, dry: bool) -> None:
 RANK_SEEDS = {"paper": tuple(range(1, 13)), "tight": tuple(range(101, 113))}
 RANK_DRIVERS = {"paper": [], "tight": ["--init-std", "0.1", "--warm-start", "policy"]}
 RANK_TRAIN = 9
-#: the probes' data-size curve: seeds per driver that train
+#: the probes' data-size curve: seeds per driver that train; the largest also with as many passes over its states
+#: as 1,500 steps give the smallest (is its dip the schedule's?)
 RANK_SIZES = (3, 6, 9)
+RANK_LONG_STEPS = 4500
 RANK_SETS = "outputs/ur5e/value-rank"
 #: the committed 12-part continuation-label model (:data:`PLAN_SIZE`), whose MPPI drives the collection
 VALUE_MODEL = "results/ur5e/planner/ur5e-peg/value-mc-model"
@@ -597,9 +599,11 @@ def rankplan(task: str, dry: bool) -> None:
     _run([*simdist_command(), "value-rank", "fit", "--agent", start, "--data", _rank_sets(slice(RANK_TRAIN)),
           "--out", RANK_MODEL, "--steps", "1500", "--lr", "1e-3"], dry,
          (ROOT / RANK_MODEL / "model.safetensors").is_file())
-    for n in RANK_SIZES:
-        probe = OUT / "analysis" / f"rank-probe-{n}-seeds.json"
-        extra = ["--score", f"value-rank={RANK_MODEL}"] if n == RANK_TRAIN else []
+    for n, steps in [(n, None) for n in RANK_SIZES] + [(max(RANK_SIZES), RANK_LONG_STEPS)]:
+        probe = OUT / "analysis" / (f"rank-probe-{n}-seeds.json" if steps is None else
+                                    f"rank-probe-{n}-seeds-{steps}-steps.json")
+        extra = ["--score", f"value-rank={RANK_MODEL}"] if n == RANK_TRAIN and steps is None else []
+        extra += ["--steps", str(steps)] if steps else []
         _run([sys.executable, "results/ur5e/analysis/rank_probe.py", "--model", VALUE_MODEL, "--train",
               _rank_sets(slice(n)), "--heldout", _rank_sets(slice(RANK_TRAIN, None)), *extra, "--json",
               str(probe.relative_to(ROOT))], dry, probe.is_file())
