@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from simdist.arguments import add_mppi_arguments, planner_overrides, positive_int, setup_logging, tool_parser
@@ -104,13 +105,13 @@ def fit_main(argv: list[str]) -> int:
     if world_model is None:
         parser.error(f"--agent {args.agent}: a {type(agent).__name__} has no world model whose value head could train")
     setup_logging()
-    logs = out.parent / f".{out.name}-logs"
-    metrics = fit_candidate_ranking(world_model, data, steps=args.steps, batch_states=args.batch_states,
-                                    lr=args.lr, level_weight=args.level_weight, gamma=args.gamma, trainable=policy,
-                                    seed=args.seed, log_dir=logs, progress=args.progress)
-    agent.save_pretrained(out)
-    shutil.copyfile(logs / "metrics.csv", out / "training_metrics.csv")
-    shutil.rmtree(logs)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{out.name}-logs-", dir=out.parent) as logs:
+        metrics = fit_candidate_ranking(world_model, data, steps=args.steps, batch_states=args.batch_states,
+                                        lr=args.lr, level_weight=args.level_weight, gamma=args.gamma,
+                                        trainable=policy, seed=args.seed, log_dir=logs, progress=args.progress)
+        agent.save_pretrained(out)
+        shutil.copyfile(Path(logs) / "metrics.csv", out / "training_metrics.csv")
     atomic_write_json(out / "value_rank.json", {
         "agent": args.agent, "data": [str(f) for f in files], "states": len(data), "train": policy.spec,
         "steps": args.steps, "batch_states": args.batch_states, "lr": args.lr, "level_weight": args.level_weight,

@@ -29,7 +29,9 @@ import torch
 from torch import Tensor
 
 from simdist.diagnostics.mechanism import MechanismConfig, true_returns, visit_states
+from simdist.fsutil import atomic_path
 from simdist.model.freeze import FreezePolicy
+from simdist.planning.base import plan_score
 from simdist.tasks import Task
 
 logger = logging.getLogger(__name__)
@@ -85,9 +87,8 @@ class CandidateSet:
         path.parent.mkdir(parents=True, exist_ok=True)
         tensors = {f"{_OBS}{k}": v for k, v in self.obs_hist.items()} | {
             "act_hist": self.act_hist, "command": self.command, "candidates": self.candidates, "returns": self.returns}
-        tmp = path.with_name(path.name + ".tmp")
-        save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(tmp))
-        tmp.replace(path)
+        with atomic_path(path) as tmp:
+            save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(tmp))
         return path
 
     @classmethod
@@ -136,6 +137,8 @@ def loss_scales(returns: Tensor) -> tuple[float, float]:
 
 
 class _States(torch.utils.data.Dataset):
+    """State indices 0..n-1: the loader batches indices, each training step gathers those states' rows."""
+
     def __init__(self, n: int) -> None:
         self.n = n
 
@@ -162,8 +165,6 @@ class CandidateRankingModule(L.LightningModule):
         self.trainable.set_modes(self.world_model, training=True)
 
     def training_step(self, index: Tensor, _: int) -> Tensor:
-        from simdist.planning.base import plan_score
-
         batch, wm = self.data.rows(index.cpu()), self.world_model
         with torch.no_grad():
             encoding = wm.encode({k: v.to(self.device) for k, v in batch.obs_hist.items()},
