@@ -74,6 +74,7 @@ class MPPIConfig(Validated):
     tick_threads: int | str | None = None
     disagreement: float = field(default=0.0, metadata=bounds(ge=0))
     value_weight: float = field(default=1.0, metadata=bounds(ge=0))
+    prior_weight: float = field(default=0.0, metadata=bounds(ge=0))
     binary_dims: tuple[int, ...] | list[int] = ()
     binary_mode: str = field(default="mean", metadata=bounds(choices=BINARY_MODES))
     hysteresis: float = field(default=0.5, metadata=bounds(ge=0, lt=1))
@@ -86,6 +87,9 @@ class MPPIConfig(Validated):
             raise SettingError("tick_threads", f"expected an integer >= 1, 'auto' or null, got {self.tick_threads!r}")
         if self.min_std > self.max_std:
             raise SettingError("min_std", f"need min_std <= max_std, got {self.min_std} and {self.max_std}")
+        if self.prior_weight > 0 and self.base_act_std <= 0:
+            raise SettingError("prior_weight", "a policy prior needs base_act_std > 0 (its std), got "
+                                               f"base_act_std={self.base_act_std}")
 
 
 
@@ -133,6 +137,13 @@ class MPPIPlanner(Planner):
     w = 0 ranks by the horizon's predicted rewards alone, for a model whose value head cannot rank (measured
     with ``simdist mechanism``; the UR5e's, docs/ur5e-simdist.md 7.5). Reported returns are the weighted scores.
 
+    ``prior_weight`` β >= 0 (beyond the paper; 0: the paper's MPPI) ranks by R + β log N(a; π, σ²) instead of R:
+    the base policy's chunk π as a Gaussian prior of std σ = ``base_act_std`` over every step and dimension
+    (the control cost of information-theoretic MPPI with the policy as its nominal), so a candidate moves away
+    from the policy only as far as its predicted return pays for it. It is the planner for a score that ranks
+    weakly: MPPI's choices then add a lean that persists from tick to tick (docs/ur5e-simdist.md 7.7), and β sets
+    how much of the score's preference the plan may follow. Kept candidates carry the model's scores R alone.
+
     ``binary_dims`` (beyond the paper): action dimensions the env thresholds at 0 (a gripper's open/close). The
     official planner outputs their weighted mean like any other dimension (``binary_mode="mean"``), which
     flips with the sign of a near-zero average when the ranking is weak. ``"elite"``: the sign of the best
@@ -158,21 +169,22 @@ class MPPIPlanner(Planner):
         seed: int = 42, action_low: Bound = None, action_high: Bound = None, naive: bool = False,
         score_chunk: int | None = None, compile: bool | str = False, parallel_chunks: bool = True,
         keep_candidates: bool = False, tick_threads: int | str | None = None, disagreement: float = 0.0,
-        value_weight: float = 1.0, binary_dims: Sequence[int] = (), binary_mode: str = "mean", hysteresis: float = 0.5,
+        value_weight: float = 1.0, prior_weight: float = 0.0, binary_dims: Sequence[int] = (),
+        binary_mode: str = "mean", hysteresis: float = 0.5,
     ) -> None:
         given = locals()
         MPPIConfig(**{f.name: given[f.name] for f in fields(MPPIConfig)})  # every setting, checked by its schema
         super().__init__(world_model, action_low, action_high)
         self.disagreement = check_disagreement(disagreement, world_model)
-        self.value_weight = float(value_weight)
+        self.value_weight, self.prior_weight = float(value_weight), float(prior_weight)
         if warm_start not in WARM_STARTS:
             raise ValueError(f"warm_start must be one of {WARM_STARTS}, got {warm_start!r}")
         if num_policy_samples is None:
             num_policy_samples = int(num_samples * mixture_coef)
         if world_model.policy is None:
             num_policy_samples = 0
-            if warm_start == "policy":
-                raise ValueError("warm_start='policy' needs a world model with a policy head")
+            if warm_start == "policy" or prior_weight > 0:
+                raise ValueError("warm_start='policy' and prior_weight > 0 need a world model with a policy head")
         if num_samples < 0 or num_policy_samples < 0 or num_samples + num_policy_samples < 1:
             raise ValueError(f"need at least one sample; got num_samples={num_samples}, "
                              f"num_policy_samples={num_policy_samples}")
@@ -280,14 +292,14 @@ class MPPIPlanner(Planner):
         dev, dt, gen = self.device, self.dtype, self._generator()
         if self.naive:
             ctx: tuple = (obs_hist, act_hist, command)
-            needs_policy = self.num_policy_samples or self.warm_start == "policy"
+            needs_policy = self.num_policy_samples or self.warm_start == "policy" or self.prior_weight > 0
             encoding = wm.encode(obs_hist, act_hist) if needs_policy else None
         else:
             encoding = wm.encode(obs_hist, act_hist)
             ctx = (encoding, wm.dynamics.prepare(encoding), command)
 
         policy_samples = chunk = None
-        if self.num_policy_samples or self.warm_start == "policy":
+        if self.num_policy_samples or self.warm_start == "policy" or self.prior_weight > 0:
             chunk = wm.policy_actions(encoding, command)
         if self.num_policy_samples:
             noise = torch.randn(b, self.num_policy_samples, t, a, generator=gen, device=dev, dtype=dt)
@@ -317,6 +329,8 @@ class MPPIPlanner(Planner):
             if self.keep_candidates:
                 n = samples.shape[1] if it == 0 else self.num_samples  # the fixed policy samples once
                 kept.append((samples[:, :n], returns[:, :n]))
+            if self.prior_weight > 0 and chunk is not None:
+                returns = returns + self.prior_weight * self._prior_log_likelihood(samples, chunk)
             elite_returns, idx = returns.topk(self.num_elites, dim=1)
             elites = samples.gather(1, idx[:, :, None, None].expand(-1, -1, t, a))
             w = torch.softmax(self.temperature * elite_returns, dim=1)[:, :, None, None]
@@ -335,6 +349,11 @@ class MPPIPlanner(Planner):
             diagnostics["candidate_returns"] = torch.cat([k[1] for k in kept], dim=1)
         return PlanResult(action=plan[:, 0].clone(), plan=plan, returns=(w[:, :, 0, 0] * elite_returns).sum(1),
                           diagnostics=diagnostics)
+
+    def _prior_log_likelihood(self, samples: Tensor, chunk: Tensor) -> Tensor:
+        """log N(samples; the clipped policy chunk, base_act_std²) per sequence, up to its constant: (B, N)."""
+        gap = (samples - self.clip(chunk).to(samples.dtype)[:, None]) / self.base_act_std
+        return -0.5 * gap.pow(2).sum(dim=(2, 3))
 
     def _binary(self, plan: Tensor, best: Tensor) -> Tensor:
         """``plan`` with its binary dimensions as ±1 commands (``binary_mode``: the best sequence's sign, or the

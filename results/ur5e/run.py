@@ -15,6 +15,7 @@
     python -m results.ur5e.run headplan [--task ur5e-peg] [--dry-run]  # MPPI on the imitating head's model
     python -m results.ur5e.run valueplan [--task ur5e-peg] [--dry-run] # its value head on continuation labels
     python -m results.ur5e.run rankplan [--task ur5e-peg] [--dry-run]  # its value head on its candidates' ranking
+    python -m results.ur5e.run priorplan [--task ur5e-peg] [--dry-run]  # MPPI with the policy as its prior
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
     python -m results.ur5e.run contacts                                  # the calibration table of every recipe
 
@@ -411,10 +412,11 @@ HEAD_PLANNERS = [
 ]
 
 
-def planner_folder(task: str, value_weight: float, dry: bool, src: str = HEAD_MODEL, name: str | None = None) -> str:
+def planner_folder(task: str, value_weight: float, dry: bool, src: str = HEAD_MODEL, name: str | None = None,
+                   extra: dict | None = None) -> str:
     """Model ``src`` (default the head-gate model) with a ``planner.json`` of planner preset ``manipulation`` (the
-    task's planner defaults) and MPPI ``value_weight``: ``outputs/<name>-w<weight>`` (weights symlinked; ``name``
-    defaults to the run folder's)."""
+    task's planner defaults), MPPI ``value_weight`` and the ``extra`` settings: ``outputs/<name>-w<weight>``
+    (weights symlinked; ``name`` defaults to the run folder's)."""
     from simdist import get
     from simdist.planning import planner_preset
 
@@ -427,7 +429,7 @@ def planner_folder(task: str, value_weight: float, dry: bool, src: str = HEAD_MO
             if not (out / f.name).exists():
                 (out / f.name).symlink_to(f)
         settings = {**planner_preset("manipulation", **get("task", task).planner_defaults),
-                    "value_weight": value_weight}
+                    "value_weight": value_weight, **(extra or {})}
         write_text(out / "planner.json", json.dumps(settings, indent=1))
     return str(out.relative_to(ROOT))
 
@@ -624,6 +626,31 @@ def rankplan(task: str, dry: bool) -> None:
                             "[95 % CI] | median time |\n|---|---|---|", rows, name="rankplan.md")
 
 
+#: the policy prior's weights β of :func:`priorplan` (MPPI ``prior_weight``, beyond the paper; 0 is 7.8's row)
+PRIOR_WEIGHTS = (0.3, 1.0, 3.0, 10.0)
+
+
+def priorplan(task: str, dry: bool) -> None:
+    """MPPI with the policy as its prior (docs/ur5e-simdist.md 7.10): the value head trained on its candidates'
+    ranking (7.8), sampled around the head (policy warm start, init std 0.1), each candidate scored R + β log
+    N(a; π, σ²) for every β of :data:`PRIOR_WEIGHTS`; 40 Narrow trials each, beside the head alone and β = 0."""
+    if task != "ur5e-peg":
+        raise SystemExit("priorplan: only ur5e-peg has the head-gate model")
+    folder = OUT / "planner" / task
+    rows = []
+    for beta in PRIOR_WEIGHTS:
+        agent = planner_folder(task, 1.0, dry, src=RANK_MODEL, name=f"value-rank-prior{beta:g}",
+                               extra={"prior_weight": beta})
+        r = evaluate(folder / f"value-rank-prior{beta:g}-mppi-narrow.json",
+                     ["--task", task, "--agent", agent, "--profile", "sim", "--grid", "narrow", "--trials", "2",
+                      "--envs", "20", *RANK_DRIVERS["tight"]], dry, own_planner=True)
+        if r:
+            rows.append(f"| {beta:g} | {_cell(r)} | {_times(r)} |")
+    if not dry:
+        write_table(folder, "| policy prior weight β (value-rank model, policy warm start, init std 0.1) | Narrow "
+                            "success [95 % CI] | median time |\n|---|---|---|", rows, name="priorplan.md")
+
+
 def creep(task: str, dry: bool) -> None:
     """How far a hinge with the profiles' 0.24 N m of dry friction (armature 0.1) turns in 1 s under a torque
     below it, with each contact recipe's solver options: the no-slip pass also makes joint friction exact, and
@@ -688,7 +715,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
-                 "gate", "headplan", "valueplan", "rankplan", "creep", "contacts"):
+                 "gate", "headplan", "valueplan", "rankplan", "priorplan", "creep", "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
