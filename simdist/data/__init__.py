@@ -1,4 +1,5 @@
-"""Trajectory data: schema v1 episodes, webdataset shards, statistics, windows and the DataModule.
+"""Trajectory data: schema v1 episodes, webdataset shards, statistics, windows and the DataModule; and the atomic
+JSON write (temporary file, fsync, rename) that every result file of the project goes through.
 
 The DataModule (torch + lightning) is imported lazily, so data tooling works without importing torch.
 """
@@ -24,6 +25,7 @@ from simdist.data.shards import (
 )
 from simdist.data.stats import RunningStats, Stats, compute_stats
 from simdist.data.windows import gather_windows, num_windows, window_at, window_starts
+from simdist.fsutil import atomic_write_json
 from simdist.lazy import lazy_getattr
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "Stats",
     "TrajectoryDataModule",
     "WindowDataset",
+    "atomic_write_json",
     "compute_stats",
     "episode_id_from_key",
     "episode_key",

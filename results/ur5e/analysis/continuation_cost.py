@@ -13,7 +13,6 @@ continuation, both CPU times and the largest label difference (0: the same label
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from simdist import make_task
+from simdist.data import atomic_write_json
 
 
 def perturbed_states(task: Any, envs: int, seed: int) -> Any:
@@ -89,9 +89,7 @@ def main() -> None:
           f"row-steps {active_steps} vs {every_steps}; largest label difference {worst:.3g}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    tmp.replace(out)
+    atomic_write_json(out, result)
 
 
 if __name__ == "__main__":

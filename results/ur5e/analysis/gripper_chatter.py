@@ -16,7 +16,6 @@ default profile, ``peg-real`` (``--profile peg-real`` reproduces them).
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import asdict
 from pathlib import Path
 
@@ -25,6 +24,7 @@ import torch
 
 import simdist
 from simdist import bootstrap_ci
+from simdist.data import atomic_write_json
 from simdist.planning import ObservationHistory, build_planner, planner_preset
 
 GRIPPER = 6
@@ -78,11 +78,9 @@ def main() -> None:
               f"({r['episodes']} episodes), closed {r['closed_fraction']:.2f}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"model": args.model, "task": task.describe(),
-                               "command": "python results/ur5e/analysis/gripper_chatter.py "
-                               + " ".join(__import__("sys").argv[1:]), "rows": rows}, indent=1), encoding="utf-8")
-    tmp.replace(out)
+    atomic_write_json(out, {"model": args.model, "task": task.describe(),
+                            "command": "python results/ur5e/analysis/gripper_chatter.py "
+                            + " ".join(__import__("sys").argv[1:]), "rows": rows})
 
 
 if __name__ == "__main__":

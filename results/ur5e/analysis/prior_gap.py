@@ -20,7 +20,6 @@ Every row also reports the gap's lag-1 autocorrelation over ticks and its signed
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from dataclasses import asdict
@@ -31,6 +30,7 @@ import torch
 
 import simdist
 from simdist import bootstrap_ci, build_controller
+from simdist.data import atomic_write_json
 
 GRIPPER = 6
 PARTS = {"xyz": slice(0, 3), "rotation": slice(3, 6), "gripper": slice(6, 7)}
@@ -139,11 +139,9 @@ def main() -> None:
               f"beyond 0.95: {r['head_saturated_fraction']:.2f}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"model": args.model, "task": task.describe(),
-                               "command": "python results/ur5e/analysis/prior_gap.py "
-                               + shlex.join(sys.argv[1:]), "rows": rows}, indent=1), encoding="utf-8")
-    tmp.replace(out)
+    atomic_write_json(out, {"model": args.model, "task": task.describe(),
+                            "command": "python results/ur5e/analysis/prior_gap.py "
+                            + shlex.join(sys.argv[1:]), "rows": rows})
 
 
 if __name__ == "__main__":

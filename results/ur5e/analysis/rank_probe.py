@@ -20,7 +20,6 @@ score of every ``--score NAME=FOLDER`` model (e.g. one that ``simdist value-rank
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from dataclasses import asdict
@@ -31,6 +30,7 @@ import torch
 from torch import nn
 
 from simdist import bootstrap_ci, load_agent
+from simdist.data import atomic_write_json
 from simdist.diagnostics import VisitedStates, predicted_parts, spearman
 from simdist.training import CandidateSet, loss_scales, ranking_loss
 
@@ -127,12 +127,10 @@ def main() -> None:
               f"{r['rho']['high']:.3f}] ({r['rho']['n']} states)")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"model": args.model, "train": [str(f) for f in paths["train"]],
-                               "heldout": [str(f) for f in paths["heldout"]], "steps": args.steps,
-                               "command": "python results/ur5e/analysis/rank_probe.py " + shlex.join(sys.argv[1:]),
-                               "rows": rows}, indent=1), encoding="utf-8")
-    tmp.replace(out)
+    atomic_write_json(out, {"model": args.model, "train": [str(f) for f in paths["train"]],
+                            "heldout": [str(f) for f in paths["heldout"]], "steps": args.steps,
+                            "command": "python results/ur5e/analysis/rank_probe.py " + shlex.join(sys.argv[1:]),
+                            "rows": rows})
 
 
 if __name__ == "__main__":
