@@ -627,7 +627,7 @@ def rankplan(task: str, dry: bool) -> None:
 
 
 #: the policy prior's weights β of :func:`priorplan` (MPPI ``prior_weight``, beyond the paper; 0 is 7.8's row)
-PRIOR_WEIGHTS = (0.3, 1.0, 3.0, 10.0)
+PRIOR_WEIGHTS = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 
 
 def priorplan(task: str, dry: bool) -> None:
