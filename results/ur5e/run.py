@@ -628,27 +628,39 @@ def rankplan(task: str, dry: bool) -> None:
 
 #: the policy prior's weights β of :func:`priorplan` (MPPI ``prior_weight``, beyond the paper; 0 is 7.8's row)
 PRIOR_WEIGHTS = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+#: the chosen β (the sweep's best): :func:`priorplan` also measures it on the Wide lattice and against the value
+#: labels' data size (7.6's models); the zoo's ur5e-peg planner.json carries it
+PRIOR_CHOSEN = 10.0
 
 
 def priorplan(task: str, dry: bool) -> None:
     """MPPI with the policy as its prior (docs/ur5e-simdist.md 7.10): the value head trained on its candidates'
     ranking (7.8), sampled around the head (policy warm start, init std 0.1), each candidate scored R + β log
-    N(a; π, σ²) for every β of :data:`PRIOR_WEIGHTS`; 40 Narrow trials each, beside the head alone and β = 0."""
+    N(a; π, σ²): β :data:`PRIOR_CHOSEN` on the Narrow and Wide lattices, every β of :data:`PRIOR_WEIGHTS` on
+    Narrow, then at the chosen β the value head trained on 4, 8, 12 and 20 expert-continuation-labelled parts
+    (7.6): success against the value data's size. 40 trials each."""
     if task != "ur5e-peg":
         raise SystemExit("priorplan: only ur5e-peg has the head-gate model")
     folder = OUT / "planner" / task
-    rows = []
-    for beta in PRIOR_WEIGHTS:
-        agent = planner_folder(task, 1.0, dry, src=RANK_MODEL, name=f"value-rank-prior{beta:g}",
-                               extra={"prior_weight": beta})
-        r = evaluate(folder / f"value-rank-prior{beta:g}-mppi-narrow.json",
-                     ["--task", task, "--agent", agent, "--profile", "sim", "--grid", "narrow", "--trials", "2",
-                      "--envs", "20", *RANK_DRIVERS["tight"]], dry, own_planner=True)
+    tight = ["--profile", "sim", "--trials", "2", "--envs", "20", *RANK_DRIVERS["tight"]]
+    runs = [("value head trained on its candidates' ranking", PRIOR_CHOSEN, RANK_MODEL, "value-rank", "wide")]
+    runs += [("value head trained on its candidates' ranking", b, RANK_MODEL, "value-rank", "narrow")
+             for b in sorted(PRIOR_WEIGHTS, reverse=True)]  # from the prior's control to the score's
+    runs += [(f"value head on {n} continuation-labelled parts", PRIOR_CHOSEN,  # 7.6's models at the chosen β
+              None if n == PLAN_SIZE else n, f"value-mc-p{n}", "narrow") for n in VALUE_SIZES]
+    rows: dict[tuple[str, float, str], str] = {}
+    for label, beta, src, stem, grid in runs:
+        source = src if isinstance(src, str) else VALUE_MODEL if src is None else value_model(src, dry)
+        agent = planner_folder(task, 1.0, dry, src=source, name=f"{stem}-prior{beta:g}", extra={"prior_weight": beta})
+        r = evaluate(folder / f"{stem}-prior{beta:g}-mppi-{grid}.json",
+                     ["--task", task, "--agent", agent, "--grid", grid, *tight], dry, own_planner=True)
         if r:
-            rows.append(f"| {beta:g} | {_cell(r)} | {_times(r)} |")
+            rows[(label, beta, grid)] = f"| {label} | {beta:g} | {grid} | {_cell(r)} | {_times(r)} |"
     if not dry:
-        write_table(folder, "| policy prior weight β (value-rank model, policy warm start, init std 0.1) | Narrow "
-                            "success [95 % CI] | median time |\n|---|---|---|", rows, name="priorplan.md")
+        write_table(folder, "| MPPI's value head (policy warm start, init std 0.1) | policy prior weight β | lattice | "
+                            "success [95 % CI] | median time |\n|---|---|---|---|---|",
+                    [rows[(label, beta, grid)] for label, beta, _, _, grid in runs if (label, beta, grid) in rows],
+                    name="priorplan.md")
 
 
 def creep(task: str, dry: bool) -> None:
