@@ -631,6 +631,8 @@ PRIOR_WEIGHTS = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 #: the chosen β (the sweep's best): :func:`priorplan` also measures it on the Wide lattice and against the value
 #: labels' data size (7.6's models); the zoo's ur5e-peg planner.json carries it
 PRIOR_CHOSEN = 10.0
+#: the β whose executed actions' gap to the head :func:`priorplan` measures (the chosen one and one that fails)
+PRIOR_GAPS = (PRIOR_CHOSEN, 3.0)
 
 
 def priorplan(task: str, dry: bool) -> None:
@@ -638,7 +640,8 @@ def priorplan(task: str, dry: bool) -> None:
     ranking (7.8), sampled around the head (policy warm start, init std 0.1), each candidate scored R + β log
     N(a; π, σ²): β :data:`PRIOR_CHOSEN` on the Narrow and Wide lattices, every β of :data:`PRIOR_WEIGHTS` on
     Narrow, then at the chosen β the value head trained on 4, 8, 12 and 20 expert-continuation-labelled parts
-    (7.6): success against the value data's size. 40 trials each."""
+    (7.6): success against the value data's size (40 trials each); the gap of the executed action to the head's
+    at the β of :data:`PRIOR_GAPS` (results/ur5e/analysis/prior_gap.py, 8 whole Narrow episodes)."""
     if task != "ur5e-peg":
         raise SystemExit("priorplan: only ur5e-peg has the head-gate model")
     folder = OUT / "planner" / task
@@ -656,6 +659,11 @@ def priorplan(task: str, dry: bool) -> None:
                      ["--task", task, "--agent", agent, "--grid", grid, *tight], dry, own_planner=True)
         if r:
             rows[(label, beta, grid)] = f"| {label} | {beta:g} | {grid} | {_cell(r)} | {_times(r)} |"
+    for beta in PRIOR_GAPS:  # the executed action's gap to the head's, tick by tick (7.7's measurement)
+        gap = OUT / "analysis" / f"prior-gap-value-rank-prior{beta:g}.json"
+        _run([sys.executable, "results/ur5e/analysis/prior_gap.py", "--model", f"outputs/value-rank-prior{beta:g}-w1",
+              "--binary-modes", "hysteresis", "--steps", "225", "--json", str(gap.relative_to(ROOT))], dry,
+             gap.is_file())
     if not dry:
         write_table(folder, "| MPPI's value head (policy warm start, init std 0.1) | policy prior weight β | lattice | "
                             "success [95 % CI] | median time |\n|---|---|---|---|---|",
