@@ -659,6 +659,19 @@ def priorplan(task: str, dry: bool) -> None:
                      ["--task", task, "--agent", agent, "--grid", grid, *tight], dry, own_planner=True)
         if r:
             rows[(label, beta, grid)] = f"| {label} | {beta:g} | {grid} | {_cell(r)} | {_times(r)} |"
+    lattices = ("narrow", "wide")
+    pooled = {"the head alone": [OUT / "gate" / task / f"ur5e-peg-small-matched-policy-{g}.json" for g in lattices],
+              f"MPPI, β {PRIOR_CHOSEN:g}": [folder / f"value-rank-prior{PRIOR_CHOSEN:g}-mppi-{g}.json"
+                                            for g in lattices]}
+    for name, files in pooled.items():  # Narrow and Wide together: 80 trials a controller
+        if all(f.is_file() for f in files):
+            from simdist import bootstrap_ci
+
+            hits = [float(s) for f in files for s in json.loads(f.read_text(encoding="utf-8"))["success"]]
+            e = bootstrap_ci(hits)
+            rows[(name, PRIOR_CHOSEN, "pooled")] = (f"| {name} | {PRIOR_CHOSEN:g} | Narrow + Wide | {int(sum(hits))}/"
+                                                    f"{e.n} = {e.mean:.2f} [{e.low:.2f}, {e.high:.2f}] | |")
+            runs.append((name, PRIOR_CHOSEN, None, "", "pooled"))
     for beta in PRIOR_GAPS:  # the executed action's gap to the head's, tick by tick (7.7's measurement)
         gap = OUT / "analysis" / f"prior-gap-value-rank-prior{beta:g}.json"
         _run([sys.executable, "results/ur5e/analysis/prior_gap.py", "--model", f"outputs/value-rank-prior{beta:g}-w1",
