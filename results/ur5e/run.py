@@ -636,7 +636,7 @@ PRIOR_GAPS = (PRIOR_CHOSEN, 3.0)
 
 
 def priorplan(task: str, dry: bool) -> None:
-    """MPPI with the policy as its prior (docs/ur5e-simdist.md 7.10): the value head trained on its candidates'
+    """MPPI with the policy as its prior (docs/ur5e-simdist.md 7.9): the value head trained on its candidates'
     ranking (7.8), sampled around the head (policy warm start, init std 0.1), each candidate scored R + β log
     N(a; π, σ²): β :data:`PRIOR_CHOSEN` on the Narrow and Wide lattices, every β of :data:`PRIOR_WEIGHTS` on
     Narrow, then at the chosen β the value head trained on 4, 8, 12 and 20 expert-continuation-labelled parts
