@@ -628,33 +628,42 @@ def rankplan(task: str, dry: bool) -> None:
 
 #: the policy prior's weights β of :func:`priorplan` (MPPI ``prior_weight``, beyond the paper; 0 is 7.8's row)
 PRIOR_WEIGHTS = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
-#: the chosen β (the sweep's best): :func:`priorplan` also measures it on the Wide lattice and against the value
-#: labels' data size (7.6's models); the zoo's ur5e-peg planner.json carries it
+#: the chosen β (the sweep's best): :func:`priorplan` also measures it on the Wide lattice, with the official
+#: gripper output and against the value labels' data size (7.6's models); the zoo's ur5e-peg planner.json carries it
 PRIOR_CHOSEN = 10.0
-#: the β whose executed actions' gap to the head :func:`priorplan` measures (the chosen one and one that fails)
-PRIOR_GAPS = (PRIOR_CHOSEN, 3.0)
+#: the value-label sizes (labelled parts, 7.6) at which :func:`priorplan` plans with the chosen β
+PRIOR_SIZES = (4, 12, 20)
+#: the β whose executed actions' gap to the head :func:`priorplan` measures, with their gripper outputs
+PRIOR_GAPS = ((PRIOR_CHOSEN, "hysteresis,mean"), (3.0, "hysteresis"))
 
 
 def priorplan(task: str, dry: bool) -> None:
     """MPPI with the policy as its prior (docs/ur5e-simdist.md 7.9): the value head trained on its candidates'
     ranking (7.8), sampled around the head (policy warm start, init std 0.1), each candidate scored R + β log
-    N(a; π, σ²): β :data:`PRIOR_CHOSEN` on the Narrow and Wide lattices, every β of :data:`PRIOR_WEIGHTS` on
-    Narrow, then at the chosen β the value head trained on 4, 8, 12 and 20 expert-continuation-labelled parts
-    (7.6): success against the value data's size (40 trials each); the gap of the executed action to the head's
-    at the β of :data:`PRIOR_GAPS` (results/ur5e/analysis/prior_gap.py, 8 whole Narrow episodes)."""
+    N(a; π, σ²): β :data:`PRIOR_CHOSEN` on the Wide lattice, every β of :data:`PRIOR_WEIGHTS` on Narrow, the
+    chosen β with the official gripper output (``binary_mode`` mean), then the value head trained on
+    :data:`PRIOR_SIZES` expert-continuation-labelled parts (7.6) at the chosen β: success against the value data's
+    size (40 trials each); the gap of the executed action to the head's at the β of :data:`PRIOR_GAPS`
+    (results/ur5e/analysis/prior_gap.py, 8 whole Narrow episodes)."""
     if task != "ur5e-peg":
         raise SystemExit("priorplan: only ur5e-peg has the head-gate model")
     folder = OUT / "planner" / task
     tight = ["--profile", "sim", "--trials", "2", "--envs", "20", *RANK_DRIVERS["tight"]]
-    runs = [("value head trained on its candidates' ranking", PRIOR_CHOSEN, RANK_MODEL, "value-rank", "wide")]
-    runs += [("value head trained on its candidates' ranking", b, RANK_MODEL, "value-rank", "narrow")
+    ranked = "value head trained on its candidates' ranking"
+    # (row label, β, model folder or labelled parts, result stem, lattice, other planner.json settings)
+    runs: list[tuple[str, float, str | int, str, str, dict]] = [(ranked, PRIOR_CHOSEN, RANK_MODEL, "value-rank", "wide",
+                                                                 {})]
+    runs += [(ranked, b, RANK_MODEL, "value-rank", "narrow", {})
              for b in sorted(PRIOR_WEIGHTS, reverse=True)]  # from the prior's control to the score's
-    runs += [(f"value head on {n} continuation-labelled parts", PRIOR_CHOSEN,  # 7.6's models at the chosen β
-              None if n == PLAN_SIZE else n, f"value-mc-p{n}", "narrow") for n in VALUE_SIZES]
+    runs += [(f"{ranked}, the official gripper output (binary_mode mean)", PRIOR_CHOSEN, RANK_MODEL,
+              "value-rank-mean", "narrow", {"binary_mode": "mean"})]
+    runs += [(f"value head on {n} continuation-labelled parts", PRIOR_CHOSEN, n, f"value-mc-p{n}", "narrow", {})
+             for n in PRIOR_SIZES]  # 7.6's models at the chosen β
     rows: dict[tuple[str, float, str], str] = {}
-    for label, beta, src, stem, grid in runs:
-        source = src if isinstance(src, str) else VALUE_MODEL if src is None else value_model(src, dry)
-        agent = planner_folder(task, 1.0, dry, src=source, name=f"{stem}-prior{beta:g}", extra={"prior_weight": beta})
+    for label, beta, src, stem, grid, extra in runs:
+        source = src if isinstance(src, str) else VALUE_MODEL if src == PLAN_SIZE else value_model(src, dry)
+        agent = planner_folder(task, 1.0, dry, src=source, name=f"{stem}-prior{beta:g}",
+                               extra={"prior_weight": beta, **extra})
         r = evaluate(folder / f"{stem}-prior{beta:g}-mppi-{grid}.json",
                      ["--task", task, "--agent", agent, "--grid", grid, *tight], dry, own_planner=True)
         if r:
@@ -671,16 +680,15 @@ def priorplan(task: str, dry: bool) -> None:
             e = bootstrap_ci(hits)
             rows[(name, PRIOR_CHOSEN, "pooled")] = (f"| {name} | {PRIOR_CHOSEN:g} | Narrow + Wide | {int(sum(hits))}/"
                                                     f"{e.n} = {e.mean:.2f} [{e.low:.2f}, {e.high:.2f}] | |")
-            runs.append((name, PRIOR_CHOSEN, None, "", "pooled"))
-    for beta in PRIOR_GAPS:  # the executed action's gap to the head's, tick by tick (7.7's measurement)
+            runs.append((name, PRIOR_CHOSEN, "", "", "pooled", {}))
+    for beta, modes in PRIOR_GAPS:  # the executed action's gap to the head's, tick by tick (7.7's measurement)
         gap = OUT / "analysis" / f"prior-gap-value-rank-prior{beta:g}.json"
         _run([sys.executable, "results/ur5e/analysis/prior_gap.py", "--model", f"outputs/value-rank-prior{beta:g}-w1",
-              "--binary-modes", "hysteresis", "--steps", "225", "--json", str(gap.relative_to(ROOT))], dry,
-             gap.is_file())
+              "--binary-modes", modes, "--steps", "225", "--json", str(gap.relative_to(ROOT))], dry, gap.is_file())
     if not dry:
         write_table(folder, "| MPPI's value head (policy warm start, init std 0.1) | policy prior weight β | lattice | "
                             "success [95 % CI] | median time |\n|---|---|---|---|---|",
-                    [rows[(label, beta, grid)] for label, beta, _, _, grid in runs if (label, beta, grid) in rows],
+                    [rows[(label, beta, grid)] for label, beta, _, _, grid, _ in runs if (label, beta, grid) in rows],
                     name="priorplan.md")
 
 
