@@ -16,6 +16,7 @@
     python -m results.ur5e.run valueplan [--task ur5e-peg] [--dry-run] # its value head on continuation labels
     python -m results.ur5e.run rankplan [--task ur5e-peg] [--dry-run]  # its value head on its candidates' ranking
     python -m results.ur5e.run priorplan [--task ur5e-peg] [--dry-run]  # MPPI with the policy as its prior
+    python -m results.ur5e.run leggate  [--dry-run]                  # the table leg's head and MPPI at small data
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
     python -m results.ur5e.run contacts                                  # the calibration table of every recipe
 
@@ -692,6 +693,49 @@ def priorplan(task: str, dry: bool) -> None:
                     name="priorplan.md")
 
 
+#: the table leg's small dataset, the parts its gate model trains on, and that model's run folder
+LEG_DATA = "outputs/ur5e/ur5e-table-leg-small"
+LEG_PARTS = 10
+LEG_RUN = "outputs/ur5e-table-leg-small-matched"
+
+
+def leggate(task: str, dry: bool) -> None:
+    """The table leg at small data (docs/ur5e-simdist.md 7.9): the peg's gate recipe at matched optimisation
+    (recipes/ur5e-table-leg/small-matched.yaml) on the first 10 parts of the table leg's small dataset (one part
+    per call, resumable), trained (resumed from its last checkpoint) and exported; its policy head alone and MPPI
+    ranking under the policy prior (β :data:`PRIOR_CHOSEN`, the horizon's rewards alone: the value head is
+    untrained) on the Narrow lattice, 40 trials each."""
+    task = "ur5e-table-leg"
+    for k in range(LEG_PARTS):
+        _run([*simdist_command(), "generate", "--task", task, "--envs", "32", "--transitions", "400000", "--parts",
+              "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
+              "20", "--torch-threads", "1", "--no-progress", "--out", LEG_DATA], dry,
+             f"part-{k:04d}" in _finished_parts(ROOT / LEG_DATA))
+    model, ckpt = f"{LEG_RUN}/model", ROOT / LEG_RUN / "pretrain" / "checkpoints" / "last.ckpt"
+    done = (ROOT / model / "model.safetensors").is_file()
+    _run([*simdist_command(), "fit", "--config", "recipes/ur5e-table-leg/base.yaml", "--config",
+          "recipes/ur5e-table-leg/small-matched.yaml", *(["--ckpt_path", str(ckpt.relative_to(ROOT))]
+                                                         if ckpt.is_file() else [])], dry, done)
+    _run([*simdist_command(), "export", "--ckpt", str(ckpt.relative_to(ROOT)), "--out", model, "--overwrite",
+          "--train-config", f"{LEG_RUN}/logs/lightning_logs/version_0/config.yaml"], dry, done)
+    folder = OUT / "gate" / task
+    rows = []
+    for label, agent, extra in (
+            ("the head alone", model, ["--planner", "policy"]),
+            (f"MPPI, rewards only, policy prior β {PRIOR_CHOSEN:g}", planner_folder(
+                task, 0.0, dry, src=model, name=f"{Path(LEG_RUN).name}-prior{PRIOR_CHOSEN:g}",
+                extra={"prior_weight": PRIOR_CHOSEN}), RANK_DRIVERS["tight"])):
+        stem = "policy" if extra[0] == "--planner" else f"mppi-prior{PRIOR_CHOSEN:g}"
+        r = evaluate(folder / f"{Path(LEG_RUN).name}-{stem}-narrow.json",
+                     ["--task", task, "--agent", agent, "--profile", "sim", "--grid", "narrow", "--trials", "2",
+                      "--envs", "20", *extra], dry, own_planner=stem != "policy")
+        if r:
+            rows.append(f"| {label} | {_cell(r)} | {_times(r)} |")
+    if not dry:
+        write_table(folder, "| table leg, gate model (past actions dropped, matched optimisation) | Narrow success "
+                            "[95 % CI] | median time |\n|---|---|---|", rows, name="leggate.md")
+
+
 def creep(task: str, dry: bool) -> None:
     """How far a hinge with the profiles' 0.24 N m of dry friction (armature 0.1) turns in 1 s under a torque
     below it, with each contact recipe's solver options: the no-slip pass also makes joint friction exact, and
@@ -756,7 +800,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
-                 "gate", "headplan", "valueplan", "rankplan", "priorplan", "creep", "contacts"):
+                 "gate", "headplan", "valueplan", "rankplan", "priorplan", "leggate", "creep", "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
