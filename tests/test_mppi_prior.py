@@ -38,6 +38,16 @@ def test_the_prior_weight_sets_how_far_the_plan_follows_a_leaning_score():
 
 
 @pytest.mark.usefixtures("single_thread")
+def test_the_reported_return_is_the_model_score_without_the_prior_term():
+    wm = tiny_model(seed=3)
+    planner = MPPIPlanner(wm, **SETTINGS, prior_weight=30.0, seed=0)
+    planner._score = lambda samples, ctx: 10.0 * samples[..., 0].sum(dim=-1)
+    result = planner.plan(history_for(wm, 2))
+    # a linear score: the weighted elites' mean score is the score of their weighted mean, the plan (unclipped)
+    torch.testing.assert_close(result.returns, 10.0 * result.plan[..., 0].sum(dim=-1), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.usefixtures("single_thread")
 def test_kept_candidates_carry_the_model_scores_without_the_prior_term():
     wm = tiny_model(seed=3)
     hist = history_for(wm, 2)

@@ -142,7 +142,8 @@ class MPPIPlanner(Planner):
     (the control cost of information-theoretic MPPI with the policy as its nominal), so a candidate moves away
     from the policy only as far as its predicted return pays for it. It is the planner for a score that ranks
     weakly: MPPI's choices then add a lean that persists from tick to tick (docs/ur5e-simdist.md 7.7), and β sets
-    how much of the score's preference the plan may follow. Kept candidates carry the model's scores R alone.
+    how much of the score's preference the plan may follow. The prior term only ranks and weights: the returns
+    the planner reports (and its kept candidates') are the model's scores R.
 
     ``binary_dims`` (beyond the paper): action dimensions the env thresholds at 0 (a gripper's open/close). The
     official planner outputs their weighted mean like any other dimension (``binary_mode="mean"``), which
@@ -329,11 +330,13 @@ class MPPIPlanner(Planner):
             if self.keep_candidates:
                 n = samples.shape[1] if it == 0 else self.num_samples  # the fixed policy samples once
                 kept.append((samples[:, :n], returns[:, :n]))
+            ranked = returns
             if self.prior_weight > 0 and chunk is not None:
-                returns = returns + self.prior_weight * self._prior_log_likelihood(samples, chunk)
-            elite_returns, idx = returns.topk(self.num_elites, dim=1)
+                ranked = returns + self.prior_weight * self._prior_log_likelihood(samples, chunk)
+            elite_ranked, idx = ranked.topk(self.num_elites, dim=1)
+            elite_returns = elite_ranked if ranked is returns else returns.gather(1, idx)
             elites = samples.gather(1, idx[:, :, None, None].expand(-1, -1, t, a))
-            w = torch.softmax(self.temperature * elite_returns, dim=1)[:, :, None, None]
+            w = torch.softmax(self.temperature * elite_ranked, dim=1)[:, :, None, None]
             new_mean = (w * elites).sum(1)
             std = (w * (elites - new_mean[:, None]) ** 2).sum(1).sqrt().clamp(self.min_std, self.max_std)
             mean = self.momentum * mean + (1.0 - self.momentum) * new_mean
