@@ -634,6 +634,8 @@ PRIOR_WEIGHTS = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 PRIOR_CHOSEN = 10.0
 #: the value-label sizes (labelled parts, 7.6) at which :func:`priorplan` plans with the chosen β
 PRIOR_SIZES = (4, 12, 20)
+#: further evaluation seeds of the head alone and the chosen β on Narrow (seed 0 is every other row's)
+PRIOR_SEEDS = (1,)
 #: the β whose executed actions' gap to the head :func:`priorplan` measures, with their gripper outputs
 PRIOR_GAPS = ((PRIOR_CHOSEN, "hysteresis,mean"), (3.0, "hysteresis"))
 
@@ -644,8 +646,9 @@ def priorplan(task: str, dry: bool) -> None:
     N(a; π, σ²): β :data:`PRIOR_CHOSEN` on the Wide lattice, every β of :data:`PRIOR_WEIGHTS` on Narrow, the
     chosen β with the official gripper output (``binary_mode`` mean), then the value head trained on
     :data:`PRIOR_SIZES` expert-continuation-labelled parts (7.6) at the chosen β: success against the value data's
-    size (40 trials each); the gap of the executed action to the head's at the β of :data:`PRIOR_GAPS`
-    (results/ur5e/analysis/prior_gap.py, 8 whole Narrow episodes)."""
+    size (40 trials each); the head alone and the chosen β on Narrow again with the evaluation seeds of
+    :data:`PRIOR_SEEDS`, each controller pooled; the gap of the executed action to the head's at the β of
+    :data:`PRIOR_GAPS` (results/ur5e/analysis/prior_gap.py, 8 whole Narrow episodes)."""
     if task != "ur5e-peg":
         raise SystemExit("priorplan: only ur5e-peg has the head-gate model")
     folder = OUT / "planner" / task
@@ -669,19 +672,30 @@ def priorplan(task: str, dry: bool) -> None:
                      ["--task", task, "--agent", agent, "--grid", grid, *tight], dry, own_planner=True)
         if r:
             rows[(label, beta, grid)] = f"| {label} | {beta:g} | {grid} | {_cell(r)} | {_times(r)} |"
-    lattices = ("narrow", "wide")
-    pooled = {"the head alone": [OUT / "gate" / task / f"ur5e-peg-small-matched-policy-{g}.json" for g in lattices],
-              f"MPPI, β {PRIOR_CHOSEN:g}": [folder / f"value-rank-prior{PRIOR_CHOSEN:g}-mppi-{g}.json"
-                                            for g in lattices]}
-    for name, files in pooled.items():  # Narrow and Wide together: 80 trials a controller
+    head = OUT / "gate" / task / "ur5e-peg-small-matched-policy"  # the head alone's result files (7.2), + -{grid}
+    chosen = folder / f"value-rank-prior{PRIOR_CHOSEN:g}-mppi"
+    for seed in PRIOR_SEEDS:  # replicates of the Narrow comparison with other evaluation seeds
+        evaluate(Path(f"{head}-narrow-seed{seed}.json"), [
+            "--task", task, "--agent", HEAD_MODEL, "--planner", "policy", "--profile", "sim", "--grid", "narrow",
+            "--trials", "2", "--envs", "20", "--seed", str(seed)], dry)
+        evaluate(Path(f"{chosen}-narrow-seed{seed}.json"), [
+            "--task", task, "--agent", f"outputs/value-rank-prior{PRIOR_CHOSEN:g}-w1", "--grid", "narrow", *tight,
+            "--seed", str(seed)], dry, own_planner=True)
+    seeds = ["", *[f"-seed{seed}" for seed in PRIOR_SEEDS]]
+    pooled = {(name, what): [Path(f"{stem}-{g}{sd}.json") for g, sd in files]
+              for name, stem in (("the head alone", head), (f"MPPI, β {PRIOR_CHOSEN:g}", chosen))
+              for what, files in (("Narrow, evaluation seeds " + ", ".join(str(k) for k in (0, *PRIOR_SEEDS)),
+                                   [("narrow", sd) for sd in seeds]),
+                                  ("Narrow + Wide, seed 0", [("narrow", ""), ("wide", "")]))}
+    for (name, what), files in pooled.items():  # 80 trials a controller
         if all(f.is_file() for f in files):
             from simdist import bootstrap_ci
 
             hits = [float(s) for f in files for s in json.loads(f.read_text(encoding="utf-8"))["success"]]
             e = bootstrap_ci(hits)
-            rows[(name, PRIOR_CHOSEN, "pooled")] = (f"| {name} | {PRIOR_CHOSEN:g} | Narrow + Wide | {int(sum(hits))}/"
-                                                    f"{e.n} = {e.mean:.2f} [{e.low:.2f}, {e.high:.2f}] | |")
-            runs.append((name, PRIOR_CHOSEN, "", "", "pooled", {}))
+            rows[(name, PRIOR_CHOSEN, what)] = (f"| {name} | {PRIOR_CHOSEN:g} | {what} | {int(sum(hits))}/"
+                                                f"{e.n} = {e.mean:.2f} [{e.low:.2f}, {e.high:.2f}] | |")
+            runs.append((name, PRIOR_CHOSEN, "", "", what, {}))
     for beta, modes in PRIOR_GAPS:  # the executed action's gap to the head's, tick by tick (7.7's measurement)
         gap = OUT / "analysis" / f"prior-gap-value-rank-prior{beta:g}.json"
         _run([sys.executable, "results/ur5e/analysis/prior_gap.py", "--model", f"outputs/value-rank-prior{beta:g}-w1",
