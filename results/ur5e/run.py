@@ -16,6 +16,7 @@
     python -m results.ur5e.run valueplan [--task ur5e-peg] [--dry-run] # its value head on continuation labels
     python -m results.ur5e.run rankplan [--task ur5e-peg] [--dry-run]  # its value head on its candidates' ranking
     python -m results.ur5e.run priorplan [--task ur5e-peg] [--dry-run]  # MPPI with the policy as its prior
+    python -m results.ur5e.run adaptplan [--dry-run]                 # adaptation on peg-real with that planner
     python -m results.ur5e.run leggate  [--dry-run]                  # the table leg's head and MPPI at small data
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
     python -m results.ur5e.run contacts                                  # the calibration table of every recipe
@@ -707,6 +708,31 @@ def priorplan(task: str, dry: bool) -> None:
                     name="priorplan.md")
 
 
+#: the adaptation run of the zoo's planner (β :data:`PRIOR_CHOSEN`) on peg-real, and its stages' episodes
+ADAPT_RUN = f"outputs/ur5e-peg/adapt-prior{PRIOR_CHOSEN:g}-peg-real"
+ADAPT_SCHEDULE = "[0,40,80]"
+
+
+def adaptplan(task: str, dry: bool) -> None:
+    """Adaptation with the planner that picks the peg (docs/ur5e-simdist.md 5, 7.9): the paper's protocol
+    (recipes/ur5e-peg/adapt.yaml: dynamics only, retrained from the base on all real episodes so far) on
+    ``peg-real``, acting with the model's own planner.json (MPPI under the policy prior, β :data:`PRIOR_CHOSEN`),
+    at 0, 40 and 80 on-policy episodes, each stage evaluated on 40 Wide trials; then the plan ranking of the
+    zero-shot and the 80-episode model on the same ``peg-real`` states (``simdist mechanism``)."""
+    if task != "ur5e-peg":
+        raise SystemExit("adaptplan: only ur5e-peg has a planner that picks the peg")
+    agent = f"outputs/value-rank-prior{PRIOR_CHOSEN:g}-w1"
+    curve = ROOT / ADAPT_RUN / "curve.json"
+    _run([*simdist_command(), "adapt", "--config", "recipes/ur5e-peg/adapt.yaml", "--task", task, "--agent", agent,
+          "--real", "peg-real", "--out", ADAPT_RUN, "--schedule", ADAPT_SCHEDULE, "--planner_preset", "null",
+          "--num_samples", "null", "--iterations", "null", "--episodes_per_eval", "2", "--num_envs", "20"], dry,
+         curve.is_file())
+    ranking = OUT / "mechanism" / task / f"peg-real-wide-prior{PRIOR_CHOSEN:g}.json"
+    _run([*simdist_command(), "mechanism", "--task", task, "--real", "peg-real", "--grid", "wide", "--model",
+          f"zero-shot={agent}", "--model", f"adapted={ADAPT_RUN}/stages/stage-2", "--states", "24", "--candidates",
+          "16", "--every", "10", "--envs", "8", "--out", str(ranking.relative_to(ROOT))], dry, ranking.is_file())
+
+
 #: the table leg's small dataset, the parts its gate model trains on, and that model's run folder
 LEG_DATA = "outputs/ur5e/ur5e-table-leg-small"
 LEG_PARTS = 10
@@ -818,7 +844,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
-                 "gate", "headplan", "valueplan", "rankplan", "priorplan", "leggate", "creep", "contacts"):
+                 "gate", "headplan", "valueplan", "rankplan", "priorplan", "adaptplan", "leggate", "creep",
+                 "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
