@@ -5,7 +5,7 @@
 The card's metrics come from the committed results (docs/ur5e-simdist.md 7.2-7.9): the policy head alone and
 MPPI on the Narrow and Wide lattices of nominal simulation (`simdist evaluate --json`), and how the model's
 planning score ranks the planner's own candidates (`simdist mechanism`, results/ur5e/analysis/rank_probe.py).
-The folder carries the planner that does best there (:data:`PLANNER`), written atomically by `save_pretrained`.
+The folder carries the chosen planner (:data:`PLANNER`), written atomically by `save_pretrained`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ DESCRIPTION = (
     "Gaussian prior (`prior_weight` 10, beyond the paper): a candidate leaves the policy only as far as its "
     "predicted return pays for it, and MPPI then picks the peg on 0.88 of the Narrow lattice and 0.65 of the Wide "
     "one (the head alone: 0.72 and 0.40; the intervals overlap, below). `--planner-preset manipulation` gives the "
-    "paper's MPPI.\n\n"
+    "paper's MPPI. Adapting only the dynamics on the proxy-real `peg-real` (the paper's protocol, 80 episodes) "
+    "does not change its success there yet (0.17 zero-shot and adapted, 40 Wide trials each): under the prior "
+    "the score barely decides (docs/ur5e-simdist.md 5, 7.10).\n\n"
     "**Training**: `simdist fit --config recipes/ur5e-peg/base.yaml --config recipes/ur5e-peg/small-no-actions.yaml "
     "--config recipes/ur5e-peg/small-matched.yaml` (986 trajectories, 16,000 steps of 256); the value head alone "
     "then on 1,296 states of its MPPI's candidates with their true returns: `python -m results.ur5e.run rankplan` "
