@@ -128,6 +128,11 @@ STAGES: dict[tuple[str, ...], dict[str, Any]] = {
     (LEG, "recipes/ur5e-table-leg/pretrain.yaml"): {
         "model.init_args.preset": "ur5e-table-leg", "data.history": 5, "trainer.max_steps": 5000,
         "model.init_args.obs_noise": "ur5e-table-leg", "data.train": "outputs/ur5e/ur5e-table-leg-cpu"},
+    (LEG, "recipes/ur5e-table-leg/small-matched.yaml"): {
+        "model.init_args.preset": "ur5e-table-leg", "model.init_args.preset_overrides.policy_input.actions": False,
+        "data.batch_size": 256, "trainer.max_steps": 16000, "model.init_args.decay_steps": 16000,
+        "model.init_args.loss_weights.value": 0.0, "data.train[9]": "outputs/ur5e/ur5e-table-leg-small/part-0009",
+        "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-table-leg-small-matched/pretrain/checkpoints"},
     (LEG, "recipes/ur5e-table-leg/paper.yaml"): {
         "model.init_args.decay_steps": 200000, "data.train": "outputs/ur5e/ur5e-table-leg-paper"},
     (TOY, "recipes/toy/pretrain.yaml"): {
