@@ -737,15 +737,15 @@ def adaptplan(task: str, dry: bool) -> None:
 LEG_DATA = "outputs/ur5e/ur5e-table-leg-small"
 LEG_PARTS = 10
 LEG_RUN = "outputs/ur5e-table-leg-small-matched"
-#: its training state committed mid-run (a later session resumes from it when the run folder has none)
-LEG_STATE = "results/ur5e/gate/ur5e-table-leg/train-state/last.ckpt"
+#: the trained model, committed (the runner evaluates it instead of training when it is there)
+LEG_MODEL = "results/ur5e/gate/ur5e-table-leg/ur5e-table-leg-small-matched-model"
 
 
 def leggate(task: str, dry: bool) -> None:
     """The table leg at small data (docs/ur5e-simdist.md 7.9): the peg's gate recipe at matched optimisation
     (recipes/ur5e-table-leg/small-matched.yaml) on the first 10 parts of the table leg's small dataset (one part
-    per call, resumable), trained (resumed from its last checkpoint, else from the committed :data:`LEG_STATE`)
-    and exported; its policy head alone and MPPI
+    per call, resumable), trained (resumed from its last checkpoint) and exported, unless the trained model is
+    committed (:data:`LEG_MODEL`); its policy head alone and MPPI
     ranking under the policy prior (β :data:`PRIOR_CHOSEN`, the horizon's rewards alone: the value head is
     untrained) on the Narrow lattice, 40 trials each."""
     task = "ur5e-table-leg"
@@ -754,12 +754,13 @@ def leggate(task: str, dry: bool) -> None:
               "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
               "20", "--torch-threads", "1", "--no-progress", "--out", LEG_DATA], dry,
              f"part-{k:04d}" in _finished_parts(ROOT / LEG_DATA))
-    model, ckpt = f"{LEG_RUN}/model", ROOT / LEG_RUN / "pretrain" / "checkpoints" / "last.ckpt"
-    done = (ROOT / model / "model.safetensors").is_file()
-    start = ckpt if ckpt.is_file() else ROOT / LEG_STATE if (ROOT / LEG_STATE).is_file() else None
+    committed = (ROOT / LEG_MODEL / "model.safetensors").is_file()
+    model = LEG_MODEL if committed else f"{LEG_RUN}/model"
+    ckpt = ROOT / LEG_RUN / "pretrain" / "checkpoints" / "last.ckpt"
+    done = committed or (ROOT / model / "model.safetensors").is_file()
     _run([*simdist_command(), "fit", "--config", "recipes/ur5e-table-leg/base.yaml", "--config",
-          "recipes/ur5e-table-leg/small-matched.yaml", *(["--ckpt_path", str(start.relative_to(ROOT))]
-                                                         if start else [])], dry, done)
+          "recipes/ur5e-table-leg/small-matched.yaml", *(["--ckpt_path", str(ckpt.relative_to(ROOT))]
+                                                         if ckpt.is_file() else [])], dry, done)
     _run([*simdist_command(), "export", "--ckpt", str(ckpt.relative_to(ROOT)), "--out", model, "--overwrite",
           "--train-config", f"{LEG_RUN}/logs/lightning_logs/version_0/config.yaml"], dry, done)
     folder = OUT / "gate" / task
