@@ -76,12 +76,17 @@ def _run(cmd: list[str], dry: bool, done: bool) -> None:
         subprocess.run(cmd, cwd=ROOT, check=True)
 
 
-def _cell(result: dict) -> str:
-    """``k/n = mean [low, high]``: successes with the 95 % bootstrap interval."""
-    from simdist import EvaluationResult
+def _success_cell(success: list) -> str:
+    """``k/n = mean [low, high]``: successes (per-trial flags) with the 95 % bootstrap interval."""
+    from simdist import bootstrap_ci
 
-    e = EvaluationResult.from_dict(result).success_estimate()
-    return f"{int(sum(result['success']))}/{e.n} = {e.mean:.2f} [{e.low:.2f}, {e.high:.2f}]"
+    e = bootstrap_ci([float(s) for s in success])
+    return f"{int(sum(success))}/{e.n} = {e.mean:.2f} [{e.low:.2f}, {e.high:.2f}]"
+
+
+def _cell(result: dict) -> str:
+    """:func:`_success_cell` of an evaluation result (``simdist evaluate --json``)."""
+    return _success_cell(result["success"])
 
 
 def _times(result: dict) -> str:
@@ -664,7 +669,7 @@ def priorplan(task: str, dry: bool) -> None:
               "value-rank-mean", "narrow", {"binary_mode": "mean"})]
     runs += [(f"value head on {n} continuation-labelled parts", PRIOR_CHOSEN, n, f"value-mc-p{n}", "narrow", {})
              for n in PRIOR_SIZES]  # 7.6's models at the chosen β
-    rows: dict[tuple[str, float, str], str] = {}
+    rows = []
     for label, beta, src, stem, grid, extra in runs:
         source = src if isinstance(src, str) else VALUE_MODEL if src == PLAN_SIZE else value_model(src, dry)
         agent = planner_folder(task, 1.0, dry, src=source, name=f"{stem}-prior{beta:g}",
@@ -672,7 +677,7 @@ def priorplan(task: str, dry: bool) -> None:
         r = evaluate(folder / f"{stem}-prior{beta:g}-mppi-{grid}.json",
                      ["--task", task, "--agent", agent, "--grid", grid, *tight], dry, own_planner=True)
         if r:
-            rows[(label, beta, grid)] = f"| {label} | {beta:g} | {grid} | {_cell(r)} | {_times(r)} |"
+            rows.append(f"| {label} | {beta:g} | {grid} | {_cell(r)} | {_times(r)} |")
     head = OUT / "gate" / task / "ur5e-peg-small-matched-policy"  # the head alone's result files (7.2), + -{grid}
     chosen = folder / f"value-rank-prior{PRIOR_CHOSEN:g}-mppi"
     for seed in PRIOR_SEEDS:  # replicates of the Narrow comparison with other evaluation seeds
@@ -690,22 +695,15 @@ def priorplan(task: str, dry: bool) -> None:
                                   ("Narrow + Wide, seed 0", [("narrow", ""), ("wide", "")]))}
     for (name, what), files in pooled.items():  # 80 trials a controller
         if all(f.is_file() for f in files):
-            from simdist import bootstrap_ci
-
-            hits = [float(s) for f in files for s in json.loads(f.read_text(encoding="utf-8"))["success"]]
-            e = bootstrap_ci(hits)
-            rows[(name, PRIOR_CHOSEN, what)] = (f"| {name} | {PRIOR_CHOSEN:g} | {what} | {int(sum(hits))}/"
-                                                f"{e.n} = {e.mean:.2f} [{e.low:.2f}, {e.high:.2f}] | |")
-            runs.append((name, PRIOR_CHOSEN, "", "", what, {}))
+            hits = [s for f in files for s in json.loads(f.read_text(encoding="utf-8"))["success"]]
+            rows.append(f"| {name} | {PRIOR_CHOSEN:g} | {what} | {_success_cell(hits)} | |")
     for beta, modes in PRIOR_GAPS:  # the executed action's gap to the head's, tick by tick (7.7's measurement)
         gap = OUT / "analysis" / f"prior-gap-value-rank-prior{beta:g}.json"
         _run([sys.executable, "results/ur5e/analysis/prior_gap.py", "--model", f"outputs/value-rank-prior{beta:g}-w1",
               "--binary-modes", modes, "--steps", "225", "--json", str(gap.relative_to(ROOT))], dry, gap.is_file())
     if not dry:
         write_table(folder, "| MPPI's value head (policy warm start, init std 0.1) | policy prior weight β | lattice | "
-                            "success [95 % CI] | median time |\n|---|---|---|---|---|",
-                    [rows[(label, beta, grid)] for label, beta, _, _, grid, _ in runs if (label, beta, grid) in rows],
-                    name="priorplan.md")
+                            "success [95 % CI] | median time |\n|---|---|---|---|---|", rows, name="priorplan.md")
 
 
 #: the adaptation run of the zoo's planner (β :data:`PRIOR_CHOSEN`) on peg-real, and its stages' episodes
@@ -765,15 +763,14 @@ def leggate(task: str, dry: bool) -> None:
           "--train-config", f"{LEG_RUN}/logs/lightning_logs/version_0/config.yaml"], dry, done)
     folder = OUT / "gate" / task
     rows = []
-    for label, agent, extra in (
-            ("the head alone", model, ["--planner", "policy"]),
-            (f"MPPI, rewards only, policy prior β {PRIOR_CHOSEN:g}", planner_folder(
+    for label, stem, agent, extra, own_planner in (
+            ("the head alone", "policy", model, ["--planner", "policy"], False),
+            (f"MPPI, rewards only, policy prior β {PRIOR_CHOSEN:g}", f"mppi-prior{PRIOR_CHOSEN:g}", planner_folder(
                 task, 0.0, dry, src=model, name=f"{Path(LEG_RUN).name}-prior{PRIOR_CHOSEN:g}",
-                extra={"prior_weight": PRIOR_CHOSEN}), RANK_DRIVERS["tight"])):
-        stem = "policy" if extra[0] == "--planner" else f"mppi-prior{PRIOR_CHOSEN:g}"
+                extra={"prior_weight": PRIOR_CHOSEN}), RANK_DRIVERS["tight"], True)):
         r = evaluate(folder / f"{Path(LEG_RUN).name}-{stem}-narrow.json",
                      ["--task", task, "--agent", agent, "--profile", "sim", "--grid", "narrow", "--trials", "2",
-                      "--envs", "20", *extra], dry, own_planner=stem != "policy")
+                      "--envs", "20", *extra], dry, own_planner=own_planner)
         if r:
             rows.append(f"| {label} | {_cell(r)} | {_times(r)} |")
     if not dry:
