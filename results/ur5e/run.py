@@ -16,7 +16,7 @@
     python -m results.ur5e.run valueplan [--task ur5e-peg] [--dry-run] # its value head on continuation labels
     python -m results.ur5e.run rankplan [--task ur5e-peg] [--dry-run]  # its value head on its candidates' ranking
     python -m results.ur5e.run priorplan [--task ur5e-peg] [--dry-run]  # MPPI with the policy as its prior
-    python -m results.ur5e.run adaptplan [--dry-run]                 # adaptation on peg-real with that planner
+    python -m results.ur5e.run adaptplan [--task T] [--dry-run]      # adaptation on proxy-real with the zoo planner
     python -m results.ur5e.run leggate  [--dry-run]                  # the table leg's head and MPPI at small data
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
     python -m results.ur5e.run contacts                                  # the calibration table of every recipe
@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -706,28 +707,37 @@ def priorplan(task: str, dry: bool) -> None:
                             "success [95 % CI] | median time |\n|---|---|---|---|---|", rows, name="priorplan.md")
 
 
-#: the adaptation run of the zoo's planner (β :data:`PRIOR_CHOSEN`) on peg-real, and its stages' episodes
-ADAPT_RUN = f"outputs/ur5e-peg/adapt-prior{PRIOR_CHOSEN:g}-peg-real"
-ADAPT_SCHEDULE = "[0,40,80]"
+#: each task's adaptation: (the zoo folder whose planner.json acts, the proxy-real profile), and the stages' real
+#: episodes (zero-shot and the paper's 80)
+ADAPT_AGENTS = {"ur5e-peg": ("hub/models/ur5e-peg", "peg-real"),
+                "ur5e-table-leg": ("hub/models/ur5e-table-leg", "table-leg-real")}
+ADAPT_SCHEDULE = "[0,80]"
 
 
 def adaptplan(task: str, dry: bool) -> None:
-    """Adaptation with the planner that picks the peg (docs/ur5e-simdist.md 5, 7.9): the paper's protocol
-    (recipes/ur5e-peg/adapt.yaml: dynamics only, retrained from the base on all real episodes so far) on
-    ``peg-real``, acting with the model's own planner.json (MPPI under the policy prior, β :data:`PRIOR_CHOSEN`),
-    at 0, 40 and 80 on-policy episodes, each stage evaluated on 40 Wide trials; then the plan ranking of the
-    zero-shot and the 80-episode model on the same ``peg-real`` states (``simdist mechanism``)."""
-    if task != "ur5e-peg":
-        raise SystemExit("adaptplan: only ur5e-peg has a planner that picks the peg")
-    agent = f"outputs/value-rank-prior{PRIOR_CHOSEN:g}-w1"
-    curve = ROOT / ADAPT_RUN / "curve.json"
-    _run([*simdist_command(), "adapt", "--config", "recipes/ur5e-peg/adapt.yaml", "--task", task, "--agent", agent,
-          "--real", "peg-real", "--out", ADAPT_RUN, "--schedule", ADAPT_SCHEDULE, "--planner_preset", "null",
+    """Adaptation with the zoo's planner (docs/ur5e-simdist.md 5, 7.9): the paper's protocol
+    (recipes/<task>/adapt.yaml: dynamics only, retrained from the base on all real episodes so far) on the task's
+    proxy-real profile, acting with the zoo folder's own planner.json (MPPI sampled around the policy under its
+    prior, β :data:`PRIOR_CHOSEN`), at 0 and 80 on-policy episodes, each stage evaluated on 40 Wide trials; the
+    run's state, curve and plot copied to results/ur5e/adapt/; then the plan ranking of the zero-shot and the
+    adapted model on the same proxy-real states (``simdist mechanism``)."""
+    agent, real = ADAPT_AGENTS[task]
+    if not (ROOT / agent / "planner.json").is_file():
+        raise SystemExit(f"adaptplan: {agent}/planner.json is missing; build it: python hub/build_ur5e_models.py")
+    run = f"outputs/{task}/adapt-zoo-{real}"
+    curve = ROOT / run / "curve.json"
+    _run([*simdist_command(), "adapt", "--config", f"recipes/{task}/adapt.yaml", "--task", task, "--agent", agent,
+          "--real", real, "--out", run, "--schedule", ADAPT_SCHEDULE, "--planner_preset", "null",
           "--num_samples", "null", "--iterations", "null", "--episodes_per_eval", "2", "--num_envs", "20"], dry,
          curve.is_file())
-    ranking = OUT / "mechanism" / task / f"peg-real-wide-prior{PRIOR_CHOSEN:g}.json"
-    _run([*simdist_command(), "mechanism", "--task", task, "--real", "peg-real", "--grid", "wide", "--model",
-          f"zero-shot={agent}", "--model", f"adapted={ADAPT_RUN}/stages/stage-2", "--states", "24", "--candidates",
+    kept = OUT / "adapt" / task / f"zoo-{real}"
+    if not dry:
+        kept.mkdir(parents=True, exist_ok=True)
+        for name in ("state.json", "curve.json", "curve.png"):
+            shutil.copyfile(ROOT / run / name, kept / name)
+    ranking = OUT / "mechanism" / task / f"{real}-wide-zoo.json"
+    _run([*simdist_command(), "mechanism", "--task", task, "--real", real, "--grid", "wide", "--model",
+          f"zero-shot={agent}", "--model", f"adapted={run}/stages/stage-1", "--states", "24", "--candidates",
           "16", "--every", "10", "--envs", "8", "--out", str(ranking.relative_to(ROOT))], dry, ranking.is_file())
 
 
