@@ -1,29 +1,33 @@
-"""Build the zoo's UR5e model folder from the committed planner-study model (the command that made it).
+"""Build the zoo's UR5e model folders from the committed models (the command that made them).
 
-    python hub/build_ur5e_models.py        # hub/models/ur5e-peg from results/ur5e/planner/ur5e-peg/value-rank-model
+    python hub/build_ur5e_models.py               # every entry of ENTRIES
+    python hub/build_ur5e_models.py ur5e-peg      # hub/models/ur5e-peg alone
 
-The card's metrics come from the committed results (docs/ur5e-simdist.md 7.2-7.9): the policy head alone and
+The cards' metrics come from the committed results (docs/ur5e-simdist.md 7.2-7.9): the policy head alone and
 MPPI on the Narrow and Wide lattices of nominal simulation (`simdist evaluate --json`), and how the model's
 planning score ranks the planner's own candidates (`simdist mechanism`, results/ur5e/analysis/rank_probe.py).
-The folder carries the chosen planner (:data:`PLANNER`), written atomically by `save_pretrained`.
+Each folder carries its chosen planner (:attr:`Entry.planner`), written atomically by `save_pretrained`.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "ur5e"
 PLANNER_DIR = RESULTS / "planner" / "ur5e-peg"
 #: the model: the head-gate world model (7.2) with its value head trained on its MPPI's candidates' ranking (7.8)
-SOURCE = PLANNER_DIR / "value-rank-model"
+PEG_SOURCE = PLANNER_DIR / "value-rank-model"
 #: the policy prior's weight the shipped planner.json carries (7.9: results.ur5e.run's PRIOR_CHOSEN)
 PRIOR_WEIGHT = 10.0
 #: the shipped planner: the manipulation preset sampled around the policy, candidates ranked with its prior
-PLANNER = {"warm_start": "policy", "init_std": 0.1, "value_weight": 1.0, "prior_weight": PRIOR_WEIGHT}
+PEG_PLANNER = {"warm_start": "policy", "init_std": 0.1, "value_weight": 1.0, "prior_weight": PRIOR_WEIGHT}
 #: card metric label -> committed `simdist evaluate --json` result (40 trials each, nominal simulation)
-SUCCESS_FILES = {
+PEG_SUCCESS = {
     "policy head alone, Narrow": RESULTS / "gate" / "ur5e-peg" / "ur5e-peg-small-matched-policy-narrow.json",
     "policy head alone, Wide": RESULTS / "gate" / "ur5e-peg" / "ur5e-peg-small-matched-policy-wide.json",
     "MPPI, the paper's score and sampling, Narrow": PLANNER_DIR / "value-rank-mppi-narrow.json",
@@ -31,7 +35,7 @@ SUCCESS_FILES = {
     **{f"MPPI with the policy prior (prior_weight {PRIOR_WEIGHT:g}, the shipped planner.json), {grid.title()}":
        PLANNER_DIR / f"value-rank-prior{PRIOR_WEIGHT:g}-mppi-{grid}.json" for grid in ("narrow", "wide")},
 }
-DESCRIPTION = (
+PEG_DESCRIPTION = (
     "UR5e peg insertion world model (16 mm square peg, 0.5 mm clearance; 5 Hz, H = T = 5), trained on two CPU "
     "cores at about 1/11 of the data engine's `cpu` preset. **Status: experimental.** Its policy head imitates "
     "the scripted expert (past actions dropped from its input, the paper's option); MPPI with the paper's score "
@@ -51,6 +55,46 @@ DESCRIPTION = (
     "**Use it**: `simdist evaluate --task ur5e-peg --agent simdist/ur5e-peg --profile sim --grid narrow`; "
     "`--planner policy` runs the head alone."
 )
+
+
+LEG_DIR = RESULTS / "gate" / "ur5e-table-leg"
+#: the table leg's gate model (7.9): the peg's gate recipe on 10 parts of the table leg's small data
+LEG_SOURCE = LEG_DIR / "ur5e-table-leg-small-matched-model"
+#: its planner: sampled around the policy, the horizon's rewards alone (its value head is untrained), the prior
+LEG_PLANNER = {"warm_start": "policy", "init_std": 0.1, "value_weight": 0.0, "prior_weight": PRIOR_WEIGHT}
+LEG_SUCCESS = {
+    "policy head alone, Narrow": LEG_DIR / "ur5e-table-leg-small-matched-policy-narrow.json",
+    f"MPPI with the policy prior (prior_weight {PRIOR_WEIGHT:g}, rewards only, the shipped planner.json), Narrow":
+        LEG_DIR / f"ur5e-table-leg-small-matched-mppi-prior{PRIOR_WEIGHT:g}-narrow.json",
+}
+LEG_DESCRIPTION = (
+    "UR5e table-leg world model (pick the leg, align it over the hole, thread it two turns; 5 Hz, H = T = 5), "
+    "trained on two CPU cores at about 1/10 of the data engine's `cpu` preset. **Status: experimental.** Its "
+    "policy head imitates the scripted expert (past actions dropped from its input, the paper's option). The "
+    "shipped `planner.json` samples around the policy (init std 0.1) and ranks candidates by the horizon's "
+    "predicted rewards (`value_weight` 0: the value head is not trained at this data size) with the policy as a "
+    "Gaussian prior (`prior_weight` 10, beyond the paper; docs/ur5e-simdist.md 7.9). In nominal simulation both "
+    "pick the leg on nearly every Narrow start (below); `--planner-preset manipulation` gives the paper's MPPI.\n\n"
+    "**Training**: `simdist fit --config recipes/ur5e-table-leg/base.yaml --config "
+    "recipes/ur5e-table-leg/small-matched.yaml` (1,061 trajectories, 16,000 steps of 256): "
+    "`python -m results.ur5e.run leggate`.\n\n"
+    "**Use it**: `simdist evaluate --task ur5e-table-leg --agent simdist/ur5e-table-leg --profile sim --grid "
+    "narrow`; `--planner policy` runs the head alone."
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One zoo folder: its task, the committed model it is built from, the planner settings its planner.json
+    carries over the task's manipulation preset, and its card."""
+
+    task: str
+    source: Path
+    planner: dict
+    success_files: dict[str, Path]
+    description: str
+    tags: list[str]
+    rows: Callable[[], dict[str, str]] = field(default=dict)
 
 
 def success(path: Path) -> str:
@@ -75,19 +119,42 @@ def ranking() -> dict[str, str]:
     }
 
 
-def build() -> Path:
-    """hub/models/ur5e-peg: the agent of :data:`SOURCE` acting with :data:`PLANNER` (its planner.json), its card's
-    metrics from the committed results."""
-    from simdist import load_agent
+#: zoo folder name (hub/models/<name>, Hub id simdist/<name>) -> its entry
+ENTRIES = {
+    "ur5e-peg": Entry("ur5e-peg", PEG_SOURCE, PEG_PLANNER, PEG_SUCCESS, PEG_DESCRIPTION,
+                      ["ur5e", "manipulation", "peg-insertion", "sim-pretrained", "experimental"], ranking),
+    "ur5e-table-leg": Entry("ur5e-table-leg", LEG_SOURCE, LEG_PLANNER, LEG_SUCCESS, LEG_DESCRIPTION,
+                            ["ur5e", "manipulation", "table-leg-insertion", "sim-pretrained", "experimental"]),
+}
 
-    agent = load_agent(SOURCE).with_settings(**PLANNER)
-    metrics = {f"{label} (success, 95 % CI)": success(path) for label, path in SUCCESS_FILES.items()}
-    out = agent.save_pretrained(ROOT / "hub" / "models" / "ur5e-peg", metrics={**metrics, **ranking()},
-                                tags=["ur5e", "manipulation", "peg-insertion", "sim-pretrained", "experimental"],
-                                model_card_kwargs={"repo_id": "simdist/ur5e-peg", "description": DESCRIPTION})
-    print(f"built {out} from {SOURCE.relative_to(ROOT)}")
+
+def build(name: str) -> Path:
+    """hub/models/<name>: the agent of the entry's source acting with the task's manipulation preset and the
+    entry's planner settings (its planner.json), its card's metrics from the committed results."""
+    from simdist import get, load_agent
+    from simdist.planning import planner_preset
+
+    entry = ENTRIES[name]
+    preset = planner_preset("manipulation", **get("task", entry.task).planner_defaults)
+    agent = load_agent(entry.source).with_settings(**{**preset, **entry.planner})
+    metrics = {f"{label} (success, 95 % CI)": success(path) for label, path in entry.success_files.items()}
+    out = agent.save_pretrained(ROOT / "hub" / "models" / name, metrics={**metrics, **entry.rows()},
+                                tags=entry.tags,
+                                model_card_kwargs={"repo_id": f"simdist/{name}", "description": entry.description})
+    print(f"built {out} from {entry.source.relative_to(ROOT)}")
     return out
 
 
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help=f"entries to build, of {sorted(ENTRIES)} (default: all)")
+    names = parser.parse_args().names or sorted(ENTRIES)
+    unknown = sorted(set(names) - set(ENTRIES))
+    if unknown:
+        parser.error(f"names: no entry {unknown[0]!r}; one of {sorted(ENTRIES)}")
+    for name in names:
+        build(name)
+
+
 if __name__ == "__main__":
-    build()
+    main()

@@ -133,6 +133,11 @@ STAGES: dict[tuple[str, ...], dict[str, Any]] = {
         "data.batch_size": 256, "trainer.max_steps": 16000, "model.init_args.decay_steps": 16000,
         "model.init_args.loss_weights.value": 0.0, "data.train[9]": "outputs/ur5e/ur5e-table-leg-small/part-0009",
         "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-table-leg-small-matched/pretrain/checkpoints"},
+    **{(LEG, "recipes/ur5e-table-leg/small-matched.yaml", f"recipes/ur5e-table-leg/size-{n}parts.yaml"): {
+        "trainer.max_steps": 16000, "model.init_args.preset_overrides.policy_input.actions": False,
+        "data.train": [f"outputs/ur5e/ur5e-table-leg-small/part-{k:04d}" for k in range(n)],
+        "trainer.callbacks[0].init_args.dirpath": f"outputs/ur5e-table-leg-small-matched-{n}parts/pretrain/checkpoints",
+        "trainer.logger.init_args.save_dir": f"outputs/ur5e-table-leg-small-matched-{n}parts/logs"} for n in (3, 30)},
     (LEG, "recipes/ur5e-table-leg/paper.yaml"): {
         "model.init_args.decay_steps": 200000, "data.train": "outputs/ur5e/ur5e-table-leg-paper"},
     (TOY, "recipes/toy/pretrain.yaml"): {

@@ -277,18 +277,20 @@ def test_bundled_models_save_byte_identical(folder: Path, tmp_path: Path) -> Non
         assert (model / name).read_bytes() == (folder / name).read_bytes(), name
 
 
-def test_shipped_ur5e_peg_plans_near_its_policy_offline(offline: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """simdist/ur5e-peg loads by Hub id offline and acts with its planner.json (MPPI ranking with the policy as its
-    prior, docs/ur5e-simdist.md 7.9): on the first ticks of real UR5e physics its arm actions stay near the head's,
-    where the paper's MPPI on the same model moves far from them."""
+@pytest.mark.parametrize("name", ["ur5e-peg", "ur5e-table-leg"])
+def test_shipped_ur5e_models_plan_near_their_policy_offline(offline: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            name: str) -> None:
+    """simdist/ur5e-peg and simdist/ur5e-table-leg load by Hub id offline and act with their planner.json (MPPI
+    ranking with the policy as its prior, docs/ur5e-simdist.md 7.9): on the first ticks of real UR5e physics their
+    arm actions stay near the head's, where the paper's MPPI on the same model moves far from them."""
     from simdist import build_controller, make_task
 
     monkeypatch.delenv("SIMDIST_ZOO", raising=False)
-    task = make_task("ur5e-peg", profile="sim")
-    policy = build_controller("simdist/ur5e-peg", planner="policy", task=task)
+    task = make_task(name, profile="sim")
+    policy = build_controller(f"simdist/{name}", planner="policy", task=task)
     gaps = {}
-    for name, preset in (("prior", None), ("paper", "manipulation")):
-        agent = build_controller("simdist/ur5e-peg", task=task, preset=preset, seed=0)
+    for label, preset in (("prior", None), ("paper", "manipulation")):
+        agent = build_controller(f"simdist/{name}", task=task, preset=preset, seed=0)
         env = task.evaluation_env(2, 0)
         hist = agent.new_history(2)
         obs = env.reset(seed=0)
@@ -300,5 +302,5 @@ def test_shipped_ur5e_peg_plans_near_its_policy_offline(offline: Path, monkeypat
             step = env.step(a.numpy())
             hist.push(step.obs, a, command=hist.command_of(step.obs))
         env.close()
-        gaps[name] = sum(gap) / len(gap)
-    assert gaps["prior"] < 0.1 < gaps["paper"]
+        gaps[label] = sum(gap) / len(gap)
+    assert gaps["prior"] < 0.1 < gaps["paper"], gaps

@@ -18,6 +18,7 @@
     python -m results.ur5e.run priorplan [--task ur5e-peg] [--dry-run]  # MPPI with the policy as its prior
     python -m results.ur5e.run adaptplan [--task T] [--dry-run]      # adaptation on proxy-real with the zoo planner
     python -m results.ur5e.run leggate  [--dry-run]                  # the table leg's head and MPPI at small data
+    python -m results.ur5e.run legsize  [--dry-run]                  # the table leg's success against data size
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
     python -m results.ur5e.run contacts                                  # the calibration table of every recipe
 
@@ -788,6 +789,69 @@ def leggate(task: str, dry: bool) -> None:
                             "[95 % CI] | median time |\n|---|---|---|", rows, name="leggate.md")
 
 
+#: the table leg's data sizes (parts of its small dataset; 10 is :func:`leggate`'s model) and their recipes' runs
+LEG_SIZES = (3, 10, 30)
+
+
+def _size_run(parts: int) -> str:
+    return LEG_RUN if parts == LEG_PARTS else f"{LEG_RUN}-{parts}parts"
+
+
+def _trajectories(parts: int) -> int:
+    """Episodes in the first ``parts`` parts of :data:`LEG_DATA` (their dataset.json)."""
+    return sum(shard["episodes"] for k in range(parts) for shard in json.loads(
+        (ROOT / LEG_DATA / f"part-{k:04d}" / "dataset.json").read_text(encoding="utf-8"))["shards"])
+
+
+def legsize(task: str, dry: bool) -> None:
+    """Success against the world model's data size on the table leg (docs/ur5e-simdist.md 7.11): the gate recipe
+    (16,000 steps of 256) on 3, 10 and 30 parts of the table leg's small data
+    (recipes/ur5e-table-leg/size-<n>parts.yaml; 10 parts is :func:`leggate`'s committed model), data made one part
+    per call and fits resumed from their last checkpoint; each model's head alone and MPPI under the policy prior
+    (the zoo's table-leg planner) on 40 Narrow trials, and how each model's score ranks the same planner
+    candidates (``simdist mechanism``, 24 Narrow states x 16 candidates)."""
+    task = "ur5e-table-leg"
+    for k in range(max(LEG_SIZES)):
+        _run([*simdist_command(), "generate", "--task", task, "--envs", "32", "--transitions", "400000", "--parts",
+              "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
+              "20", "--torch-threads", "1", "--no-progress", "--out", LEG_DATA], dry,
+             f"part-{k:04d}" in _finished_parts(ROOT / LEG_DATA))
+    folder, rows, planners = OUT / "gate" / task, [], []
+    for parts in LEG_SIZES:
+        run = _size_run(parts)
+        model = LEG_MODEL if parts == LEG_PARTS else f"{run}/model"
+        if parts != LEG_PARTS:
+            ckpt = ROOT / run / "pretrain" / "checkpoints" / "last.ckpt"
+            done = (ROOT / model / "model.safetensors").is_file()
+            _run([*simdist_command(), "fit", "--config", "recipes/ur5e-table-leg/base.yaml", "--config",
+                  "recipes/ur5e-table-leg/small-matched.yaml", "--config",
+                  f"recipes/ur5e-table-leg/size-{parts}parts.yaml",
+                  *(["--ckpt_path", str(ckpt.relative_to(ROOT))] if ckpt.is_file() else [])], dry, done)
+            _run([*simdist_command(), "export", "--ckpt", str(ckpt.relative_to(ROOT)), "--out", model, "--overwrite",
+                  "--train-config", f"{run}/logs/lightning_logs/version_0/config.yaml"], dry, done)
+        prior = planner_folder(task, 0.0, dry, src=model, name=f"{Path(run).name}-prior{PRIOR_CHOSEN:g}",
+                               extra={"prior_weight": PRIOR_CHOSEN})
+        planners += ["--model", f"{parts}-parts={prior}"]
+        cells = []
+        for stem, agent, extra, own in (("policy", model, ["--planner", "policy"], False),
+                                        (f"mppi-prior{PRIOR_CHOSEN:g}", prior, RANK_DRIVERS["tight"], True)):
+            r = evaluate(folder / f"{Path(run).name}-{stem}-narrow.json",
+                         ["--task", task, "--agent", agent, "--profile", "sim", "--grid", "narrow", "--trials", "2",
+                          "--envs", "20", *extra], dry, own_planner=own)
+            cells.append(_cell(r) if r else "-")
+        if not dry:
+            rows.append(f"| {parts} | {_trajectories(parts):,} | " + " | ".join(cells) + " |")
+    ranking = folder / "legsize-mechanism-narrow.json"
+    _run([*simdist_command(), "mechanism", "--task", task, "--real", "sim", *planners, *MECHANISM,
+          "--out", str(ranking.relative_to(ROOT))], dry, ranking.is_file())
+    if not dry:
+        rho = json.loads(ranking.read_text(encoding="utf-8"))["models"]
+        rows = [row + " {mean:.3f} [{low:.3f}, {high:.3f}] |".format(**rho[f"{parts}-parts"]["spearman"])
+                for parts, row in zip(LEG_SIZES, rows, strict=True)]
+        write_table(folder, "| parts | trajectories | head alone, Narrow [95 % CI] | MPPI under the prior, Narrow | "
+                            "plan ranking ρ [95 % CI] |\n|---|---|---|---|---|", rows, name="legsize.md")
+
+
 def creep(task: str, dry: bool) -> None:
     """How far a hinge with the profiles' 0.24 N m of dry friction (armature 0.1) turns in 1 s under a torque
     below it, with each contact recipe's solver options: the no-slip pass also makes joint friction exact, and
@@ -852,7 +916,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
-                 "gate", "headplan", "valueplan", "rankplan", "priorplan", "adaptplan", "leggate", "creep",
+                 "gate", "headplan", "valueplan", "rankplan", "priorplan", "adaptplan", "leggate", "legsize", "creep",
                  "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
