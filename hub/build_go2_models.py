@@ -196,13 +196,26 @@ def build_base(which: str = ZOO_CANDIDATE) -> None:
         print(f"built {out} from {candidate['ckpt']}")
 
 
+def carry_base_planner(name: str, base: str) -> None:
+    """hub/models/<name> acts with its base's planner.json: its adaptation run acted with that planner
+    (:data:`ADAPT_FLAGS`), and a folder without one would plan with the default MPPI under ``load_agent``."""
+    from simdist.fsutil import atomic_write_text
+    from simdist.hub.files import PLANNER_NAME
+
+    src, dst = (ROOT / "hub" / "models" / n / PLANNER_NAME for n in (base, name))
+    if not dst.is_file() or dst.read_bytes() != src.read_bytes():
+        atomic_write_text(dst, src.read_text(encoding="utf-8"))
+        print(f"{dst.relative_to(ROOT)}: the planner of {base}")
+
+
 def build_adapted() -> None:
     from simdist import WorldModel
 
     for name, (base, run, profile, command) in ADAPT_RUNS.items():
         curve_file = run / "curve.json"
         if not curve_file.is_file():
-            print(f"skipped {name}: no {curve_file}")
+            print(f"skipped rebuilding {name}: no {curve_file}")
+            carry_base_planner(name, base)
             continue
         curve = json.loads(curve_file.read_text())
         model = WorldModel.from_pretrained(curve["models"][-1])
@@ -221,6 +234,7 @@ def build_adapted() -> None:
         out = model.save_pretrained(ROOT / "hub" / "models" / name, base_model=f"simdist/{base}", metrics=metrics,
                                     tags=["go2", "quadruped", "proxy-real-adapted"],
                                     model_card_kwargs={"repo_id": f"simdist/{name}", "description": text})
+        carry_base_planner(name, base)
         print(f"built {out}")
 
 

@@ -258,6 +258,20 @@ def test_shipped_go2_models_load_offline(offline: Path, monkeypatch: pytest.Monk
     assert "library_name: simdist" in card and "simdist fit --config recipes/go2-slope/pretrain.yaml" in card
 
 
+def test_adapted_models_plan_as_their_base(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bundled adapted SimDist model acts with its base's planner.json (the planner its adaptation run acted
+    with), not the default MPPI."""
+    from simdist import load_agent
+
+    monkeypatch.delenv(zoo.ENV_VAR, raising=False)
+    adapted = [e for e in zoo.load_index() if e.base_model and e.status == "available"]
+    assert adapted
+    for entry in adapted:
+        base = next(e for e in zoo.load_index() if e.repo_id == entry.base_model)
+        own, theirs = (load_agent(zoo.bundled_folder(e.repo_id)).config.to_planner_dict() for e in (entry, base))
+        assert own == theirs, entry.name
+
+
 BUNDLED = sorted(p for p in (Path(__file__).resolve().parents[1] / "hub" / "models").iterdir()
                  if (p / "config.json").is_file())
 
