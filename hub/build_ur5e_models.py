@@ -128,6 +128,64 @@ ENTRIES = {
 }
 
 
+#: adapted zoo folder name -> (its base entry, the proxy-real profile, the adaptation run kept under results/:
+#: ``python -m results.ur5e.run adaptplan --task <task>``, whose last stage's model it carries)
+ADAPTED = {"ur5e-peg-adapted": ("ur5e-peg", "peg-real", RESULTS / "adapt" / "ur5e-peg" / "zoo-peg-real")}
+
+
+def _ci(value: float, ci: list[float], n: int) -> str:
+    return f"{round(value * n)}/{n} = {value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
+def adapted_rows(base: str, real: str, kept: Path) -> dict[str, str]:
+    """The card rows of an adapted model: its run's success zero-shot and adapted, held-out consistency, and how
+    both models' scores rank the planner's candidates on the proxy-real states (``simdist mechanism``)."""
+    curve = json.loads((kept / "curve.json").read_text(encoding="utf-8"))
+    grid = curve["task"]["grid"].title()
+    rows = {"proxy-real profile": real, "real episodes (minutes)": f"{curve['episodes'][-1]} "
+                                                                     f"({curve['minutes'][-1]:.1f})"}
+    for label, k in (("zero-shot", 0), ("adapted", -1)):
+        rows[f"success on {real}, {grid}, {label} (95 % CI)"] = _ci(curve["value"][k], curve["ci95"][k],
+                                                                    curve["trials"][k])
+        rows[f"held-out consistency loss, {label}"] = f"{curve['consistency_after'][k]:.4f}"
+    ranking = RESULTS / "mechanism" / ENTRIES[base].task / f"{real}-wide-zoo.json"
+    if ranking.is_file():
+        models = json.loads(ranking.read_text(encoding="utf-8"))["models"]
+        for label in ("zero-shot", "adapted"):
+            rho = models[label]["spearman"]
+            rows[f"plan ranking on {real}, Spearman ρ, {label} ({rho['n']} states)"] = (
+                f"{rho['mean']:.3f} [{rho['low']:.3f}, {rho['high']:.3f}]")
+    return rows
+
+
+def build_adapted(name: str) -> Path | None:
+    """hub/models/<name>: the last stage of the base's adaptation run (its dynamics finetuned on the proxy-real
+    episodes) acting with the base's planner, ``base_model`` its base; skipped when the run's model is not here."""
+    from simdist import get, load_agent
+    from simdist.planning import planner_preset
+
+    base, real, kept = ADAPTED[name]
+    entry = ENTRIES[base]
+    curve = json.loads((kept / "curve.json").read_text(encoding="utf-8"))
+    source = ROOT / curve["models"][-1]
+    if not (source / "model.safetensors").is_file():
+        print(f"skipped {name}: no {source.relative_to(ROOT)} (python -m results.ur5e.run adaptplan --task "
+              f"{entry.task} makes it)")
+        return None
+    preset = planner_preset("manipulation", **get("task", entry.task).planner_defaults)
+    agent = load_agent(source).with_settings(**{**preset, **entry.planner})
+    text = (f"`simdist/{base}` with only its dynamics finetuned on {curve['episodes'][-1]} on-policy episodes "
+            f"({curve['minutes'][-1]:.1f} minutes) of the proxy-real profile `{real}`, the paper's protocol: "
+            f"`python -m results.ur5e.run adaptplan --task {entry.task}`. It acts with its base's planner.json. "
+            "**Status: experimental**: the rows below give its success on the profile beside the zero-shot "
+            "model's, and how both models' scores rank the planner's candidates there (docs/ur5e-simdist.md 5).")
+    out = agent.save_pretrained(ROOT / "hub" / "models" / name, base_model=f"simdist/{base}",
+                                metrics=adapted_rows(base, real, kept), tags=[*entry.tags, "proxy-real-adapted"],
+                                model_card_kwargs={"repo_id": f"simdist/{name}", "description": text})
+    print(f"built {out} from {source.relative_to(ROOT)}")
+    return out
+
+
 def build(name: str) -> Path:
     """hub/models/<name>: the agent of the entry's source acting with the task's manipulation preset and the
     entry's planner settings (its planner.json), its card's metrics from the committed results."""
@@ -147,13 +205,14 @@ def build(name: str) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", help=f"entries to build, of {sorted(ENTRIES)} (default: all)")
-    names = parser.parse_args().names or sorted(ENTRIES)
-    unknown = sorted(set(names) - set(ENTRIES))
+    known = sorted({*ENTRIES, *ADAPTED})
+    parser.add_argument("names", nargs="*", help=f"entries to build, of {known} (default: all)")
+    names = parser.parse_args().names or known
+    unknown = sorted(set(names) - set(known))
     if unknown:
-        parser.error(f"names: no entry {unknown[0]!r}; one of {sorted(ENTRIES)}")
+        parser.error(f"names: no entry {unknown[0]!r}; one of {known}")
     for name in names:
-        build(name)
+        build(name) if name in ENTRIES else build_adapted(name)
 
 
 if __name__ == "__main__":
