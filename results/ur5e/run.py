@@ -803,35 +803,39 @@ def _trajectories(parts: int) -> int:
         (ROOT / LEG_DATA / f"part-{k:04d}" / "dataset.json").read_text(encoding="utf-8"))["shards"])
 
 
-def legsize(task: str, dry: bool) -> None:
+def legsize(task: str, dry: bool, parts: str | None = None) -> None:
     """Success against the world model's data size on the table leg (docs/ur5e-simdist.md 7.11): the gate recipe
     (16,000 steps of 256) on 3, 10 and 30 parts of the table leg's small data
     (recipes/ur5e-table-leg/size-<n>parts.yaml; 10 parts is :func:`leggate`'s committed model), data made one part
     per call and fits resumed from their last checkpoint; each model's head alone and MPPI under the policy prior
     (the zoo's table-leg planner) on 40 Narrow trials, and how each model's score ranks the same planner
-    candidates (``simdist mechanism``, 24 Narrow states x 16 candidates)."""
+    candidates (``simdist mechanism``, 24 Narrow states x 16 candidates). ``parts`` (comma-separated sizes) runs
+    only those sizes' fits and evaluations, without the ranking and the table."""
     task = "ur5e-table-leg"
-    for k in range(max(LEG_SIZES)):
+    sizes = LEG_SIZES if parts is None else tuple(int(n) if n.strip().isdigit() else -1 for n in parts.split(","))
+    if not set(sizes) <= set(LEG_SIZES):
+        raise SystemExit(f"legsize: --parts takes sizes of {LEG_SIZES}, got {parts!r}")
+    for k in range(max(sizes)):
         _run([*simdist_command(), "generate", "--task", task, "--envs", "32", "--transitions", "400000", "--parts",
               "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
               "20", "--torch-threads", "1", "--no-progress", "--out", LEG_DATA], dry,
              f"part-{k:04d}" in _finished_parts(ROOT / LEG_DATA))
     folder, rows, planners = OUT / "gate" / task, [], []
-    for parts in LEG_SIZES:
-        run = _size_run(parts)
-        model = LEG_MODEL if parts == LEG_PARTS else f"{run}/model"
-        if parts != LEG_PARTS:
+    for size in sizes:
+        run = _size_run(size)
+        model = LEG_MODEL if size == LEG_PARTS else f"{run}/model"
+        if size != LEG_PARTS:
             ckpt = ROOT / run / "pretrain" / "checkpoints" / "last.ckpt"
             done = (ROOT / model / "model.safetensors").is_file()
             _run([*simdist_command(), "fit", "--config", "recipes/ur5e-table-leg/base.yaml", "--config",
                   "recipes/ur5e-table-leg/small-matched.yaml", "--config",
-                  f"recipes/ur5e-table-leg/size-{parts}parts.yaml",
+                  f"recipes/ur5e-table-leg/size-{size}parts.yaml",
                   *(["--ckpt_path", str(ckpt.relative_to(ROOT))] if ckpt.is_file() else [])], dry, done)
             _run([*simdist_command(), "export", "--ckpt", str(ckpt.relative_to(ROOT)), "--out", model, "--overwrite",
                   "--train-config", f"{run}/logs/lightning_logs/version_0/config.yaml"], dry, done)
         prior = planner_folder(task, 0.0, dry, src=model, name=f"{Path(run).name}-prior{PRIOR_CHOSEN:g}",
                                extra={"prior_weight": PRIOR_CHOSEN})
-        planners += ["--model", f"{parts}-parts={prior}"]
+        planners += ["--model", f"{size}-parts={prior}"]
         cells = []
         for stem, agent, extra, own in (("policy", model, ["--planner", "policy"], False),
                                         (f"mppi-prior{PRIOR_CHOSEN:g}", prior, RANK_DRIVERS["tight"], True)):
@@ -840,14 +844,16 @@ def legsize(task: str, dry: bool) -> None:
                           "--envs", "20", *extra], dry, own_planner=own)
             cells.append(_cell(r) if r else "-")
         if not dry:
-            rows.append(f"| {parts} | {_trajectories(parts):,} | " + " | ".join(cells) + " |")
+            rows.append(f"| {size} | {_trajectories(size):,} | " + " | ".join(cells) + " |")
+    if sizes != LEG_SIZES:
+        return
     ranking = folder / "legsize-mechanism-narrow.json"
     _run([*simdist_command(), "mechanism", "--task", task, "--real", "sim", *planners, *MECHANISM,
           "--out", str(ranking.relative_to(ROOT))], dry, ranking.is_file())
     if not dry:
         rho = json.loads(ranking.read_text(encoding="utf-8"))["models"]
-        rows = [row + " {mean:.3f} [{low:.3f}, {high:.3f}] |".format(**rho[f"{parts}-parts"]["spearman"])
-                for parts, row in zip(LEG_SIZES, rows, strict=True)]
+        rows = [row + " {mean:.3f} [{low:.3f}, {high:.3f}] |".format(**rho[f"{size}-parts"]["spearman"])
+                for size, row in zip(LEG_SIZES, rows, strict=True)]
         write_table(folder, "| parts | trajectories | head alone, Narrow [95 % CI] | MPPI under the prior, Narrow | "
                             "plan ranking ρ [95 % CI] |\n|---|---|---|---|---|", rows, name="legsize.md")
 
@@ -928,8 +934,11 @@ def main() -> None:
             s.add_argument("--expert-only", action="store_true", help="the expert's two lattices, no variants")
         if name == "critic":
             s.add_argument("--size", default="32x300", help="critic envs x control steps (default 32x300)")
+        if name == "legsize":
+            s.add_argument("--parts", help=f"comma-separated sizes of {LEG_SIZES} to fit and evaluate (default: all, "
+                                            "then the ranking and the table)")
     args = p.parse_args()
-    kw = {k: getattr(args, k) for k in ("contacts", "size") if hasattr(args, k)}
+    kw = {k: getattr(args, k) for k in ("contacts", "size", "parts") if hasattr(args, k)}
     if getattr(args, "expert_only", False):
         kw["variants"] = False
     globals()[args.experiment](args.task, args.dry_run, **kw)
