@@ -13,10 +13,10 @@ from conftest import fill_stats, populate_cache, tiny_config
 from huggingface_hub import constants
 
 import simdist
-from simdist import zoo
+from simdist import get, zoo
 from simdist.cli import main as cli
-from simdist.components.tasks.go2.profiles import builtin_profiles
 from simdist.model.world_model import WorldModel
+from simdist.registry import list_components
 
 REPO = "simdist/tiny-test"
 ENTRY = {"name": "tiny", "repo_id": REPO, "task": "tiny test task", "architecture": "tiny",
@@ -117,12 +117,13 @@ def test_real_index(monkeypatch: pytest.MonkeyPatch) -> None:
     entries = zoo.load_index()
     repo_ids = {e.repo_id for e in entries}
     assert {"go2-slope", "go2-foam", "go2-slope-ptfe", "go2-foam-adapted"} <= {e.name for e in entries}
+    profiles = {p for task in list_components("task") for p in get("task", task).profiles()}
     for entry in entries:
         for recipe in filter(None, (entry.recipe, entry.finetune_recipe)):
             assert (repo / recipe).is_file(), (entry.name, recipe)
         assert entry.folder is not None
         assert entry.base_model is None or entry.base_model in repo_ids
-        assert entry.profile is None or entry.profile in builtin_profiles()
+        assert entry.profile is None or entry.profile in profiles, (entry.name, entry.profile)
 
 
 def test_zoo_files_package_is_the_hub_folder(monkeypatch: pytest.MonkeyPatch) -> None:
