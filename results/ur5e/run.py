@@ -804,12 +804,13 @@ def _trajectories(parts: int) -> int:
 
 
 def legsize(task: str, dry: bool, parts: str | None = None) -> None:
-    """Success against the world model's data size on the table leg (docs/ur5e-simdist.md 7.11): the gate recipe
+    """Success against the world model's data size on the table leg (docs/ur5e-simdist.md 7.10): the gate recipe
     (16,000 steps of 256) on 3, 10 and 30 parts of the table leg's small data
     (recipes/ur5e-table-leg/size-<n>parts.yaml; 10 parts is :func:`leggate`'s committed model), data made one part
     per call and fits resumed from their last checkpoint; each model's head alone and MPPI under the policy prior
     (the zoo's table-leg planner) on 40 Narrow trials, and how each model's score ranks the same planner
-    candidates (``simdist mechanism``, 24 Narrow states x 16 candidates). ``parts`` (comma-separated sizes) runs
+    candidates (``simdist mechanism``, 24 Narrow states x 16 candidates that the 10-part zoo model's planner
+    visits and samples). ``parts`` (comma-separated sizes) runs
     only those sizes' fits and evaluations, without the ranking and the table."""
     task = "ur5e-table-leg"
     sizes = LEG_SIZES if parts is None else tuple(int(n) if n.strip().isdigit() else -1 for n in parts.split(","))
@@ -848,8 +849,8 @@ def legsize(task: str, dry: bool, parts: str | None = None) -> None:
     if sizes != LEG_SIZES:
         return
     ranking = folder / "legsize-mechanism-narrow.json"
-    _run([*simdist_command(), "mechanism", "--task", task, "--real", "sim", *planners, *MECHANISM,
-          "--out", str(ranking.relative_to(ROOT))], dry, ranking.is_file())
+    _run([*simdist_command(), "mechanism", "--task", task, "--real", "sim", *planners, "--reference",
+          f"{LEG_PARTS}-parts", *MECHANISM, "--out", str(ranking.relative_to(ROOT))], dry, ranking.is_file())
     if not dry:
         rho = json.loads(ranking.read_text(encoding="utf-8"))["models"]
         rows = [row + " {mean:.3f} [{low:.3f}, {high:.3f}] |".format(**rho[f"{size}-parts"]["spearman"])
