@@ -754,9 +754,9 @@ def leggate(task: str, dry: bool) -> None:
     """The table leg at small data (docs/ur5e-simdist.md 7.9): the peg's gate recipe at matched optimisation
     (recipes/ur5e-table-leg/small-matched.yaml) on the first 10 parts of the table leg's small dataset (one part
     per call, resumable), trained (resumed from its last checkpoint) and exported, unless the trained model is
-    committed (:data:`LEG_MODEL`); its policy head alone and MPPI
-    ranking under the policy prior (β :data:`PRIOR_CHOSEN`, the horizon's rewards alone: the value head is
-    untrained) on the Narrow lattice, 40 trials each."""
+    committed (:data:`LEG_MODEL`); its policy head alone and MPPI sampled around the policy, ranking by the
+    horizon's rewards alone (the value head is untrained) under the policy prior (β :data:`PRIOR_CHOSEN`) and
+    without it (β 0: the table leg's score ranks its candidates, 7.10), on the Narrow lattice, 40 trials each."""
     task = "ur5e-table-leg"
     for k in range(LEG_PARTS):
         _run([*simdist_command(), "generate", "--task", task, "--envs", "32", "--transitions", "400000", "--parts",
@@ -776,9 +776,9 @@ def leggate(task: str, dry: bool) -> None:
     rows = []
     for label, stem, agent, extra, own_planner in (
             ("the head alone", "policy", model, ["--planner", "policy"], False),
-            (f"MPPI, rewards only, policy prior β {PRIOR_CHOSEN:g}", f"mppi-prior{PRIOR_CHOSEN:g}", planner_folder(
-                task, 0.0, dry, src=model, name=f"{Path(LEG_RUN).name}-prior{PRIOR_CHOSEN:g}",
-                extra={"prior_weight": PRIOR_CHOSEN}), RANK_DRIVERS["tight"], True)):
+            *((f"MPPI, rewards only, policy prior β {beta:g}", f"mppi-prior{beta:g}", planner_folder(
+                task, 0.0, dry, src=model, name=f"{Path(LEG_RUN).name}-prior{beta:g}",
+                extra={"prior_weight": beta}), RANK_DRIVERS["tight"], True) for beta in (PRIOR_CHOSEN, 0.0))):
         r = evaluate(folder / f"{Path(LEG_RUN).name}-{stem}-narrow.json",
                      ["--task", task, "--agent", agent, "--profile", "sim", "--grid", "narrow", "--trials", "2",
                       "--envs", "20", *extra], dry, own_planner=own_planner)
