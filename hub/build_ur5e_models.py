@@ -76,7 +76,8 @@ LEG_DESCRIPTION = (
     "shipped `planner.json` samples around the policy (init std 0.1) and ranks candidates by the horizon's "
     "predicted rewards (`value_weight` 0: the value head is not trained at this data size) with the policy as a "
     "Gaussian prior (`prior_weight` 10, beyond the paper; docs/ur5e-simdist.md 7.9). In nominal simulation both "
-    "pick the leg on nearly every Narrow start (below); `--planner-preset manipulation` gives the paper's MPPI.\n\n"
+    "pick the leg on nearly every Narrow start (below); without the prior (`prior_weight` 0) MPPI picks it on 1 of "
+    "40 (docs/ur5e-simdist.md 7.10), and `--planner-preset manipulation` gives the paper's MPPI.\n\n"
     "**Training**: `simdist fit --config recipes/ur5e-table-leg/base.yaml --config "
     "recipes/ur5e-table-leg/small-matched.yaml` (1,061 trajectories, 16,000 steps of 256): "
     "`python -m results.ur5e.run leggate`.\n\n"
@@ -99,12 +100,15 @@ class Entry:
     rows: Callable[[], dict[str, str]] = field(default=dict)
 
 
+def _ci(value: float, ci: list[float], n: int) -> str:
+    """``k/n = mean [low, high]`` of a success rate ``value`` over ``n`` trials with its 95 % interval ``ci``."""
+    return f"{round(value * n)}/{n} = {value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
 def success(path: Path) -> str:
     """``k/n = mean [low, high]`` of a committed `simdist evaluate --json` result."""
     summary = json.loads(path.read_text(encoding="utf-8"))["summary"]
-    n = summary["trials"]
-    low, high = summary["success_ci95"]
-    return f"{round(summary['success_rate'] * n)}/{n} = {summary['success_rate']:.2f} [{low:.2f}, {high:.2f}]"
+    return _ci(summary["success_rate"], summary["success_ci95"], summary["trials"])
 
 
 def ranking() -> dict[str, str]:
@@ -133,10 +137,6 @@ ENTRIES = {
 #: adapted zoo folder name -> (its base entry, the proxy-real profile, the adaptation run kept under results/:
 #: ``python -m results.ur5e.run adaptplan --task <task>``, whose last stage's model it carries)
 ADAPTED = {"ur5e-peg-adapted": ("ur5e-peg", "peg-real", RESULTS / "adapt" / "ur5e-peg" / "zoo-peg-real")}
-
-
-def _ci(value: float, ci: list[float], n: int) -> str:
-    return f"{round(value * n)}/{n} = {value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
 def adapted_rows(base: str, real: str, kept: Path) -> dict[str, str]:

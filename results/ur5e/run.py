@@ -750,6 +750,16 @@ LEG_RUN = "outputs/ur5e-table-leg-small-matched"
 LEG_MODEL = "results/ur5e/gate/ur5e-table-leg/ur5e-table-leg-small-matched-model"
 
 
+def leg_data(parts: int, dry: bool) -> None:
+    """The first ``parts`` of the table leg's small dataset (:data:`LEG_DATA`, 40 parts planned), one
+    ``simdist generate`` call per part, skipping finished parts."""
+    for k in range(parts):
+        _run([*simdist_command(), "generate", "--task", "ur5e-table-leg", "--envs", "32", "--transitions", "400000",
+              "--parts", "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4",
+              "--critic-steps", "20", "--torch-threads", "1", "--no-progress", "--out", LEG_DATA], dry,
+             f"part-{k:04d}" in _finished_parts(ROOT / LEG_DATA))
+
+
 def leggate(task: str, dry: bool) -> None:
     """The table leg at small data (docs/ur5e-simdist.md 7.9): the peg's gate recipe at matched optimisation
     (recipes/ur5e-table-leg/small-matched.yaml) on the first 10 parts of the table leg's small dataset (one part
@@ -758,11 +768,7 @@ def leggate(task: str, dry: bool) -> None:
     horizon's rewards alone (the value head is untrained) under the policy prior (β :data:`PRIOR_CHOSEN`) and
     without it (β 0: the table leg's score ranks its candidates, 7.10), on the Narrow lattice, 40 trials each."""
     task = "ur5e-table-leg"
-    for k in range(LEG_PARTS):
-        _run([*simdist_command(), "generate", "--task", task, "--envs", "32", "--transitions", "400000", "--parts",
-              "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
-              "20", "--torch-threads", "1", "--no-progress", "--out", LEG_DATA], dry,
-             f"part-{k:04d}" in _finished_parts(ROOT / LEG_DATA))
+    leg_data(LEG_PARTS, dry)
     committed = (ROOT / LEG_MODEL / "model.safetensors").is_file()
     model = LEG_MODEL if committed else f"{LEG_RUN}/model"
     ckpt = ROOT / LEG_RUN / "pretrain" / "checkpoints" / "last.ckpt"
@@ -810,17 +816,13 @@ def legsize(task: str, dry: bool, parts: str | None = None) -> None:
     per call and fits resumed from their last checkpoint; each model's head alone and MPPI under the policy prior
     (the zoo's table-leg planner) on 40 Narrow trials, and how each model's score ranks the same planner
     candidates (``simdist mechanism``, 24 Narrow states x 16 candidates that the 10-part zoo model's planner
-    visits and samples). ``parts`` (comma-separated sizes) runs
-    only those sizes' fits and evaluations, without the ranking and the table."""
+    visits and samples). ``parts`` (comma-separated sizes) runs only those sizes' fits and evaluations, without
+    the ranking and the table."""
     task = "ur5e-table-leg"
     sizes = LEG_SIZES if parts is None else tuple(int(n) if n.strip().isdigit() else -1 for n in parts.split(","))
     if not set(sizes) <= set(LEG_SIZES):
         raise SystemExit(f"legsize: --parts takes sizes of {LEG_SIZES}, got {parts!r}")
-    for k in range(max(sizes)):
-        _run([*simdist_command(), "generate", "--task", task, "--envs", "32", "--transitions", "400000", "--parts",
-              "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
-              "20", "--torch-threads", "1", "--no-progress", "--out", LEG_DATA], dry,
-             f"part-{k:04d}" in _finished_parts(ROOT / LEG_DATA))
+    leg_data(max(sizes), dry)
     folder, rows, planners = OUT / "gate" / task, [], []
     for size in sizes:
         run = _size_run(size)
