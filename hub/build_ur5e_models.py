@@ -136,7 +136,9 @@ ENTRIES = {
 
 #: adapted zoo folder name -> (its base entry, the proxy-real profile, the adaptation run kept under results/:
 #: ``python -m results.ur5e.run adaptplan --task <task>``, whose last stage's model it carries)
-ADAPTED = {"ur5e-peg-adapted": ("ur5e-peg", "peg-real", RESULTS / "adapt" / "ur5e-peg" / "zoo-peg-real")}
+ADAPTED = {"ur5e-peg-adapted": ("ur5e-peg", "peg-real", RESULTS / "adapt" / "ur5e-peg" / "zoo-peg-real"),
+           "ur5e-table-leg-adapted": ("ur5e-table-leg", "table-leg-real",
+                                      RESULTS / "adapt" / "ur5e-table-leg" / "zoo-table-leg-real")}
 
 
 def adapted_rows(base: str, real: str, kept: Path) -> dict[str, str]:
