@@ -16,6 +16,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "ur5e"
@@ -141,10 +142,10 @@ ADAPTED = {"ur5e-peg-adapted": ("ur5e-peg", "peg-real", RESULTS / "adapt" / "ur5
                                       RESULTS / "adapt" / "ur5e-table-leg" / "zoo-table-leg-real")}
 
 
-def adapted_rows(base: str, real: str, kept: Path) -> dict[str, str]:
-    """The card rows of an adapted model: its run's success zero-shot and adapted, held-out consistency, and how
-    both models' scores rank the planner's candidates on the proxy-real states (``simdist mechanism``)."""
-    curve = json.loads((kept / "curve.json").read_text(encoding="utf-8"))
+def adapted_rows(base: str, real: str, curve: dict) -> dict[str, str]:
+    """The card rows of an adapted model from its run's ``curve.json``: success zero-shot and adapted, held-out
+    consistency, and how both models' scores rank the planner's candidates on the proxy-real states
+    (``simdist mechanism``)."""
     grid = curve["task"]["grid"].title()
     rows = {"proxy-real profile": real, "real episodes (minutes)": f"{curve['episodes'][-1]} "
                                                                      f"({curve['minutes'][-1]:.1f})"}
@@ -162,12 +163,18 @@ def adapted_rows(base: str, real: str, kept: Path) -> dict[str, str]:
     return rows
 
 
-def build_adapted(name: str) -> Path | None:
-    """hub/models/<name>: the last stage of the base's adaptation run (its dynamics finetuned on the proxy-real
-    episodes) acting with the base's planner, ``base_model`` its base; skipped when the run's model is not here."""
+def entry_agent(entry: Entry, source: Path) -> Any:
+    """The agent of ``source`` acting with the entry task's manipulation preset and the entry's planner settings."""
     from simdist import get, load_agent
     from simdist.planning import planner_preset
 
+    preset = planner_preset("manipulation", **get("task", entry.task).planner_defaults)
+    return load_agent(source).with_settings(**{**preset, **entry.planner})
+
+
+def build_adapted(name: str) -> Path | None:
+    """hub/models/<name>: the last stage of the base's adaptation run (its dynamics finetuned on the proxy-real
+    episodes) acting with the base's planner, ``base_model`` its base; skipped when the run's model is not here."""
     base, real, kept = ADAPTED[name]
     entry = ENTRIES[base]
     curve = json.loads((kept / "curve.json").read_text(encoding="utf-8"))
@@ -176,15 +183,14 @@ def build_adapted(name: str) -> Path | None:
         print(f"skipped {name}: no {source.relative_to(ROOT)} (python -m results.ur5e.run adaptplan --task "
               f"{entry.task} makes it)")
         return None
-    preset = planner_preset("manipulation", **get("task", entry.task).planner_defaults)
-    agent = load_agent(source).with_settings(**{**preset, **entry.planner})
+    agent = entry_agent(entry, source)
     text = (f"`simdist/{base}` with only its dynamics finetuned on {curve['episodes'][-1]} on-policy episodes "
             f"({curve['minutes'][-1]:.1f} minutes) of the proxy-real profile `{real}`, the paper's protocol: "
             f"`python -m results.ur5e.run adaptplan --task {entry.task}`. It acts with its base's planner.json. "
             "**Status: experimental**: the rows below give its success on the profile beside the zero-shot "
             "model's, and how both models' scores rank the planner's candidates there (docs/ur5e-simdist.md 5).")
     out = agent.save_pretrained(ROOT / "hub" / "models" / name, base_model=f"simdist/{base}",
-                                metrics=adapted_rows(base, real, kept), tags=[*entry.tags, "proxy-real-adapted"],
+                                metrics=adapted_rows(base, real, curve), tags=[*entry.tags, "proxy-real-adapted"],
                                 model_card_kwargs={"repo_id": f"simdist/{name}", "description": text})
     print(f"built {out} from {source.relative_to(ROOT)}")
     return out
@@ -193,12 +199,8 @@ def build_adapted(name: str) -> Path | None:
 def build(name: str) -> Path:
     """hub/models/<name>: the agent of the entry's source acting with the task's manipulation preset and the
     entry's planner settings (its planner.json), its card's metrics from the committed results."""
-    from simdist import get, load_agent
-    from simdist.planning import planner_preset
-
     entry = ENTRIES[name]
-    preset = planner_preset("manipulation", **get("task", entry.task).planner_defaults)
-    agent = load_agent(entry.source).with_settings(**{**preset, **entry.planner})
+    agent = entry_agent(entry, entry.source)
     metrics = {f"{label} (success, 95 % CI)": success(path) for label, path in entry.success_files.items()}
     out = agent.save_pretrained(ROOT / "hub" / "models" / name, metrics={**metrics, **entry.rows()},
                                 tags=entry.tags,

@@ -265,10 +265,11 @@ def test_adapted_models_plan_as_their_base(monkeypatch: pytest.MonkeyPatch) -> N
     from simdist import load_agent
 
     monkeypatch.delenv(zoo.ENV_VAR, raising=False)
-    adapted = [e for e in zoo.load_index() if e.base_model and e.status == "available"]
+    entries = zoo.load_index()
+    adapted = [e for e in entries if e.base_model and e.status == "available"]
     assert adapted
     for entry in adapted:
-        base = next(e for e in zoo.load_index() if e.repo_id == entry.base_model)
+        base = next(e for e in entries if e.repo_id == entry.base_model)
         own, theirs = (load_agent(zoo.bundled_folder(e.repo_id)).config.to_planner_dict() for e in (entry, base))
         assert own == theirs, entry.name
 

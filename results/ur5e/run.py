@@ -760,6 +760,49 @@ def leg_data(parts: int, dry: bool) -> None:
              f"part-{k:04d}" in _finished_parts(ROOT / LEG_DATA))
 
 
+#: the table leg's data sizes (parts of its small dataset; 10 is :func:`leggate`'s model) and their recipes' runs
+LEG_SIZES = (3, 10, 30)
+
+
+def _size_run(parts: int) -> str:
+    return LEG_RUN if parts == LEG_PARTS else f"{LEG_RUN}-{parts}parts"
+
+
+def leg_model(parts: int, dry: bool) -> str:
+    """The table leg's gate model on the first ``parts`` parts (recipes/ur5e-table-leg/small-matched.yaml, with
+    size-<parts>parts.yaml unless :data:`LEG_PARTS`): the committed :data:`LEG_MODEL` for :data:`LEG_PARTS` when it
+    is there, else trained (resumed from its last checkpoint) and exported into its run folder."""
+    run = _size_run(parts)
+    committed = parts == LEG_PARTS and (ROOT / LEG_MODEL / "model.safetensors").is_file()
+    model = LEG_MODEL if committed else f"{run}/model"
+    ckpt = ROOT / run / "pretrain" / "checkpoints" / "last.ckpt"
+    done = committed or (ROOT / model / "model.safetensors").is_file()
+    size = [] if parts == LEG_PARTS else ["--config", f"recipes/ur5e-table-leg/size-{parts}parts.yaml"]
+    _run([*simdist_command(), "fit", "--config", "recipes/ur5e-table-leg/base.yaml", "--config",
+          "recipes/ur5e-table-leg/small-matched.yaml", *size,
+          *(["--ckpt_path", str(ckpt.relative_to(ROOT))] if ckpt.is_file() else [])], dry, done)
+    _run([*simdist_command(), "export", "--ckpt", str(ckpt.relative_to(ROOT)), "--out", model, "--overwrite",
+          "--train-config", f"{run}/logs/lightning_logs/version_0/config.yaml"], dry, done)
+    return model
+
+
+def leg_prior(parts: int, model: str, beta: float, dry: bool) -> str:
+    """The table-leg ``model`` with a planner.json ranking by the horizon's rewards alone (its value head is
+    untrained) under the policy prior β (:func:`planner_folder`)."""
+    return planner_folder("ur5e-table-leg", 0.0, dry, src=model, name=f"{Path(_size_run(parts)).name}-prior{beta:g}",
+                          extra={"prior_weight": beta})
+
+
+def leg_evaluate(parts: int, model: str, beta: float | None, dry: bool) -> dict | None:
+    """40 Narrow trials in nominal simulation of the table leg's ``parts``-part ``model``: its head alone
+    (``beta`` None) or MPPI sampled around the policy (init std 0.1) under :func:`leg_prior` β."""
+    stem, agent, extra = (("policy", model, ["--planner", "policy"]) if beta is None else
+                          (f"mppi-prior{beta:g}", leg_prior(parts, model, beta, dry), RANK_DRIVERS["tight"]))
+    return evaluate(OUT / "gate" / "ur5e-table-leg" / f"{Path(_size_run(parts)).name}-{stem}-narrow.json",
+                    ["--task", "ur5e-table-leg", "--agent", agent, "--profile", "sim", "--grid", "narrow", "--trials",
+                     "2", "--envs", "20", *extra], dry, own_planner=beta is not None)
+
+
 def leggate(task: str, dry: bool) -> None:
     """The table leg at small data (docs/ur5e-simdist.md 7.9): the peg's gate recipe at matched optimisation
     (recipes/ur5e-table-leg/small-matched.yaml) on the first 10 parts of the table leg's small dataset (one part
@@ -767,40 +810,18 @@ def leggate(task: str, dry: bool) -> None:
     committed (:data:`LEG_MODEL`); its policy head alone and MPPI sampled around the policy, ranking by the
     horizon's rewards alone (the value head is untrained) under the policy prior (β :data:`PRIOR_CHOSEN`) and
     without it (β 0: the table leg's score ranks its candidates, 7.10), on the Narrow lattice, 40 trials each."""
-    task = "ur5e-table-leg"
     leg_data(LEG_PARTS, dry)
-    committed = (ROOT / LEG_MODEL / "model.safetensors").is_file()
-    model = LEG_MODEL if committed else f"{LEG_RUN}/model"
-    ckpt = ROOT / LEG_RUN / "pretrain" / "checkpoints" / "last.ckpt"
-    done = committed or (ROOT / model / "model.safetensors").is_file()
-    _run([*simdist_command(), "fit", "--config", "recipes/ur5e-table-leg/base.yaml", "--config",
-          "recipes/ur5e-table-leg/small-matched.yaml", *(["--ckpt_path", str(ckpt.relative_to(ROOT))]
-                                                         if ckpt.is_file() else [])], dry, done)
-    _run([*simdist_command(), "export", "--ckpt", str(ckpt.relative_to(ROOT)), "--out", model, "--overwrite",
-          "--train-config", f"{LEG_RUN}/logs/lightning_logs/version_0/config.yaml"], dry, done)
-    folder = OUT / "gate" / task
+    model = leg_model(LEG_PARTS, dry)
+    folder = OUT / "gate" / "ur5e-table-leg"
     rows = []
-    for label, stem, agent, extra, own_planner in (
-            ("the head alone", "policy", model, ["--planner", "policy"], False),
-            *((f"MPPI, rewards only, policy prior β {beta:g}", f"mppi-prior{beta:g}", planner_folder(
-                task, 0.0, dry, src=model, name=f"{Path(LEG_RUN).name}-prior{beta:g}",
-                extra={"prior_weight": beta}), RANK_DRIVERS["tight"], True) for beta in (PRIOR_CHOSEN, 0.0))):
-        r = evaluate(folder / f"{Path(LEG_RUN).name}-{stem}-narrow.json",
-                     ["--task", task, "--agent", agent, "--profile", "sim", "--grid", "narrow", "--trials", "2",
-                      "--envs", "20", *extra], dry, own_planner=own_planner)
+    for label, beta in (("the head alone", None),
+                        *((f"MPPI, rewards only, policy prior β {b:g}", b) for b in (PRIOR_CHOSEN, 0.0))):
+        r = leg_evaluate(LEG_PARTS, model, beta, dry)
         if r:
             rows.append(f"| {label} | {_cell(r)} | {_times(r)} |")
     if not dry:
         write_table(folder, "| table leg, gate model (past actions dropped, matched optimisation) | Narrow success "
                             "[95 % CI] | median time |\n|---|---|---|", rows, name="leggate.md")
-
-
-#: the table leg's data sizes (parts of its small dataset; 10 is :func:`leggate`'s model) and their recipes' runs
-LEG_SIZES = (3, 10, 30)
-
-
-def _size_run(parts: int) -> str:
-    return LEG_RUN if parts == LEG_PARTS else f"{LEG_RUN}-{parts}parts"
 
 
 def _trajectories(parts: int) -> int:
@@ -825,27 +846,10 @@ def legsize(task: str, dry: bool, parts: str | None = None) -> None:
     leg_data(max(sizes), dry)
     folder, rows, planners = OUT / "gate" / task, [], []
     for size in sizes:
-        run = _size_run(size)
-        model = LEG_MODEL if size == LEG_PARTS else f"{run}/model"
-        if size != LEG_PARTS:
-            ckpt = ROOT / run / "pretrain" / "checkpoints" / "last.ckpt"
-            done = (ROOT / model / "model.safetensors").is_file()
-            _run([*simdist_command(), "fit", "--config", "recipes/ur5e-table-leg/base.yaml", "--config",
-                  "recipes/ur5e-table-leg/small-matched.yaml", "--config",
-                  f"recipes/ur5e-table-leg/size-{size}parts.yaml",
-                  *(["--ckpt_path", str(ckpt.relative_to(ROOT))] if ckpt.is_file() else [])], dry, done)
-            _run([*simdist_command(), "export", "--ckpt", str(ckpt.relative_to(ROOT)), "--out", model, "--overwrite",
-                  "--train-config", f"{run}/logs/lightning_logs/version_0/config.yaml"], dry, done)
-        prior = planner_folder(task, 0.0, dry, src=model, name=f"{Path(run).name}-prior{PRIOR_CHOSEN:g}",
-                               extra={"prior_weight": PRIOR_CHOSEN})
-        planners += ["--model", f"{size}-parts={prior}"]
-        cells = []
-        for stem, agent, extra, own in (("policy", model, ["--planner", "policy"], False),
-                                        (f"mppi-prior{PRIOR_CHOSEN:g}", prior, RANK_DRIVERS["tight"], True)):
-            r = evaluate(folder / f"{Path(run).name}-{stem}-narrow.json",
-                         ["--task", task, "--agent", agent, "--profile", "sim", "--grid", "narrow", "--trials", "2",
-                          "--envs", "20", *extra], dry, own_planner=own)
-            cells.append(_cell(r) if r else "-")
+        model = leg_model(size, dry)
+        planners += ["--model", f"{size}-parts={leg_prior(size, model, PRIOR_CHOSEN, dry)}"]
+        results = (leg_evaluate(size, model, beta, dry) for beta in (None, PRIOR_CHOSEN))  # head, MPPI under prior
+        cells = [_cell(r) if r else "-" for r in results]
         if not dry:
             rows.append(f"| {size} | {_trajectories(size):,} | " + " | ".join(cells) + " |")
     if sizes != LEG_SIZES:
