@@ -224,6 +224,14 @@ class Task(abc.ABC):
         and optionally ``reward/NAME`` per reward term. Tasks that can split their returns implement it."""
         raise TaskError(f"task {self.task_name!r} cannot split its true returns into their parts")
 
+    def open_loop_observations(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, seed: int,
+                               progress: bool = False) -> dict[str, np.ndarray]:
+        """The observations, each (N, T, ...), after every step of ``actions[i]`` (N, T, A) executed open loop on
+        this task's env (its profile) from state ``rows[i]`` of ``states``: what a world model's dynamics predicts
+        for the same sequence (:mod:`simdist.diagnostics.response`). Tasks that can clone their states implement
+        it."""
+        raise TaskError(f"task {self.task_name!r} cannot run open-loop candidates from cloned states")
+
     def builtin_agent(self, spec: str) -> Any | None:
         """A controller this task provides itself for ``--agent SPEC`` (e.g. a scripted expert), or None when
         ``SPEC`` names an agent to load."""

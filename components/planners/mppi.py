@@ -35,6 +35,7 @@ from simdist.planning.base import (
     plan_score,
 )
 from simdist.planning.execution import TickExecutor
+from simdist.planning.intent import IntentReference
 from simdist.registry import register
 from simdist.schema import SettingError, Validated, bounds
 
@@ -75,6 +76,8 @@ class MPPIConfig(Validated):
     disagreement: float = field(default=0.0, metadata=bounds(ge=0))
     value_weight: float = field(default=1.0, metadata=bounds(ge=0))
     prior_weight: float = field(default=0.0, metadata=bounds(ge=0))
+    intent_weight: float = field(default=0.0, metadata=bounds(ge=0))
+    intent_model: str | None = None
     binary_dims: tuple[int, ...] | list[int] = ()
     binary_mode: str = field(default="mean", metadata=bounds(choices=BINARY_MODES))
     hysteresis: float = field(default=0.5, metadata=bounds(ge=0, lt=1))
@@ -90,6 +93,8 @@ class MPPIConfig(Validated):
         if self.prior_weight > 0 and self.base_act_std <= 0:
             raise SettingError("prior_weight", "a policy prior needs base_act_std > 0 (its std), got "
                                                f"base_act_std={self.base_act_std}")
+        if self.intent_weight > 0 and self.naive:
+            raise SettingError("intent_weight", "the intent term scores on the fast path only; use naive=false")
 
 
 
@@ -145,6 +150,13 @@ class MPPIPlanner(Planner):
     how much of the score's preference the plan may follow. The prior term only ranks and weights: the returns
     the planner reports (and its kept candidates') are the model's scores R.
 
+    ``intent_weight`` λ >= 0 (beyond the paper) subtracts λ Σ_k mean_d (ẑ_k − ẑ^ref_k)² from every score: the
+    distance of the candidate's imagined latents to the policy's intent, the latents that ``intent_model``'s
+    dynamics (a folder or Hub id; None: the planner's own model) imagines for the policy chunk
+    (:mod:`~simdist.planning.intent`). With an adapted model and its base as ``intent_model``, the planner looks
+    for the actions that reach under the adapted physics what the policy meant under the simulator's. Like the
+    disagreement penalty, the term is part of the scores the planner reports.
+
     ``binary_dims`` (beyond the paper): action dimensions the env thresholds at 0 (a gripper's open/close). The
     official planner outputs their weighted mean like any other dimension (``binary_mode="mean"``), which
     flips with the sign of a near-zero average when the ranking is weak. ``"elite"``: the sign of the best
@@ -170,11 +182,13 @@ class MPPIPlanner(Planner):
         seed: int = 42, action_low: Bound = None, action_high: Bound = None, naive: bool = False,
         score_chunk: int | None = None, compile: bool | str = False, parallel_chunks: bool = True,
         keep_candidates: bool = False, tick_threads: int | str | None = None, disagreement: float = 0.0,
-        value_weight: float = 1.0, prior_weight: float = 0.0, binary_dims: Sequence[int] = (),
+        value_weight: float = 1.0, prior_weight: float = 0.0, intent_weight: float = 0.0,
+        intent_model: str | nn.Module | None = None, binary_dims: Sequence[int] = (),
         binary_mode: str = "mean", hysteresis: float = 0.5,
     ) -> None:
         given = locals()
-        MPPIConfig(**{f.name: given[f.name] for f in fields(MPPIConfig)})  # every setting, checked by its schema
+        checked = {f.name: given[f.name] for f in fields(MPPIConfig)}
+        MPPIConfig(**{**checked, "intent_model": None if intent_model is None else str(intent_model)})  # its schema
         super().__init__(world_model, action_low, action_high)
         self.disagreement = check_disagreement(disagreement, world_model)
         self.value_weight, self.prior_weight = float(value_weight), float(prior_weight)
@@ -184,8 +198,9 @@ class MPPIPlanner(Planner):
             num_policy_samples = int(num_samples * mixture_coef)
         if world_model.policy is None:
             num_policy_samples = 0
-            if warm_start == "policy" or prior_weight > 0:
-                raise ValueError("warm_start='policy' and prior_weight > 0 need a world model with a policy head")
+            if warm_start == "policy" or prior_weight > 0 or intent_weight > 0:
+                raise ValueError("warm_start='policy', prior_weight > 0 and intent_weight > 0 need a world model "
+                                 "with a policy head")
         if num_samples < 0 or num_policy_samples < 0 or num_samples + num_policy_samples < 1:
             raise ValueError(f"need at least one sample; got num_samples={num_samples}, "
                              f"num_policy_samples={num_policy_samples}")
@@ -203,6 +218,10 @@ class MPPIPlanner(Planner):
             raise ValueError(f"hysteresis must be in [0, 1), got {hysteresis}")
         self.binary_dims, self.binary_mode, self.hysteresis = [int(d) for d in binary_dims], binary_mode, hysteresis
         self.binary_state: Tensor | None = None  # the held ±1 command per env and binary dimension
+        self.intent_weight = float(intent_weight)
+        self.intent = IntentReference(world_model, intent_model) if intent_weight > 0 else None
+        if self.intent is not None:
+            self.intent.check_compatible()
         self.num_samples, self.num_policy_samples = int(num_samples), int(num_policy_samples)
         self.iterations = int(iterations)
         self.num_elites = min(int(num_elites), self.num_samples + self.num_policy_samples)
@@ -257,10 +276,14 @@ class MPPIPlanner(Planner):
         """Returns (B, N) of action sequences (B, N, T, A)."""
         return self._score_naive(actions, *ctx) if self.naive else self.executor.score(actions, *ctx)
 
-    def _score_fast(self, actions: Tensor, encoding: Any, prepared: Any, command: Tensor | None) -> Tensor:
+    def _score_fast(self, actions: Tensor, encoding: Any, prepared: Any, command: Tensor | None,
+                    intent: Tensor | None = None) -> Tensor:
         wm = self.world_model
         im = wm.imagine(encoding, actions, command, prepared=prepared, last_value_only=True)
-        return plan_score(im, self.discount, wm.config.value_offset, self.disagreement, self.value_weight)
+        score = plan_score(im, self.discount, wm.config.value_offset, self.disagreement, self.value_weight)
+        if intent is None:
+            return score
+        return score - self.intent_weight * IntentReference.distance(im.latents, intent)
 
     def _score_naive(self, actions: Tensor, obs_hist: dict[str, Tensor], act_hist: Tensor,
                      command: Tensor | None) -> Tensor:
@@ -299,9 +322,12 @@ class MPPIPlanner(Planner):
             encoding = wm.encode(obs_hist, act_hist)
             ctx = (encoding, wm.dynamics.prepare(encoding), command)
 
-        policy_samples = chunk = None
-        if self.num_policy_samples or self.warm_start == "policy" or self.prior_weight > 0:
+        policy_samples = None
+        chunk: Any = None  # the policy's chunk (B, T, A), where a setting needs it
+        if self.num_policy_samples or self.warm_start == "policy" or self.prior_weight > 0 or self.intent is not None:
             chunk = wm.policy_actions(encoding, command)
+        if self.intent is not None:
+            ctx = (*ctx, self.intent.latents(encoding, self.clip(chunk).to(dt), command))
         if self.num_policy_samples:
             noise = torch.randn(b, self.num_policy_samples, t, a, generator=gen, device=dev, dtype=dt)
             policy_samples = self.clip(chunk[:, None] + self.base_act_std * noise)

@@ -316,15 +316,21 @@ def true_return_parts(task: Task, visited: VisitedStates, cfg: MechanismConfig, 
 
 
 def run_mechanism(task: Task, reference: Any, models: Mapping[str, Any], cfg: MechanismConfig,
-                  progress: bool = False, split: bool = False) -> dict[str, Any]:
+                  progress: bool = False, split: bool = False, response: bool = False) -> dict[str, Any]:
     """States visited by ``reference``'s planner on the task's real env; one report per model of ``models``
     (name → agent with a ``world_model``) on the same states and candidates, each scored as its own planner
     scores them (with its planner's disagreement penalty, if any). ``split`` also splits the true returns into
     their parts (the task's :meth:`~Task.true_return_parts`) and each model's score into its horizon rewards and
-    value term (:func:`split_truth`, :func:`split_report`; the raw parts are kept)."""
+    value term (:func:`split_truth`, :func:`split_report`; the raw parts are kept). ``response`` also measures how
+    well each model's dynamics predicts the candidates' differences (:mod:`simdist.diagnostics.response`)."""
     visited = visit_states(task, reference, cfg)
     parts = true_return_parts(task, visited, cfg, progress=progress) if split else None
     truth = parts["total"] if parts is not None else true_returns(task, visited, cfg, progress=progress)
+    responses: dict[str, Any] = {}
+    if response:
+        from simdist.diagnostics.response import response_reports
+
+        responses = response_reports(task, visited, models, cfg.seed, progress=progress)
     reports = {}
     for name, agent in models.items():
         predicted = predicted_returns(agent.world_model, visited, cfg.gamma, planner_disagreement(agent),
@@ -334,6 +340,8 @@ def run_mechanism(task: Task, reference: Any, models: Mapping[str, Any], cfg: Me
             pred_r, pred_v = predicted_parts(agent.world_model, visited, cfg.gamma)
             reports[name]["split"] = split_report(pred_r, pred_v, parts) | {
                 "predicted_rewards": pred_r.round(4).tolist(), "predicted_values": pred_v.round(4).tolist()}
+        if name in responses:
+            reports[name]["response"] = responses[name]
         logger.info("%s: Spearman %.3f, regret %.2f (%d states x %d candidates)", name,
                     reports[name]["spearman"]["mean"], reports[name]["regret"]["mean"], *truth.shape)
     return {"task": task.describe(), "config": asdict(cfg), "true_return": asdict(bootstrap_ci(truth.mean(1))),

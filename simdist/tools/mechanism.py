@@ -51,6 +51,14 @@ def format_report(report: dict[str, Any]) -> str:
             p = r["split"]
             lines.append(f"| {name} | {cell(p['rho'])} | {cell(p['rho_reward'])} | {cell(p['rho_value'])} | "
                          f"{cell(p['reward_error'])} | {cell(p['value_error'])} |")
+    if any("response" in r for r in report["models"].values()):
+        lines += ["", "| model | latent error | its offset part | its response part | response unexplained | "
+                  "response gain | response cosine | true response |", "|---|---|---|---|---|---|---|---|"]
+        for name, r in report["models"].items():
+            q = r["response"]
+            lines.append(f"| {name} | " + " | ".join(cell(q[k]) for k in (
+                "latent_error", "offset_error", "response_error", "response_unexplained", "response_gain",
+                "response_cosine", "true_response")) + " |")
     return "\n".join(lines)
 
 
@@ -81,6 +89,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--split", action="store_true",
                         help="also split the true returns (horizon rewards per term, falls, the continuation after "
                              "the horizon) and each model's score (horizon rewards, value term)")
+    parser.add_argument("--response", action="store_true",
+                        help="also measure how well each model's dynamics predicts how the candidates' latent "
+                             "trajectories differ, from their open-loop runs (simdist.diagnostics.response)")
     parser.add_argument("--progress", action="store_true")
     cls.add_arguments(parser, "evaluate")
     args = parser.parse_args(argv)
@@ -96,6 +107,8 @@ def main(argv: list[str]) -> int:
 
         if args.split and cls.true_return_parts is Task.true_return_parts:
             raise ValueError(f"--split: task {args.task!r} cannot split its true returns into their parts")
+        if args.response and cls.open_loop_observations is Task.open_loop_observations:
+            raise ValueError(f"--response: task {args.task!r} cannot run open-loop candidates from cloned states")
         task = cls.from_args(args, "evaluate", profile=args.real)
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed)
@@ -103,7 +116,8 @@ def main(argv: list[str]) -> int:
                   for name, spec in specs.items()}
     except (ValueError, FileNotFoundError, TaskError) as err:
         parser.error(str(err))
-    report = run_mechanism(task, agents[reference], agents, cfg, progress=args.progress, split=args.split)
+    report = run_mechanism(task, agents[reference], agents, cfg, progress=args.progress, split=args.split,
+                           response=args.response)
     report["models_loaded"] = specs
     report["reference"] = reference
     print(format_report(report))

@@ -187,6 +187,17 @@ class UR5eTask(Task):
                                     take_rows(states, np.asarray(rows, np.int64)), gamma=gamma, seed=seed,
                                     progress=progress, prefix=np.asarray(actions, np.float32))
 
+    def open_loop_observations(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, seed: int,
+                               progress: bool = False) -> dict[str, np.ndarray]:
+        """Each candidate open loop on this task's profile from its cloned state: the observation after every
+        step (an episode that ends early repeats its last observation)."""
+        from simdist.components.tasks.ur5e.value import open_loop_observations
+        from simdist.rows import take_rows
+
+        return open_loop_observations(lambda n, s: self.make_env(n, s, real=True),
+                                      take_rows(states, np.asarray(rows, np.int64)), np.asarray(actions, np.float32),
+                                      seed=seed, progress=progress)
+
     def builtin_agent(self, spec: str) -> Any | None:
         """``expert`` or ``scripted:NAME``: the scripted expert or a named variant (``scripted:retuned`` is
         retuned for this task's profile); None: not one of them."""

@@ -136,6 +136,46 @@ def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], 
     return out
 
 
+def open_loop_observations(make_env: Any, snap: dict[str, Any], prefix: np.ndarray, *, batch: int = 64,
+                           seed: int = 0, progress: bool = False) -> dict[str, np.ndarray]:
+    """The observation (N, T, ...) after each step of row i executing the open-loop actions ``prefix[i]``
+    (N, T, A) from snapshot row i; a row whose episode ends within T steps repeats its last observation."""
+    from simdist.data.engine import progress_bar
+
+    n = len(snap["env"]["episode_step"])
+    if prefix.ndim != 3 or len(prefix) != n:
+        raise ValueError(f"prefix must be (N={n}, T, A) open-loop actions, got {getattr(prefix, 'shape', None)}")
+    out: dict[str, np.ndarray] = {}
+    env = make_env(min(batch, n), seed)
+    bar = progress_bar(n, progress, desc="open-loop candidates", unit="candidate")
+    try:
+        env.reset(seed=seed)
+        for lo in range(0, n, env.num_envs):
+            idx = np.arange(lo, min(lo + env.num_envs, n))
+            rows = np.arange(len(idx))
+            restore(env, take_rows(snap, idx), rows)
+            alive = np.zeros(env.num_envs, bool)
+            alive[rows] = True
+            last = {k: np.array(v) for k, v in env.observations.items()}
+            for t in range(prefix.shape[1]):
+                env.active = alive
+                actions = np.zeros((env.num_envs, prefix.shape[2]), np.float32)
+                actions[rows] = prefix[idx, t]
+                step = env.step(actions)
+                for k, v in step.obs.items():
+                    last[k] = np.where(alive.reshape(-1, *[1] * (np.ndim(v) - 1)), v, last[k])
+                    if k not in out:
+                        out[k] = np.zeros((n, prefix.shape[1], *np.shape(v)[1:]), np.asarray(v).dtype)
+                    out[k][idx, t] = last[k][rows]
+                alive &= ~(step.terminated | step.truncated)
+            bar.update(len(idx))
+    finally:
+        bar.close()
+        env.active = None
+        env.close()
+    return out
+
+
 class ContinuationValue:
     """``value_fn(obs, commands) -> (B,)`` for the data engine: Monte-Carlo V^e of each of ``env``'s post-step
     states, the expert continuing from a clone of it in a second env for ``horizon`` steps, then ``critic``'s

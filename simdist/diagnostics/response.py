@@ -1,0 +1,94 @@
+"""Does the dynamics predict how the planner's candidates *differ*? (what dynamics-only adaptation must learn)
+
+A planner ranks one state's candidates, so what its dynamics must get right is how the latent trajectory
+changes from one candidate to another, not the trajectory's level. Adaptation can lower the held-out
+consistency loss by learning the level alone (where the state drifts whatever the action), and then no
+candidate's rank moves. This module splits the latent error along that line. On the states and candidates of
+:func:`~simdist.diagnostics.mechanism.visit_states`, each candidate runs open loop on the task's real env
+(``Task.open_loop_observations``) and every model under test encodes the observations it reached
+(``target_latents``: y, (S, K, T, D)) and predicts them (p). Per state, over its K candidates and T steps:
+
+- ``latent_error``: mean (p − y)², the consistency loss on these candidates;
+- ``offset_error``: mean (p̄ − ȳ)² of the candidate means, the part of it no ranking sees;
+- ``response_error``: mean ((p − p̄) − (y − ȳ))², the error in how the candidates differ (the rest);
+- ``response_unexplained``: ``response_error`` over mean (y − ȳ)², 0 for a perfect response, 1 for a model
+  that predicts the same trajectory for every candidate;
+- ``response_gain``: RMS (p − p̄) over RMS (y − ȳ), how strongly the model thinks the actions matter
+  relative to the env;
+- ``response_cosine``: the cosine of (p − p̄) and (y − ȳ) over candidates, steps and latent dimensions;
+- ``true_response``: RMS (y − ȳ) itself (the same for models sharing an encoder).
+
+Means with 95 % bootstrap intervals over states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+import torch
+
+from simdist.diagnostics.mechanism import VisitedStates, _imagine, candidate_rows
+from simdist.tasks import Task
+from simdist.workflows.evaluation import bootstrap_ci
+
+
+def open_loop_observations(task: Task, visited: VisitedStates, seed: int, progress: bool = False
+                           ) -> dict[str, np.ndarray]:
+    """The observations (S, K, T, ...) each candidate reaches open loop on the task's real env."""
+    rows, actions = candidate_rows(visited)
+    obs = task.open_loop_observations(visited.states, rows, actions, seed=seed, progress=progress)
+    lead = visited.candidates.shape[:3]
+    return {k: np.asarray(v).reshape(*lead, *np.shape(v)[2:]) for k, v in obs.items()}
+
+
+@torch.no_grad()
+def true_latents(world_model: Any, observations: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The model's encoding (S, K, T, D) of the observations the candidates reached (its consistency targets)."""
+    from simdist.planning.base import eval_mode
+
+    dev = next(world_model.parameters()).device
+    obs = {k: torch.as_tensor(observations[k], device=dev) for k in world_model.config.obs_spec}
+    with eval_mode(world_model):
+        return world_model.target_latents(obs).double().cpu().numpy()
+
+
+def response_report(predicted: np.ndarray, true: np.ndarray) -> dict[str, Any]:
+    """The split of the latent error of (S, K, T, D) predicted against true latents (the module's metrics)."""
+    if predicted.shape != true.shape or predicted.ndim != 4:
+        raise ValueError(f"predicted {predicted.shape} and true {true.shape} latents must be the same (S, K, T, D)")
+    if not (np.isfinite(predicted).all() and np.isfinite(true).all()):
+        raise ValueError("non-finite latents: refusing to measure NaN")
+    p_mean, y_mean = predicted.mean(1, keepdims=True), true.mean(1, keepdims=True)
+    dp, dy = predicted - p_mean, true - y_mean
+    axes = (1, 2, 3)
+    true_var = (dy ** 2).mean(axes)
+    response_error = ((dp - dy) ** 2).mean(axes)
+    safe = np.where(true_var > 0, true_var, 1.0)
+    cosine = (dp * dy).sum(axes) / np.maximum(np.sqrt((dp ** 2).sum(axes) * (dy ** 2).sum(axes)), 1e-12)
+    per = {
+        "latent_error": ((predicted - true) ** 2).mean(axes),
+        "offset_error": ((p_mean - y_mean) ** 2).mean(axes),
+        "response_error": response_error,
+        "response_unexplained": np.where(true_var > 0, response_error / safe, 0.0),
+        "response_gain": np.sqrt((dp ** 2).mean(axes) / safe),
+        "response_cosine": cosine,
+        "true_response": np.sqrt(true_var),
+    }
+    return {k: asdict(bootstrap_ci(np.asarray(v, np.float64))) for k, v in per.items()} | {
+        "states": int(true.shape[0]), "candidates": int(true.shape[1])}
+
+
+def response_reports(task: Task, visited: VisitedStates, models: Mapping[str, Any], seed: int,
+                     progress: bool = False) -> dict[str, dict[str, Any]]:
+    """One :func:`response_report` per model (name → agent with a ``world_model``) on the same candidates, each
+    against its own encoding of the observations they reached."""
+    observations = open_loop_observations(task, visited, seed, progress=progress)
+    reports = {}
+    for name, agent in models.items():
+        wm = agent.world_model
+        predicted = _imagine(wm, visited).latents.double().cpu().numpy()
+        reports[name] = response_report(predicted, true_latents(wm, observations))
+    return reports
