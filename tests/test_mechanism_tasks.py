@@ -27,6 +27,16 @@ def _toward_goal(state: np.ndarray, sign: float, steps: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------ toy-reach
+def stepped_toy_env(task: Any, num_envs: int, rng: np.random.Generator, steps: int = 4) -> Any:
+    """A toy env of ``task`` reset at seed 0 and stepped ``steps`` times with random actions (mid-episode, with
+    actions in flight on a profile with latency); the caller closes it."""
+    env = task.make_env(num_envs, 0)
+    env.reset(seed=0)
+    for _ in range(steps):
+        env.step(rng.uniform(-1, 1, (num_envs, 2)))
+    return env
+
+
 def test_toy_clone_steps_as_the_original_and_its_true_return_is_the_hand_computed_one() -> None:
     from simdist.components.tasks.toy_reach.clone import restore
     from simdist.components.tasks.toy_reach.expert import expert_policy
@@ -34,12 +44,9 @@ def test_toy_clone_steps_as_the_original_and_its_true_return_is_the_hand_compute
     task = make_task("toy-reach", profile="sim")  # mass and friction randomised per env: the clone must carry them
     task.expert_steps = 40
     rng = np.random.default_rng(0)
-    env = task.make_env(3, 0)
+    env = stepped_toy_env(task, 3, rng)
     other = task.make_env(2, 5)
     try:
-        env.reset(seed=0)
-        for _ in range(4):
-            env.step(rng.uniform(-1, 1, (3, 2)))
         rows = np.array([2, 0])
         snap = task.snapshot_states(env, rows)
         before = env._obs()["state"][rows]

@@ -44,9 +44,10 @@ class IntentReference:
         """ValueError unless the reference imagines in the planner's latent space (same latent size, horizon and
         action size); it reads the planner's encoding, so its encoder must be the planner's (adaptation keeps it)."""
         ref, own = self.model.config, self.own.config
+        name = repr(self.source) if isinstance(self.source, str) else "(the model given)"
         for key in ("latent_dim", "horizon", "action_dim"):
             if getattr(ref, key) != getattr(own, key):
-                raise ValueError(f"intent_model {self.source!r} has {key}={getattr(ref, key)}, the planner's model "
+                raise ValueError(f"intent_model {name} has {key}={getattr(ref, key)}, the planner's model "
                                  f"{getattr(own, key)}: the intent needs the model the planner's was adapted from")
 
     def latents(self, encoding: Any, chunk: Tensor, command: Tensor | None) -> Tensor:

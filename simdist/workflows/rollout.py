@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -189,6 +189,25 @@ def _clip(actions: np.ndarray, spec: Any) -> np.ndarray:
 
 def _is_per_env(value: Any, num_envs: int) -> bool:
     return isinstance(value, (np.ndarray, torch.Tensor)) and value.ndim >= 1 and value.shape[0] == num_envs
+
+
+def open_loop_observations(env: Any, obs: Mapping[str, np.ndarray], actions: np.ndarray) -> dict[str, np.ndarray]:
+    """The observations (B, T, ...) after every step of ``actions`` (B, T, A) open loop on ``env`` from ``obs``;
+    an env that terminates repeats its last observation (what a world model's dynamics is compared with,
+    :mod:`simdist.diagnostics.response`)."""
+    n, horizon = actions.shape[0], actions.shape[1]
+    last = {k: np.array(v) for k, v in obs.items()}
+    out = {k: np.zeros((n, horizon, *v.shape[1:]), v.dtype) for k, v in last.items()}
+    alive = np.ones(n, bool)
+    for t in range(horizon):
+        step = env.step(actions[:, t])
+        for k, v in step.obs.items():
+            if k in last:
+                v = np.asarray(v)
+                last[k] = np.where(alive.reshape(-1, *[1] * (v.ndim - 1)), v, last[k])
+                out[k][:, t] = last[k]
+        alive &= ~np.asarray(step.terminated | step.truncated, bool)
+    return out
 
 
 def open_loop_then_policy(env: Any, obs: dict[str, np.ndarray], actions: np.ndarray, policy: Callable[..., Any], *,

@@ -139,8 +139,9 @@ def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], 
 def open_loop_observations(make_env: Any, snap: dict[str, Any], prefix: np.ndarray, *, batch: int = 64,
                            seed: int = 0, progress: bool = False) -> dict[str, np.ndarray]:
     """The observation (N, T, ...) after each step of row i executing the open-loop actions ``prefix[i]``
-    (N, T, A) from snapshot row i; a row whose episode ends within T steps repeats its last observation."""
+    (N, T, A) from snapshot row i (:func:`simdist.workflows.rollout.open_loop_observations`)."""
     from simdist.data.engine import progress_bar
+    from simdist.workflows.rollout import open_loop_observations as rollout
 
     n = len(snap["env"]["episode_step"])
     if prefix.ndim != 3 or len(prefix) != n:
@@ -154,20 +155,11 @@ def open_loop_observations(make_env: Any, snap: dict[str, Any], prefix: np.ndarr
             idx = np.arange(lo, min(lo + env.num_envs, n))
             rows = np.arange(len(idx))
             restore(env, take_rows(snap, idx), rows)
-            alive = np.zeros(env.num_envs, bool)
-            alive[rows] = True
-            last = {k: np.array(v) for k, v in env.observations.items()}
-            for t in range(prefix.shape[1]):
-                env.active = alive
-                actions = np.zeros((env.num_envs, prefix.shape[2]), np.float32)
-                actions[rows] = prefix[idx, t]
-                step = env.step(actions)
-                for k, v in step.obs.items():
-                    last[k] = np.where(alive.reshape(-1, *[1] * (np.ndim(v) - 1)), v, last[k])
-                    if k not in out:
-                        out[k] = np.zeros((n, prefix.shape[1], *np.shape(v)[1:]), np.asarray(v).dtype)
-                    out[k][idx, t] = last[k][rows]
-                alive &= ~(step.terminated | step.truncated)
+            env.active = np.arange(env.num_envs) < len(idx)  # rows holding no state cost no physics
+            actions = np.zeros((env.num_envs, *prefix.shape[1:]), np.float32)
+            actions[rows] = prefix[idx]
+            for k, v in rollout(env, env.observations, actions).items():
+                out.setdefault(k, np.zeros((n, *v.shape[1:]), v.dtype))[idx] = v[rows]
             bar.update(len(idx))
     finally:
         bar.close()
