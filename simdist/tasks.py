@@ -166,15 +166,18 @@ class Task(abc.ABC):
     def success(self, result: Any) -> np.ndarray:
         """Per finished episode of a :class:`~simdist.workflows.rollout.RolloutResult`: did it succeed?"""
 
-    def collect(self, agent: Any, episodes: int, num_envs: int, seed: int, first_episode_id: int = 0
-                ) -> tuple[list[Episode], np.ndarray]:
-        """Roll ``agent`` on the real env for ``episodes`` logged episodes; returns them and success flags."""
+    def collect(self, agent: Any, episodes: int, num_envs: int, seed: int, first_episode_id: int = 0,
+                perturbation: Any = None) -> tuple[list[Episode], np.ndarray]:
+        """Roll ``agent`` on the real env for ``episodes`` logged episodes; returns them and success flags.
+        ``perturbation`` (a :class:`~simdist.data.engine.PerturbationConfig`) adds its noise windows to the
+        actions (the recorded action is the applied one)."""
         from simdist.workflows.rollout import rollout
 
         env = self.make_env(num_envs, seed, real=True)
         try:
             result = rollout(env, agent, episodes=episodes, seed=seed, record_spec=self.dataset_spec(),
-                             first_episode_id=first_episode_id, meta={"source": "real", "task": self.name})
+                             first_episode_id=first_episode_id, meta={"source": "real", "task": self.name},
+                             perturbation=perturbation)
         finally:
             env.close()
         n = len(result.episodes)

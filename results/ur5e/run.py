@@ -16,7 +16,7 @@
     python -m results.ur5e.run valueplan [--task ur5e-peg] [--dry-run] # its value head on continuation labels
     python -m results.ur5e.run rankplan [--task ur5e-peg] [--dry-run]  # its value head on its candidates' ranking
     python -m results.ur5e.run priorplan [--task ur5e-peg] [--dry-run]  # MPPI with the policy as its prior
-    python -m results.ur5e.run adaptplan [--task T] [--dry-run]      # adaptation on proxy-real with the zoo planner
+    python -m results.ur5e.run adaptplan [--task T] [--explore W] [--dry-run]  # adaptation on proxy-real, zoo planner
     python -m results.ur5e.run leggate  [--dry-run]                  # the table leg's head and MPPI at small data
     python -m results.ur5e.run legsize  [--dry-run]                  # the table leg's success against data size
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
@@ -715,31 +715,38 @@ ADAPT_AGENTS = {"ur5e-peg": ("hub/models/ur5e-peg", "peg-real"),
 ADAPT_SCHEDULE = "[0,80]"
 
 
-def adaptplan(task: str, dry: bool) -> None:
+def adaptplan(task: str, dry: bool, explore: str | None = None) -> None:
     """Adaptation with the zoo's planner (docs/ur5e-simdist.md 5, 7.9): the paper's protocol
     (recipes/<task>/adapt.yaml: dynamics only, retrained from the base on all real episodes so far) on the task's
     proxy-real profile, acting with the zoo folder's own planner.json (MPPI sampled around the policy under its
     prior, β :data:`PRIOR_CHOSEN`), at 0 and 80 on-policy episodes, each stage evaluated on 40 Wide trials; the
     run's state, curve and plot copied to results/ur5e/adapt/; then the plan ranking of the zero-shot and the
-    adapted model on the same proxy-real states (``simdist mechanism``)."""
+    adapted model on the same proxy-real states (``simdist mechanism``). ``explore`` W (beyond the paper) collects
+    the 80 episodes with the data engine's noise windows W added to the planner's actions
+    (``--collect_perturbation``) in its own run folder, and measures the ranking and the dynamics' response of the
+    zero-shot, the on-policy adapted and the explored adapted model (``--response``)."""
     agent, real = ADAPT_AGENTS[task]
     if not (ROOT / agent / "planner.json").is_file():
         raise SystemExit(f"adaptplan: {agent}/planner.json is missing; build it: python hub/build_ur5e_models.py")
-    run = f"outputs/{task}/adapt-zoo-{real}"
+    suffix = "" if explore is None else f"-explore-{explore}"
+    run = f"outputs/{task}/adapt-zoo-{real}{suffix}"
     curve = ROOT / run / "curve.json"
     _run([*simdist_command(), "adapt", "--config", f"recipes/{task}/adapt.yaml", "--task", task, "--agent", agent,
           "--real", real, "--out", run, "--schedule", ADAPT_SCHEDULE, "--planner_preset", "null",
-          "--num_samples", "null", "--iterations", "null", "--episodes_per_eval", "2", "--num_envs", "20"], dry,
-         curve.is_file())
-    kept = OUT / "adapt" / task / f"zoo-{real}"
+          "--num_samples", "null", "--iterations", "null", "--episodes_per_eval", "2", "--num_envs", "20",
+          *([] if explore is None else ["--collect_perturbation", explore])], dry, curve.is_file())
+    kept = OUT / "adapt" / task / f"zoo-{real}{suffix}"
     if not dry:
         kept.mkdir(parents=True, exist_ok=True)
         for name in ("state.json", "curve.json", "curve.png"):
             shutil.copyfile(ROOT / run / name, kept / name)
-    ranking = OUT / "mechanism" / task / f"{real}-wide-zoo.json"
-    _run([*simdist_command(), "mechanism", "--task", task, "--real", real, "--grid", "wide", "--model",
-          f"zero-shot={agent}", "--model", f"adapted={run}/stages/stage-1", "--states", "24", "--candidates",
-          "16", "--every", "10", "--envs", "8", "--out", str(ranking.relative_to(ROOT))], dry, ranking.is_file())
+    ranking = OUT / "mechanism" / task / f"{real}-wide-zoo{suffix}.json"
+    models = ["--model", f"zero-shot={agent}", "--model", f"adapted=outputs/{task}/adapt-zoo-{real}/stages/stage-1"]
+    if explore is not None:
+        models += ["--model", f"adapted-explore={run}/stages/stage-1", "--skip", "5", "--response"]
+    _run([*simdist_command(), "mechanism", "--task", task, "--real", real, "--grid", "wide", *models, "--states",
+          "24", "--candidates", "16", "--every", "10", "--envs", "8", "--out", str(ranking.relative_to(ROOT))], dry,
+         ranking.is_file())
 
 
 #: the table leg's small dataset, the parts its gate model trains on, and that model's run folder
@@ -941,11 +948,14 @@ def main() -> None:
             s.add_argument("--expert-only", action="store_true", help="the expert's two lattices, no variants")
         if name == "critic":
             s.add_argument("--size", default="32x300", help="critic envs x control steps (default 32x300)")
+        if name == "adaptplan":
+            s.add_argument("--explore", choices=("manipulation", "official"),
+                           help="collect the real episodes with these noise windows (beyond the paper)")
         if name == "legsize":
             s.add_argument("--parts", help=f"comma-separated sizes of {LEG_SIZES} to fit and evaluate (default: all, "
                                             "then the ranking and the table)")
     args = p.parse_args()
-    kw = {k: getattr(args, k) for k in ("contacts", "size", "parts") if hasattr(args, k)}
+    kw = {k: getattr(args, k) for k in ("contacts", "size", "parts", "explore") if hasattr(args, k)}
     if getattr(args, "expert_only", False):
         kw["variants"] = False
     globals()[args.experiment](args.task, args.dry_run, **kw)

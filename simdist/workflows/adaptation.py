@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from simdist.agents import Agent, load_agent
+from simdist.data.engine import PerturbationConfig
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.fsutil import atomic_path, atomic_write_json, remove_stale_temporaries
 from simdist.model.freeze import FINETUNE, FinetuneConfig, FreezePolicy
@@ -112,6 +113,9 @@ def value_auc(model: WorldModel, episodes: Sequence[Episode], success: Sequence[
 
 # ---------------------------------------------------------------------------------------------- loop
 SCHEDULE_UNITS = ("minutes", "episodes")
+#: the noise windows ``collect_perturbation`` may add to collected episodes, by name
+COLLECT_PERTURBATIONS: dict[str, Callable[[], PerturbationConfig]] = {
+    "official": PerturbationConfig, "manipulation": PerturbationConfig.manipulation}
 
 
 @dataclass
@@ -151,6 +155,10 @@ class AdaptConfig:
             their own settings
         prior: dataset folders an agent that learns from prior data (the baselines' simulation data and demos)
             is finetuned with besides the real data
+        collect_perturbation: None (the paper: on-policy episodes) or the data engine's action-perturbation windows
+            added to the collected episodes' actions (beyond the paper; the recorded action is the applied one):
+            "manipulation" (noised U[1, 5] steps with σ ~ U[0.05, 1.0], clean U[5, 10]) or "official" (the
+            locomotion windows, SIMDIST 4.4). The held-out episodes stay on-policy
         samples: deprecated spelling of num_samples
     """
 
@@ -176,6 +184,7 @@ class AdaptConfig:
     seed: int = 0
     update_every: int | None = None
     prior: list[str] = field(default_factory=list)
+    collect_perturbation: str | None = None
     samples: int | None = None
 
     def __post_init__(self) -> None:
@@ -226,6 +235,9 @@ class AdaptConfig:
         missing = [x for x in self.prior if not (Path(x) / "dataset.json").is_file()]
         if missing:
             raise ValueError(f"prior: {missing} are not dataset folders (no dataset.json)")
+        if self.collect_perturbation not in (None, *COLLECT_PERTURBATIONS):
+            raise ValueError(f"collect_perturbation must be one of {sorted(COLLECT_PERTURBATIONS)} or null, got "
+                             f"{self.collect_perturbation!r}")
         self.schedule = s
         self._freeze_policy = FreezePolicy.parse(self.freeze)  # the one parse of the run's policy
 
@@ -233,6 +245,12 @@ class AdaptConfig:
     def freeze_policy(self) -> FreezePolicy:
         """``freeze`` as the policy the run hands its agent (parsed once, when the config was made)."""
         return self._freeze_policy
+
+    @property
+    def perturbation(self) -> PerturbationConfig | None:
+        """The noise windows added to the collected episodes' actions (None: on-policy, the paper)."""
+        name = self.collect_perturbation
+        return None if name is None else COLLECT_PERTURBATIONS[name]()
 
     @property
     def finetuning(self) -> FinetuneConfig:
@@ -440,7 +458,8 @@ class AdaptationLoop:
             done |= {int(i) for sh in info["shards"] for i in sh["episode_ids"]}
             first = max(done | set(info.get("dropped_episode_ids", [])), default=-1) + 1
             seed = chunk_seed(cfg.seed, stage, first)
-            eps, ok = self.task.collect(self.collector(model, seed), chunk, chunk, seed, first_episode_id=first)
+            eps, ok = self.task.collect(self.collector(model, seed), chunk, chunk, seed, first_episode_id=first,
+                                        perturbation=cfg.perturbation)
             keep, steps = 0, have
             while keep < len(eps) and steps < target:
                 steps += 1 if by_episodes else len(eps[keep])
