@@ -223,6 +223,30 @@ def test_episode_schedule_collects_whole_episodes(toy_model: str, tmp_path: Path
     assert (out / "curve.png").stat().st_size > 0
 
 
+def test_collect_perturbation_noises_the_logged_episodes_and_not_the_heldout_ones(toy_model: str, tmp_path: Path
+                                                                                   ) -> None:
+    """Exploration beyond the paper: the stage's real episodes carry the noise windows, the held-out set stays
+    on-policy (the same episodes as a run without them), and an unknown name is refused naming the key."""
+    from simdist.data import iter_episodes
+
+    def actions(out: Path, folder: str) -> np.ndarray:
+        return np.concatenate([ep.actions for ep in iter_episodes(str(out / folder), shuffle_shards=False,
+                                                                 split_by_node=False, split_by_worker=False)])
+
+    runs = {}
+    for name, explore in (("plain", None), ("explore", "manipulation")):
+        cfg = _config(schedule=[0, 2], schedule_unit="episodes", collect_perturbation=explore)
+        loop = AdaptationLoop(toy_model, ToyTask(), tmp_path / name, cfg, log=lambda m: None)
+        loop.heldout()
+        loop.collect_until(2, loop.base, 1)
+        runs[name] = tmp_path / name
+    np.testing.assert_array_equal(actions(runs["plain"], "heldout-data"), actions(runs["explore"], "heldout-data"))
+    plain, explored = actions(runs["plain"], "real-data"), actions(runs["explore"], "real-data")
+    assert not np.array_equal(plain[: len(explored)], explored[: len(plain)])
+    with pytest.raises(ValueError, match="collect_perturbation"):
+        AdaptConfig(collect_perturbation="loud")
+
+
 def test_resume_refuses_other_weights_behind_the_same_model_id(toy_model: str, tmp_path: Path) -> None:
     """A zoo folder rebuilt in place keeps its id; resuming on it must not mix two models' stages."""
     folder = tmp_path / "model"
