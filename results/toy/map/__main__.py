@@ -1,6 +1,6 @@
-"""``python -m results.toy.map run|table|mechanism|levers|levers-table``: run the map's grid (resumable), draw its
-table and heatmap from the committed cells, measure the mechanism on finished cells, run the levers against it on
-failing cells (resumable) and draw their table."""
+"""``python -m results.toy.map run|table|mechanism|response|levers|levers-table``: run the map's grid (resumable),
+draw its table and heatmap from the committed cells, measure the mechanism (and the dynamics' response) on finished
+cells, run the levers against it on failing cells (resumable) and draw their table."""
 
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     mech.add_argument("--pretrained-from", default=None,
                       help="the folder holding pretrain-sS (default: --runs; a lever's runs: the map's folder)")
     mech.add_argument("--tag", default=None, help="prefix of the copies in results/toy/map/mechanism (e.g. a lever)")
+    resp = sub.add_parser("response", help="level or response: what adaptation teaches the dynamics, per cell")
+    resp.add_argument("--runs", default="outputs/toy-map", help="the run folder holding the cells' models")
+    resp.add_argument("--cells", required=True, help="comma-separated CELL-sSEED folder names")
     lev = sub.add_parser("levers", help="the levers against the mechanism on failing cells (a rerun resumes)")
     lev.add_argument("--levers", default="value,horizon16,epochs24,wide,narrow",
                      help="comma-separated levers (value, horizon16, epochs24, wide, narrow, ensemble)")
@@ -46,6 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         from results.toy.map.run import run as go
 
         return go(args)
+    if args.command == "response":
+        from results.toy.map.response import main as response_main
+
+        return response_main(args)
     if args.command == "table":
         from results.toy.map.table import main as table_main
 

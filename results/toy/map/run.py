@@ -60,6 +60,15 @@ def profile_yaml(cell: Cell) -> str:
     return "".join(f"{k}: {value(v)}\n" for k, v in cell.profile().items())
 
 
+def ranking_command(folder: Path, model: Path, seed: int, out: Path, *extra: str) -> list[str]:
+    """``simdist mechanism`` of a cell's zero-shot and adapted models on 40 states its zero-shot planner visits."""
+    return simdist_command("mechanism", "--task", "toy-reach", "--real", str(folder / "profile.yaml"),
+                           "--model", f"zero_shot={model}", "--model", f"adapted={folder / 'run' / 'toy-real'}",
+                           "--reference", "zero_shot", "--planner-preset", "paper", "--num-samples", str(SAMPLES),
+                           "--iterations", str(ITERATIONS), "--states", "40", "--candidates", "32", "--envs", str(ENVS),
+                           "--seed", str(seed + 5), "--out", str(out), *extra)
+
+
 def run_cell(cell: Cell, seed: int, out: Path, dry: bool) -> Path:
     """Every step of one cell into ``out/CELL-sSEED`` (each skipped when its file exists); returns the folder."""
     folder = out / f"{cell.name}-s{seed}"
@@ -94,13 +103,7 @@ def run_cell(cell: Cell, seed: int, out: Path, dry: bool) -> Path:
     step("expert", folder / "expert.json", simdist_command(*evaluate, "--agent", "expert"), stdout=True)
     if cell.latency or cell.gain != 1.0:
         step("retuned", folder / "retuned.json", simdist_command(*evaluate, "--agent", "retuned"), stdout=True)
-    step("ranking", folder / "ranking.json",
-         simdist_command("mechanism", "--task", "toy-reach", "--real", str(profile),
-                         "--model", f"zero_shot={model}", "--model", f"adapted={run / 'toy-real'}",
-                         "--reference", "zero_shot", "--planner-preset", "paper", "--num-samples", str(SAMPLES),
-                         "--iterations", str(ITERATIONS),
-                         "--states", "40", "--candidates", "32", "--envs", str(ENVS), "--seed", str(seed + 5),
-                         "--out", str(folder / "ranking.json")))
+    step("ranking", folder / "ranking.json", ranking_command(folder, model, seed, folder / "ranking.json"))
     if not dry:
         write_json(done, summarise(cell, seed, folder, timing))
     return folder
