@@ -188,7 +188,9 @@ class MPPIPlanner(Planner):
     ) -> None:
         given = locals()
         checked = {f.name: given[f.name] for f in fields(MPPIConfig)}
-        MPPIConfig(**{**checked, "intent_model": None if intent_model is None else str(intent_model)})  # its schema
+        if isinstance(intent_model, nn.Module):  # a model given in code; a planner.json names a folder or Hub id
+            checked["intent_model"] = None
+        MPPIConfig(**checked)  # every setting, checked by its schema
         super().__init__(world_model, action_low, action_high)
         self.disagreement = check_disagreement(disagreement, world_model)
         self.value_weight, self.prior_weight = float(value_weight), float(prior_weight)
