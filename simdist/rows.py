@@ -3,7 +3,7 @@ states, :meth:`simdist.tasks.Task.snapshot_states`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,3 +25,11 @@ def concat_rows(trees: Sequence[Any]) -> Any:
     if isinstance(first, torch.Tensor):
         return torch.cat(list(trees))
     return np.concatenate(trees)
+
+
+def row_batches(n: int, size: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``(idx, rows)`` for N items ``size`` at a time: the items' indices and the batch rows they go to
+    (``0..len(idx)-1``), as when N cloned states are restored into an env of ``size`` rows."""
+    for lo in range(0, n, size):
+        idx = np.arange(lo, min(lo + size, n))
+        yield idx, np.arange(len(idx))

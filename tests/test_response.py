@@ -92,6 +92,25 @@ def test_ur5e_open_loop_observations_are_the_original_env_stepped() -> None:
         env.close()
 
 
+def test_go2_open_loop_observations_are_the_original_env_stepped() -> None:
+    task = make_task("go2", profile="ptfe-slope-3deg")  # actuation delay 1 step: the queue is cloned too
+    rng = np.random.default_rng(0)
+    env = task.make_env(2, 0)
+    try:
+        env.reset(seed=0)
+        for _ in range(30):  # past the 25 standing steps
+            env.step(0.2 * rng.standard_normal((2, 12)))
+        snap = task.snapshot_states(env, np.array([1, 0]))
+        plan = (0.3 * rng.standard_normal((2, 3, 12))).astype(np.float32)
+        seen = task.open_loop_observations(snap, np.array([0, 1]), plan, seed=4)
+        for t in range(3):
+            step = env.step(plan[[1, 0], t])
+            for key, value in step.obs.items():
+                np.testing.assert_array_equal(seen[key][:, t], value[[1, 0]])
+    finally:
+        env.close()
+
+
 def test_toy_response_end_to_end_with_untrained_models() -> None:
     task = make_task("toy-reach", profile="real")
     task.expert_steps = 20
@@ -112,5 +131,5 @@ def test_response_is_refused_before_any_work_on_a_task_that_cannot_run_candidate
     from simdist.tools.mechanism import main
 
     with pytest.raises(SystemExit):
-        main(["--task", "go2", "--real", "ptfe-slope-5.7deg", "--model", "a=simdist/go2-slope", "--response"])
-    assert "--response: task 'go2' cannot run open-loop candidates" in capsys.readouterr().err
+        main(["--task", "gym:Pendulum-v1", "--real", "lag1", "--model", "a=simdist/go2-slope", "--response"])
+    assert "--response: task 'gym:Pendulum-v1' cannot run open-loop candidates" in capsys.readouterr().err

@@ -22,6 +22,7 @@ from simdist.data.recorder import EpisodeRecorder
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.envs.base import BatchedEnv
 from simdist.planning.history import history_for
+from simdist.rows import row_batches
 
 
 @dataclass
@@ -207,6 +208,30 @@ def open_loop_observations(env: Any, obs: Mapping[str, np.ndarray], actions: np.
                 last[k] = np.where(alive.reshape(-1, *[1] * (v.ndim - 1)), v, last[k])
                 out[k][:, t] = last[k]
         alive &= ~np.asarray(step.terminated | step.truncated, bool)
+    return out
+
+
+def open_loop_from_clones(make_env: Callable[[int, int], Any], restore: Callable[[Any, np.ndarray, np.ndarray], Any],
+                          actions: np.ndarray, *, seed: int = 0, batch: int = 256) -> dict[str, np.ndarray]:
+    """:func:`open_loop_observations` of ``actions[i]`` (N, T, A) from N cloned states, ``batch`` at a time in one
+    env of ``make_env(n, seed)``: ``restore(env, idx, rows)`` writes clones ``idx`` into the env's ``rows`` and
+    returns the env's observations. Returns (N, T, ...) per observation group."""
+    actions = np.asarray(actions, np.float32)
+    if actions.ndim != 3:
+        raise ValueError(f"actions must be (N, T, A) open-loop sequences, got {actions.shape}")
+    n = len(actions)
+    out: dict[str, np.ndarray] = {}
+    env = make_env(min(batch, n), seed)
+    try:
+        env.reset(seed=seed)
+        for idx, rows in row_batches(n, env.num_envs):
+            obs = restore(env, idx, rows)
+            padded = np.zeros((env.num_envs, *actions.shape[1:]), np.float32)
+            padded[rows] = actions[idx]
+            for k, v in open_loop_observations(env, obs, padded).items():
+                out.setdefault(k, np.zeros((n, *v.shape[1:]), v.dtype))[idx] = v[rows]
+    finally:
+        env.close()
     return out
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from simdist.rows import take_rows
+from simdist.rows import row_batches, take_rows
 
 
 def critic_returns(make_env: Callable[[int, int], Any], critic: Callable[..., np.ndarray],
@@ -44,9 +44,7 @@ def critic_returns(make_env: Callable[[int, int], Any], critic: Callable[..., np
     env = make_env(min(batch, n), seed)
     try:
         env.reset(seed=seed)
-        for lo in range(0, n, env.num_envs):
-            idx = np.arange(lo, min(lo + env.num_envs, n))
-            rows = np.arange(len(idx))
+        for idx, rows in row_batches(n, env.num_envs):
             env.restore(take_rows(snap, idx), rows)
             ret, disc = np.zeros(env.num_envs), 1.0
             alive = np.zeros(env.num_envs, bool)
@@ -83,3 +81,16 @@ def critic_returns(make_env: Callable[[int, int], Any], critic: Callable[..., np
     if parts is not None:
         parts.update(split)
     return out
+
+
+
+def open_loop_observations(make_env: Callable[[int, int], Any], snap: dict[str, np.ndarray], actions: np.ndarray,
+                           *, seed: int = 0) -> dict[str, np.ndarray]:
+    """The observations (N, T, ...) after every step of ``actions[i]`` (N, T, 12) open loop from snapshot row i."""
+    from simdist.workflows.rollout import open_loop_from_clones
+
+    n = len(next(iter(snap.values())))
+    if len(actions) != n:
+        raise ValueError(f"actions must be (N={n}, T, A) open-loop sequences, got {np.shape(actions)}")
+    return open_loop_from_clones(make_env, lambda env, idx, rows: env.restore(take_rows(snap, idx), rows), actions,
+                                 seed=seed)

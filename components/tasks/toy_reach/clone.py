@@ -102,23 +102,14 @@ def expert_continuation_returns(make_env: Callable[[int, int], Any], snap: dict[
     return out
 
 
-def open_loop_observations(make_env: Callable[[int, int], Any], snap: dict[str, np.ndarray], actions: np.ndarray,
-                           *, seed: int = 0, batch: int = 256) -> dict[str, np.ndarray]:
-    """The observations (N, T, ...) after every step of ``actions[i]`` (N, T, 2) open loop from snapshot row i."""
-    from simdist.workflows.rollout import open_loop_observations as rollout
 
-    actions = np.asarray(actions, np.float32)
+def open_loop_observations(make_env: Callable[[int, int], Any], snap: dict[str, np.ndarray], actions: np.ndarray,
+                           *, seed: int = 0) -> dict[str, np.ndarray]:
+    """The observations (N, T, ...) after every step of ``actions[i]`` (N, T, 2) open loop from snapshot row i."""
+    from simdist.workflows.rollout import open_loop_from_clones
+
     n = len(snap["physics"])
-    if actions.ndim != 3 or len(actions) != n:
-        raise ValueError(f"actions must be (N={n}, T, A) open-loop sequences, got {actions.shape}")
-    out: dict[str, np.ndarray] = {}
-    for lo in range(0, n, batch):
-        idx = np.arange(lo, min(lo + batch, n))
-        env = make_env(len(idx), seed)
-        try:
-            env.reset(seed=seed)
-            for k, v in rollout(env, restore(env, take_rows(snap, idx)), actions[idx]).items():
-                out.setdefault(k, np.zeros((n, *v.shape[1:]), v.dtype))[idx] = v
-        finally:
-            env.close()
-    return out
+    if len(actions) != n:
+        raise ValueError(f"actions must be (N={n}, T, A) open-loop sequences, got {np.shape(actions)}")
+    return open_loop_from_clones(make_env, lambda env, idx, rows: restore(env, take_rows(snap, idx), rows), actions,
+                                 seed=seed)

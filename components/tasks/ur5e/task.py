@@ -196,7 +196,7 @@ class UR5eTask(Task):
 
         return open_loop_observations(lambda n, s: self.make_env(n, s, real=True),
                                       take_rows(states, np.asarray(rows, np.int64)), np.asarray(actions, np.float32),
-                                      seed=seed, progress=progress)
+                                      seed=seed)
 
     def builtin_agent(self, spec: str) -> Any | None:
         """``expert`` or ``scripted:NAME``: the scripted expert or a named variant (``scripted:retuned`` is

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from simdist.rows import concat_rows, take_rows
+from simdist.rows import concat_rows, row_batches, take_rows
 
 logger = logging.getLogger(__name__)
 
@@ -103,9 +103,7 @@ def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], 
         if own:
             env.reset(seed=seed)
         steps = env.config.max_steps if horizon is None else min(horizon, env.config.max_steps)
-        for lo in range(0, n, env.num_envs):
-            idx = np.arange(lo, min(lo + env.num_envs, n))
-            rows = np.arange(len(idx))
+        for idx, rows in row_batches(n, env.num_envs):
             restore(env, take_rows(snap, idx), rows)
             policy = make_policy()
             policy.reset()
@@ -136,36 +134,21 @@ def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], 
     return out
 
 
-def open_loop_observations(make_env: Any, snap: dict[str, Any], prefix: np.ndarray, *, batch: int = 64,
-                           seed: int = 0, progress: bool = False) -> dict[str, np.ndarray]:
+def open_loop_observations(make_env: Any, snap: dict[str, Any], prefix: np.ndarray, *, seed: int = 0
+                           ) -> dict[str, np.ndarray]:
     """The observation (N, T, ...) after each step of row i executing the open-loop actions ``prefix[i]``
-    (N, T, A) from snapshot row i (:func:`simdist.workflows.rollout.open_loop_observations`)."""
-    from simdist.data.engine import progress_bar
-    from simdist.workflows.rollout import open_loop_observations as rollout
+    (N, T, A) from snapshot row i (:func:`simdist.workflows.rollout.open_loop_from_clones`)."""
+    from simdist.workflows.rollout import open_loop_from_clones
 
     n = len(snap["env"]["episode_step"])
-    if prefix.ndim != 3 or len(prefix) != n:
+    if len(prefix) != n:
         raise ValueError(f"prefix must be (N={n}, T, A) open-loop actions, got {getattr(prefix, 'shape', None)}")
-    out: dict[str, np.ndarray] = {}
-    env = make_env(min(batch, n), seed)
-    bar = progress_bar(n, progress, desc="open-loop candidates", unit="candidate")
-    try:
-        env.reset(seed=seed)
-        for lo in range(0, n, env.num_envs):
-            idx = np.arange(lo, min(lo + env.num_envs, n))
-            rows = np.arange(len(idx))
-            restore(env, take_rows(snap, idx), rows)
-            env.active = np.arange(env.num_envs) < len(idx)  # rows holding no state cost no physics
-            actions = np.zeros((env.num_envs, *prefix.shape[1:]), np.float32)
-            actions[rows] = prefix[idx]
-            for k, v in rollout(env, env.observations, actions).items():
-                out.setdefault(k, np.zeros((n, *v.shape[1:]), v.dtype))[idx] = v[rows]
-            bar.update(len(idx))
-    finally:
-        bar.close()
-        env.active = None
-        env.close()
-    return out
+
+    def restored(env: Any, idx: np.ndarray, rows: np.ndarray) -> dict[str, np.ndarray]:
+        restore(env, take_rows(snap, idx), rows)
+        return env.observations
+
+    return open_loop_from_clones(make_env, restored, prefix, seed=seed, batch=64)
 
 
 class ContinuationValue:
@@ -201,9 +184,7 @@ def run_prefix(make_env: Any, snap: dict[str, Any], prefix: np.ndarray, *, batch
     env = make_env(min(batch, n), seed)
     try:
         env.reset(seed=seed)
-        for lo in range(0, n, env.num_envs):
-            idx = np.arange(lo, min(lo + env.num_envs, n))
-            rows = np.arange(len(idx))
+        for idx, rows in row_batches(n, env.num_envs):
             restore(env, take_rows(snap, idx), rows)
             r, disc = np.zeros(env.num_envs), np.ones(env.num_envs)
             alive = np.zeros(env.num_envs, bool)
