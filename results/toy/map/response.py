@@ -5,8 +5,8 @@ Per cell, the cell's own ranking measurement (``simdist mechanism``: the zero-sh
 its candidates each) with ``--response``: each candidate runs open loop on the cell's profile and both models'
 latent predictions are compared with the encoded observations it reached, split into the level every candidate
 shares and the response that tells them apart (:mod:`simdist.diagnostics.response`). Writes
-``results/toy/map/response/CELL-sSEED.json`` and ``table.md`` (beside each cell's closed-loop returns and held-out
-consistency from ``results/toy/map/cells/``).
+``results/toy/map/response/CELL-sSEED.json`` (with the cell's closed-loop returns and held-out consistency from the
+same run's ``results.json``, which the models come from) and ``table.md``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from results.runner import ROOT, run_command, write_text
+from results.runner import ROOT, run_command, write_json, write_text
 from results.toy.map.run import pretrained_model, ranking_command
 
 HERE = Path(__file__).resolve().parent
@@ -29,7 +29,7 @@ def _cell(e: dict[str, Any], digits: int = 3) -> str:
 
 
 def _row(name: str, report: dict[str, Any]) -> str:
-    cell = json.loads((HERE / "cells" / f"{name}.json").read_text())
+    cell = report["cell"]
     ret, cons = cell["returns"], cell["heldout_consistency"]
     z, a = report["models"]["zero_shot"]["response"], report["models"]["adapted"]["response"]
     pairs = " | ".join(f"{_cell(z[k])} → {_cell(a[k])}" for k in KEYS)
@@ -55,8 +55,14 @@ def main(args: argparse.Namespace) -> int:
             raise SystemExit(f"response: {folder} has no finished loop; run `python -m results.toy.map run` first")
         out = OUT / f"{name}.json"
         if not out.is_file():
-            run_command(ranking_command(folder, pretrained_model(runs, seed), seed, out, "--response"),
-                        folder / "response-log.txt", False)
+            measured = folder / "response.json"
+            if not measured.is_file():
+                run_command(ranking_command(folder, pretrained_model(runs, seed), seed, measured, "--response"),
+                            folder / "response-log.txt", False)
+            report = json.loads(measured.read_text())
+            report["cell"] = {k: v for k, v in json.loads((folder / "results.json").read_text()).items()
+                              if k in ("cell", "seed", "returns", "adapted_vs_zero_shot", "heldout_consistency")}
+            write_json(out, report)
     done = sorted(p.stem for p in OUT.glob("*.json"))
     write_text(OUT / "table.md", table(done))
     print(f"{len(done)} cells in {(OUT / 'table.md').relative_to(ROOT)}")
