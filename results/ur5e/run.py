@@ -724,10 +724,13 @@ def adaptplan(task: str, dry: bool, explore: str | None = None) -> None:
     adapted model on the same proxy-real states (``simdist mechanism``). ``explore`` W (beyond the paper) collects
     the 80 episodes with the data engine's noise windows W added to the planner's actions
     (``--collect_perturbation``) in its own run folder, and measures the ranking and the dynamics' response of the
-    zero-shot, the on-policy adapted and the explored adapted model (``--response``)."""
+    zero-shot, the on-policy adapted (its run first, skipped once done) and the explored adapted model
+    (``--response``)."""
     agent, real = ADAPT_AGENTS[task]
     if not (ROOT / agent / "planner.json").is_file():
         raise SystemExit(f"adaptplan: {agent}/planner.json is missing; build it: python hub/build_ur5e_models.py")
+    if explore is not None:
+        adaptplan(task, dry)  # the on-policy run, whose adapted model the explored one is measured against
     suffix = "" if explore is None else f"-explore-{explore}"
     run = f"outputs/{task}/adapt-zoo-{real}{suffix}"
     curve = ROOT / run / "curve.json"
