@@ -44,6 +44,26 @@ def test_a_prediction_that_ignores_the_actions_explains_none_of_the_response() -
         pytest.approx(0.25)
 
 
+def test_a_state_whose_candidates_barely_differ_cannot_dominate_the_pooled_ratios() -> None:
+    y = _latents()
+    y[0] = y[0].mean(0, keepdims=True) + 1e-6 * (y[0] - y[0].mean(0, keepdims=True))  # its candidates ~ the same
+    noise = np.random.default_rng(5).normal(size=y.shape)
+    r = response_report(y + 0.1 * noise, y)
+    assert 0.0 < r["response_unexplained"]["mean"] < 0.1  # ~0.01 pooled; a mean of per-state ratios: ~10^9
+    assert r["per_state"]["true_variance"][0] < 1e-10 and len(r["per_state"]["response_error"]) == 6
+
+
+def test_the_pooled_ratio_and_its_interval() -> None:
+    from simdist.workflows.evaluation import ratio_bootstrap_ci
+
+    est = ratio_bootstrap_ci([1.0, 2.0, 3.0], [2.0, 4.0, 6.0])
+    assert est.mean == est.low == est.high == pytest.approx(0.5)
+    spread = ratio_bootstrap_ci([1.0, 0.0, 5.0, 2.0], [1.0, 1.0, 2.0, 1.0])
+    assert spread.mean == pytest.approx(1.6) and spread.low < spread.mean < spread.high
+    with pytest.raises(ValueError, match="pair"):
+        ratio_bootstrap_ci([1.0], [1.0, 2.0])
+
+
 def test_mismatched_or_non_finite_latents_are_refused() -> None:
     y = _latents()
     with pytest.raises(ValueError, match="same"):

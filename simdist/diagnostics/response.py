@@ -11,14 +11,17 @@ candidate's rank moves. This module splits the latent error along that line. On 
 - ``latent_error``: mean (p − y)², the consistency loss on these candidates;
 - ``offset_error``: mean (p̄ − ȳ)² of the candidate means, the part of it no ranking sees;
 - ``response_error``: mean ((p − p̄) − (y − ȳ))², the error in how the candidates differ (the rest);
-- ``response_unexplained``: ``response_error`` over mean (y − ȳ)², 0 for a perfect response, 1 for a model
-  that predicts the same trajectory for every candidate;
-- ``response_gain``: RMS (p − p̄) over RMS (y − ȳ), how strongly the model thinks the actions matter
+- ``response_unexplained``: Σ ``response_error`` over Σ mean (y − ȳ)², pooled over states: 0 for a perfect
+  response, 1 for a model that predicts the same trajectory for every candidate, above 1 for predicted differences
+  that point elsewhere;
+- ``response_gain``: √(Σ mean (p − p̄)² / Σ mean (y − ȳ)²), how strongly the model thinks the actions matter
   relative to the env;
-- ``response_cosine``: the cosine of (p − p̄) and (y − ȳ) over candidates, steps and latent dimensions;
+- ``response_cosine``: per state, the cosine of (p − p̄) and (y − ȳ) over candidates, steps and latent
+  dimensions;
 - ``true_response``: RMS (y − ȳ) itself (the same for models sharing an encoder).
 
-Means with 95 % bootstrap intervals over states.
+Means (the pooled ratios: ratios of sums) with 95 % bootstrap intervals over states; the per-state terms are
+kept (``per_state``) so that other summaries can be drawn from a report.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import torch
 
 from simdist.diagnostics.mechanism import VisitedStates, _imagine, candidate_rows
 from simdist.tasks import Task
-from simdist.workflows.evaluation import bootstrap_ci
+from simdist.workflows.evaluation import bootstrap_ci, ratio_bootstrap_ci
 
 
 def open_loop_observations(task: Task, visited: VisitedStates, seed: int, progress: bool = False
@@ -64,21 +67,24 @@ def response_report(predicted: np.ndarray, true: np.ndarray) -> dict[str, Any]:
     p_mean, y_mean = predicted.mean(1, keepdims=True), true.mean(1, keepdims=True)
     dp, dy = predicted - p_mean, true - y_mean
     axes = (1, 2, 3)
-    true_var = (dy ** 2).mean(axes)
-    response_error = ((dp - dy) ** 2).mean(axes)
-    safe = np.where(true_var > 0, true_var, 1.0)
-    cosine = (dp * dy).sum(axes) / np.maximum(np.sqrt((dp ** 2).sum(axes) * (dy ** 2).sum(axes)), 1e-12)
     per = {
         "latent_error": ((predicted - true) ** 2).mean(axes),
         "offset_error": ((p_mean - y_mean) ** 2).mean(axes),
-        "response_error": response_error,
-        "response_unexplained": np.where(true_var > 0, response_error / safe, 0.0),
-        "response_gain": np.sqrt((dp ** 2).mean(axes) / safe),
-        "response_cosine": cosine,
-        "true_response": np.sqrt(true_var),
+        "response_error": ((dp - dy) ** 2).mean(axes),
+        "predicted_variance": (dp ** 2).mean(axes),
+        "true_variance": (dy ** 2).mean(axes),
+        "response_cosine": (dp * dy).sum(axes) / np.maximum(np.sqrt((dp ** 2).sum(axes) * (dy ** 2).sum(axes)),
+                                                            1e-12),
     }
-    return {k: asdict(bootstrap_ci(np.asarray(v, np.float64))) for k, v in per.items()} | {
-        "states": int(true.shape[0]), "candidates": int(true.shape[1])}
+    gain = ratio_bootstrap_ci(per["predicted_variance"], per["true_variance"])
+    summary = {k: asdict(bootstrap_ci(per[k])) for k in ("latent_error", "offset_error", "response_error",
+                                                         "response_cosine")}
+    summary["response_unexplained"] = asdict(ratio_bootstrap_ci(per["response_error"], per["true_variance"]))
+    summary["response_gain"] = {**asdict(gain), **{k: float(np.sqrt(getattr(gain, k))) for k in ("mean", "low",
+                                                                                                 "high")}}
+    summary["true_response"] = asdict(bootstrap_ci(np.sqrt(per["true_variance"])))
+    return summary | {"states": int(true.shape[0]), "candidates": int(true.shape[1]),
+                      "per_state": {k: np.round(v, 8).tolist() for k, v in per.items()}}
 
 
 def response_reports(task: Task, visited: VisitedStates, models: Mapping[str, Any], seed: int,

@@ -76,6 +76,27 @@ def bootstrap_ci(values: Sequence[float] | np.ndarray, *, confidence: float = CO
     return Estimate(float(x.mean()), float(low), float(high), int(x.size), confidence)
 
 
+def ratio_bootstrap_ci(numerator: Sequence[float] | np.ndarray, denominator: Sequence[float] | np.ndarray, *,
+                       confidence: float = CONFIDENCE, resamples: int = RESAMPLES, seed: int = 0) -> Estimate:
+    """Σ numerator / Σ denominator over paired units (e.g. states) with a percentile-bootstrap interval, the units
+    resampled in pairs (deterministic for a given ``seed``): a pooled ratio, which units whose denominator is
+    near zero cannot blow up as a mean of per-unit ratios would. Non-finite values are refused."""
+    num, den = np.asarray(numerator, np.float64).ravel(), np.asarray(denominator, np.float64).ravel()
+    if num.shape != den.shape:
+        raise ValueError(f"numerator and denominator must pair up, got {num.size} and {den.size} values")
+    if not (np.isfinite(num).all() and np.isfinite(den).all()):
+        raise ValueError("ratio_bootstrap_ci got non-finite value(s)")
+    if num.size == 0 or den.sum() == 0.0:
+        return Estimate(float("nan"), float("nan"), float("nan"), int(num.size), confidence)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, num.size, size=(resamples, num.size))
+    dens = den[idx].sum(axis=1)
+    ratios = num[idx].sum(axis=1) / np.where(dens == 0.0, np.nan, dens)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.nanquantile(ratios, [tail, 1.0 - tail])
+    return Estimate(float(num.sum() / den.sum()), float(low), float(high), int(num.size), confidence)
+
+
 def seeds_bootstrap_ci(per_seed: Sequence[Sequence[float] | np.ndarray], *, confidence: float = CONFIDENCE,
                        resamples: int = RESAMPLES, seed: int = 0) -> Estimate:
     """Mean over training seeds (each seed's trials averaged, seeds weighted equally) with a two-level
