@@ -1,14 +1,17 @@
 """``python -m results.response [--only NAME,...] [--dry-run]``: the dynamics' level and response on the planner's
 candidates (``simdist mechanism --response``) for every zoo model and its adapted model on its proxy-real profile
-(docs/plan-ranking.md 7, docs/ur5e-simdist.md 7.12). Each measurement is skipped once its JSON exists; the toy map's
-cells run through ``python -m results.toy.map response``. The adapted UR5e models are the ``adaptplan`` runs'
-(``outputs/``): ``python -m results.ur5e.run adaptplan [--task ur5e-table-leg]`` makes them."""
+(docs/plan-ranking.md 7, docs/ur5e-simdist.md 7.12). Each measurement is skipped once its JSON exists; then every
+measured row goes to ``results/response.md``. The toy map's cells run through ``python -m results.toy.map
+response``. The adapted UR5e models are the ``adaptplan`` runs' (``outputs/``): ``python -m results.ur5e.run
+adaptplan [--task ur5e-table-leg]`` makes them."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from typing import Any
 
-from results.runner import ROOT, run_command, simdist_command
+from results.runner import ROOT, run_command, simdist_command, write_text
 
 GO2 = ("--planner-preset", "realtime", "--states", "24", "--candidates", "16", "--every", "10", "--skip", "30",
        "--envs", "8")
@@ -42,6 +45,26 @@ MEASUREMENTS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+KEYS = ("latent_error", "offset_error", "response_unexplained", "response_gain", "response_cosine", "true_response")
+
+
+def _cell(e: dict[str, Any]) -> str:
+    return f"{e['mean']:.3f} [{e['low']:.3f}, {e['high']:.3f}]"
+
+
+def table() -> str:
+    """Every measured model's row: ρ, then the response report's figures (mean [95 % CI])."""
+    lines = ["| measurement | model | Spearman ρ | latent error | its level part | response unexplained | response gain "
+             "| response cosine | true response |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, (out, _) in MEASUREMENTS.items():
+        if not (ROOT / out).is_file():
+            continue
+        for model, r in json.loads((ROOT / out).read_text())["models"].items():
+            cells = " | ".join(_cell(r["response"][k]) for k in KEYS)
+            lines.append(f"| `{name}` | {model} | {_cell(r['spearman'])} | {cells} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default=None, help=f"comma-separated names of {sorted(MEASUREMENTS)}")
@@ -58,6 +81,8 @@ def main() -> None:
             continue
         run_command(simdist_command("mechanism", *measured, "--response", "--out", out),
                     ROOT / "outputs" / "response" / f"{name}.log", args.dry_run)
+    if not args.dry_run:
+        write_text(ROOT / "results" / "response.md", table())
 
 
 if __name__ == "__main__":
