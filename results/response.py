@@ -54,8 +54,8 @@ def _cell(e: dict[str, Any]) -> str:
 
 def table() -> str:
     """Every measured model's row: ρ, then the response report's figures (mean [95 % CI])."""
-    lines = ["| measurement | model | Spearman ρ | latent error | its level part | response unexplained | response gain "
-             "| response cosine | true response |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| measurement | model | Spearman ρ | latent error | its level part | response unexplained | "
+             "response gain | response cosine | true response |", "|---|---|---|---|---|---|---|---|---|"]
     for name, (out, _) in MEASUREMENTS.items():
         if not (ROOT / out).is_file():
             continue
