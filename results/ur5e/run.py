@@ -18,6 +18,7 @@
     python -m results.ur5e.run priorplan [--task ur5e-peg] [--dry-run]  # MPPI with the policy as its prior
     python -m results.ur5e.run adaptplan [--task T] [--explore W] [--dry-run]  # adaptation on proxy-real, zoo planner
     python -m results.ur5e.run leggate  [--dry-run]                  # the table leg's head and MPPI at small data
+    python -m results.ur5e.run intentplan [--dry-run]                 # the intent term on peg-real
     python -m results.ur5e.run legsize  [--dry-run]                  # the table leg's success against data size
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
     python -m results.ur5e.run contacts                                  # the calibration table of every recipe
@@ -752,6 +753,51 @@ def adaptplan(task: str, dry: bool, explore: str | None = None) -> None:
          ranking.is_file())
 
 
+#: the intent term's weight λ (MPPI ``intent_weight``): its spread across one state's candidates (std 0.1 around the
+#: policy) about the prior's at β 10 (docs/ur5e-simdist.md 7.13)
+INTENT_WEIGHT = 3000.0
+
+
+def intent_folder(src: str, name: str, reference: str | None, dry: bool) -> str:
+    """Model ``src`` with the zoo peg's planner.json plus the intent term (λ :data:`INTENT_WEIGHT`, its reference
+    ``reference``: None for the model's own dynamics): ``outputs/ur5e-peg/intent-<name>`` (weights symlinked)."""
+    out = ROOT / "outputs" / "ur5e-peg" / f"intent-{name}"
+    if not dry and not (out / "planner.json").is_file():
+        out.mkdir(parents=True, exist_ok=True)
+        for f in (ROOT / src).iterdir():
+            if f.name != "planner.json" and not (out / f.name).exists():
+                (out / f.name).symlink_to(f.resolve())
+        settings = json.loads((ROOT / ADAPT_AGENTS["ur5e-peg"][0] / "planner.json").read_text())
+        write_text(out / "planner.json", json.dumps({**settings, "intent_weight": INTENT_WEIGHT,
+                                                     "intent_model": reference}, indent=1))
+    return str(out.relative_to(ROOT))
+
+
+def intentplan(task: str, dry: bool) -> None:
+    """The intent term on `peg-real` (docs/ur5e-simdist.md 7.13): the zoo's planner plus λ times the distance of each
+    candidate's imagined latents to the policy chunk's latents under the base model's dynamics, for the zero-shot
+    model (its own dynamics as the reference), the on-policy adapted and the explored adapted model (the
+    ``adaptplan`` runs, the explored one first if missing); 40 Wide trials each on `peg-real`."""
+    if task != "ur5e-peg":
+        raise SystemExit("intentplan: measured on ur5e-peg")
+    agent, real = ADAPT_AGENTS[task]
+    adaptplan(task, dry, explore="manipulation")
+    folder = OUT / "adapt" / task / "intent"
+    rows = []
+    for name, src, reference in (("zero-shot", agent, None),
+                                 ("adapted", f"outputs/{task}/adapt-zoo-{real}/stages/stage-1", agent),
+                                 ("adapted-explore", f"outputs/{task}/adapt-zoo-{real}-explore-manipulation/stages/"
+                                                     "stage-1", agent)):
+        r = evaluate(folder / f"{name}-{real}-wide.json",
+                     ["--task", task, "--agent", intent_folder(src, name, reference, dry), "--profile", real, "--grid",
+                      "wide", "--trials", "2", "--envs", "20"], dry, own_planner=True)
+        if r:
+            rows.append(f"| {name} | {INTENT_WEIGHT:g} | {reference or 'its own'} | {_cell(r)} |")
+    if not dry:
+        write_table(folder, "| model | intent weight λ | intent reference | success on `peg-real`, Wide [95 % CI] |\n"
+                            "|---|---|---|---|", rows, name="intentplan.md")
+
+
 #: the table leg's small dataset, the parts its gate model trains on, and that model's run folder
 LEG_DATA = "outputs/ur5e/ur5e-table-leg-small"
 LEG_PARTS = 10
@@ -939,8 +985,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
-                 "gate", "headplan", "valueplan", "rankplan", "priorplan", "adaptplan", "leggate", "legsize", "creep",
-                 "contacts"):
+                 "gate", "headplan", "valueplan", "rankplan", "priorplan", "adaptplan", "intentplan", "leggate",
+                 "legsize", "creep", "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
