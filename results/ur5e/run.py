@@ -18,6 +18,7 @@
     python -m results.ur5e.run priorplan [--task ur5e-peg] [--dry-run]  # MPPI with the policy as its prior
     python -m results.ur5e.run adaptplan [--task T] [--explore W] [--dry-run]  # adaptation on proxy-real, zoo planner
     python -m results.ur5e.run leggate  [--dry-run]                  # the table leg's head and MPPI at small data
+    python -m results.ur5e.run adaptrepeat [--dry-run]                # a second 40 trials of each peg-real stage
     python -m results.ur5e.run intentplan [--dry-run]                 # the intent term on peg-real
     python -m results.ur5e.run legsize  [--dry-run]                  # the table leg's success against data size
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
@@ -753,6 +754,37 @@ def adaptplan(task: str, dry: bool, explore: str | None = None) -> None:
          ranking.is_file())
 
 
+#: the evaluation seed of an adaptation run's stages (the run's seed 0 + 1) and of the repeat
+STAGE_EVAL_SEED, REPEAT_EVAL_SEED = 1, 2
+
+
+def adaptrepeat(task: str, dry: bool) -> None:
+    """A second, independent 40-trial Wide evaluation (evaluation seed :data:`REPEAT_EVAL_SEED`) on `peg-real` of the
+    zero-shot, the on-policy adapted and the explored adapted model (the ``adaptplan`` runs; the explored one made
+    first if missing), each acting with the zoo's planner.json; the table pools it with each stage's own 40 trials
+    (80 a model)."""
+    if task != "ur5e-peg":
+        raise SystemExit("adaptrepeat: measured on ur5e-peg")
+    agent, real = ADAPT_AGENTS[task]
+    adaptplan(task, dry, explore="manipulation")
+    folder = OUT / "adapt" / task / "repeat"
+    runs = {"adapted": f"outputs/{task}/adapt-zoo-{real}", "adapted-explore": f"outputs/{task}/adapt-zoo-{real}"
+                                                                               "-explore-manipulation"}
+    rows = []
+    for name, model in (("zero-shot", agent), *((n, f"{r}/stages/stage-1") for n, r in runs.items())):
+        r = evaluate(folder / f"{name}-{real}-wide-seed{REPEAT_EVAL_SEED}.json",
+                     ["--task", task, "--agent", model, "--profile", real, "--grid", "wide", "--trials", "2", "--envs",
+                      "20", "--seed", str(REPEAT_EVAL_SEED)], dry, own_planner=True)
+        if r is None:
+            continue
+        state = json.loads((ROOT / runs.get(name, runs["adapted"]) / "state.json").read_text())
+        stage = state["stages"][0 if name == "zero-shot" else -1]["eval"]["success"]
+        rows.append(f"| {name} | {_success_cell(stage)} | {_cell(r)} | {_success_cell([*stage, *r['success']])} |")
+    if not dry:
+        write_table(folder, f"| model | the run's stage evaluation (seed {STAGE_EVAL_SEED}) | repeat (seed "
+                            f"{REPEAT_EVAL_SEED}) | pooled |\n|---|---|---|---|", rows, name="adaptrepeat.md")
+
+
 #: the intent term's weight λ (MPPI ``intent_weight``): its spread across one state's candidates (std 0.1 around the
 #: policy) about the prior's at β 10 (docs/ur5e-simdist.md 7.13)
 INTENT_WEIGHT = 3000.0
@@ -985,8 +1017,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
-                 "gate", "headplan", "valueplan", "rankplan", "priorplan", "adaptplan", "intentplan", "leggate",
-                 "legsize", "creep", "contacts"):
+                 "gate", "headplan", "valueplan", "rankplan", "priorplan", "adaptplan", "adaptrepeat", "intentplan",
+                 "leggate", "legsize", "creep", "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
