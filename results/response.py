@@ -1,6 +1,6 @@
 """``python -m results.response [--only NAME,...] [--dry-run]``: the dynamics' level and response on the planner's
 candidates (``simdist mechanism --response``) for every zoo model and its adapted model on its proxy-real profile
-(docs/plan-ranking.md 7, docs/ur5e-simdist.md 7.12). Each measurement is skipped once its JSON exists; then every
+(docs/plan-ranking.md 7, docs/ur5e-simdist.md 7.11). Each measurement is skipped once its JSON exists; then every
 measured row goes to ``results/response.md``. The toy map's cells run through ``python -m results.toy.map
 response``. The adapted UR5e models are the ``adaptplan`` runs' (``outputs/``): ``python -m results.ur5e.run
 adaptplan [--task ur5e-table-leg]`` makes them."""

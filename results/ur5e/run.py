@@ -786,7 +786,7 @@ def adaptrepeat(task: str, dry: bool) -> None:
 
 
 #: the intent term's weight λ (MPPI ``intent_weight``): its spread across one state's candidates (std 0.1 around the
-#: policy) about the prior's at β 10 (docs/ur5e-simdist.md 7.13)
+#: policy) about the prior's at β 10 (docs/ur5e-simdist.md 7.12)
 INTENT_WEIGHT = 3000.0
 
 
@@ -806,7 +806,7 @@ def intent_folder(src: str, name: str, reference: str | None, dry: bool) -> str:
 
 
 def intentplan(task: str, dry: bool) -> None:
-    """The intent term on `peg-real` (docs/ur5e-simdist.md 7.13): the zoo's planner plus λ times the distance of each
+    """The intent term on `peg-real` (docs/ur5e-simdist.md 7.12): the zoo's planner plus λ times the distance of each
     candidate's imagined latents to the policy chunk's latents under the base model's dynamics, for the zero-shot
     model (its own dynamics as the reference), the on-policy adapted and the explored adapted model (the
     ``adaptplan`` runs, the explored one first if missing); 40 Wide trials each on `peg-real`."""
