@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
 from simdist.data.engine import action_hold
+from simdist.diagnostics.visited import VisitedStates, candidate_rows, imagine_candidates
 from simdist.tasks import Task
 from simdist.workflows.evaluation import bootstrap_ci
 
@@ -56,19 +57,6 @@ class MechanismConfig:
             raise ValueError(f"skip must be an integer >= 0, got {self.skip!r}")
         if not 0.0 < self.gamma <= 1.0:
             raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
-
-
-@dataclass
-class VisitedStates:
-    """Cloned states with what a model needs to score candidates from them."""
-
-    states: Any  # the task's merged snapshots, one row per state
-    obs_hist: dict[str, torch.Tensor]  # (S, H+1, ...)
-    act_hist: torch.Tensor  # (S, H, A)
-    command: torch.Tensor  # (S, C)
-    candidates: torch.Tensor  # (S, K, T, A)
-    #: every tick's action (ticks × envs, A) of the driving planner (``"driver"``) and of each shadow planner
-    actions: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
@@ -169,19 +157,6 @@ def drive_and_clone(task: Task, planner: Any, history: Any, cfg: MechanismConfig
 
 
 @torch.no_grad()
-def _imagine(world_model: Any, visited: VisitedStates) -> Any:
-    """The model's imagination of every candidate from the same histories its planner had (eval mode)."""
-    from simdist.planning.base import eval_mode
-
-    with eval_mode(world_model):
-        dev = next(world_model.parameters()).device
-        obs = {k: v.to(dev) for k, v in visited.obs_hist.items()}
-        encoding = world_model.encode(obs, visited.act_hist.to(dev))
-        command = visited.command.to(dev) if world_model.config.command_dim else None
-        return world_model.imagine(encoding, visited.candidates.to(dev), command, last_value_only=True)
-
-
-@torch.no_grad()
 def predicted_returns(world_model: Any, visited: VisitedStates, gamma: float, disagreement: float = 0.0,
                       value_weight: float = 1.0) -> np.ndarray:
     """(S, K) returns the model predicts for the candidates, from the same histories the planner had, scored as
@@ -189,7 +164,7 @@ def predicted_returns(world_model: Any, visited: VisitedStates, gamma: float, di
     less ``disagreement`` λ times an ensemble's discounted disagreement)."""
     from simdist.planning.base import plan_score
 
-    ret = plan_score(_imagine(world_model, visited), gamma, world_model.config.value_offset, disagreement,
+    ret = plan_score(imagine_candidates(world_model, visited), gamma, world_model.config.value_offset, disagreement,
                      value_weight)
     return ret.cpu().numpy().astype(np.float64)
 
@@ -200,7 +175,7 @@ def predicted_parts(world_model: Any, visited: VisitedStates, gamma: float) -> t
     γ^(T+offset) V̂(ẑ_T) (their sum is :func:`predicted_returns` without a disagreement penalty)."""
     from simdist.planning.base import return_parts
 
-    im = _imagine(world_model, visited)
+    im = imagine_candidates(world_model, visited)
     rewards, value = return_parts(im.rewards, im.values, gamma, world_model.config.value_offset)
     return (rewards.cpu().numpy().astype(np.float64), value.cpu().numpy().astype(np.float64))
 
@@ -258,13 +233,6 @@ def split_report(pred_reward: np.ndarray, pred_value: np.ndarray, parts: Mapping
         "predicted_reward_spread": np.ptp(pred_reward, axis=1), "predicted_value_spread": np.ptp(pred_value, axis=1),
     }
     return {k: asdict(bootstrap_ci(np.asarray(v, np.float64))) for k, v in per.items()}
-
-
-def candidate_rows(visited: VisitedStates) -> tuple[np.ndarray, np.ndarray]:
-    """The candidates flattened for a task's true-return call: each one's state row (S·K,) and its actions
-    (S·K, T, A); results reshape back with ``visited.candidates.shape[:2]``."""
-    s, k = visited.candidates.shape[:2]
-    return np.repeat(np.arange(s), k), visited.candidates.reshape(s * k, *visited.candidates.shape[2:]).cpu().numpy()
 
 
 def true_returns(task: Task, visited: VisitedStates, cfg: MechanismConfig, progress: bool = False) -> np.ndarray:

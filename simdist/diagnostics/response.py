@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from simdist.diagnostics.mechanism import VisitedStates, _imagine, candidate_rows
+from simdist.diagnostics.visited import VisitedStates, candidate_rows, imagine_candidates
 from simdist.tasks import Task
 from simdist.workflows.evaluation import bootstrap_ci, ratio_bootstrap_ci
 
@@ -95,6 +95,6 @@ def response_reports(task: Task, visited: VisitedStates, models: Mapping[str, An
     reports = {}
     for name, agent in models.items():
         wm = agent.world_model
-        predicted = _imagine(wm, visited).latents.double().cpu().numpy()
+        predicted = imagine_candidates(wm, visited).latents.double().cpu().numpy()
         reports[name] = response_report(predicted, true_latents(wm, observations))
     return reports
