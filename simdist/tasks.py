@@ -25,7 +25,7 @@ import importlib
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from simdist.errors import InputError
 from simdist.profiles import ProfileSchema, builtin_names, load_profile_data
 from simdist.registry import create, get, list_components, list_families, registered_name
 from simdist.workflows.evaluation import EvaluationResult
+
+if TYPE_CHECKING:
+    from simdist.data.engine import PerturbationConfig
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +170,7 @@ class Task(abc.ABC):
         """Per finished episode of a :class:`~simdist.workflows.rollout.RolloutResult`: did it succeed?"""
 
     def collect(self, agent: Any, episodes: int, num_envs: int, seed: int, first_episode_id: int = 0,
-                perturbation: Any = None) -> tuple[list[Episode], np.ndarray]:
+                perturbation: PerturbationConfig | None = None) -> tuple[list[Episode], np.ndarray]:
         """Roll ``agent`` on the real env for ``episodes`` logged episodes; returns them and success flags.
         ``perturbation`` (a :class:`~simdist.data.engine.PerturbationConfig`) adds its noise windows to the
         actions (the recorded action is the applied one)."""
