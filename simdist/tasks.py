@@ -66,6 +66,8 @@ class Task(abc.ABC):
     planner_preset: ClassVar[str] = "paper"
     planner_defaults: ClassVar[dict[str, Any]] = {}
     data_defaults: ClassVar[dict[str, Any]] = {}
+    #: most cloned states restored into one env at a time (:meth:`open_loop_observations`)
+    clone_batch: ClassVar[int] = 256
     #: the task ``simdist bench``, ``simdist train-expert`` and the task commands use when ``--task`` is not given
     #: (one task sets it)
     default: ClassVar[bool] = False
@@ -230,13 +232,28 @@ class Task(abc.ABC):
         and optionally ``reward/NAME`` per reward term. Tasks that can split their returns implement it."""
         raise TaskError(f"task {self.task_name!r} cannot split its true returns into their parts")
 
+    def restore_states(self, env: Any, states: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Write the cloned states ``states`` (from :meth:`snapshot_states`, one per entry of ``rows``) into rows
+        ``rows`` of ``env``, an env of this task's profile, and return ``env``'s observations. Tasks that can clone
+        their states implement it; :meth:`open_loop_observations` needs it."""
+        raise TaskError(f"task {self.task_name!r} cannot run open-loop candidates from cloned states")
+
     def open_loop_observations(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, seed: int,
                                progress: bool = False) -> dict[str, np.ndarray]:
         """The observations, each (N, T, ...), after every step of ``actions[i]`` (N, T, A) executed open loop on
-        this task's env (its profile) from state ``rows[i]`` of ``states``: what a world model's dynamics predicts
-        for the same sequence (:mod:`simdist.diagnostics.response`). Tasks that can clone their states implement
-        it."""
-        raise TaskError(f"task {self.task_name!r} cannot run open-loop candidates from cloned states")
+        this task's env (its profile) from state ``rows[i]`` of ``states`` (restored by :meth:`restore_states`,
+        :attr:`clone_batch` at a time; an episode that ends early repeats its last observation): what a world
+        model's dynamics predicts for the same sequence (:mod:`simdist.diagnostics.response`)."""
+        from simdist.rows import take_rows
+        from simdist.workflows.rollout import open_loop_from_clones
+
+        rows = np.asarray(rows, np.int64)
+        if len(actions) != len(rows):
+            raise ValueError(f"actions must be (N={len(rows)}, T, A) open-loop sequences, got {np.shape(actions)}")
+        picked = take_rows(states, rows)
+        return open_loop_from_clones(lambda n, s: self.make_env(n, s, real=True),
+                                     lambda env, idx, into: self.restore_states(env, take_rows(picked, idx), into),
+                                     actions, seed=seed, batch=self.clone_batch)
 
     def builtin_agent(self, spec: str) -> Any | None:
         """A controller this task provides itself for ``--agent SPEC`` (e.g. a scripted expert), or None when

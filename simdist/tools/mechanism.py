@@ -107,7 +107,7 @@ def main(argv: list[str]) -> int:
 
         if args.split and cls.true_return_parts is Task.true_return_parts:
             raise ValueError(f"--split: task {args.task!r} cannot split its true returns into their parts")
-        if args.response and cls.open_loop_observations is Task.open_loop_observations:
+        if args.response and cls.restore_states is Task.restore_states:
             raise ValueError(f"--response: task {args.task!r} cannot run open-loop candidates from cloned states")
         task = cls.from_args(args, "evaluate", profile=args.real)
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,

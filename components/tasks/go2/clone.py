@@ -82,15 +82,3 @@ def critic_returns(make_env: Callable[[int, int], Any], critic: Callable[..., np
         parts.update(split)
     return out
 
-
-
-def open_loop_observations(make_env: Callable[[int, int], Any], snap: dict[str, np.ndarray], actions: np.ndarray,
-                           *, seed: int = 0) -> dict[str, np.ndarray]:
-    """The observations (N, T, ...) after every step of ``actions[i]`` (N, T, 12) open loop from snapshot row i."""
-    from simdist.workflows.rollout import open_loop_from_clones
-
-    n = len(next(iter(snap.values())))
-    if len(actions) != n:
-        raise ValueError(f"actions must be (N={n}, T, A) open-loop sequences, got {np.shape(actions)}")
-    return open_loop_from_clones(make_env, lambda env, idx, rows: env.restore(take_rows(snap, idx), rows), actions,
-                                 seed=seed)

@@ -198,15 +198,9 @@ class Go2Task(Task):
                               take_rows(states, np.asarray(rows, np.int64)), np.asarray(actions, np.float32),
                               gamma=gamma, seed=seed, progress=progress, parts=parts)
 
-    def open_loop_observations(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, seed: int,
-                               progress: bool = False) -> dict[str, np.ndarray]:
-        """Each candidate open loop on this task's env (its profile) from its restored clone: the observation after
-        every step."""
-        from simdist.components.tasks.go2.clone import open_loop_observations
-        from simdist.rows import take_rows
-
-        return open_loop_observations(lambda n, s: self.make_env(n, s, real=True),
-                                      take_rows(states, np.asarray(rows, np.int64)), actions, seed=seed)
+    def restore_states(self, env: Any, states: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """:meth:`Go2Env.restore`: the clones written into ``env``'s ``rows``; its observations."""
+        return env.restore(states, rows)
 
     def true_return_parts(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
                           progress: bool = False) -> dict[str, np.ndarray]:

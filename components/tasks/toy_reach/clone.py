@@ -101,15 +101,3 @@ def expert_continuation_returns(make_env: Callable[[int, int], Any], snap: dict[
         bar.close()
     return out
 
-
-
-def open_loop_observations(make_env: Callable[[int, int], Any], snap: dict[str, np.ndarray], actions: np.ndarray,
-                           *, seed: int = 0) -> dict[str, np.ndarray]:
-    """The observations (N, T, ...) after every step of ``actions[i]`` (N, T, 2) open loop from snapshot row i."""
-    from simdist.workflows.rollout import open_loop_from_clones
-
-    n = len(snap["physics"])
-    if len(actions) != n:
-        raise ValueError(f"actions must be (N={n}, T, A) open-loop sequences, got {np.shape(actions)}")
-    return open_loop_from_clones(make_env, lambda env, idx, rows: restore(env, take_rows(snap, idx), rows), actions,
-                                 seed=seed)

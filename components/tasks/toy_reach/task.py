@@ -109,14 +109,11 @@ class ToyReachTask(Task):
         horizon = self._continued(states, rows, actions, gamma, seed, 0, progress)
         return {"total": total, "horizon": horizon, "tail": total - horizon}
 
-    def open_loop_observations(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, seed: int,
-                               progress: bool = False) -> dict[str, np.ndarray]:
-        """Each candidate open loop on this task's profile from its cloned state: the observation after every step."""
-        from simdist.components.tasks.toy_reach.clone import open_loop_observations
-        from simdist.rows import take_rows
+    def restore_states(self, env: Any, states: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """:func:`.clone.restore`: the point masses written into ``env``'s ``rows``; their observations."""
+        from simdist.components.tasks.toy_reach.clone import restore
 
-        return open_loop_observations(lambda n, s: self.make_env(n, s, real=True),
-                                      take_rows(states, np.asarray(rows, np.int64)), actions, seed=seed)
+        return restore(env, states, rows)
 
     def _continued(self, states: Any, rows: np.ndarray, actions: np.ndarray, gamma: float, seed: int,
                    expert_steps: int, progress: bool) -> np.ndarray:

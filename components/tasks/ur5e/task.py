@@ -45,6 +45,7 @@ class UR5eTask(Task):
     scripted_experts: ClassVar[bool] = True
     obs_noise: ClassVar[dict[str, list[float]] | None] = UR5E_OBS_NOISE
     planner_preset: ClassVar[str] = "manipulation"
+    clone_batch: ClassVar[int] = 64  # cloned states per env, as the continuations (:mod:`.value`) restore them
     #: the gripper (action 6, closed where > 0) planned as a held ±1 command that flips only when MPPI's weighted
     #: mean crosses 0.5 on the other side (``binary_mode="mean"``: the official weighted mean, which chatters)
     planner_defaults: ClassVar[dict[str, Any]] = {"binary_dims": [6], "binary_mode": "hysteresis", "hysteresis": 0.5}
@@ -187,16 +188,12 @@ class UR5eTask(Task):
                                     take_rows(states, np.asarray(rows, np.int64)), gamma=gamma, seed=seed,
                                     progress=progress, prefix=np.asarray(actions, np.float32))
 
-    def open_loop_observations(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, seed: int,
-                               progress: bool = False) -> dict[str, np.ndarray]:
-        """Each candidate open loop on this task's profile from its cloned state: the observation after every
-        step (an episode that ends early repeats its last observation)."""
-        from simdist.components.tasks.ur5e.value import open_loop_observations
-        from simdist.rows import take_rows
+    def restore_states(self, env: Any, states: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """:func:`.value.restore`: the clones written into ``env``'s ``rows``; its observations."""
+        from simdist.components.tasks.ur5e.value import restore
 
-        return open_loop_observations(lambda n, s: self.make_env(n, s, real=True),
-                                      take_rows(states, np.asarray(rows, np.int64)), np.asarray(actions, np.float32),
-                                      seed=seed)
+        restore(env, states, rows)
+        return env.observations
 
     def builtin_agent(self, spec: str) -> Any | None:
         """``expert`` or ``scripted:NAME``: the scripted expert or a named variant (``scripted:retuned`` is

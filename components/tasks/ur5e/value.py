@@ -134,23 +134,6 @@ def continuation_returns(make_env: Any, make_policy: Any, snap: dict[str, Any], 
     return out
 
 
-def open_loop_observations(make_env: Any, snap: dict[str, Any], prefix: np.ndarray, *, seed: int = 0
-                           ) -> dict[str, np.ndarray]:
-    """The observation (N, T, ...) after each step of row i executing the open-loop actions ``prefix[i]``
-    (N, T, A) from snapshot row i (:func:`simdist.workflows.rollout.open_loop_from_clones`)."""
-    from simdist.workflows.rollout import open_loop_from_clones
-
-    n = len(snap["env"]["episode_step"])
-    if len(prefix) != n:
-        raise ValueError(f"prefix must be (N={n}, T, A) open-loop actions, got {getattr(prefix, 'shape', None)}")
-
-    def restored(env: Any, idx: np.ndarray, rows: np.ndarray) -> dict[str, np.ndarray]:
-        restore(env, take_rows(snap, idx), rows)
-        return env.observations
-
-    return open_loop_from_clones(make_env, restored, prefix, seed=seed, batch=64)
-
-
 class ContinuationValue:
     """``value_fn(obs, commands) -> (B,)`` for the data engine: Monte-Carlo V^e of each of ``env``'s post-step
     states, the expert continuing from a clone of it in a second env for ``horizon`` steps, then ``critic``'s
