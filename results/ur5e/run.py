@@ -42,6 +42,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from results.runner import simdist_command, write_json, write_text
@@ -431,17 +432,21 @@ def planner_folder(task: str, value_weight: float, dry: bool, src: str = HEAD_MO
     from simdist import get
     from simdist.planning import planner_preset
 
-    source = ROOT / src
-    name = name or ("ur5e-peg-small-matched" if src == HEAD_MODEL else source.parent.name)
-    out = ROOT / "outputs" / f"{name}-w{value_weight:g}"
+    name = name or ("ur5e-peg-small-matched" if src == HEAD_MODEL else (ROOT / src).parent.name)
+    return agent_folder(ROOT / "outputs" / f"{name}-w{value_weight:g}", src, dry, lambda: {
+        **planner_preset("manipulation", **get("task", task).planner_defaults), "value_weight": value_weight,
+        **(extra or {})})
+
+
+def agent_folder(out: Path, src: str, dry: bool, settings: Callable[[], dict]) -> str:
+    """``out``: model ``src``'s files symlinked and the ``planner.json`` of ``settings()``, made once (skipped
+    when ``out`` has its planner.json, or ``dry``); its path from the repository root."""
     if not dry and not (out / "planner.json").is_file():
         out.mkdir(parents=True, exist_ok=True)
-        for f in source.iterdir():
-            if not (out / f.name).exists():
-                (out / f.name).symlink_to(f)
-        settings = {**planner_preset("manipulation", **get("task", task).planner_defaults),
-                    "value_weight": value_weight, **(extra or {})}
-        write_text(out / "planner.json", json.dumps(settings, indent=1))
+        for f in (ROOT / src).iterdir():
+            if f.name != "planner.json" and not (out / f.name).exists():
+                (out / f.name).symlink_to(f.resolve())
+        write_text(out / "planner.json", json.dumps(settings(), indent=1))
     return str(out.relative_to(ROOT))
 
 
@@ -793,16 +798,9 @@ INTENT_WEIGHT = 3000.0
 def intent_folder(src: str, name: str, reference: str | None, dry: bool) -> str:
     """Model ``src`` with the zoo peg's planner.json plus the intent term (λ :data:`INTENT_WEIGHT`, its reference
     ``reference``: None for the model's own dynamics): ``outputs/ur5e-peg/intent-<name>`` (weights symlinked)."""
-    out = ROOT / "outputs" / "ur5e-peg" / f"intent-{name}"
-    if not dry and not (out / "planner.json").is_file():
-        out.mkdir(parents=True, exist_ok=True)
-        for f in (ROOT / src).iterdir():
-            if f.name != "planner.json" and not (out / f.name).exists():
-                (out / f.name).symlink_to(f.resolve())
-        settings = json.loads((ROOT / ADAPT_AGENTS["ur5e-peg"][0] / "planner.json").read_text())
-        write_text(out / "planner.json", json.dumps({**settings, "intent_weight": INTENT_WEIGHT,
-                                                     "intent_model": reference}, indent=1))
-    return str(out.relative_to(ROOT))
+    zoo = ROOT / ADAPT_AGENTS["ur5e-peg"][0] / "planner.json"
+    return agent_folder(ROOT / "outputs" / "ur5e-peg" / f"intent-{name}", src, dry, lambda: {
+        **json.loads(zoo.read_text()), "intent_weight": INTENT_WEIGHT, "intent_model": reference})
 
 
 def intentplan(task: str, dry: bool) -> None:
