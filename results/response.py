@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from results.runner import ROOT, run_command, simdist_command, write_text
+from simdist.tools.mechanism import cell
 
 GO2 = ("--planner-preset", "realtime", "--states", "24", "--candidates", "16", "--every", "10", "--skip", "30",
        "--envs", "8")
@@ -48,10 +48,6 @@ MEASUREMENTS: dict[str, tuple[str, tuple[str, ...]]] = {
 KEYS = ("latent_error", "offset_error", "response_unexplained", "response_gain", "response_cosine", "true_response")
 
 
-def _cell(e: dict[str, Any]) -> str:
-    return f"{e['mean']:.3f} [{e['low']:.3f}, {e['high']:.3f}]"
-
-
 def table() -> str:
     """Every measured model's row: ρ, then the response report's figures (mean [95 % CI])."""
     lines = ["| measurement | model | Spearman ρ | latent error | its level part | response unexplained | "
@@ -60,8 +56,8 @@ def table() -> str:
         if not (ROOT / out).is_file():
             continue
         for model, r in json.loads((ROOT / out).read_text())["models"].items():
-            cells = " | ".join(_cell(r["response"][k]) for k in KEYS)
-            lines.append(f"| `{name}` | {model} | {_cell(r['spearman'])} | {cells} |")
+            cells = " | ".join(cell(r["response"][k]) for k in KEYS)
+            lines.append(f"| `{name}` | {model} | {cell(r['spearman'])} | {cells} |")
     return "\n".join(lines) + "\n"
 
 

@@ -18,23 +18,20 @@ from typing import Any
 
 from results.runner import ROOT, run_command, write_json, write_text
 from results.toy.map.run import pretrained_model, ranking_command
+from simdist.tools.mechanism import cell
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "response"
 KEYS = ("latent_error", "offset_error", "response_unexplained", "response_gain", "response_cosine")
 
 
-def _cell(e: dict[str, Any], digits: int = 3) -> str:
-    return f"{e['mean']:.{digits}f} [{e['low']:.{digits}f}, {e['high']:.{digits}f}]"
-
-
 def _row(name: str, report: dict[str, Any]) -> str:
-    cell = report["cell"]
-    ret, cons = cell["returns"], cell["heldout_consistency"]
+    run = report["cell"]
+    ret, cons = run["returns"], run["heldout_consistency"]
     z, a = report["models"]["zero_shot"]["response"], report["models"]["adapted"]["response"]
-    pairs = " | ".join(f"{_cell(z[k])} → {_cell(a[k])}" for k in KEYS)
+    pairs = " | ".join(f"{cell(z[k])} → {cell(a[k])}" for k in KEYS)
     return (f"| `{name}` | {ret['zero_shot']['mean']:.2f} → {ret['adapted']['mean']:.2f} "
-            f"({cell['adapted_vs_zero_shot']}) | {cons['pretrained']:.3f} → {cons['adapted']:.3f} | {pairs} |")
+            f"({run['adapted_vs_zero_shot']}) | {cons['pretrained']:.3f} → {cons['adapted']:.3f} | {pairs} |")
 
 
 def table(names: list[str]) -> str:
