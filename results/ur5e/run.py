@@ -722,6 +722,12 @@ ADAPT_AGENTS = {"ur5e-peg": ("hub/models/ur5e-peg", "peg-real"),
 ADAPT_SCHEDULE = "[0,80]"
 
 
+def adapt_run(task: str, explore: str | None = None) -> str:
+    """The run folder of the task's adaptation with the zoo's planner (:func:`adaptplan`), ``explore`` its noise
+    windows (None: on-policy)."""
+    return f"outputs/{task}/adapt-zoo-{ADAPT_AGENTS[task][1]}{'' if explore is None else f'-explore-{explore}'}"
+
+
 def adaptplan(task: str, dry: bool, explore: str | None = None) -> None:
     """Adaptation with the zoo's planner (docs/ur5e-simdist.md 5, 7.9): the paper's protocol
     (recipes/<task>/adapt.yaml: dynamics only, retrained from the base on all real episodes so far) on the task's
@@ -739,7 +745,7 @@ def adaptplan(task: str, dry: bool, explore: str | None = None) -> None:
     if explore is not None:
         adaptplan(task, dry)  # the on-policy run, whose adapted model the explored one is measured against
     suffix = "" if explore is None else f"-explore-{explore}"
-    run = f"outputs/{task}/adapt-zoo-{real}{suffix}"
+    run = adapt_run(task, explore)
     curve = ROOT / run / "curve.json"
     _run([*simdist_command(), "adapt", "--config", f"recipes/{task}/adapt.yaml", "--task", task, "--agent", agent,
           "--real", real, "--out", run, "--schedule", ADAPT_SCHEDULE, "--planner_preset", "null",
@@ -751,7 +757,7 @@ def adaptplan(task: str, dry: bool, explore: str | None = None) -> None:
         for name in ("state.json", "curve.json", "curve.png"):
             shutil.copyfile(ROOT / run / name, kept / name)
     ranking = OUT / "mechanism" / task / f"{real}-wide-zoo{suffix}.json"
-    models = ["--model", f"zero-shot={agent}", "--model", f"adapted=outputs/{task}/adapt-zoo-{real}/stages/stage-1"]
+    models = ["--model", f"zero-shot={agent}", "--model", f"adapted={adapt_run(task)}/stages/stage-1"]
     if explore is not None:
         models += ["--model", f"adapted-explore={run}/stages/stage-1", "--skip", "5", "--response"]
     _run([*simdist_command(), "mechanism", "--task", task, "--real", real, "--grid", "wide", *models, "--states",
@@ -773,8 +779,7 @@ def adaptrepeat(task: str, dry: bool) -> None:
     agent, real = ADAPT_AGENTS[task]
     adaptplan(task, dry, explore="manipulation")
     folder = OUT / "adapt" / task / "repeat"
-    runs = {"adapted": f"outputs/{task}/adapt-zoo-{real}", "adapted-explore": f"outputs/{task}/adapt-zoo-{real}"
-                                                                               "-explore-manipulation"}
+    runs = {"adapted": adapt_run(task), "adapted-explore": adapt_run(task, "manipulation")}
     rows = []
     for name, model in (("zero-shot", agent), *((n, f"{r}/stages/stage-1") for n, r in runs.items())):
         r = evaluate(folder / f"{name}-{real}-wide-seed{REPEAT_EVAL_SEED}.json",
@@ -815,9 +820,8 @@ def intentplan(task: str, dry: bool) -> None:
     folder = OUT / "adapt" / task / "intent"
     rows = []
     for name, src, reference in (("zero-shot", agent, None),
-                                 ("adapted", f"outputs/{task}/adapt-zoo-{real}/stages/stage-1", agent),
-                                 ("adapted-explore", f"outputs/{task}/adapt-zoo-{real}-explore-manipulation/stages/"
-                                                     "stage-1", agent)):
+                                 ("adapted", f"{adapt_run(task)}/stages/stage-1", agent),
+                                 ("adapted-explore", f"{adapt_run(task, 'manipulation')}/stages/stage-1", agent)):
         r = evaluate(folder / f"{name}-{real}-wide.json",
                      ["--task", task, "--agent", intent_folder(src, name, reference, dry), "--profile", real, "--grid",
                       "wide", "--trials", "2", "--envs", "20"], dry, own_planner=True)
