@@ -10,8 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from results.runner import ROOT, run_command, simdist_command, write_text
-from simdist.tools.mechanism import cell
+from results.runner import ROOT, estimate_cell, run_command, simdist_command, write_text
 
 GO2 = ("--planner-preset", "realtime", "--states", "24", "--candidates", "16", "--every", "10", "--skip", "30",
        "--envs", "8")
@@ -56,8 +55,8 @@ def table() -> str:
         if not (ROOT / out).is_file():
             continue
         for model, r in json.loads((ROOT / out).read_text())["models"].items():
-            cells = " | ".join(cell(r["response"][k]) for k in KEYS)
-            lines.append(f"| `{name}` | {model} | {cell(r['spearman'])} | {cells} |")
+            cells = " | ".join(estimate_cell(r["response"][k]) for k in KEYS)
+            lines.append(f"| `{name}` | {model} | {estimate_cell(r['spearman'])} | {cells} |")
     return "\n".join(lines) + "\n"
 
 

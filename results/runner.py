@@ -42,6 +42,11 @@ def write_json(path: Path, obj: Any) -> None:
     write_text(path, json.dumps(obj, indent=1) + "\n")
 
 
+def estimate_cell(e: dict[str, Any]) -> str:
+    """``mean [low, high]`` of an estimate in a result JSON (``simdist.bootstrap_ci``'s fields), three decimals."""
+    return f"{e['mean']:.3f} [{e['low']:.3f}, {e['high']:.3f}]"
+
+
 def simdist_command(*args: str) -> list[str]:
     """``simdist ARGS`` of this Python's environment: the ``simdist`` next to it (the README's install), else
     ``python -m simdist.cli``."""

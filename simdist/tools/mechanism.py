@@ -29,13 +29,11 @@ def _models(specs: list[str]) -> dict[str, str]:
     return out
 
 
-def cell(e: dict[str, Any]) -> str:
-    """``mean [low, high]`` of one of a report's estimates, three decimals."""
-    return f"{e['mean']:.3f} [{e['low']:.3f}, {e['high']:.3f}]"
-
-
 def format_report(report: dict[str, Any]) -> str:
     """The per-model rows: Spearman ρ, regret, relative regret, top-1 agreement (mean [95 % CI])."""
+    def cell(e: dict[str, Any]) -> str:
+        return f"{e['mean']:.3f} [{e['low']:.3f}, {e['high']:.3f}]"
+
     lines = ["| model | Spearman ρ | regret | regret / range | top-1 | within-state error | predicted spread | "
              "states × candidates |", "|---|---|---|---|---|---|---|---|"]
     for name, r in report["models"].items():

@@ -16,9 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from results.runner import ROOT, run_command, write_json, write_text
+from results.runner import ROOT, estimate_cell, run_command, write_json, write_text
 from results.toy.map.run import pretrained_model, ranking_command
-from simdist.tools.mechanism import cell
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "response"
@@ -29,7 +28,7 @@ def _row(name: str, report: dict[str, Any]) -> str:
     run = report["cell"]
     ret, cons = run["returns"], run["heldout_consistency"]
     z, a = report["models"]["zero_shot"]["response"], report["models"]["adapted"]["response"]
-    pairs = " | ".join(f"{cell(z[k])} → {cell(a[k])}" for k in KEYS)
+    pairs = " | ".join(f"{estimate_cell(z[k])} → {estimate_cell(a[k])}" for k in KEYS)
     return (f"| `{name}` | {ret['zero_shot']['mean']:.2f} → {ret['adapted']['mean']:.2f} "
             f"({run['adapted_vs_zero_shot']}) | {cons['pretrained']:.3f} → {cons['adapted']:.3f} | {pairs} |")
 
