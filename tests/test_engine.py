@@ -269,3 +269,22 @@ def test_expert_only_data_has_only_clean_expert_steps(tmp_path: Path) -> None:
     assert sum(len(ep) for ep in episodes) >= 600
     assert all(ep.expert.all() and ep.meta["expert_policy"] and ep.meta["noised_fraction"] == 0.0 for ep in episodes)
     assert read_dataset_info(out)["metadata"]["generator"]["expert_only"] is True
+
+
+def test_push_perturbation_holds_one_offset_per_window() -> None:
+    cfg = PerturbationConfig.push()
+    assert cfg.hold and cfg.noise_window == (3, 11)
+    p = ActionPerturber(cfg, 64, 3, np.random.default_rng(1))
+    outs, masks = zip(*(p(np.zeros((64, 3), np.float32)) for _ in range(200)))
+    out, m = np.stack(outs), np.stack(masks)  # (T, B, A), (T, B)
+    assert np.all(out[~m] == 0) and m.any()
+    windows = [(e, a, b) for e in range(64) for a, b in _windows(m[:, e])[:-1]]
+    assert windows and all(3 <= b - a <= 10 for _, a, b in windows)
+    for e, a, b in windows:  # one offset over the window, a fresh one the next
+        np.testing.assert_array_equal(out[a:b, e], np.broadcast_to(out[a, e], (b - a, 3)))
+    firsts = np.stack([out[a, e] for e, a, _ in windows])
+    assert len(np.unique(firsts.round(6), axis=0)) == len(firsts)
+    fresh = ActionPerturber(PerturbationConfig.manipulation(), 64, 3, np.random.default_rng(1))
+    f = np.stack([fresh(np.zeros((64, 3), np.float32))[0] for _ in range(200)])
+    e = int(np.argmax((f != 0).any(-1).sum(0)))
+    assert len(np.unique(f[(f[:, e] != 0).any(-1), e].round(6), axis=0)) > 1  # per-step noise is not held

@@ -1032,7 +1032,7 @@ def main() -> None:
         if name == "critic":
             s.add_argument("--size", default="32x300", help="critic envs x control steps (default 32x300)")
         if name == "adaptplan":
-            s.add_argument("--explore", choices=("manipulation", "official"),
+            s.add_argument("--explore", choices=("manipulation", "push", "official"),
                            help="collect the real episodes with these noise windows (beyond the paper)")
         if name == "legsize":
             s.add_argument("--parts", help=f"comma-separated sizes of {LEG_SIZES} to fit and evaluate (default: all, "

@@ -70,12 +70,21 @@ class PerturbationConfig:
     clean_window: tuple[int, int] = (25, 500)
     start_noised_prob: float = 0.5
     never_noise_prob: float = 0.025
+    #: hold one noise draw over each noised window (a persistent push) instead of a fresh draw every step
+    hold: bool = False
 
     @classmethod
     def manipulation(cls, min_noise: float = 0.05, max_noise: float = 1.0) -> PerturbationConfig:
         """The paper's manipulation windows: noised U[1, 5] steps, clean U[5, 10] (σ range: not given in the
         paper; actions in [-1, 1] take U[0.05, 1.0])."""
         return cls(min_noise=min_noise, max_noise=max_noise, noise_window=(1, 6), clean_window=(5, 11))
+
+    @classmethod
+    def push(cls, min_noise: float = 0.05, max_noise: float = 0.3) -> PerturbationConfig:
+        """Persistent pushes (beyond the paper): one offset drawn per noised window of U[3, 10] steps and held over
+        it, clean U[5, 10] steps between; a held offset adds up where actions are relative deltas, so it probes
+        what a longer or larger push does (e.g. against joint stiction), which per-step noise averages away."""
+        return cls(min_noise=min_noise, max_noise=max_noise, noise_window=(3, 11), clean_window=(5, 11), hold=True)
 
     def expected_noised_fraction(self) -> float:
         """Long-run fraction of noised steps over all envs."""
@@ -122,6 +131,8 @@ class ActionPerturber:
             self.never[:] = True
         self.schedule = WindowSchedule(num_envs, config.noise_window, config.clean_window,
                                        config.start_noised_prob, self.never, rng)
+        self._held = np.zeros((num_envs, action_dim))
+        self._was_noised = np.zeros(num_envs, bool)
 
     @property
     def noised(self) -> np.ndarray:
@@ -132,6 +143,11 @@ class ActionPerturber:
         """``(perturbed actions, noised mask)`` for this step; then advances the schedule."""
         noised = self.noised.copy()
         noise = self.rng.normal(size=actions.shape) * self.sigma
+        if self.config.hold:  # a window's first step draws its offset; its later steps repeat it
+            fresh = noised & ~self._was_noised
+            self._held[fresh] = noise[fresh]
+            noise = self._held
+        self._was_noised = noised
         out = np.where(noised[:, None], actions + noise, actions).astype(np.float32)
         self.schedule.advance()
         return out, noised

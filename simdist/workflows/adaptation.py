@@ -115,7 +115,7 @@ def value_auc(model: WorldModel, episodes: Sequence[Episode], success: Sequence[
 SCHEDULE_UNITS = ("minutes", "episodes")
 #: the noise windows ``collect_perturbation`` may add to collected episodes, by name
 COLLECT_PERTURBATIONS: dict[str, Callable[[], PerturbationConfig]] = {
-    "official": PerturbationConfig, "manipulation": PerturbationConfig.manipulation}
+    "official": PerturbationConfig, "manipulation": PerturbationConfig.manipulation, "push": PerturbationConfig.push}
 
 
 @dataclass
@@ -157,8 +157,9 @@ class AdaptConfig:
             is finetuned with besides the real data
         collect_perturbation: None (the paper: on-policy episodes) or the data engine's action-perturbation windows
             added to the collected episodes' actions (beyond the paper; the recorded action is the applied one):
-            "manipulation" (noised U[1, 5] steps with σ ~ U[0.05, 1.0], clean U[5, 10]) or "official" (the
-            locomotion windows, SIMDIST 4.4). The held-out episodes stay on-policy
+            "manipulation" (noised U[1, 5] steps with σ ~ U[0.05, 1.0], clean U[5, 10]), "push" (one offset with
+            σ ~ U[0.05, 0.3] held over U[3, 10] steps, clean U[5, 10]) or "official" (the locomotion windows,
+            SIMDIST 4.4). The held-out episodes stay on-policy
         samples: deprecated spelling of num_samples
     """
 
