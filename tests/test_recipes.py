@@ -138,6 +138,12 @@ STAGES: dict[tuple[str, ...], dict[str, Any]] = {
         "data.train": [f"outputs/ur5e/ur5e-table-leg-small/part-{k:04d}" for k in range(n)],
         "trainer.callbacks[0].init_args.dirpath": f"outputs/ur5e-table-leg-small-matched-{n}parts/pretrain/checkpoints",
         "trainer.logger.init_args.save_dir": f"outputs/ur5e-table-leg-small-matched-{n}parts/logs"} for n in (3, 30)},
+    (LEG, "recipes/ur5e-table-leg/small-value-mc.yaml"): {
+        "model.class_path": FINETUNE, "model.init_args.preset": None, "model.init_args.freeze": "value",
+        "model.init_args.init_from": "results/ur5e/gate/ur5e-table-leg/ur5e-table-leg-small-matched-model",
+        "model.init_args.loss_weights.value": 1.0, "model.init_args.loss_weights.dynamics": 0.0,
+        "data.train[3]": "outputs/ur5e/ur5e-table-leg-mc/part-0003",
+        "trainer.callbacks[0].init_args.dirpath": "outputs/ur5e-table-leg-small-value-mc/pretrain/checkpoints"},
     (LEG, "recipes/ur5e-table-leg/paper.yaml"): {
         "model.init_args.decay_steps": 200000, "data.train": "outputs/ur5e/ur5e-table-leg-paper"},
     (TOY, "recipes/toy/pretrain.yaml"): {

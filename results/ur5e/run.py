@@ -18,6 +18,7 @@
     python -m results.ur5e.run priorplan [--task ur5e-peg] [--dry-run]  # MPPI with the policy as its prior
     python -m results.ur5e.run adaptplan [--task T] [--explore W] [--dry-run]  # adaptation on proxy-real, zoo planner
     python -m results.ur5e.run leggate  [--dry-run]                  # the table leg's head and MPPI at small data
+    python -m results.ur5e.run legvalue --task ur5e-table-leg [--dry-run]  # its value head on continuation labels
     python -m results.ur5e.run adaptrepeat [--dry-run]                # a second 40 trials of each peg-real stage
     python -m results.ur5e.run intentplan [--dry-run]                 # the intent term on peg-real
     python -m results.ur5e.run legsize  [--dry-run]                  # the table leg's success against data size
@@ -523,11 +524,19 @@ def value_model(parts: int, dry: bool, steps: int | None = None) -> str:
         "--data.train", json.dumps([f"{VALUE_DATA}/part-{k:04d}" for k in range(parts)])]
     if steps:
         override += ["--trainer.max_steps", str(steps), "--model.init_args.decay_steps", str(steps)]
-    _run([*simdist_command(), "fit", "--config", "recipes/ur5e-peg/base.yaml", "--config",
-          "recipes/ur5e-peg/small-value-mc.yaml", *override], dry, done)
-    _run([*simdist_command(), "export", "--ckpt", f"{run}/pretrain/checkpoints/last.ckpt", "--out", model,
-          "--overwrite", "--train-config", f"{run}/logs/lightning_logs/version_0/config.yaml"], dry, done)
+    fit_export(run, ["recipes/ur5e-peg/base.yaml", "recipes/ur5e-peg/small-value-mc.yaml"], dry, done, override)
     return model
+
+
+def fit_export(run: str, configs: list[str], dry: bool, done: bool, override: list[str] | None = None,
+               model: str | None = None) -> None:
+    """``simdist fit`` of the recipes ``configs`` (plus ``override``), resumed from ``run``'s last checkpoint when
+    there is one, then its export into ``model`` (default ``run``/model); both skipped when ``done``."""
+    ckpt = ROOT / run / "pretrain" / "checkpoints" / "last.ckpt"
+    _run([*simdist_command(), "fit", *(a for c in configs for a in ("--config", c)), *(override or []),
+          *(["--ckpt_path", str(ckpt.relative_to(ROOT))] if ckpt.is_file() else [])], dry, done)
+    _run([*simdist_command(), "export", "--ckpt", str(ckpt.relative_to(ROOT)), "--out", model or f"{run}/model",
+          "--overwrite", "--train-config", f"{run}/logs/lightning_logs/version_0/config.yaml"], dry, done)
 
 
 def valueplan(task: str, dry: bool) -> None:
@@ -865,14 +874,10 @@ def leg_model(parts: int, dry: bool) -> str:
     run = _size_run(parts)
     committed = parts == LEG_PARTS and (ROOT / LEG_MODEL / "model.safetensors").is_file()
     model = LEG_MODEL if committed else f"{run}/model"
-    ckpt = ROOT / run / "pretrain" / "checkpoints" / "last.ckpt"
     done = committed or (ROOT / model / "model.safetensors").is_file()
-    size = [] if parts == LEG_PARTS else ["--config", f"recipes/ur5e-table-leg/size-{parts}parts.yaml"]
-    _run([*simdist_command(), "fit", "--config", "recipes/ur5e-table-leg/base.yaml", "--config",
-          "recipes/ur5e-table-leg/small-matched.yaml", *size,
-          *(["--ckpt_path", str(ckpt.relative_to(ROOT))] if ckpt.is_file() else [])], dry, done)
-    _run([*simdist_command(), "export", "--ckpt", str(ckpt.relative_to(ROOT)), "--out", model, "--overwrite",
-          "--train-config", f"{run}/logs/lightning_logs/version_0/config.yaml"], dry, done)
+    size = [] if parts == LEG_PARTS else [f"recipes/ur5e-table-leg/size-{parts}parts.yaml"]
+    fit_export(run, ["recipes/ur5e-table-leg/base.yaml", "recipes/ur5e-table-leg/small-matched.yaml", *size], dry,
+               done, model=model)
     return model
 
 
@@ -912,6 +917,63 @@ def leggate(task: str, dry: bool) -> None:
     if not dry:
         write_table(folder, "| table leg, gate model (past actions dropped, matched optimisation) | Narrow success "
                             "[95 % CI] | median time |\n|---|---|---|", rows, name="leggate.md")
+
+
+#: the table leg's continuation-labelled parts (``--values continuation``), how many its value head trains on, its run
+LEG_MC_DATA = "outputs/ur5e/ur5e-table-leg-mc"
+LEG_MC_PARTS = 4
+LEG_VALUE_RUN = "outputs/ur5e-table-leg-small-value-mc"
+#: :func:`legvalue`'s rows, in the order they run: (value weight: 0 the rewards alone, 1 with the value head; the
+#: policy prior β); leggate measured the rewards alone at β 10 and 0
+LEG_VALUE_PLANNERS = [(1.0, 0.0), (1.0, 3.0), (0.0, 3.0), (1.0, PRIOR_CHOSEN), (1.0, 1.0), (0.0, 1.0),
+                      (0.0, PRIOR_CHOSEN), (0.0, 0.0)]
+
+
+def legvalue(task: str, dry: bool) -> None:
+    """The table leg's score with a value head on the expert's continuation (docs/ur5e-simdist.md 7.14): the first
+    :data:`LEG_MC_PARTS` parts labelled ``--values continuation`` (one per call, resumable), the gate model's value
+    head trained on them (recipes/ur5e-table-leg/small-value-mc.yaml, everything else frozen), the plan ranking of
+    the rewards alone and of rewards + value head on the same nominal states (``simdist mechanism``; the
+    rewards-only planner under the prior visits), then MPPI sampled around the policy under smaller priors β
+    (:data:`LEG_VALUE_PLANNERS`), 40 Narrow trials each."""
+    if task != "ur5e-table-leg":
+        raise SystemExit("legvalue: measured on ur5e-table-leg")
+    for k in range(LEG_MC_PARTS):
+        _run([*simdist_command(), "generate", "--task", task, "--envs", "16", "--transitions", "100000", "--parts",
+              "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
+              "20", "--values", "continuation", "--torch-threads", "1", "--no-progress", "--out", LEG_MC_DATA], dry,
+             f"part-{k:04d}" in _finished_parts(ROOT / LEG_MC_DATA))
+    model = f"{LEG_VALUE_RUN}/model"
+    fit_export(LEG_VALUE_RUN, ["recipes/ur5e-table-leg/base.yaml", "recipes/ur5e-table-leg/small-value-mc.yaml"], dry,
+               (ROOT / model / "model.safetensors").is_file())
+    folder = OUT / "gate" / task
+    name = Path(LEG_VALUE_RUN).name
+
+    def valued(beta: float) -> str:
+        return planner_folder(task, 1.0, dry, src=model, name=f"{name}-prior{beta:g}", extra={"prior_weight": beta})
+
+    ranking = folder / "legvalue-mechanism-narrow.json"
+    _run([*simdist_command(), "mechanism", "--task", task, "--real", "sim", "--model",
+          f"rewards-only={leg_prior(LEG_PARTS, LEG_MODEL, PRIOR_CHOSEN, dry)}", "--model",
+          f"value-head={valued(PRIOR_CHOSEN)}", *MECHANISM, "--out", str(ranking.relative_to(ROOT))], dry,
+         ranking.is_file())
+    rows = []
+    for weight, beta in LEG_VALUE_PLANNERS:
+        r = (leg_evaluate(LEG_PARTS, LEG_MODEL, beta, dry) if not weight else evaluate(
+            folder / f"{name}-mppi-prior{beta:g}-narrow.json",
+            ["--task", task, "--agent", valued(beta), "--profile", "sim", "--grid", "narrow", "--trials", "2",
+             "--envs", "20", *RANK_DRIVERS["tight"]], dry, own_planner=True))
+        if r:
+            score = "rewards + value head (continuation labels)" if weight else "rewards only"
+            rows.append((-beta, weight, f"| {score} | {beta:g} | {_cell(r)} | {_times(r)} |"))
+    if dry:
+        return
+    rho = json.loads(ranking.read_text(encoding="utf-8"))["models"] if ranking.is_file() else {}
+    notes = [f"Plan ranking ρ on {LEG_PARTS}-part states, {m}: " + "{mean:.3f} [{low:.3f}, {high:.3f}]".format(
+        **v["spearman"]) for m, v in rho.items()]
+    write_table(folder, "| MPPI's score (policy warm start, init std 0.1) | policy prior β | Narrow success [95 % CI] "
+                        "| median time |\n|---|---|---|---|", [r for *_, r in sorted(rows)] + ["", *notes],
+                name="legvalue.md")
 
 
 def _trajectories(parts: int) -> int:
@@ -1020,7 +1082,7 @@ def main() -> None:
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
                  "gate", "headplan", "valueplan", "rankplan", "priorplan", "adaptplan", "adaptrepeat", "intentplan",
-                 "leggate", "legsize", "creep", "contacts"):
+                 "leggate", "legvalue", "legsize", "creep", "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
