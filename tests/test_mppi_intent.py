@@ -32,7 +32,7 @@ def test_the_policy_chunk_is_at_zero_distance_from_its_own_intent_and_others_are
     wm = tiny_model(seed=3).eval()
     planner = MPPIPlanner(wm, **SETTINGS, intent_weight=1.0, seed=0)
     encoding, cmd, chunk = _encoding(planner, history_for(wm, 2))
-    intent = planner.intent.latents(encoding, chunk, cmd)
+    intent = planner.intent.latents(encoding, chunk)
     moved = torch.stack([chunk, chunk + 0.5], dim=1)  # (B, 2, T, A)
     distance = IntentReference.distance(wm.imagine(encoding, moved, cmd).latents, intent)
     assert torch.allclose(distance[:, 0], torch.zeros(2), atol=1e-10) and (distance[:, 1] > 1e-6).all()

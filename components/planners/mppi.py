@@ -329,7 +329,7 @@ class MPPIPlanner(Planner):
         if self.num_policy_samples or self.warm_start == "policy" or self.prior_weight > 0 or self.intent is not None:
             chunk = wm.policy_actions(encoding, command)
         if self.intent is not None:
-            ctx = (*ctx, self.intent.latents(encoding, self.clip(chunk).to(dt), command))
+            ctx = (*ctx, self.intent.latents(encoding, self.clip(chunk).to(dt)))
         if self.num_policy_samples:
             noise = torch.randn(b, self.num_policy_samples, t, a, generator=gen, device=dev, dtype=dt)
             policy_samples = self.clip(chunk[:, None] + self.base_act_std * noise)

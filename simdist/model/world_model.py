@@ -274,6 +274,11 @@ class WorldModel(nn.Module, HubMixin):
             disagreement=None if members is None else members.std(0, correction=0).mean(-1),
         )
 
+    def imagine_latents(self, encoding: Encoding, actions: Tensor, *, prepared: Any = None) -> Tensor:
+        """The dynamics alone: latents (B, [N,] T, D) for ``actions`` (B, [N,] T, A), no reward or value heads (an
+        ensemble's member mean, as :meth:`imagine`'s)."""
+        return self._rollout(encoding, self.normalizer.normalize("actions", actions), prepared)[0]
+
     def policy_actions(self, encoding: Encoding, commands: Tensor | None = None) -> Tensor:
         """Base-policy action chunk (B, T, A) in environment units."""
         commands = self._commands(commands, encoding.z.shape[0], encoding.z.device)

@@ -50,9 +50,9 @@ class IntentReference:
                 raise ValueError(f"intent_model {name} has {key}={getattr(ref, key)}, the planner's model "
                                  f"{getattr(own, key)}: the intent needs the model the planner's was adapted from")
 
-    def latents(self, encoding: Any, chunk: Tensor, command: Tensor | None) -> Tensor:
+    def latents(self, encoding: Any, chunk: Tensor) -> Tensor:
         """The intent ẑ^ref (B, T, D): the reference dynamics' latents for the policy chunk ``chunk`` (B, T, A)."""
-        return self.model.imagine(encoding, chunk, command, last_value_only=True).latents
+        return self.model.imagine_latents(encoding, chunk)
 
     @staticmethod
     def distance(latents: Tensor, intent: Tensor) -> Tensor:
