@@ -776,19 +776,22 @@ def adaptplan(task: str, dry: bool, explore: str | None = None) -> None:
 
 #: the evaluation seed of an adaptation run's stages (the run's seed 0 + 1) and of the repeat
 STAGE_EVAL_SEED, REPEAT_EVAL_SEED = 1, 2
+#: the explored adaptation runs the repeat evaluates: noise windows → the model's name in its table
+EXPLORED = {"manipulation": "adapted-explore", "push": "adapted-push"}
 
 
 def adaptrepeat(task: str, dry: bool) -> None:
     """A second, independent 40-trial Wide evaluation (evaluation seed :data:`REPEAT_EVAL_SEED`) on `peg-real` of the
-    zero-shot, the on-policy adapted and the explored adapted model (the ``adaptplan`` runs; the explored one made
-    first if missing), each acting with the zoo's planner.json; the table pools it with each stage's own 40 trials
-    (80 a model)."""
+    zero-shot, the on-policy adapted and the explored adapted models (:data:`EXPLORED`; the ``adaptplan`` runs, each
+    made first if missing), each acting with the zoo's planner.json; the table pools it with each stage's own 40
+    trials (80 a model)."""
     if task != "ur5e-peg":
         raise SystemExit("adaptrepeat: measured on ur5e-peg")
     agent, real = ADAPT_AGENTS[task]
-    adaptplan(task, dry, explore="manipulation")
+    for explore in EXPLORED:
+        adaptplan(task, dry, explore=explore)
     folder = OUT / "adapt" / task / "repeat"
-    runs = {"adapted": adapt_run(task), "adapted-explore": adapt_run(task, "manipulation")}
+    runs = {"adapted": adapt_run(task), **{name: adapt_run(task, w) for w, name in EXPLORED.items()}}
     rows = []
     for name, model in (("zero-shot", agent), *((n, f"{r}/stages/stage-1") for n, r in runs.items())):
         r = evaluate(folder / f"{name}-{real}-wide-seed{REPEAT_EVAL_SEED}.json",
