@@ -38,7 +38,7 @@ from simdist.tasks import Task
 from simdist.workflows.evaluation import bootstrap_ci, ratio_bootstrap_ci
 
 
-def open_loop_observations(task: Task, visited: VisitedStates, seed: int, progress: bool = False
+def candidate_observations(task: Task, visited: VisitedStates, seed: int, progress: bool = False
                            ) -> dict[str, np.ndarray]:
     """The observations (S, K, T, ...) each candidate reaches open loop on the task's real env."""
     rows, actions = candidate_rows(visited)
@@ -91,7 +91,7 @@ def response_reports(task: Task, visited: VisitedStates, models: Mapping[str, An
                      progress: bool = False) -> dict[str, dict[str, Any]]:
     """One :func:`response_report` per model (name → agent with a ``world_model``) on the same candidates, each
     against its own encoding of the observations they reached."""
-    observations = open_loop_observations(task, visited, seed, progress=progress)
+    observations = candidate_observations(task, visited, seed, progress=progress)
     reports = {}
     for name, agent in models.items():
         wm = agent.world_model

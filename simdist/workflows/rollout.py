@@ -192,7 +192,7 @@ def _is_per_env(value: Any, num_envs: int) -> bool:
     return isinstance(value, (np.ndarray, torch.Tensor)) and value.ndim >= 1 and value.shape[0] == num_envs
 
 
-def open_loop_observations(env: Any, obs: Mapping[str, np.ndarray], actions: np.ndarray) -> dict[str, np.ndarray]:
+def step_open_loop(env: Any, obs: Mapping[str, np.ndarray], actions: np.ndarray) -> dict[str, np.ndarray]:
     """The observations (B, T, ...) after every step of ``actions`` (B, T, A) open loop on ``env`` from ``obs``;
     an env that terminates repeats its last observation (what a world model's dynamics is compared with,
     :mod:`simdist.diagnostics.response`)."""
@@ -213,7 +213,7 @@ def open_loop_observations(env: Any, obs: Mapping[str, np.ndarray], actions: np.
 
 def open_loop_from_clones(make_env: Callable[[int, int], Any], restore: Callable[[Any, np.ndarray, np.ndarray], Any],
                           actions: np.ndarray, *, seed: int = 0, batch: int = 256) -> dict[str, np.ndarray]:
-    """:func:`open_loop_observations` of ``actions[i]`` (N, T, A) from N cloned states, ``batch`` at a time in one
+    """:func:`step_open_loop` of ``actions[i]`` (N, T, A) from N cloned states, ``batch`` at a time in one
     env of ``make_env(n, seed)``: ``restore(env, idx, rows)`` writes clones ``idx`` into the env's ``rows`` and
     returns the env's observations. Returns (N, T, ...) per observation group."""
     actions = np.asarray(actions, np.float32)
@@ -228,7 +228,7 @@ def open_loop_from_clones(make_env: Callable[[int, int], Any], restore: Callable
             obs = restore(env, idx, rows)
             padded = np.zeros((env.num_envs, *actions.shape[1:]), np.float32)
             padded[rows] = actions[idx]
-            for k, v in open_loop_observations(env, obs, padded).items():
+            for k, v in step_open_loop(env, obs, padded).items():
                 out.setdefault(k, np.zeros((n, *v.shape[1:]), v.dtype))[idx] = v[rows]
     finally:
         env.close()
