@@ -21,6 +21,7 @@
     python -m results.ur5e.run legvalue --task ur5e-table-leg [--dry-run]  # its value head on continuation labels
     python -m results.ur5e.run adaptrepeat [--dry-run]                # a second 40 trials of each peg-real stage
     python -m results.ur5e.run intentplan [--dry-run]                 # the intent term on peg-real
+    python -m results.ur5e.run priorreal [--dry-run]                  # weaker priors, zero-shot and adapted
     python -m results.ur5e.run legsize  [--dry-run]                  # the table leg's success against data size
     python -m results.ur5e.run creep                                     # joint stiction under each contact recipe
     python -m results.ur5e.run contacts                                  # the calibration table of every recipe
@@ -45,6 +46,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from results.runner import simdist_command, write_json, write_text
 
@@ -812,12 +814,18 @@ def adaptrepeat(task: str, dry: bool) -> None:
 INTENT_WEIGHT = 3000.0
 
 
-def intent_folder(src: str, name: str, reference: str | None, dry: bool) -> str:
-    """Model ``src`` with the zoo peg's planner.json plus the intent term (λ :data:`INTENT_WEIGHT`, its reference
-    ``reference``: None for the model's own dynamics): ``outputs/ur5e-peg/intent-<name>`` (weights symlinked)."""
+def zoo_planner_folder(src: str, name: str, dry: bool, **settings: Any) -> str:
+    """Model ``src`` with the zoo peg's planner.json updated by ``settings``: ``outputs/ur5e-peg/<name>`` (weights
+    symlinked)."""
     zoo = ROOT / ADAPT_AGENTS["ur5e-peg"][0] / "planner.json"
-    return agent_folder(ROOT / "outputs" / "ur5e-peg" / f"intent-{name}", src, dry, lambda: {
-        **json.loads(zoo.read_text()), "intent_weight": INTENT_WEIGHT, "intent_model": reference})
+    return agent_folder(ROOT / "outputs" / "ur5e-peg" / name, src, dry, lambda: {**json.loads(zoo.read_text()),
+                                                                                  **settings})
+
+
+def intent_folder(src: str, name: str, reference: str | None, dry: bool) -> str:
+    """Model ``src`` with the zoo peg's planner plus the intent term (λ :data:`INTENT_WEIGHT`, its reference
+    ``reference``: None for the model's own dynamics): ``outputs/ur5e-peg/intent-<name>``."""
+    return zoo_planner_folder(src, f"intent-{name}", dry, intent_weight=INTENT_WEIGHT, intent_model=reference)
 
 
 def intentplan(task: str, dry: bool) -> None:
@@ -842,6 +850,34 @@ def intentplan(task: str, dry: bool) -> None:
     if not dry:
         write_table(folder, "| model | intent weight λ | intent reference | success on `peg-real`, Wide [95 % CI] |\n"
                             "|---|---|---|---|", rows, name="intentplan.md")
+
+
+#: :func:`priorreal`'s policy prior weights, below the zoo's :data:`PRIOR_CHOSEN` (in nominal simulation β 3 picks
+#: the peg on 3/40 Narrow, β 10 on 35/40: docs/ur5e-simdist.md 7.9)
+PRIOR_REAL = (5.0, 3.0)
+
+
+def priorreal(task: str, dry: bool) -> None:
+    """Does a weaker prior let adaptation matter on `peg-real` (docs/ur5e-simdist.md 7.14)? The zero-shot and the
+    on-policy adapted model (the ``adaptplan`` run) act with the zoo's planner at each prior weight β of
+    :data:`PRIOR_REAL` (the score decides more as β falls), 40 Wide trials each, evaluation seed 0."""
+    if task != "ur5e-peg":
+        raise SystemExit("priorreal: measured on ur5e-peg")
+    agent, real = ADAPT_AGENTS[task]
+    adaptplan(task, dry)
+    folder = OUT / "adapt" / task / "prior"
+    rows = []
+    for beta in PRIOR_REAL:
+        for name, src in (("zero-shot", agent), ("adapted", f"{adapt_run(task)}/stages/stage-1")):
+            r = evaluate(folder / f"{name}-prior{beta:g}-{real}-wide.json",
+                         ["--task", task, "--agent", zoo_planner_folder(src, f"prior{beta:g}-{name}", dry,
+                                                                        prior_weight=beta),
+                          "--profile", real, "--grid", "wide", "--trials", "2", "--envs", "20"], dry, own_planner=True)
+            if r:
+                rows.append(f"| {name} | {beta:g} | {_cell(r)} |")
+    if not dry:
+        write_table(folder, "| model | policy prior β | success on `peg-real`, Wide [95 % CI] |\n|---|---|---|", rows,
+                    name="priorreal.md")
 
 
 #: the table leg's small dataset, the parts its gate model trains on, and that model's run folder
@@ -1085,6 +1121,7 @@ def main() -> None:
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
                  "gate", "headplan", "valueplan", "rankplan", "priorplan", "adaptplan", "adaptrepeat", "intentplan",
+                 "priorreal",
                  "leggate", "legvalue", "legsize", "creep", "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
