@@ -14,10 +14,11 @@ cell seed + 2, the cell's profile from :func:`results.toy.map.run.profile_yaml`)
   pretrained model under ``--runs`` are left out.
 
 Each evaluation's ``--json`` output goes to ``recount/CELL-sSEED.AGENT.json`` and is skipped when present (a killed
-run resumes); the profiles and the log go to ``--work`` (git ignores ``outputs/``). Last, ``recount/table.md``:
-per cell the committed and the recounted estimates (mean [95 % bootstrap CI]), and the verdict ``adapted vs
-zero-shot`` (:func:`results.toy.map.summary.versus`) committed and with the recounted zero-shot against the committed
-adapted interval (the adapted models are not re-evaluated).
+run resumes); a cell rerun whole at HEAD since keeps its earlier summary in ``recount/before-fix/``; the profiles
+and the log go to ``--work`` (git ignores ``outputs/``). Last, ``recount/table.md``: per cell the committed and the
+recounted estimates (mean [95 % bootstrap CI]), and the verdict ``adapted vs zero-shot``
+(:func:`results.toy.map.summary.versus`) committed and with the recounted zero-shot against the committed adapted
+interval (the adapted models are not re-evaluated).
 """
 
 from __future__ import annotations
@@ -36,13 +37,17 @@ from results.toy.map.summary import estimate, versus
 HERE = Path(__file__).resolve().parent
 CELLS_DIR = HERE / "cells"
 OUT = HERE / "recount"
+#: the cells as committed before the fix, kept for those that a whole rerun at HEAD replaced in ``cells/``
+BEFORE_FIX = OUT / "before-fix"
 AGENTS = ("expert", "retuned", "zero_shot")
 Estimate = dict[str, float]
 
 
 def committed(cell: Cell, seed: int) -> dict[str, Any] | None:
-    """The committed summary of ``cell`` on ``seed`` (None when there is none)."""
-    path = CELLS_DIR / f"{cell.name}-s{seed}.json"
+    """The summary of ``cell`` on ``seed`` as measured before the fix (None when there is none): the committed cell,
+    or its copy in :data:`BEFORE_FIX` where a whole rerun at HEAD has since replaced it."""
+    name = f"{cell.name}-s{seed}.json"
+    path = BEFORE_FIX / name if (BEFORE_FIX / name).is_file() else CELLS_DIR / name
     return json.loads(path.read_text()) if path.is_file() else None
 
 
