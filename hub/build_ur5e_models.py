@@ -50,7 +50,7 @@ PEG_DESCRIPTION = (
     "does not change its success there yet (0.12 zero-shot, 0.17 adapted, 40 Wide trials each, no difference; "
     "`simdist/ur5e-peg-adapted`): the adapted dynamics predicts the profile better, but its score ranks the "
     "planner's candidates there at chance before and after, and under the prior the score barely decides "
-    "(docs/ur5e-simdist.md 5, 7.13).\n\n"
+    "(docs/ur5e-simdist.md 5, 7.14).\n\n"
     "**Training**: `simdist fit --config recipes/ur5e-peg/base.yaml --config recipes/ur5e-peg/small-no-actions.yaml "
     "--config recipes/ur5e-peg/small-matched.yaml` (986 trajectories, 16,000 steps of 256); the value head alone "
     "then on 1,296 states of its MPPI's candidates with their true returns: `python -m results.ur5e.run rankplan` "
