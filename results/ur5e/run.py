@@ -541,6 +541,16 @@ def fit_export(run: str, configs: list[str], dry: bool, done: bool, override: li
           "--overwrite", "--train-config", f"{run}/logs/lightning_logs/version_0/config.yaml"], dry, done)
 
 
+def continuation_parts(task: str, parts: int, out: str, dry: bool) -> None:
+    """The first ``parts`` of 40 parts of 2,500 transitions labelled with the expert's continuation (``simdist
+    generate --values continuation``) into ``out``, one part per call, finished parts skipped."""
+    for k in range(parts):
+        _run([*simdist_command(), "generate", "--task", task, "--envs", "16", "--transitions", "100000", "--parts",
+              "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
+              "20", "--values", "continuation", "--torch-threads", "1", "--no-progress", "--out", out], dry,
+             f"part-{k:04d}" in _finished_parts(ROOT / out))
+
+
 def valueplan(task: str, dry: bool) -> None:
     """The planner once the value head learns the expert-continuation labels (docs/ur5e-simdist.md 7.6): the
     labelled parts (``simdist generate --values continuation``, one part per call, resumable), the head-gate
@@ -550,11 +560,7 @@ def valueplan(task: str, dry: bool) -> None:
     (40 trials per row)."""
     if task != "ur5e-peg":
         raise SystemExit("valueplan: only ur5e-peg has the head-gate model")
-    for k in range(max(VALUE_SIZES)):
-        _run([*simdist_command(), "generate", "--task", task, "--envs", "16", "--transitions", "100000", "--parts",
-              "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
-              "20", "--values", "continuation", "--torch-threads", "1", "--no-progress", "--out", VALUE_DATA], dry,
-             f"part-{k:04d}" in _finished_parts(ROOT / VALUE_DATA))
+    continuation_parts(task, max(VALUE_SIZES), VALUE_DATA, dry)
     order = [PLAN_SIZE, *sorted(set(VALUE_SIZES) - {PLAN_SIZE}, reverse=True)]  # the first model's MPPI visits
     sources = {n: value_model(n, dry) for n in order}
     models = {n: planner_folder(task, 1.0, dry, src=src) for n, src in sources.items()}
@@ -858,7 +864,7 @@ PRIOR_REAL = (5.0, 3.0)
 
 
 def priorreal(task: str, dry: bool) -> None:
-    """Does a weaker prior let adaptation matter on `peg-real` (docs/ur5e-simdist.md 7.14)? The zero-shot and the
+    """Does a weaker prior let adaptation matter on `peg-real` (docs/ur5e-simdist.md 7.13)? The zero-shot and the
     on-policy adapted model (the ``adaptplan`` run) act with the zoo's planner at each prior weight β of
     :data:`PRIOR_REAL` (the score decides more as β falls), 40 Wide trials each, evaluation seed 0."""
     if task != "ur5e-peg":
@@ -969,7 +975,7 @@ LEG_VALUE_PLANNERS = [(1.0, 0.0), (1.0, 3.0), (0.0, 3.0), (1.0, PRIOR_CHOSEN), (
 
 
 def legvalue(task: str, dry: bool) -> None:
-    """The table leg's score with a value head on the expert's continuation (docs/ur5e-simdist.md 7.14): the first
+    """The table leg's score with a value head on the expert's continuation (docs/ur5e-simdist.md 7.13): the first
     :data:`LEG_MC_PARTS` parts labelled ``--values continuation`` (one per call, resumable), the gate model's value
     head trained on them (recipes/ur5e-table-leg/small-value-mc.yaml, everything else frozen), the plan ranking of
     the rewards alone and of rewards + value head on the same nominal states (``simdist mechanism``; the
@@ -977,11 +983,7 @@ def legvalue(task: str, dry: bool) -> None:
     (:data:`LEG_VALUE_PLANNERS`), 40 Narrow trials each."""
     if task != "ur5e-table-leg":
         raise SystemExit("legvalue: measured on ur5e-table-leg")
-    for k in range(LEG_MC_PARTS):
-        _run([*simdist_command(), "generate", "--task", task, "--envs", "16", "--transitions", "100000", "--parts",
-              "40", "--rank", str(k), "--world-size", "40", "--seed", "0", "--critic-envs", "4", "--critic-steps",
-              "20", "--values", "continuation", "--torch-threads", "1", "--no-progress", "--out", LEG_MC_DATA], dry,
-             f"part-{k:04d}" in _finished_parts(ROOT / LEG_MC_DATA))
+    continuation_parts(task, LEG_MC_PARTS, LEG_MC_DATA, dry)
     model = f"{LEG_VALUE_RUN}/model"
     fit_export(LEG_VALUE_RUN, ["recipes/ur5e-table-leg/base.yaml", "recipes/ur5e-table-leg/small-value-mc.yaml"], dry,
                (ROOT / model / "model.safetensors").is_file())
@@ -1121,8 +1123,7 @@ def main() -> None:
     sub = p.add_subparsers(dest="experiment", required=True)
     for name in ("experts", "profiles", "speed", "data", "export", "planner", "bench", "rate", "critic", "labels",
                  "gate", "headplan", "valueplan", "rankplan", "priorplan", "adaptplan", "adaptrepeat", "intentplan",
-                 "priorreal",
-                 "leggate", "legvalue", "legsize", "creep", "contacts"):
+                 "priorreal", "leggate", "legvalue", "legsize", "creep", "contacts"):
         s = sub.add_parser(name, help=(globals()[name].__doc__ or "").replace("%", "%%"))
         s.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
         s.add_argument("--dry-run", action="store_true")
