@@ -250,10 +250,11 @@ class Task(abc.ABC):
         rows = np.asarray(rows, np.int64)
         if len(actions) != len(rows):
             raise ValueError(f"actions must be (N={len(rows)}, T, A) open-loop sequences, got {np.shape(actions)}")
-        picked = take_rows(states, rows)
-        return open_loop_from_clones(lambda n, s: self.make_env(n, s, real=True),
-                                     lambda env, idx, into: self.restore_states(env, take_rows(picked, idx), into),
-                                     actions, seed=seed, batch=self.clone_batch)
+        def restore(env: Any, idx: np.ndarray, into: np.ndarray) -> dict[str, np.ndarray]:
+            return self.restore_states(env, take_rows(states, rows[idx]), into)
+
+        return open_loop_from_clones(lambda n, s: self.make_env(n, s, real=True), restore, actions, seed=seed,
+                                     batch=self.clone_batch)
 
     def builtin_agent(self, spec: str) -> Any | None:
         """A controller this task provides itself for ``--agent SPEC`` (e.g. a scripted expert), or None when
