@@ -62,6 +62,8 @@ def test_the_pooled_ratio_and_its_interval() -> None:
     assert spread.mean == pytest.approx(1.6) and spread.low < spread.mean < spread.high
     with pytest.raises(ValueError, match="pair"):
         ratio_bootstrap_ci([1.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="confidence"):
+        ratio_bootstrap_ci([1.0], [2.0], confidence=1.5)
 
 
 def test_mismatched_or_non_finite_latents_are_refused() -> None:

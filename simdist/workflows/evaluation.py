@@ -86,6 +86,8 @@ def ratio_bootstrap_ci(numerator: Sequence[float] | np.ndarray, denominator: Seq
         raise ValueError(f"numerator and denominator must pair up, got {num.size} and {den.size} values")
     if not (np.isfinite(num).all() and np.isfinite(den).all()):
         raise ValueError("ratio_bootstrap_ci got non-finite value(s)")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if num.size == 0 or den.sum() == 0.0:
         return Estimate(float("nan"), float("nan"), float("nan"), int(num.size), confidence)
     rng = np.random.default_rng(seed)
