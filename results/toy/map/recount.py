@@ -101,14 +101,18 @@ def _shift(shift: float) -> str:
     return "=" if shift == 0 else f"{shift:+.3f}" if abs(shift) >= MATERIAL / 2 else f"{shift:+.0e}"
 
 
+def _outside(old: Estimate | None, new: Estimate | None) -> bool:
+    """Whether ``new``'s mean lies outside ``old``'s interval (False where either is missing)."""
+    return old is not None and new is not None and not old["low"] <= new["mean"] <= old["high"]
+
+
 def _change(old: Estimate | None, new: Estimate | None) -> str:
     """``new`` with its shift from ``old``; ``†`` where its mean leaves ``old``'s interval."""
     if new is None:
         return "—"
     if old is None:
         return estimate_cell(new)
-    mark = "" if old["low"] <= new["mean"] <= old["high"] else " †"
-    return f"{estimate_cell(new)} ({_shift(new['mean'] - old['mean'])}){mark}"
+    return f"{estimate_cell(new)} ({_shift(new['mean'] - old['mean'])}){' †' if _outside(old, new) else ''}"
 
 
 def row(r: dict[str, Any], cell: Cell) -> tuple[str, dict[str, Any]]:
@@ -118,7 +122,7 @@ def row(r: dict[str, Any], cell: Cell) -> tuple[str, dict[str, Any]]:
     got = {agent: e for agent, e in new.items() if e is not None}  # the measured ones
     verdict = versus(got["zero_shot"], ret["adapted"]) if "zero_shot" in got else None
     changed = {agent: agent in got and abs(got[agent]["mean"] - ret[agent]["mean"]) >= MATERIAL for agent in AGENTS}
-    outside = {agent: "†" in _change(ret.get(agent), new[agent]) for agent in AGENTS}
+    outside = {agent: _outside(ret.get(agent), new[agent]) for agent in AGENTS}
     flip = verdict is not None and verdict != r["adapted_vs_zero_shot"]
     experts = [got[a] for a in ("expert", "retuned") if a in got]
     best = max(experts, key=lambda e: e["mean"]) if experts else None
