@@ -23,7 +23,7 @@ import abc
 import argparse
 import importlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
@@ -172,17 +172,19 @@ class Task(abc.ABC):
         """Per finished episode of a :class:`~simdist.workflows.rollout.RolloutResult`: did it succeed?"""
 
     def collect(self, agent: Any, episodes: int, num_envs: int, seed: int, first_episode_id: int = 0,
-                perturbation: PerturbationConfig | None = None) -> tuple[list[Episode], np.ndarray]:
+                perturbation: PerturbationConfig | None = None, on_episode: Callable[[int, int], None] | None = None,
+                ) -> tuple[list[Episode], np.ndarray]:
         """Roll ``agent`` on the real env for ``episodes`` logged episodes; returns them and success flags.
         ``perturbation`` (a :class:`~simdist.data.engine.PerturbationConfig`) adds its noise windows to the
-        actions (the recorded action is the applied one)."""
+        actions (the recorded action is the applied one); ``on_episode(done, total)`` is called as episodes
+        finish (progress)."""
         from simdist.workflows.rollout import rollout
 
         env = self.make_env(num_envs, seed, real=True)
         try:
             result = rollout(env, agent, episodes=episodes, seed=seed, record_spec=self.dataset_spec(),
                              first_episode_id=first_episode_id, meta={"source": "real", "task": self.name},
-                             perturbation=perturbation)
+                             perturbation=perturbation, on_episode=on_episode)
         finally:
             env.close()
         n = len(result.episodes)

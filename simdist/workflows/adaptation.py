@@ -37,6 +37,7 @@ from simdist.model.freeze import FINETUNE, FinetuneConfig, FreezePolicy
 from simdist.model.world_model import WorldModel
 from simdist.provenance import agent_module, weights_fingerprint
 from simdist.tasks import Task
+from simdist.workflows.collection import CollectionProgress, acting_planner, stamp_planner
 from simdist.workflows.parallel import evaluate_in_workers, evaluation_passes
 
 logger = logging.getLogger(__name__)
@@ -389,8 +390,10 @@ class AdaptationLoop:
         if self._heldout is None:
             folder = self.out / "heldout-data"
             if len(self._info(folder).get("shards", [])) == 0:
-                eps, ok = self.task.collect(self.planner(self.base, self.cfg.seed + 7), self.cfg.heldout_episodes,
-                                            self.cfg.num_envs, self.cfg.seed + 7, first_episode_id=0)
+                collector = self.planner(self.base, self.cfg.seed + 7)
+                eps, ok = self.task.collect(collector, self.cfg.heldout_episodes, self.cfg.num_envs,
+                                            self.cfg.seed + 7, first_episode_id=0)
+                stamp_planner(eps, collector)
                 self._write(folder, eps, ok, "heldout")
                 self._save()
             self._heldout = self._episodes(folder)
@@ -445,6 +448,7 @@ class AdaptationLoop:
         every = cfg.update_every
         if every is not None:
             model, updated_at = self._resume_live(model, stage)
+        progress: CollectionProgress | None = None
         while True:
             have = int(self._info(self.data_dir).get(measure, 0))
             episodes = int(self._info(self.data_dir).get("num_episodes", 0))
@@ -459,14 +463,20 @@ class AdaptationLoop:
             done |= {int(i) for sh in info["shards"] for i in sh["episode_ids"]}
             first = max(done | set(info.get("dropped_episode_ids", [])), default=-1) + 1
             seed = chunk_seed(cfg.seed, stage, first)
-            eps, ok = self.task.collect(self.collector(model, seed), chunk, chunk, seed, first_episode_id=first,
-                                        perturbation=cfg.perturbation)
+            collector = self.collector(model, seed)
+            if progress is None:
+                progress = CollectionProgress(self.log, f"stage {stage}", target, measure[4:], have,
+                                              acting_planner(collector))
+            eps, ok = self.task.collect(collector, chunk, chunk, seed, first_episode_id=first,
+                                        perturbation=cfg.perturbation, on_episode=progress.chunk_episode(first))
+            stamp_planner(eps, collector)
             keep, steps = 0, have
             while keep < len(eps) and steps < target:
                 steps += 1 if by_episodes else len(eps[keep])
                 keep += 1
             self._write(self.data_dir, eps[:keep], ok[:keep], "real")
             self._save()
+            progress.logged(steps, keep)
 
     def collector(self, agent: Agent, seed: int) -> Agent:
         """``agent`` as it collects real data: the run's planner budget and, for agents that explore (the RL

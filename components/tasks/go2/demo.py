@@ -210,7 +210,9 @@ class DemoLoop(AdaptationLoop):
         return super().heldout()
 
     def collect_until(self, minutes: float, model: Any, stage: int) -> Any:
-        title = f"collecting {minutes:g} min of proxy-real data, zero-shot planner, {self.cfg.num_envs} envs"
+        preset = self.cfg.planner_preset
+        who = f"the {preset} planner" if preset else "the model's own planner"
+        title = f"collecting {minutes:g} min of proxy-real data with {who}, {self.cfg.num_envs} envs"
         with self.phases.phase("collect", title):
             return super().collect_until(minutes, model, stage)
 
