@@ -151,7 +151,7 @@ def test_gemm_shapes_and_rate():
     assert shapes == {(1, 10, 8, 16): 1, (3, 4, 6, 2): 1}
     assert gemm_flop(shapes) == 2 * (10 * 8 * 16 + 3 * 4 * 6 * 2)
     rate = gemm_rate(shapes, threads=1, repeats=1)
-    assert rate["gflops"] == rate["intra_op"] > 0
+    assert rate["gflops"] == rate["intra_op"] > 0 and rate["gflops_per_cpu_s"] > 0
 
 
 def test_paper_batched_section_rows(capsys):
@@ -165,6 +165,7 @@ def test_paper_batched_section_rows(capsys):
     for r in rows:
         assert r["section"] == "paper-batched" and r["env_ticks_per_s"] > 0 and r["gemm_gflops"] > 0
         assert r["floor_ratio"] == pytest.approx(r["median_ms"] / r["floor_ms"])
+        assert r["cpu_floor_ratio"] == pytest.approx(r["cpu_ms"] / r["floor_cpu_ms"])
     assert rows[1]["floor_ms"] > rows[0]["floor_ms"]  # three envs' work
 
 

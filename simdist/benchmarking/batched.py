@@ -5,8 +5,9 @@ and under each ``--compile`` mode, against the fp32 matrix-product floor measure
 
 Each row: the median and p99 wall time of one batched tick, its CPU time, env-ticks per second of wall and of
 CPU time, the floor (the tick's executed FLOP at the GEMM rate its own linear layers' shapes reach here, on the
-row's threads) and the ratio of the median tick to it, and the 1-minute load average when the row finished (the
-machine may be shared).
+row's threads) and the ratio of the median tick to it, the same in CPU seconds (``floor_cpu_ms``, the GEMM rate
+per CPU second; ``cpu_floor_ratio``: the tick's CPU time over it, which a shared machine's load barely moves),
+and the 1-minute load average when the row finished.
 """
 
 from __future__ import annotations
@@ -61,15 +62,16 @@ def bench_paper_batched(wm: Any, args: Any, threads: int | None, device: torch.d
         history = random_history(wm, envs)
         rate = scoring_gemm_rate(wm, settings, envs, threads) if device.type == "cpu" else None
         floor_s = per_env * envs / (rate["gflops"] * 1e9) if rate else None
+        floor_cpu_s = per_env * envs / (rate["gflops_per_cpu_s"] * 1e9) if rate else None
         variants: list[tuple[str, Any]] = [("eager", None), *((f"compile={m}", m) for m in args.compile_modes)]
         for label, mode in variants:
             extra: dict[str, Any] = {}
             if mode is None:
                 planner = build_planner(wm, settings)
-                timing = time_calls(partial(planner.plan, history), args.batched_repeats, 1, device)
+                timing = time_calls(partial(planner.plan, history), args.batched_repeats, args.warmup, device)
             else:
-                timing, extra["compile_s"] = time_compiled(wm, settings, mode, history, args.batched_repeats, 1,
-                                                           device)
+                timing, extra["compile_s"] = time_compiled(wm, settings, mode, history, args.batched_repeats,
+                                                           args.warmup, device)
             wall, cpu, load = timing["wall"]["median"], timing["cpu"]["median"], load_average()
             rows.append(planner_row(
                 SECTION, f"{label} x{envs} envs", threads, timing, envs=envs,
@@ -78,6 +80,7 @@ def bench_paper_batched(wm: Any, args: Any, threads: int | None, device: torch.d
                 gemm_gflops=rate["gflops"] if rate else None,
                 floor_ms=1e3 * floor_s if floor_s else None,
                 floor_ratio=wall / floor_s if floor_s else None,
-                cpu_floor_ratio=cpu / floor_s / (threads or 1) if floor_s else None,
+                floor_cpu_ms=1e3 * floor_cpu_s if floor_cpu_s else None,
+                cpu_floor_ratio=cpu / floor_cpu_s if floor_cpu_s else None,
                 load_1min=load[0] if load else None, planner=size, **extra))
     return rows
