@@ -66,6 +66,7 @@ class CollectionProgress:
         now = time.perf_counter()
         rate = (have - self.start_have) / max(now - self.started, 1e-9)
         eta = f"{max(self.target - have, 0) / rate:.0f}s" if rate > 0 else "unknown"
-        self.log(f"[collect] {self.what}: {have:,} of {self.target:,} {self.unit} logged "
-                 f"({100.0 * min(have, self.target) / max(self.target, 1):.0f} %; {episodes} episodes in "
+        share = 100.0 * min(have, self.target) / max(self.target, 1)
+        count = f"{episodes} episode{'' if episodes == 1 else 's'}"
+        self.log(f"[collect] {self.what}: {have:,} of {self.target:,} {self.unit} logged ({share:.0f} %; {count} in "
                  f"{now - self.chunk_started:.0f}s); ETA {eta}")
