@@ -1,0 +1,80 @@
+"""SimDist's own protocol on the Go2 (docs/official.md 8): the paper's planner acts, logs the real data and judges.
+
+The official robot code runs the full MPPI at every tick (450 Gaussian samples at std 2.0 + 22 noisy copies of
+the policy chunk, 8 iterations, 64 elites, temperature 0.25, no temporal ensembling, the released initial mean),
+logs that planner's executed actions as the real data, and finetunes the dynamics alone for 100 passes over them
+at batch 32. Each step below is one ``simdist`` command writing one small result file under
+``results/official/protocol/<profile>/``; a step whose result exists is skipped, so the same command resumes::
+
+    python -m results.official.protocol zero-shot     # the official model zero-shot, 30 trials at 0.7 m/s
+    python -m results.official.protocol control       # point 2: the value head on the candidates' true end states
+    python -m results.official.protocol all --dry-run # list what remains
+
+Run from the repository root (one OpenMP thread, the Hub offline: ``results.runner.run_command``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from results.runner import ROOT, run_command, simdist_command
+
+PROFILE = "results/official/profiles/foam-hard.yaml"
+OUT = Path("results/official/protocol/foam-hard")
+OFFICIAL = "simdist/go2-official"
+#: the official robot's planner: the ``paper`` preset (450 + 22 x 8, std 2.0, no ensembling) with the released
+#: initial mean (SIMDIST 11.1a: the previous plan's last step, then zeros)
+PAPER = ["--planner-preset", "paper", "--warm-start", "official"]
+#: the closed loop at the speed where zero-shot fell in every trial so far (docs/official.md 6.1-6.2); the paper's
+#: planner costs about 0.4 s of CPU per env and tick here, so the two slower-walking speeds are left out
+JUDGE = ["--profile", PROFILE, "--speeds", "0.7", "--trials", "30", "--envs", "16", "--seed", "0"]
+#: the cloned states of docs/official.md 6.2 (24 states on the first foam block, seed 3)
+ON_FOAM = ["--states", "24", "--candidates", "16", "--every", "20", "--skip", "80", "--envs", "8", "--seed", "3"]
+
+
+def closed_loop(name: str, agent: str) -> tuple[Path, list[str]]:
+    """``simdist evaluate --json`` of ``agent`` acting with the paper's planner on the profile."""
+    return OUT / f"{name}.json", simdist_command("evaluate", "--task", "go2", "--agent", agent, *PAPER, *JUDGE,
+                                                 "--json")
+
+
+def control(driver: str, std: str, pool: str) -> tuple[Path, list[str]]:
+    """``simdist mechanism --split --true-value``: the frozen heads on the candidates' true latents beside their
+    predicted ones, ρ bootstrapped over episodes; ``driver`` ``realtime`` (docs 6.2's states) or ``paper``,
+    candidates from every iteration (``all``) or from the last one (``last``)."""
+    planner = (["--planner-preset", "realtime", "--init-std", std] if driver == "realtime" else [*PAPER, "--init-std",
+                                                                                                  std])
+    out = OUT / f"control_{driver}_std{std}_{pool}.json"
+    return out, simdist_command("mechanism", "--task", "go2", "--real", PROFILE, "--model", f"zero-shot={OFFICIAL}",
+                                *planner, *ON_FOAM, "--pool", pool, "--split", "--true-value", "--out", str(out))
+
+
+def plan(what: str) -> list[tuple[Path, list[str]]]:
+    """The steps of ``what`` (``zero-shot``, ``control`` or ``all``) in the order they run."""
+    steps: list[tuple[Path, list[str]]] = []
+    if what in ("zero-shot", "all"):
+        steps.append(closed_loop("zero-shot", OFFICIAL))
+    if what in ("control", "all"):
+        steps += [control("realtime", "2.0", "all"), control("realtime", "0.5", "all"),
+                  control("paper", "2.0", "last"), control("paper", "2.0", "all")]
+    return steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["zero-shot", "control", "all"])
+    parser.add_argument("--dry-run", action="store_true")
+    args = parser.parse_args()
+    for out, cmd in plan(args.what):
+        if (ROOT / out).is_file():
+            continue
+        if not args.dry_run:
+            (ROOT / out).parent.mkdir(parents=True, exist_ok=True)
+        writes_itself = "--out" in cmd
+        run_command(cmd, ROOT / "outputs" / out.with_suffix(".log"), args.dry_run,
+                    stdout=None if writes_itself else ROOT / out)
+
+
+if __name__ == "__main__":
+    main()
