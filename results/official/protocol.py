@@ -9,6 +9,7 @@ at batch 32. Each step below is one ``simdist`` command writing one small result
     python -m results.official.protocol zero-shot     # the official model zero-shot, 30 trials at 0.7 m/s
     python -m results.official.protocol control       # point 2: the value head on the candidates' true end states
     python -m results.official.protocol all --dry-run # list what remains
+    python -m results.official.protocol table         # the tables of docs/official.md 8 from the result files
 
 Run from the repository root (one OpenMP thread, the Hub offline: ``results.runner.run_command``).
 """
@@ -16,9 +17,11 @@ Run from the repository root (one OpenMP thread, the Hub offline: ``results.runn
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
+from typing import Any
 
-from results.runner import ROOT, run_command, simdist_command
+from results.runner import ROOT, estimate_cell, run_command, simdist_command
 
 PROFILE = "results/official/profiles/foam-hard.yaml"
 OUT = Path("results/official/protocol/foam-hard")
@@ -61,11 +64,59 @@ def plan(what: str) -> list[tuple[Path, list[str]]]:
     return steps
 
 
+def closed_loop_row(name: str, result: dict[str, Any]) -> str:
+    """One closed-loop row: progress mean [95 % CI] (trials), falls, the planner it acted with."""
+    s = result["summary"]
+    falls = sum(1 for ok in result["success"] if not ok)
+    p = result["details"]["settings"].get("planner_settings", {})
+    planner = (f"{p.get('num_samples')} + {p.get('num_policy_samples', 0)} x {p.get('iterations')}, std "
+               f"{p.get('init_std')}, warm start {p.get('warm_start')}, ensemble {p.get('temporal_ensemble')}")
+    return (f"| {name} | {s['mean']:.2f} [{s['ci95'][0]:.2f}, {s['ci95'][1]:.2f}] ({s['trials']}) | {falls} | "
+            f"{planner} |")
+
+
+def control_row(name: str, report: dict[str, Any]) -> str:
+    """One control row: ρ of the whole score, of the value term imagined and on the true end state against the
+    true tail, of the reward head imagined and on true latents against the true horizon, by states and (for the
+    whole score and the value on the true end state) by episodes."""
+    m = next(iter(report["models"].values()))
+    q, sp, ep = m["true_latents"], m["split"], m["by_episode"]
+    return (f"| {name} | {estimate_cell(m['spearman'])} | {estimate_cell(ep['spearman'])} "
+            f"({ep['spearman']['episodes']}) | {estimate_cell(sp['rho_value'])} | "
+            f"{estimate_cell(q['rho_value_on_true'])} | {estimate_cell(ep['rho_value_on_true'])} | "
+            f"{estimate_cell(sp['rho_reward'])} | {estimate_cell(q['rho_reward_on_true'])} | "
+            f"{estimate_cell(q['rho_value_pred_vs_true'])} | {q['value_spread_on_true']['mean']:.3g} / "
+            f"{q['value_spread_predicted']['mean']:.3g} / {q['tail_spread']['mean']:.3g} |")
+
+
+def table() -> str:
+    """The markdown tables of every finished step (docs/official.md 8)."""
+    lines = ["| closed loop on foam-hard, 0.7 m/s | progress, m of 3.00: mean [95 % CI] (trials) | falls | planner |",
+             "|---|---|---|---|"]
+    for out, _ in plan("zero-shot"):
+        if (ROOT / out).is_file():
+            lines.append(closed_loop_row(out.stem, json.loads((ROOT / out).read_text())))
+    lines += ["", "| control: driver, std, candidates | ρ whole score | ρ whole, over episodes (episodes) | "
+              "ρ value term imagined vs true tail | ρ value head on the true end state vs true tail | "
+              "the same over episodes | ρ reward head imagined vs true horizon | ρ reward head on true latents vs "
+              "true horizon | ρ value imagined vs on the true end state | value spread on true / imagined / true "
+              "tail spread |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for out, _ in plan("control"):
+        if (ROOT / out).is_file():
+            _, driver, std, pool = out.stem.split("_")
+            lines.append(control_row(f"{driver}, {std.removeprefix('std')}, {pool}",
+                                     json.loads((ROOT / out).read_text())))
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["zero-shot", "control", "all"])
+    parser.add_argument("what", choices=["zero-shot", "control", "all", "table"])
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args()
+    if args.what == "table":
+        print(table())
+        return
     for out, cmd in plan(args.what):
         if (ROOT / out).is_file():
             continue
