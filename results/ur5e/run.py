@@ -169,9 +169,13 @@ def export(task: str, dry: bool) -> None:
 
     run = ROOT / "outputs" / task
     plan = run / "planner.json"
+    configs = sorted((run / "logs").rglob("config.yaml"), key=lambda f: f.stat().st_mtime)
+    if not configs and not dry:
+        sys.exit(f"export: no {run.relative_to(ROOT)}/logs/*/config.yaml: run `data` and pretrain first")
+    config = configs[-1] if configs else run / "logs" / "VERSION" / "config.yaml"  # a dry run before pretraining
     cmd = [*simdist_command(), "export", "--ckpt", str(run / "pretrain" / "checkpoints" / "last.ckpt"), "--out",
            str(run / "model"), "--overwrite", "--planner", str(plan), "--repo-id", f"simdist/{task}",
-           "--train-config", str(max((run / "logs").rglob("config.yaml"), key=lambda f: f.stat().st_mtime))]
+           "--train-config", str(config)]
     print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
     if not dry:
         from simdist import get
