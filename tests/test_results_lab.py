@@ -5,6 +5,7 @@ results/README.md is the one the specs generate."""
 from __future__ import annotations
 
 import functools
+import importlib
 import importlib.util
 import re
 import subprocess
@@ -16,7 +17,7 @@ import pytest
 from results.__main__ import main
 from results.lab import EXPERIMENTS, Experiment, Step
 from results.lab.readme import PATH, render
-from results.lab.run import execute, missing, resolve
+from results.lab.run import execute, missing, resolve, run_module
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -130,5 +131,29 @@ def test_analysis_modules_run_as_modules() -> None:
     done = subprocess.run([sys.executable, "-m", "results.go2.analysis.summarize_walks", "--help"], cwd=REPO,
                           capture_output=True, text=True)
     assert done.returncode == 0 and "usage" in done.stdout, done.stderr
-    assert not list((REPO / "results").glob("*/analysis/*.py")) or all(
-        (p.parent / "__init__.py").is_file() for p in (REPO / "results").glob("*/analysis/*.py"))
+    assert all((p.parent / "__init__.py").is_file() for p in (REPO / "results").glob("*/analysis/*.py"))
+
+
+def _stages(script: str) -> set[str]:
+    """The stages a shell runner's ``case`` takes (``a|b)`` labels), without the ones that run several."""
+    text = (REPO / script).read_text(encoding="utf-8")
+    labels = re.findall(r"^  ([a-z][a-z|-]*)\)", text, flags=re.MULTILINE)  # the outer case, indented by two
+    return {stage for label in labels for stage in label.split("|")} - {"all", "expert"}
+
+
+def test_every_runner_subcommand_is_a_step(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each subcommand of the Go2 and UR5e runners and each stage of the shell runners is some experiment's step."""
+    go2 = set(importlib.import_module("results.go2.run").EXPERIMENTS)
+    used: dict[str, set[str]] = {}
+    for e in EXPERIMENTS:
+        for s in e.steps:
+            argv = _program(s)
+            runner, sub = (argv[2], argv[3:4]) if argv[0] == "python" else (argv[1], argv[2:3])
+            used.setdefault(runner, set()).update(sub)
+    assert go2 <= used["results.go2.run"], go2 - used["results.go2.run"]
+    capsys.readouterr()
+    assert run_module("results.ur5e.run", ["--help"]) == 0
+    ur5e = set(re.search(r"\{([a-z,]+)\}", capsys.readouterr().out).group(1).split(","))  # type: ignore[union-attr]
+    assert len(ur5e) > 20 and ur5e <= used["results.ur5e.run"], ur5e - used["results.ur5e.run"]
+    for script in ("results/gym/run.sh", "results/toy/lag/run.sh"):
+        assert _stages(script) <= used[script], _stages(script) - used[script]

@@ -7,6 +7,8 @@ from results.lab.spec import Experiment, step
 
 DOC = "docs/gym.md"
 RUN = "env PROFILE=lag1 bash results/gym/run.sh"
+#: the loop of docs/gym.md: MPPI around the policy prior (std 0.3), seed 0's experts, stages at 0 and 5 real minutes
+LOOP = "env PRIOR_STD=0.3 EXPERT_SEED=0 SCHEDULE=0,5 PROFILE=lag1 bash results/gym/run.sh"
 S0 = "results/gym/s0/"
 
 EXPERIMENTS = (
@@ -29,9 +31,10 @@ EXPERIMENTS = (
                    step("pretrain", f"{RUN} pretrain 0", "outputs/gym/HalfCheetah-v5/model-s0/"),
                    step("planner", f"{RUN} planner 0", "results/gym/s0/planner-on-*.json"),
                    step("baseline", f"{RUN} baseline 0", "results/gym/s0/bc-policy-on-*.json"),
-                   step("loop", "env PRIOR_STD=0.3 EXPERT_SEED=0 SCHEDULE=0,5 PROFILE=lag1 bash results/gym/run.sh "
-                        "loop 0", "results/gym/s0/adapt-curve-lag1-prior0.3.json",
+                   step("loop", f"{LOOP} loop 0", "results/gym/s0/adapt-curve-lag1-prior0.3.json",
                         "results/gym/s0/ranking-lag1-prior0.3.json", what="seeds 1 and 2 the same"),
+                   step("ranking", f"{LOOP} ranking 0", "results/gym/s0/ranking-lag1-prior0.3.json",
+                        what="optional: the plan ranking alone (loop ends with it)"),
                    step("table", "python -m results.gym.table --prior-std 0.3", "printed",
                         "results/gym/adapt-prior0.3.png"))),
 )
