@@ -81,12 +81,14 @@ def area(e: Experiment) -> str:
 
 
 def analysis_modules(root: Path = ROOT) -> list[tuple[str, str]]:
-    """(module, its docstring's first sentence) of every analysis module under results/*/analysis/."""
+    """(module, its docstring's first paragraph) of every runnable analysis module under results/*/analysis/ (the
+    helpers they share have no ``__main__``)."""
     found = []
     for path in sorted((root / "results").glob("*/analysis/*.py")):
-        if path.name == "__init__.py":
+        text = path.read_text(encoding="utf-8")
+        if '__name__ == "__main__"' not in text:
             continue
-        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        doc = ast.get_docstring(ast.parse(text)) or ""
         first = " ".join(doc.split("\n\n")[0].split())
         found.append((".".join(path.relative_to(root).with_suffix("").parts), first))
     return found
