@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -157,3 +158,14 @@ def test_every_runner_subcommand_is_a_step(capsys: pytest.CaptureFixture[str]) -
     assert len(ur5e) > 20 and ur5e <= used["results.ur5e.run"], ur5e - used["results.ur5e.run"]
     for script in ("results/gym/run.sh", "results/toy/lag/run.sh"):
         assert _stages(script) <= used[script], _stages(script) - used[script]
+
+
+def test_a_real_step_runs_through_its_runner_and_analysis_module() -> None:
+    """``go2-zoo-model table``: the lab runs the Go2 runner's ``readme-table``, which runs the ``walk_ci`` analysis
+    module on the committed result files (it writes nothing)."""
+    done = subprocess.run([sys.executable, "-m", "results", "run", "go2-zoo-model", "table"], cwd=REPO,
+                          capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr
+    assert "python -m results.go2.analysis.walk_ci" in done.stdout
+    assert "| run | forward progress (m), mean [95 % CI] | course (m) | trials | falls |" in done.stdout
+    assert "| expert, flat | 10.00 [10.00, 10.00] | 10 | 10 | 0 |" in done.stdout
