@@ -14,6 +14,12 @@ def official(name: str, command: str, *outputs: str, what: str = "") -> Step:
     return step(name, f"python -m results.official.run {command}", *outputs, what=what, dry="--dry-run")
 
 
+def protocol(command: str, what: str) -> Step:
+    """A step running ``results.official.protocol COMMAND``."""
+    return step(command, f"python -m results.official.protocol {command}", f"{R}/protocol/foam-hard/", what=what,
+                dry="--dry-run")
+
+
 TABLES = step("tables", "python -m results.official.summarize", f"{R}/tables.md")
 
 EXPERIMENTS = (
@@ -38,4 +44,10 @@ EXPERIMENTS = (
                "data?", DOC, "6.2 The loop on `foam-hard`", (
                    official("adapt", "adapt", f"{R}/adapt/", what="hours; resumes; --only BUDGET runs one budget"),
                    TABLES)),
+    Experiment("official-protocol", "Does the paper's own protocol (its planner acts, logs the real data and judges) "
+               "adapt the paper's model on `foam-hard`?", DOC,
+               "7. SimDist's own protocol: the paper's planner acts, logs and judges", (
+                   protocol("control", "the frozen heads on the candidates' true futures, by states and episodes"),
+                   protocol("zero-shot", "30 trials at 0.7 m/s with the paper's planner (hours on 2 cores)"),
+                   step("table", "python -m results.official.protocol table", "printed"))),
 )
