@@ -4,6 +4,7 @@ MPPI → logged 'real' episodes → dynamics-only finetuning → MPPI again."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +12,9 @@ import torch
 
 from simdist import WorldModel
 from simdist.components.tasks.toy_reach.demo import TEST, ToyOptions, run_toy_pipeline
+
+#: this run's results.json as recorded before the adaptation loop was split into parts (byte for byte)
+GOLDEN = Path(__file__).parent / "golden" / "toy_demo_results.json"
 
 
 @pytest.mark.usefixtures("single_thread")
@@ -21,6 +25,7 @@ def test_toy_pipeline_end_to_end(tmp_path) -> None:
                  "toy-real/model.safetensors", "real-data/dataset.json"):
         assert (tmp_path / name).exists(), name
     assert json.loads((tmp_path / "results.json").read_text()) == json.loads(json.dumps(results))
+    assert (tmp_path / "results.json").read_text() == GOLDEN.read_text()  # a refactor changes no number
     assert all(np.isfinite(v) for v in results["return"].values())
     cons = results["heldout_consistency"]
     assert cons["adapted"] < cons["pretrained"]  # system identification on held-out real episodes
