@@ -35,3 +35,15 @@ def test_toy_pipeline_end_to_end(tmp_path) -> None:
         assert torch.equal(value, real.state_dict()[key]) != key.startswith("dynamics."), key
     card = (tmp_path / "toy-real" / "README.md").read_text()
     assert "base_model" in card or "toy-sim" in card
+
+
+def test_demos_choose_parts_instead_of_subclassing_the_loop() -> None:
+    import importlib
+
+    from simdist.workflows.adaptation import AdaptationLoop
+
+    for name in ("toy_reach.demo", "toy_reach.loop", "go2.demo"):
+        module = importlib.import_module(f"simdist.components.tasks.{name}")
+        subclasses = [k for k, v in vars(module).items() if isinstance(v, type) and issubclass(v, AdaptationLoop)
+                      and v is not AdaptationLoop]
+        assert not subclasses, f"{name} subclasses AdaptationLoop: {subclasses}"

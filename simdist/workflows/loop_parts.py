@@ -9,8 +9,8 @@ a small object with one method and its own settings (:class:`LoopParts`):
 * finetuning (:class:`Finetuner`): a stage's model trained on the data so far;
 * evaluation (:class:`Evaluator`): a stage's model measured on the task's protocol.
 
-A task or a demo that adapts its own way supplies other parts (the toy demo's: its MPPI, rollouts and
-finetuning schedule) instead of subclassing the loop. A part sees the loop through :class:`Run`.
+A task or a demo that adapts its own way supplies other parts (its own planner, rollouts or finetuning
+schedule) instead of subclassing the loop. A part sees the loop through :class:`Run`.
 """
 
 from __future__ import annotations
