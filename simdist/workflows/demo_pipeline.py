@@ -10,7 +10,8 @@ and ``results.md`` (each evaluation's mean, 95 % interval and trial count, and w
 Every task takes the same options (:func:`demo_parser`; ``simdist demo`` parses them, :mod:`simdist.tools.demo`).
 What differs between tasks is a :class:`DemoHook`, which a task names with ``Task.demo_hook``: its defaults
 (profile, model, budgets, ``--quick``), its pretraining (for a task whose demo starts from nothing), its loop (an
-:class:`~simdist.workflows.adaptation.AdaptationLoop` subclass that may collect, finetune or evaluate its own way), its
+:class:`~simdist.workflows.adaptation.AdaptationLoop` with its own parts, :mod:`simdist.workflows.loop_parts`, to
+collect, finetune or evaluate its own way), its
 results, table and plot bars, its videos, and the dataclass of its own settings, set with ``--option KEY=VALUE``
 (the experiments' levers). A task without a hook runs the generic one: its ``--model`` adapted by the plain loop.
 """
@@ -159,9 +160,8 @@ class DemoHook:
         return load_agent(model)
 
     def make_loop(self, model: str, task: Task, out: Path, cfg: AdaptConfig, **kwargs: Any) -> AdaptationLoop:
-        """The loop (``kwargs``: ``progress``, ``log``, ``base``); a hook may return a subclass that collects,
-        finetunes or evaluates its own way
-        (:meth:`~simdist.workflows.adaptation.AdaptationLoop.evaluate_stage`, ...)."""
+        """The loop (``kwargs``: ``progress``, ``log``, ``base``); a hook may give it other parts that collect,
+        finetune or evaluate its own way (:class:`~simdist.workflows.loop_parts.LoopParts`)."""
         from simdist.workflows.adaptation import AdaptationLoop
 
         return AdaptationLoop(model, task, out, cfg, **kwargs)
