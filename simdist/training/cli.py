@@ -10,6 +10,7 @@ import pickle
 import sys
 import time
 import warnings
+from argparse import ArgumentError, ArgumentParser
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from simdist.errors import InputError
 from simdist.fsutil import check_output_path, remove_stale_temporaries
 from simdist.registry import RegistryError
 from simdist.training.checkpoint_io import use_atomic_checkpoints
+from simdist.training.recipe_errors import build_error, check_stages, parse_error, where_in_recipes
 from simdist.training.run_state import (
     RUN_STATE,
     RunStateCallback,
@@ -73,33 +75,6 @@ def recipe_files(args: list[str]) -> list[str]:
     return out
 
 
-def where_in_recipes(paths: list[str], value: str) -> str | None:
-    """``FILE: key 'a.b.c'`` of the last recipe in ``paths`` that sets some key to ``value`` (later recipes
-    override earlier ones), or None."""
-    import yaml
-
-    def find(node: Any, prefix: str) -> str | None:
-        if isinstance(node, dict):
-            for key, child in node.items():
-                hit = find(child, f"{prefix}.{key}" if prefix else str(key))
-                if hit is not None:
-                    return hit
-        elif isinstance(node, list):
-            for k, child in enumerate(node):
-                hit = find(child, f"{prefix}[{k}]")
-                if hit is not None:
-                    return hit
-        elif node == value:
-            return prefix
-        return None
-
-    for path in reversed(paths):
-        key = find(yaml.safe_load(Path(path).read_text(encoding="utf-8")), "")
-        if key is not None:
-            return f"{path}: key {key!r}"
-    return None
-
-
 class SimDistCLI(LightningCLI):
     """LightningCLI with any LightningModule (``class_path`` in the recipe) and trajectory data.
 
@@ -116,11 +91,14 @@ class SimDistCLI(LightningCLI):
         args = [a for a in args if a != FRESH]
         check_recipe_files(args)
         self._recipes = recipe_files(args)
+        check_stages(self._recipes)
         # Frozen components are kept in eval mode on purpose during finetuning.
         warnings.filterwarnings("ignore", message=".*modules in eval mode.*")
         # Multi-process runs: every rank reads the whole validation split (simdist.data.datamodule), so the
         # held-out metrics are already equal on all ranks; training metrics are logged by rank 0 for its share.
         warnings.filterwarnings("ignore", message=".*sync_dist=True.*when logging on epoch level.*")
+        # ``simdist fit ...`` hands its own argv over as ``args`` on purpose
+        warnings.filterwarnings("ignore", message=".*LightningCLI's args parameter is intended.*")
         super().__init__(
             LightningModule,
             TrajectoryDataModule,
@@ -129,6 +107,23 @@ class SimDistCLI(LightningCLI):
             args=args,
             run=run,
         )
+
+    def parse_arguments(self, parser: Any, args: Any) -> None:
+        """An unknown recipe key or a value of the wrong type is refused with one line naming the recipe file, the
+        key and what it accepts (:func:`~simdist.training.recipe_errors.parse_error`)."""
+        parsers = _parsers(parser)
+        exits = [p.exit_on_error for p in parsers]
+        for p in parsers:
+            p.exit_on_error = False
+        try:
+            super().parse_arguments(parser, args)
+        except ArgumentError as err:
+            argv = [str(a) for a in args] if isinstance(args, list) else []
+            raise parse_error(str(err), self._recipes, _groups(_subparser(parser, argv[0] if argv else "")),
+                              argv) from None
+        finally:
+            for p, exit_on_error in zip(parsers, exits):
+                p.exit_on_error = exit_on_error
 
     def instantiate_classes(self) -> None:
         """A recipe naming an unknown component is refused with the recipe file and the key that names it."""
@@ -139,7 +134,10 @@ class SimDistCLI(LightningCLI):
             while cause is not None and not isinstance(cause, RegistryError):
                 cause = cause.__cause__
             if cause is None:
-                raise
+                built = build_error(err, self._recipes)
+                if built is None:
+                    raise
+                raise built from err
             place = where_in_recipes(self._recipes, cause.name) if cause.name is not None else None
             raise InputError(f"{place}: {cause}" if place else str(cause)) from err
 
@@ -250,6 +248,32 @@ class SimDistCLI(LightningCLI):
         saved = f"its newest checkpoint is {ckpt}" if ckpt else "no checkpoint was written yet"
         print(f"simdist fit: interrupted at step {self.trainer.global_step}; {saved}; rerun the same command to "
               f"resume (or add {FRESH} to start over)", file=sys.stderr)
+
+
+def _subparser(parser: ArgumentParser, command: str) -> ArgumentParser:
+    """The parser of subcommand ``command`` (``parser`` itself when it has none by that name)."""
+    action = getattr(parser, "_subcommands_action", None)
+    return dict(getattr(action, "_name_parser_map", {})).get(command, parser)
+
+
+def _parsers(parser: ArgumentParser) -> list[ArgumentParser]:
+    """``parser`` and its subcommands' parsers."""
+    action = getattr(parser, "_subcommands_action", None)
+    return [parser, *dict(getattr(action, "_name_parser_map", {})).values()]
+
+
+def _groups(parser: ArgumentParser) -> dict[str, list[str]]:
+    """Each option group's accepted keys (``""``: the top-level keys), from ``parser``'s options."""
+    groups: dict[str, list[str]] = {"": []}
+    for action in parser._actions:
+        dest = str(action.dest)
+        if dest in ("help", "print_config"):
+            continue
+        head, _, tail = dest.partition(".")
+        groups[""].append(head)
+        if tail:
+            groups.setdefault(head, []).append(tail.split(".")[0])
+    return groups
 
 
 def _move_aside(root: Path, dirs: list[Path]) -> list[Path]:
