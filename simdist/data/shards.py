@@ -72,7 +72,7 @@ def read_dataset_info(path: str | os.PathLike) -> dict[str, Any]:
         raise DataError(f"{p}: {err}: regenerate the dataset or fix the file") from err
     for k, shard in enumerate(info["shards"]):
         name = shard.get("name") if isinstance(shard, dict) else None
-        inside(os.path.dirname(p) or ".", name, f"{p}: key 'shards[{k}].name'")
+        inside(os.path.dirname(p) or ".", name, f"{p}: key 'shards[{k}].name'", DataError)
     return info
 
 
