@@ -214,12 +214,12 @@ class SimDistCLI(LightningCLI):
         remove_stale_temporaries(path.parent)
 
     def _resume_interrupted(self) -> None:
-        """A run folder holding an interrupted (or killed) run: resume its newest checkpoint, saying so (a
+        """A run folder holding an interrupted, killed or failed run: resume its newest checkpoint, saying so (a
         ``--ckpt_path`` given stays); with ``--fresh`` move its checkpoints aside and start over. A run still
         going in the folder is refused."""
         root = Path(self.trainer.default_root_dir)
         state = read_run_state(root)
-        if not state or state.get("status") not in ("running", "interrupted"):
+        if not state or state.get("status") not in ("running", "interrupted", "failed"):
             return
         if state.get("status") == "running" and alive(state.get("pid")):
             raise InputError(f"--trainer.default_root_dir {root}: a fit is training there now (pid {state['pid']}, "
