@@ -59,5 +59,6 @@ def test_two_stage_recipes_are_refused(sim_data: Path, tmp_path: Path, capsys: p
     assert code == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         "simdist fit: error: recipes/toy/finetune.yaml: key 'model.class_path' is simdist.training.FinetuneModule, "
-        "but recipes/toy/pretrain.yaml sets simdist.training.PretrainModule: two training stages cannot be combined; "
-        "give one of them (after the shared base recipe)"]
+        "but recipes/toy/pretrain.yaml sets simdist.training.PretrainModule: two training stages cannot be combined "
+        "(their merged options: give exactly one of model (a config dict), preset, or init_from); give one of them "
+        "after the shared base recipe"]

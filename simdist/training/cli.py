@@ -23,7 +23,7 @@ from simdist.errors import InputError
 from simdist.fsutil import check_output_path, remove_stale_temporaries
 from simdist.registry import RegistryError
 from simdist.training.checkpoint_io import use_atomic_checkpoints
-from simdist.training.recipe_errors import build_error, check_stages, parse_error, where_in_recipes
+from simdist.training.recipe_errors import build_error, parse_error, where_in_recipes
 from simdist.training.run_state import (
     RUN_STATE,
     RunStateCallback,
@@ -91,7 +91,6 @@ class SimDistCLI(LightningCLI):
         args = [a for a in args if a != FRESH]
         check_recipe_files(args)
         self._recipes = recipe_files(args)
-        check_stages(self._recipes)
         # Frozen components are kept in eval mode on purpose during finetuning.
         warnings.filterwarnings("ignore", message=".*modules in eval mode.*")
         # Multi-process runs: every rank reads the whole validation split (simdist.data.datamodule), so the

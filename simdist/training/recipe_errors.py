@@ -2,8 +2,8 @@
 
 jsonargparse reports an unknown key or a value of the wrong type in 10 to 80 lines whose first names neither;
 a module's constructor refusing a value (an unknown preset) ends in a traceback; two stage recipes given together
-(``pretrain.yaml`` and ``finetune.yaml``) merge into a module that fits neither. :func:`check_stages` refuses the
-last before parsing, :func:`parse_error` and :func:`build_error` turn the others into an :class:`InputError`.
+(``pretrain.yaml`` and ``finetune.yaml``) merge into a module that fits neither. :func:`parse_error` and
+:func:`build_error` turn these into an :class:`InputError`.
 """
 
 from __future__ import annotations
@@ -38,19 +38,19 @@ def recipe_with_key(recipes: list[str], key: str) -> str | None:
     return next((path for path in reversed(recipes) if _lookup(_load(path), key)[0]), None)
 
 
-def check_stages(recipes: list[str]) -> None:
-    """Refuse recipes that name two different modules (``model.class_path``): two training stages given
-    together, whose options would merge into a module that fits neither."""
+def stage_conflict(recipes: list[str]) -> str | None:
+    """``LATER: key 'model.class_path' is B, but EARLIER sets A`` when two of ``recipes`` name different modules:
+    legitimate when the later stage's options fit its module (a stage overriding its base), two stage recipes given
+    together when the merged options make the module refuse them; None when they agree."""
     seen: tuple[str, Any] | None = None
     for path in recipes:
         found, cls = _lookup(_load(path), "model.class_path")
         if not found:
             continue
         if seen is not None and cls != seen[1]:
-            raise InputError(f"{path}: key 'model.class_path' is {cls}, but {seen[0]} sets "
-                             f"{seen[1]}: two training stages cannot be combined; give one of them (after the shared "
-                             "base recipe)")
+            return f"{path}: key 'model.class_path' is {cls}, but {seen[0]} sets {seen[1]}"
         seen = (path, cls)
+    return None
 
 
 def _place(recipes: list[str], key: str, args: list[str]) -> str:
@@ -144,6 +144,10 @@ def build_error(err: BaseException, recipes: list[str]) -> InputError | None:
     if not isinstance(cause, (ValueError, KeyError, TypeError)) or cause is err:
         return None
     text = str(cause.args[0]) if isinstance(cause, KeyError) and cause.args else str(cause)
+    conflict = stage_conflict(recipes)
+    if conflict:
+        return InputError(f"{conflict}: two training stages cannot be combined (their merged options: {text}); give "
+                          "one of them after the shared base recipe")
     for value in re.findall(r"'([^']+)'", text):
         hit = where_in_recipes(recipes, value)
         if hit:
