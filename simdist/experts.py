@@ -36,7 +36,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-from simdist.fsutil import replace_dir
+from simdist.fsutil import inside, replace_dir
 
 FORMAT = "simdist-expert"
 FORMAT_VERSION = 1
@@ -446,9 +446,10 @@ def load_expert_set(path: PathLike) -> ExpertSet:
     if not mf.is_file():
         raise FileNotFoundError(f"{root}: no {MANIFEST} (export one with `simdist train-expert --export`)")
     manifest = json.loads(mf.read_text())
-    tensors, meta = _load(root / manifest["expert"]["file"])
+    tensors, meta = _load(inside(root, manifest["expert"]["file"], f"{mf}: key 'expert.file'"))
     expert = ExpertPolicy(tensors, meta, name=f"expert_{meta['iteration']}")
-    subs = [ExpertPolicy.load(root / s["file"]) for s in manifest["suboptimal"]]
+    subs = [ExpertPolicy.load(inside(root, s["file"], f"{mf}: key 'suboptimal[{k}].file'"))
+            for k, s in enumerate(manifest["suboptimal"])]
     return ExpertSet(expert=expert, critic=Critic(tensors, meta), suboptimal=subs, manifest=manifest)
 
 

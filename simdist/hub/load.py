@@ -8,6 +8,7 @@ model, agent or planner.
 
 from __future__ import annotations
 
+import stat
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -49,9 +50,22 @@ def open_folder(name_or_path: StrPath, *, revision: str | None = None, cache_dir
         name_or_path, revision=revision, cache_dir=cache_dir, local_files_only=local_files_only, token=token,
     )
     for name in (CONFIG_NAME, WEIGHTS_NAME):
-        if not (folder / name).is_file():
+        path = folder / name
+        if path.exists() and not path.is_file():  # a folder, a device, a pipe (also behind a symlink)
+            shown = f"{path} -> {path.resolve()}" if path.is_symlink() else str(path)
+            raise CheckpointError(f"{shown} is not a regular file ({_kind(path)}); a model folder holds its "
+                                  f"{name} as a file")
+        if not path.is_file():
             raise FileNotFoundError(f"{source} has no {name} (looked in {folder})")
     return folder, source, read_config_dict(folder / CONFIG_NAME)
+
+
+def _kind(path: Path) -> str:
+    """What ``path`` is when it is not a regular file."""
+    mode = path.stat().st_mode
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"))
+    return next((text for test, text in kinds if test(mode)), "not a file")
 
 
 def load_pretrained(

@@ -4,8 +4,9 @@ The task's data generator (:meth:`simdist.tasks.Task.generate`) writes the datas
 same command resumes. ``--parts N`` splits the run into N parts that independent workers can share
 (``torchrun --nproc-per-node W -m simdist.cli generate ... --parts N``, or a SLURM array; see
 :mod:`simdist.data.parts`); every worker runs the same command and the last one to finish leaves the
-index of the whole dataset. ``--envs`` and ``--transitions`` override the task's preset; the task adds its own
-options (``simdist generate --task NAME --help``).
+index of the whole dataset. The folder's ``origin.json`` records the settings that made it: a rerun with other
+settings is refused (:mod:`simdist.data.origin`). ``--envs`` and ``--transitions`` override the task's preset;
+the task adds its own options (``simdist generate --task NAME --help``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import logging
 import sys
 
 from simdist.arguments import positive_int, setup_logging, tool_parser
+from simdist.data.origin import check_origin, generate_settings
 from simdist.data.shards import DATASET_MARKERS
 from simdist.fsutil import check_output_path, output_lock
 from simdist.tasks import TaskError, add_task_argument, get_task_name, preparse_task, task_class
@@ -85,6 +87,8 @@ def main(argv: list[str]) -> int:
     torch.set_num_threads(args.torch_threads)
     # the workers of one distributed run share the lock
     with output_lock(args.out, shared=world > 1, kind="dataset", markers=DATASET_MARKERS):
+        check_origin(args.out, generate_settings({**vars(args), "task": name, "envs": num_envs,
+                                                  "transitions": transitions}))
         summary = task.generate(args.out, experts=args.experts, num_envs=num_envs, transitions=transitions,
                                 seed=args.seed, progress=not args.no_progress,
                                 preset=getattr(args, "preset", "custom"), args=args, **workers)
