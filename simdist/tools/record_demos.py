@@ -35,11 +35,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--agent", required=True,
                         help="demonstrator: one the task provides (expert, scripted:NAME), a Hub id or folder, or "
                              "expert:PATH")
-    parser.add_argument("--episodes", type=int_range(1, MAX_EPISODES), required=True, help="demonstrations to write")
+    parser.add_argument("--episodes", type=int_range(1, MAX_EPISODES), required=True,
+                        help=f"demonstrations to write (1 to {MAX_EPISODES})")
     parser.add_argument("--out", required=True, help="dataset folder (rerun the same command to resume)")
     parser.add_argument("--seed", type=seed_int, default=0, help="base seed (0 to 2**31 - 1)")
     parser.add_argument("--num-envs", "--envs", dest="num_envs", type=int_range(1, MAX_ENVS), default=8,
-                        help="parallel envs (attempts per chunk)")
+                        help=f"parallel envs (attempts per chunk; 1 to {MAX_ENVS})")
     parser.add_argument("--all", action="store_true", help="keep failed attempts too (default: successes only)")
     parser.add_argument("--max-attempts", type=positive_int, default=None,
                         help="give up after this many attempts in all (default: 20 x --episodes)")

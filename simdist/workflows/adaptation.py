@@ -148,8 +148,9 @@ class AdaptConfig:
         num_envs: parallel envs for collection and evaluation (at most 4096)
         eval_workers: processes each stage's evaluation is spread over (tasks whose protocol splits into
             independent passes; the numbers equal one process at one torch thread, so stages recorded with
-            another count are kept on resume)
-        heldout_episodes: held-out real episodes for the consistency loss (collected once, never trained on)
+            another count are kept on resume; at most 256)
+        heldout_episodes: held-out real episodes for the consistency loss (collected once, never trained on; at
+            most 1000000)
         num_samples: MPPI samples per iteration (planning agents; each planner setting None: the agent's own, from
             its planner.json)
         iterations: MPPI iterations per tick

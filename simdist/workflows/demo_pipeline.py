@@ -292,7 +292,7 @@ def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser
     parser.add_argument("--pretrain-only", action="store_true",
                         help="stop after pretraining (OUT/...), for several --model runs to reuse")
     parser.add_argument("--trials", type=int_range(1, MAX_TRIALS), default=None,
-                        help=f"evaluation trials per side (default {loop.episodes_per_eval})")
+                        help=f"evaluation trials per side (1 to {MAX_TRIALS}; default {loop.episodes_per_eval})")
     parser.add_argument("--envs", type=int_range(1, MAX_ENVS), default=None,
                         help=f"parallel envs (1 to {MAX_ENVS}; default {loop.num_envs})")
     add_mppi_arguments(parser, preset=hook.planner_preset)
@@ -313,7 +313,8 @@ def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser
                         help=f"what finetuning trains (default {FINETUNE_FREEZE}, the paper's); an ablation: "
                              "'dynamics,value' also trains the value head on the real episodes' TD returns")
     parser.add_argument("--heldout-episodes", type=int_range(1, MAX_EPISODES), default=None,
-                        help=f"held-out real episodes for the consistency loss (default {loop.heldout_episodes})")
+                        help=f"held-out real episodes for the consistency loss (1 to {MAX_EPISODES}; "
+                             f"default {loop.heldout_episodes})")
     parser.add_argument("--video", action=argparse.BooleanOptionalAction, default=None,
                         help=f"render the rollout videos (default: {'on' if d.video else 'off'})")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
