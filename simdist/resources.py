@@ -11,7 +11,7 @@ import resource
 from pathlib import Path
 from typing import Any
 
-#: parallel simulated envs of one batch (the Go2 paper preset generates with 4096)
+#: parallel simulated envs of one batch (the largest data preset generates with 4096)
 MAX_ENVS = 4096
 #: trials per condition of an evaluation protocol (larger counts run in batches of ``--envs``)
 MAX_TRIALS = 100_000

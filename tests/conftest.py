@@ -124,6 +124,17 @@ def sim_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def bad_input_values(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The bad-input tests' folder and placeholders (tests/input_matrix.py's ``build_inputs`` on the reliability
+    fixtures), made once per run; the tests check that no file of it changes."""
+    import input_matrix
+    from reliability_cases import build_fixtures
+
+    root = tmp_path_factory.mktemp("bad-inputs")
+    return root, input_matrix.build_inputs(root, build_fixtures(root / "fixtures"))
+
+
 @pytest.fixture
 def tiny_world_model() -> WorldModel:
     """The tiny MLP model with seeded weights and non-trivial normaliser statistics."""

@@ -247,9 +247,8 @@ class AdaptConfig:
             if self.planner_preset not in planner_presets():
                 raise ValueError(f"planner_preset must be one of {sorted(planner_presets())}, got "
                                  f"{self.planner_preset!r}")
-        ue = self.update_every
-        if ue is not None and (isinstance(ue, bool) or not isinstance(ue, int) or ue < 1):
-            raise ValueError(f"update_every must be a positive number of episodes (or None), got {ue!r}")
+        if self.update_every is not None:  # episodes
+            self._check_int("update_every", self.update_every)
         if isinstance(self.prior, (str, Path)):
             self.prior = [str(self.prior)]
         self.prior = [str(x) for x in self.prior]
