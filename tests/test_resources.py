@@ -81,6 +81,11 @@ def test_memory_check_refuses_what_this_machine_cannot_hold(tmp_path: Path, monk
     assert code == 2 and "--envs 2: 2 parallel envs need about" in output and not out.exists()
     code, output = im.run("evaluate", ["--task", "toy-reach", "--agent", "expert", "--trials", "2", "--envs", "4"])
     assert code == 2 and "--trials 2: 2 parallel envs" in output  # the batch is the trials here
+    for command, option, argv in (("demos", "--num-envs", ["--agent", "expert", "--episodes", "2"]),
+                                  ("demo", "--envs", [])):
+        code, output = im.run(command, ["--task", "toy-reach", "--out", str(tmp_path / command), *argv, option, "2"])
+        assert code == 2 and f"{option} 2: 2 parallel envs need about" in output
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
 def test_go2_protocol_runs_large_trial_counts_in_batches() -> None:

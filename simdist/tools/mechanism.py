@@ -23,7 +23,7 @@ from simdist.arguments import (
     tool_parser,
 )
 from simdist.fsutil import check_output_path
-from simdist.resources import MAX_ENVS
+from simdist.resources import MAX_ENVS, check_memory
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 
@@ -120,6 +120,7 @@ def main(argv: list[str]) -> int:
         if args.response and cls.restore_states is Task.restore_states:
             raise ValueError(f"--response: task {args.task!r} cannot run open-loop candidates from cloned states")
         task = cls.from_args(args, "evaluate", profile=args.real)
+        check_memory("--envs", args.envs, task.env_memory, "parallel envs")
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed)
         agents = {name: build_controller(spec, seed=args.seed, task=task, **planner_overrides(args))

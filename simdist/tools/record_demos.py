@@ -16,7 +16,7 @@ import sys
 from simdist.arguments import int_range, positive_int, seed_int, setup_logging, tool_parser
 from simdist.data.shards import DATASET_MARKERS
 from simdist.fsutil import check_output_path, output_lock
-from simdist.resources import MAX_ENVS, MAX_EPISODES
+from simdist.resources import MAX_ENVS, MAX_EPISODES, check_memory
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 
@@ -59,6 +59,7 @@ def main(argv: list[str]) -> int:
     check_output_path(args.out, kind="dataset", markers=DATASET_MARKERS)
     try:  # before the lock: a refused input leaves no file behind
         task = cls.from_args(args, "adapt", profile=profile)
+        check_memory("--num-envs", args.num_envs, task.env_memory, "parallel envs")
         agent = controller_for(task, args.agent, planner="agent", seed=args.seed)
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))

@@ -33,7 +33,7 @@ from simdist.arguments import (
     unit_interval,
 )
 from simdist.fsutil import atomic_write_json, check_output_path
-from simdist.resources import MAX_ENVS
+from simdist.resources import MAX_ENVS, check_memory
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 
@@ -70,6 +70,7 @@ def collect_main(argv: list[str]) -> int:
     setup_logging()
     try:
         task = cls.from_args(args, "evaluate", profile=args.profile)
+        check_memory("--envs", args.envs, task.env_memory, "parallel envs")
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed)
         agent = build_controller(args.agent, seed=args.seed, task=task, **planner_overrides(args))

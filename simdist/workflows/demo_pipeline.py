@@ -37,7 +37,14 @@ from simdist.arguments import (
     tool_parser,
 )
 from simdist.model.freeze import FINETUNE
-from simdist.resources import MAX_ENVS, MAX_EPISODES, MAX_SCHEDULE_EPISODES, MAX_SCHEDULE_MINUTES, MAX_TRIALS
+from simdist.resources import (
+    MAX_ENVS,
+    MAX_EPISODES,
+    MAX_SCHEDULE_EPISODES,
+    MAX_SCHEDULE_MINUTES,
+    MAX_TRIALS,
+    check_memory,
+)
 from simdist.workflows.adaptation import AdaptConfig
 
 #: what the demo's finetuning trains unless ``--freeze`` says otherwise (SimDist's: the dynamics only)
@@ -336,6 +343,7 @@ def resolve(hook: DemoHook, args: argparse.Namespace) -> None:
     for option, name in LOOP_OPTIONS.items():
         if getattr(args, option, None) is None:
             setattr(args, option, getattr(d.loop, name))
+    check_memory("--envs", args.envs, hook.task_cls.env_memory, "parallel envs")
     args.freeze = _freeze_spec(args.freeze)
     if args.real is None:
         raise ValueError(f"--real: name a reality profile of {hook.task_name} (a built-in name or a YAML file)")
