@@ -108,8 +108,6 @@ def fit_main(argv: list[str]) -> int:
     missing = [str(f) for f in files if not f.is_file()]
     if missing or not files:
         parser.error(f"--data: no candidate set at {', '.join(missing) or repr(args.data)}")
-    if not args.lr > 0 or args.level_weight < 0:
-        parser.error(f"--lr must be > 0 and --level-weight >= 0, got {args.lr} and {args.level_weight}")
     try:
         policy = FreezePolicy.parse(args.train)
         data = CandidateSet.concat(CandidateSet.load(f) for f in files)
