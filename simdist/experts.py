@@ -271,11 +271,11 @@ def add_export_arguments(parser: argparse.ArgumentParser, *, save_interval: int,
     ``--save-interval``, ``--seed``, ``--export``, ``--suboptimal``, ``--expert``; each task passes its defaults
     (``suboptimal_default``: what the ladder is without ``--suboptimal``, for the help). :func:`export_request` reads
     them back."""
-    from simdist.arguments import positive_int
+    from simdist.arguments import positive_int, seed_int
 
     parser.add_argument("--save-interval", type=positive_int, default=save_interval,
                         help="checkpoint every this many iterations (the sub-optimal ladder picks from them)")
-    parser.add_argument("--seed", type=int, default=seed)
+    parser.add_argument("--seed", type=seed_int, default=seed, help="base seed (0 to 2**31 - 1)")
     parser.add_argument("--export", default=None, metavar="DIR", help="export the expert set here afterwards")
     parser.add_argument("--suboptimal", default=None,
                         help=f"comma-separated iterations of the sub-optimal ladder (default: {suboptimal_default})")

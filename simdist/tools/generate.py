@@ -15,10 +15,11 @@ import json
 import logging
 import sys
 
-from simdist.arguments import positive_int, setup_logging, tool_parser
+from simdist.arguments import int_range, nonnegative_int, positive_int, seed_int, setup_logging, tool_parser
 from simdist.data.origin import check_origin, generate_settings
 from simdist.data.shards import DATASET_MARKERS
 from simdist.fsutil import check_output_path, output_lock
+from simdist.resources import MAX_ENVS, check_memory
 from simdist.tasks import TaskError, add_task_argument, get_task_name, preparse_task, task_class
 
 logger = logging.getLogger(__name__)
@@ -38,13 +39,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", required=True, help="dataset folder (rerun to resume)")
     if presets:
         parser.add_argument("--preset", default=next(iter(presets)), choices=sorted(presets))
-    parser.add_argument("--envs", type=positive_int, default=None, help="batch size B (overrides the preset)")
+    parser.add_argument("--envs", type=int_range(1, MAX_ENVS), default=None,
+                        help=f"batch size B (1 to {MAX_ENVS}; overrides the preset)")
     parser.add_argument("--transitions", type=positive_int, default=None, help="budget (overrides the preset)")
-    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--seed", type=seed_int, default=42, help="base seed (0 to 2**31 - 1)")
     parser.add_argument("--parts", type=positive_int, default=None,
                         help="split the budget into this many parts (independent seeds and episode-id ranges); "
                              "needed to spread the run over workers")
-    parser.add_argument("--rank", type=int, default=None,
+    parser.add_argument("--rank", type=nonnegative_int, default=None,
                         help="this worker's rank (default: RANK from torchrun, a SLURM array's task id, else 0)")
     parser.add_argument("--world-size", type=positive_int, default=None,
                         help="number of workers (default: WORLD_SIZE from torchrun, a SLURM array's task count, "
@@ -76,6 +78,10 @@ def main(argv: list[str]) -> int:
         parser.error(f"--parts ({args.parts}) must be at least the number of workers ({world}): "
                      "each worker runs the parts k with k % workers == its rank")
     task = cls.from_args(args, "generate")
+    try:
+        check_memory("--envs", num_envs, task.env_memory, "parallel envs")
+    except ValueError as err:
+        parser.error(str(err))
     if not args.json:
         setup_logging()
     workers = {"parts": args.parts, "rank": rank, "world": world} if args.parts is not None else {}

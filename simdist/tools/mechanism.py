@@ -12,8 +12,18 @@ import json
 import sys
 from typing import Any
 
-from simdist.arguments import add_mppi_arguments, planner_overrides, positive_int, setup_logging, tool_parser
+from simdist.arguments import (
+    add_mppi_arguments,
+    int_range,
+    nonnegative_int,
+    planner_overrides,
+    positive_int,
+    seed_int,
+    setup_logging,
+    tool_parser,
+)
 from simdist.fsutil import check_output_path
+from simdist.resources import MAX_ENVS, check_memory
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 
@@ -99,10 +109,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--states", type=positive_int, default=40)
     parser.add_argument("--candidates", type=positive_int, default=32)
     parser.add_argument("--every", type=positive_int, default=5, help="control steps between cloned states")
-    parser.add_argument("--skip", type=int, default=0,
+    parser.add_argument("--skip", type=nonnegative_int, default=0,
                         help="control steps of each episode before the first cloned state (>= 0)")
-    parser.add_argument("--envs", type=positive_int, default=8)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--envs", type=int_range(1, MAX_ENVS), default=8, help=f"parallel envs (1 to {MAX_ENVS})")
+    parser.add_argument("--seed", type=seed_int, default=0, help="base seed (0 to 2**31 - 1)")
     parser.add_argument("--out", default=None, help="write the report as JSON here")
     parser.add_argument("--split", action="store_true",
                         help="also split the true returns (horizon rewards per term, falls, the continuation after "
@@ -138,6 +148,7 @@ def main(argv: list[str]) -> int:
             flag = "--response" if args.response else "--true-value"
             raise ValueError(f"{flag}: task {args.task!r} cannot run open-loop candidates from cloned states")
         task = cls.from_args(args, "evaluate", profile=args.real)
+        check_memory("--envs", args.envs, task.env_memory, "parallel envs")
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed, pool=args.pool)
         agents = {name: build_controller(spec, seed=args.seed, task=task, **planner_overrides(args))

@@ -30,12 +30,22 @@ import numpy as np
 import torch
 
 from simdist.agents import Agent, load_agent
+from simdist.arguments import INT_LIMIT
 from simdist.data.engine import PerturbationConfig
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.fsutil import atomic_path, atomic_write_json, remove_stale_temporaries
 from simdist.model.freeze import FINETUNE, FinetuneConfig, FreezePolicy
 from simdist.model.world_model import WorldModel
 from simdist.provenance import agent_module, weights_fingerprint
+from simdist.resources import (
+    MAX_ENVS,
+    MAX_EPISODES,
+    MAX_SCHEDULE_EPISODES,
+    MAX_SCHEDULE_MINUTES,
+    MAX_STAGES,
+    MAX_TRIALS,
+    MAX_WORKERS,
+)
 from simdist.tasks import Task
 from simdist.workflows.loop_parts import (
     AgentFinetuner,
@@ -121,22 +131,29 @@ COLLECT_PERTURBATIONS: dict[str, Callable[[], PerturbationConfig]] = {
     "official": PerturbationConfig, "manipulation": PerturbationConfig.manipulation, "push": PerturbationConfig.push}
 
 
+#: upper limits of AdaptConfig's counts (the others: INT_LIMIT)
+INT_LIMITS = {"episodes_per_eval": MAX_TRIALS, "num_envs": MAX_ENVS, "eval_workers": MAX_WORKERS,
+              "heldout_episodes": MAX_EPISODES}
+
+
 @dataclass
 class AdaptConfig:
     """Schedule and per-stage budgets of an adaptation run (``simdist adapt`` builds its options from this).
 
     Args:
-        schedule: cumulative real data per stage in ``schedule_unit``, starting at 0 (the zero-shot stage)
+        schedule: cumulative real data per stage in ``schedule_unit``, starting at 0 (the zero-shot stage); at
+            most 100 stages and 10080 minutes (a week) or 100000 episodes
         schedule_unit: "minutes" of real data (the legged robot's Fig. 4 axis) or real "episodes" (the arm's: the
             dynamics retrained every 20 episodes)
         freeze: trainable components: dynamics_only, all, heads_only, or a set such as dynamics,encoder
         init: finetune every stage from the "base" model (on all data) or from the "previous" stage's model
-        episodes_per_eval: evaluation trials (per condition of the task's protocol)
-        num_envs: parallel envs for collection and evaluation
+        episodes_per_eval: evaluation trials (per condition of the task's protocol; at most 100000)
+        num_envs: parallel envs for collection and evaluation (at most 4096)
         eval_workers: processes each stage's evaluation is spread over (tasks whose protocol splits into
             independent passes; the numbers equal one process at one torch thread, so stages recorded with
-            another count are kept on resume)
-        heldout_episodes: held-out real episodes for the consistency loss (collected once, never trained on)
+            another count are kept on resume; at most 256)
+        heldout_episodes: held-out real episodes for the consistency loss (collected once, never trained on; at
+            most 1000000)
         num_samples: MPPI samples per iteration (planning agents; each planner setting None: the agent's own, from
             its planner.json)
         iterations: MPPI iterations per tick
@@ -202,6 +219,10 @@ class AdaptConfig:
             raise ValueError(f"schedule_unit must be one of {SCHEDULE_UNITS}, got {self.schedule_unit!r}")
         if self.schedule_unit == "episodes" and any(x != int(x) for x in s):
             raise ValueError(f"an episode schedule needs whole numbers of episodes, got {self.schedule}")
+        most = MAX_SCHEDULE_EPISODES if self.schedule_unit == "episodes" else MAX_SCHEDULE_MINUTES
+        if len(s) > MAX_STAGES or s[-1] > most:
+            raise ValueError(f"schedule: at most {MAX_STAGES} stages and {most} {self.schedule_unit} of real data, "
+                             f"got {len(s)} stages up to {s[-1]:g}")
         if self.init not in ("base", "previous"):
             raise ValueError(f"init must be 'base' or 'previous', got {self.init!r}")
         for name in ("episodes_per_eval", "num_envs", "eval_workers", "heldout_episodes", "num_samples", "iterations",
@@ -209,10 +230,9 @@ class AdaptConfig:
             value = getattr(self, name)
             if value is None and name in ("num_samples", "iterations", "samples"):
                 continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if isinstance(self.warmup_steps, bool) or not isinstance(self.warmup_steps, int) or self.warmup_steps < 0:
-            raise ValueError(f"warmup_steps must be an integer >= 0, got {self.warmup_steps!r}")
+            self._check_int(name, value)
+        for name in ("warmup_steps", "seed"):
+            self._check_int(name, getattr(self, name))
         if not (isinstance(self.lr, (int, float)) and np.isfinite(self.lr) and self.lr > 0):
             raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
         if self.init_std is not None and not (np.isfinite(self.init_std) and self.init_std > 0):
@@ -230,9 +250,8 @@ class AdaptConfig:
             if self.planner_preset not in planner_presets():
                 raise ValueError(f"planner_preset must be one of {sorted(planner_presets())}, got "
                                  f"{self.planner_preset!r}")
-        ue = self.update_every
-        if ue is not None and (isinstance(ue, bool) or not isinstance(ue, int) or ue < 1):
-            raise ValueError(f"update_every must be a positive number of episodes (or None), got {ue!r}")
+        if self.update_every is not None:  # episodes
+            self._check_int("update_every", self.update_every)
         if isinstance(self.prior, (str, Path)):
             self.prior = [str(self.prior)]
         self.prior = [str(x) for x in self.prior]
@@ -244,6 +263,17 @@ class AdaptConfig:
                              f"{self.collect_perturbation!r}")
         self.schedule = s
         self._freeze_policy = FreezePolicy.parse(self.freeze)  # the one parse of the run's policy
+
+    @staticmethod
+    def int_bounds(name: str) -> tuple[int, int]:
+        """The range integer field ``name`` accepts."""
+        return (0 if name in ("warmup_steps", "seed") else 1), INT_LIMITS.get(name, INT_LIMIT)
+
+    @classmethod
+    def _check_int(cls, name: str, value: Any) -> None:
+        low, high = cls.int_bounds(name)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
 
     @property
     def freeze_policy(self) -> FreezePolicy:
