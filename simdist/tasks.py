@@ -80,6 +80,9 @@ class Task(abc.ABC):
     pretrain_batch: ClassVar[int | None] = None
     #: the data generator's experts are scripted: ``simdist generate --experts`` does not apply
     scripted_experts: ClassVar[bool] = False
+    #: bytes one simulated env of this task holds: the estimate ``--envs`` and ``--trials`` are checked against
+    #: before any work (:func:`simdist.resources.check_memory`)
+    env_memory: ClassVar[int] = 1 << 20
 
     profile: Any = None
 
@@ -155,6 +158,10 @@ class Task(abc.ABC):
     def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> EvaluationResult:
         """Run the task's protocol with ``agent`` (``trials``: the protocol's trial count per condition; ``log``:
         a print-like callable for progress lines, or None)."""
+
+    def evaluation_batch(self, trials: int, num_envs: int) -> int:
+        """The most envs ``evaluate(agent, trials, seed, num_envs)`` runs at once (the memory check's count)."""
+        return min(trials, num_envs)
 
     def evaluation_passes(self, trials: int, seed: int) -> list[tuple[int, int]] | None:
         """The protocol ``evaluate(agent, trials, seed)`` as independent passes, or None (the default) when it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -169,33 +170,43 @@ def test_collection_logs_the_actions_of_the_acting_planner(go2_model: str, tmp_p
     """A tiny Go2 collection with the paper's planner (official warm start, small budget): every logged action
     is what that planner chose (zero in the standing phase), each episode names the planner, and the progress
     lines name it and give an ETA."""
-    from simdist.components.planners import MPPIPlanner
+    from dataclasses import dataclass, fields, replace
+
+    from simdist.components.planners.mppi import MPPIPlanner
     from simdist.data import iter_episodes
-    from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
+    from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig, default_parts
+    from simdist.workflows.loop_parts import ScheduleCollector
 
     task = Go2Task(profile="ptfe-slope-5.7deg", episode_length_s=0.7)  # 25 standing + 10 walking steps
     cfg = AdaptConfig(schedule=[0.0, 0.02], num_envs=2, planner_preset="paper", warm_start="official",
                       num_samples=4, iterations=2, heldout_episodes=2, episodes_per_eval=1)
-    lines: list[str] = []
-    loop = AdaptationLoop(go2_model, task, tmp_path / "run", cfg, log=lines.append)
     acted: list[np.ndarray] = []
     collectors: list[object] = []
-    make = loop.collector
 
-    def recording(agent: object, seed: int) -> object:
-        collector = make(agent, seed)
-        act = collector.act
+    @dataclass(frozen=True)
+    class RecordingCollector(ScheduleCollector):
+        """The default collection, keeping every action its actor chose."""
 
-        def act_and_keep(history: object) -> torch.Tensor:
-            action = act(history)
-            acted.append(action.detach().cpu().numpy().copy())
-            return action
+        def actor(self, run: Any, agent: Any, seed: int) -> Any:
+            collector = super().actor(run, agent, seed)
+            act = collector.act
 
-        collector.act = act_and_keep
-        collectors.append(collector)
-        return collector
+            def act_and_keep(history: object) -> torch.Tensor:
+                action = act(history)
+                acted.append(action.detach().cpu().numpy().copy())
+                return action
 
-    loop.collector = recording
+            collector.act = act_and_keep
+            collectors.append(collector)
+            return collector
+
+    parts = default_parts(cfg)
+    default = parts.collector
+    assert isinstance(default, ScheduleCollector)
+    recording = RecordingCollector(**{f.name: getattr(default, f.name) for f in fields(default)})
+    lines: list[str] = []
+    loop = AdaptationLoop(go2_model, task, tmp_path / "run", cfg, log=lines.append,
+                          parts=replace(parts, collector=recording))
     loop.collect_until(0.02, loop.base, 1)
     planner = collectors[0].planner
     assert isinstance(planner, MPPIPlanner) and planner.warm_start == "official"

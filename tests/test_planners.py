@@ -12,7 +12,8 @@ import torch
 
 import simdist
 from simdist import WorldModel, WorldModelConfig
-from simdist.components.planners import MPPIPlanner, NaiveMPPIPlanner, PolicyPlanner
+from simdist.components.planners.mppi import MPPIPlanner, NaiveMPPIPlanner
+from simdist.components.planners.policy import PolicyPlanner
 from simdist.model.types import Imagination
 from simdist.planning import ObservationHistory, discounted_return, execution
 
@@ -515,7 +516,8 @@ def test_temporal_ensemble_blends_what_recent_plans_say_for_now(wm):
 
 
 def test_build_planner_from_a_planner_json_mapping(wm):
-    from simdist.components.planners import MPPIPlanner, PolicyPlanner
+    from simdist.components.planners.mppi import MPPIPlanner
+    from simdist.components.planners.policy import PolicyPlanner
     from simdist.components.planners.presets import REALTIME
     from simdist.planning import TemporalEnsemble, build_planner
 

@@ -40,12 +40,13 @@ from typing import Any
 
 import torch
 
-from simdist.arguments import DeprecatedAlias, nonnegative_int, positive_int, tool_parser
+from simdist.arguments import DeprecatedAlias, IntList, nonnegative_int, positive_int, tool_parser
 from simdist.benchmarking.batched import bench_paper_batched, protocol_settings
 from simdist.benchmarking.measure import load_average, machine_info, num_threads
 from simdist.benchmarking.planning import bench_planners, imagine_flops, paper_settings
 from simdist.benchmarking.training import DEFAULT_VARIANTS, bench_presets, parse_variant
 from simdist.planning.base import planner_preset
+from simdist.resources import MAX_ENVS, MAX_THREADS
 from simdist.tasks import add_task_argument, default_task, pretrain_presets, task_class
 
 SECTIONS = ("mppi", "naive", "realtime", "envs", "train")
@@ -74,10 +75,6 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.3g}" if abs(v) < 1e-2 or abs(v) >= 1e4 else f"{v:.2f}"
     return str(v)
-
-
-def _int_list(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
 
 
 def _train_presets(args: Any) -> list[tuple[str, int]]:
@@ -112,16 +109,19 @@ def main(argv: list[str] | None = None) -> int:
                              "of --preset's architecture with random weights")
     parser.add_argument("--sections", default=",".join(SECTIONS),
                         help=f"comma list of {', '.join(SECTIONS + OPTIONAL_SECTIONS)}")
-    parser.add_argument("--threads", default="1,2", help="torch thread counts to run under (CPU), e.g. 1,2")
+    parser.add_argument("--threads", type=IntList(1, MAX_THREADS), default="1,2",
+                        help=f"torch thread counts to run under (CPU), e.g. 1,2 (each 1 to {MAX_THREADS})")
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:i]")
     parser.add_argument("--repeats", type=positive_int, default=10, help="timed paper-size ticks per setting")
     parser.add_argument("--warmup", type=nonnegative_int, default=2)
     parser.add_argument("--naive-repeats", type=positive_int, default=3)
     parser.add_argument("--realtime-repeats", type=positive_int, default=200)
-    parser.add_argument("--envs", default="1,8,32", help="env counts for the batched-planning section")
+    parser.add_argument("--envs", type=IntList(1, MAX_ENVS), default="1,8,32",
+                        help=f"env counts for the batched-planning section (each 1 to {MAX_ENVS})")
     parser.add_argument("--envs-preset", choices=("realtime", "paper"), default=None,
                         help="planner setting for the envs section (default: realtime on CPU, paper on CUDA)")
-    parser.add_argument("--batched-envs", default="1,4,8,16", help="env counts of the paper-batched section")
+    parser.add_argument("--batched-envs", type=IntList(1, MAX_ENVS), default="1,4,8,16",
+                        help=f"env counts of the paper-batched section (each 1 to {MAX_ENVS})")
     parser.add_argument("--batched-repeats", type=positive_int, default=3, help="timed ticks per paper-batched row")
     parser.add_argument("--score-chunk", type=positive_int, default=None,
                         help="sequences per imagine call of the paper planner (default: the planner's, 128 on CPU)")
@@ -157,16 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         parser.error("CUDA is not available")
-    args.envs = _int_list(args.envs)
-    try:
-        args.batched_envs = _int_list(args.batched_envs)
-    except ValueError:
-        parser.error(f"--batched-envs: expected a comma list of env counts, got {args.batched_envs!r}")
-    if not args.batched_envs or min(args.batched_envs) < 1:
-        parser.error(f"--batched-envs: env counts must be >= 1, got {args.batched_envs}")
     args.envs_preset = args.envs_preset or ("paper" if device.type == "cuda" else "realtime")
     args.compile_modes = [] if args.compile is None else [True if args.compile == "default" else args.compile]
-    thread_counts: list[int | None] = list(_int_list(args.threads)) if device.type == "cpu" else [None]
+    thread_counts: list[int | None] = list(args.threads) if device.type == "cpu" else [None]
     args.train_variants = [v.strip() for v in args.train_variants.split(",") if v.strip()]
     try:
         args.train_presets = _train_presets(args)

@@ -1,14 +1,17 @@
 """How a real-data collection reports itself: the planner that acted, stamped into every logged episode's meta
-(``planner``: its ``planner.json`` settings), and progress lines with the ETA of the rest
-(:class:`CollectionProgress`), which :class:`~simdist.workflows.adaptation.AdaptationLoop` writes while it logs."""
+(``planner``: its ``planner.json`` settings; :func:`stamp_planner`), and progress lines with the ETA of the rest
+(:class:`CollectionProgress`). The adaptation loop's collection part
+(:class:`~simdist.workflows.loop_parts.ScheduleCollector`) does both; its held-out part
+(:class:`~simdist.workflows.loop_parts.TaskHeldout`) stamps its episodes."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from simdist.data.schema import Episode
+if TYPE_CHECKING:
+    from simdist.data.schema import Episode
 
 
 def acting_planner(agent: Any) -> dict[str, Any] | None:
