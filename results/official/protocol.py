@@ -1,4 +1,4 @@
-"""SimDist's own protocol on the Go2 (docs/official.md 8): the paper's planner acts, logs the real data and judges.
+"""SimDist's own protocol on the Go2 (docs/official.md 7): the paper's planner acts, logs the real data and judges.
 
 The official robot code runs the full MPPI at every tick (450 Gaussian samples at std 2.0 + 22 noisy copies of
 the policy chunk, 8 iterations, 64 elites, temperature 0.25, no temporal ensembling, the released initial mean),
@@ -9,7 +9,7 @@ at batch 32. Each step below is one ``simdist`` command writing one small result
     python -m results.official.protocol zero-shot     # the official model zero-shot, 30 trials at 0.7 m/s
     python -m results.official.protocol control       # point 2: the value head on the candidates' true end states
     python -m results.official.protocol all --dry-run # list what remains
-    python -m results.official.protocol table         # the tables of docs/official.md 8 from the result files
+    python -m results.official.protocol table         # the tables of docs/official.md 7 from the result files
 
 Run from the repository root (one OpenMP thread, the Hub offline: ``results.runner.run_command``).
 """
@@ -96,7 +96,7 @@ def control_row(name: str, report: dict[str, Any]) -> str:
 
 
 def table() -> str:
-    """The markdown tables of every finished step (docs/official.md 8)."""
+    """The markdown tables of every finished step (docs/official.md 7)."""
     lines = ["| closed loop on foam-hard, 0.7 m/s | progress, m of 3.00: mean [95 % CI] (trials) | falls | planner |",
              "|---|---|---|---|"]
     chunks = [json.loads((ROOT / out).read_text()) for out, _ in plan("zero-shot") if (ROOT / out).is_file()]
