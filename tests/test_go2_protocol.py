@@ -120,7 +120,7 @@ def test_generate_tiny(expert_dir: Path, tmp_path: Path, capsys: pytest.CaptureF
     assert generate_tool.main([*argv, "--seed", "3"]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["session"]["simulated_transitions"] == 0 and again["transitions"] == n
-    with pytest.raises(ValueError, match="different generation run"):
+    with pytest.raises(ValueError, match=r"made with other settings \(seed 3 there, 4 now"):
         generate_tool.main([*argv, "--seed", "4"])
 
 
@@ -299,8 +299,9 @@ def test_generate_with_student_takeovers(expert_dir: Path, tmp_path: Path) -> No
     assert unlabelled > 0
     assert generate_tool.main(argv) == 0  # the same command resumes the finished run
     assert json.loads((out / "generate.json").read_text())["summary"]["session"]["simulated_transitions"] == 0
-    with pytest.raises(ValueError, match="LOW,HIGH"):
-        generate_tool.main([*argv[:-4], "--student-window", "8"])
+    with pytest.raises(ValueError, match="LOW,HIGH"):  # a new folder: the window's own check, not the dataset's
+        fresh = [tmp_path / "fresh" if a == str(out) else a for a in argv[:-4]]
+        generate_tool.main([*map(str, fresh), "--student-window", "8"])
 
 
 def test_a_diverged_trial_is_a_fall_not_progress() -> None:

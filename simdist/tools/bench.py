@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset", default=None,
                         help="world-model preset (default: the task's official architecture; `simdist tasks`)")
     parser.add_argument("--model", default=None,
-                        help="time this agent's world model (Hub id or folder, e.g. simdist/go2-official) instead "
+                        help="time this agent's world model (a Hub id or folder from the zoo) instead "
                              "of --preset's architecture with random weights")
     parser.add_argument("--sections", default=",".join(SECTIONS),
                         help=f"comma list of {', '.join(SECTIONS + OPTIONAL_SECTIONS)}")
