@@ -312,10 +312,12 @@ class AdaptationLoop:
     # -- state ------------------------------------------------------------------------------------
     @property
     def state_path(self) -> Path:
+        """The run's ``state.json``: the finished stages and their settings."""
         return self.out / "state.json"
 
     @property
     def data_dir(self) -> Path:
+        """The folder of the logged real episodes."""
         return self.out / "real-data"
 
     def _load_state(self) -> dict[str, Any]:
@@ -343,6 +345,7 @@ class AdaptationLoop:
         return stage_planner(agent, self.task, self.cfg, seed)
 
     def minutes(self, steps: int) -> float:
+        """Minutes of real data in ``steps`` control steps of the task."""
         return steps * self.task.dt / 60.0
 
     def _load_model(self, path: str) -> Agent:
@@ -476,6 +479,7 @@ class AdaptationLoop:
 
     @property
     def live_dir(self) -> Path:
+        """Where the agent updated while a stage collects (``update_every``) is saved after each update."""
         return self.out / "live"
 
     def _resume_live(self, model: Agent, stage: int) -> tuple[Agent, int]:
