@@ -16,6 +16,7 @@ import inspect
 import logging
 import posixpath
 import re
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -50,8 +51,7 @@ def api_page(package: str) -> str:
         if target is None:
             constants.append(name)
             continue
-        obj = getattr(importlib.import_module(target.rpartition(".")[0]), name)
-        check_documented(f"{package}.{name}", obj)
+        check_documented(f"{package}.{name}", public_object(module, name))
         lines += [f"::: {target}", ""]
     if constants:
         lines += ["## Constants", "", "| name | value | meaning |", "|---|---|---|"]
@@ -62,12 +62,17 @@ def api_page(package: str) -> str:
     return "\n".join(lines)
 
 
+def public_object(package: ModuleType, name: str) -> Any:
+    """``package.name``, loading a lazily loaded name; where a submodule of the same name shadows it (it was
+    imported), the name inside that submodule."""
+    obj = getattr(package, name)
+    return getattr(obj, name) if inspect.ismodule(obj) else obj
+
+
 def resolve(package: ModuleType, name: str) -> str | None:
     """The defining module's path of a class or function of ``package.__all__`` (``module.name``); None for a
-    constant. Lazily loaded names are loaded here."""
-    obj = getattr(package, name)
-    if inspect.ismodule(obj):  # a submodule imported under a lazy name of the same name shadows it
-        obj = getattr(obj, name)
+    constant."""
+    obj = public_object(package, name)
     if not (inspect.isclass(obj) or inspect.isfunction(obj)):
         return None
     return f"{obj.__module__}.{obj.__name__}"
@@ -110,8 +115,6 @@ def constant(package: ModuleType, name: str) -> tuple[str, str]:
 def _modules_of(package: ModuleType) -> list[ModuleType]:
     """``package`` and its loaded submodules (where a re-exported constant may be assigned)."""
     prefix = package.__name__ + "."
-    import sys
-
     return [package, *(m for n, m in sorted(sys.modules.items()) if n.startswith(prefix) and m is not None)]
 
 
