@@ -5,6 +5,7 @@
     python docs/reliability_table.py --no-inputs --faults FILE --section faults-newer  # only those rows, there
     python docs/reliability_table.py --soak FILE          # also the soak numbers (tests/test_soak.py's report)
     python docs/reliability_table.py --matrix-only        # only the bad-input matrix (in-process, seconds)
+    python docs/reliability_table.py --generated-only     # only the generated inputs and the limits (seconds)
 
 Bad inputs run as real ``simdist`` subprocesses (tests/reliability_cases.py); the table quotes what they
 print. SIGKILL rows come from tests/fault_harness.py: live (one kill point per command, the second of
@@ -27,6 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 import fault_harness as fh  # noqa: E402
+import generated_inputs as gi  # noqa: E402
 import input_matrix as im  # noqa: E402
 import reliability_cases as rc  # noqa: E402
 
@@ -113,6 +115,49 @@ def render_matrix(results: list[dict]) -> str:
         example = next((r for r in rows if not r["problems"]), rows[0])
         lines.append(f"| `simdist {command}` | `{option}` | {_cell(kinds)} | {ok}/{len(rows)} | "
                      f"`{_cell(example['message'][:240])}` |")
+    return "\n".join(lines)
+
+
+#: bad values drawn per option for the generated table (the test draws as many, 3 for adapt)
+GENERATED_EXAMPLES = 6
+
+
+def run_generated(root: Path) -> tuple[list[dict], list[dict]]:
+    """The generated bad inputs of tests/generated_inputs.py (in this process) and the bounded options."""
+    import os
+
+    values = im.build_inputs(root / "generated", rc.build_fixtures(root / "generated" / "fixtures"))
+    here = os.getcwd()
+    os.chdir(values["work"])
+    try:
+        results = gi.explore(values, root / "generated", GENERATED_EXAMPLES)
+        limits = gi.bounded_options(values)
+    finally:
+        os.chdir(here)
+    refused = sum(not r["problems"] for r in results)
+    print(f"generated inputs: {refused} of {len(results)} refused at parse time", flush=True)
+    return results, limits
+
+
+def render_generated(results: list[dict], limits: list[dict]) -> str:
+    refused = sum(not r["problems"] for r in results)
+    commands = sorted({r["command"] for r in results})
+    lines = [f"**{refused} of {len(results)} generated bad inputs refused** at parse time, with exit status 2 and "
+             f"one line naming the option ({len({(r['command'], r['option']) for r in results})} options of "
+             f"{len(commands)} commands, {GENERATED_EXAMPLES} draws each).", "",
+             "| command | options | drawn | refused | what the user sees (one of them) |", "|---|---|---|---|---|"]
+    for command in commands:
+        rows = [r for r in results if r["command"] == command]
+        ok = [r for r in rows if not r["problems"]]
+        example = next((r for r in ok if len(r["value"]) <= 12), (ok or rows)[0])
+        bad = "; ".join(f"{r['option']}={r['value']!r}: {', '.join(r['problems'])}" for r in rows if r["problems"])
+        lines.append(f"| `simdist {command}` | {len({r['option'] for r in rows})} | {len(rows)} | {len(ok)}"
+                     f"{' — **' + _cell(bad[:300]) + '**' if bad else ''} | `{_cell(example['message'][:200])}` |")
+    lines += ["", "Upper limits (each option's `--help` states its limit; the AdaptConfig fields' in "
+              "`simdist adapt --help`):", "", "| command | option | accepts | `--help` says so |",
+              "|---|---|---|---|"]
+    lines += [f"| `simdist {r['command']}` | `{r['option']}` | {r['range']} | "
+              f"{'yes' if r['help_states_it'] else '**no**'} |" for r in limits]
     return "\n".join(lines)
 
 
@@ -208,9 +253,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--soak", type=Path, help="soak report JSON of tests/test_soak.py")
     parser.add_argument("--only", nargs="*", help="case keys to run (prints them; the doc is not rewritten)")
     parser.add_argument("--matrix-only", action="store_true", help="rewrite only the bad-input matrix section")
+    parser.add_argument("--generated-only", action="store_true",
+                        help="rewrite only the generated bad inputs and the limits")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="simdist-reliability-") as tmp:
-        doc = replace_section(DOC.read_text(), "matrix", render_matrix(run_matrix(Path(tmp))))
+        doc = replace_section(DOC.read_text(), "generated", render_generated(*run_generated(Path(tmp))))
+        if args.generated_only:
+            DOC.write_text(doc)
+            print(f"wrote {DOC}")
+            return 0
+        doc = replace_section(doc, "matrix", render_matrix(run_matrix(Path(tmp))))
         if args.matrix_only:
             DOC.write_text(doc)
             print(f"wrote {DOC}")

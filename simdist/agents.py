@@ -34,6 +34,16 @@ LEGACY_AGENT_TYPE = WORLD_MODEL_AGENT_TYPE
 ENCODER_FROZEN = ("heads_only", "all", "policy")
 
 
+def check_encoder_frozen(freeze: FreezePolicy | str, trains: str) -> None:
+    """``check_freeze`` of an agent whose encoder is never trained: a ValueError naming ``freeze`` unless it is one
+    of :data:`ENCODER_FROZEN` (``trains``: what the agent trains, e.g. "a td3 agent trains its heads")."""
+    from simdist.model.freeze import FreezePolicy
+
+    spec = FreezePolicy.parse(freeze).spec
+    if spec not in ENCODER_FROZEN:
+        raise ValueError(f"freeze={spec!r}: {trains} on a frozen encoder; use one of {ENCODER_FROZEN}")
+
+
 class RegisteredAgentType:
     """``cls.agent_type``: the name ``cls`` (or the nearest registered class it derives from) is registered under as
     kind ``agent``, what ``config.json`` records and :func:`load_agent` dispatches on; "" for an unregistered class."""

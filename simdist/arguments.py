@@ -55,6 +55,77 @@ def nonnegative_int(text: str) -> int:
     return int(_number(int, text, 0, False))
 
 
+class IntRange:
+    """argparse type: an integer in ``[low, high]``; the bounds are attributes, so ``--help`` texts and tests read
+    them from the option itself (``int_range(1, 4096)``)."""
+
+    def __init__(self, low: int, high: int) -> None:
+        self.low, self.high = low, high
+        self.__name__ = f"integer in [{low}, {high}]"  # argparse names a type by it
+
+    def __call__(self, text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not self.low <= value <= self.high:
+            raise argparse.ArgumentTypeError(f"must be an integer in [{self.low}, {self.high}], got {text!r}")
+        return value
+
+    def __repr__(self) -> str:
+        return f"int_range({self.low}, {self.high})"
+
+
+def int_range(low: int, high: int) -> IntRange:
+    """argparse type: an integer in ``[low, high]``."""
+    return IntRange(low, high)
+
+
+class FloatRange:
+    """argparse type: a finite number in ``(low, high]`` (``[low, high]`` with ``closed``); bounds as attributes."""
+
+    def __init__(self, low: float, high: float, closed: bool = False) -> None:
+        self.low, self.high, self.closed = low, high, closed
+        self.__name__ = f"number in {'[' if closed else '('}{low:g}, {high:g}]"
+
+    def __call__(self, text: str) -> float:
+        value = float(_number(float, text, self.low, not self.closed))
+        if value > self.high:
+            raise argparse.ArgumentTypeError(f"must be at most {self.high:g}, got {text!r}")
+        return value
+
+    def __repr__(self) -> str:
+        return f"FloatRange({self.low:g}, {self.high:g}, closed={self.closed})"
+
+
+class IntList:
+    """argparse type: a comma list of integers, each in ``[low, high]`` (``"1,8,32"``)."""
+
+    def __init__(self, low: int, high: int) -> None:
+        self.item = IntRange(low, high)
+        self.low, self.high = low, high
+        self.__name__ = f"comma list of integers in [{low}, {high}]"
+
+    def __call__(self, text: str) -> list[int]:
+        items = [x.strip() for x in text.split(",")]
+        if not items or any(not x for x in items):
+            raise argparse.ArgumentTypeError(f"expected a comma list of integers in [{self.low}, {self.high}], "
+                                             f"got {text!r}")
+        try:
+            return [self.item(x) for x in items]
+        except argparse.ArgumentTypeError as err:
+            raise argparse.ArgumentTypeError(f"each item {err}") from None
+
+    def __repr__(self) -> str:
+        return f"IntList({self.low}, {self.high})"
+
+
+#: the seeds every command takes: what numpy's and torch's generators and the simulators accept
+SEED_LIMIT = INT_LIMIT
+#: argparse type of ``--seed``: an integer in [0, SEED_LIMIT]
+seed_int = int_range(0, SEED_LIMIT)
+
+
 def positive_float(text: str) -> float:
     """argparse type: a finite number > 0."""
     return float(_number(float, text, 0.0, True))

@@ -36,7 +36,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-from simdist.fsutil import replace_dir
+from simdist.fsutil import inside, replace_dir
 
 FORMAT = "simdist-expert"
 FORMAT_VERSION = 1
@@ -271,11 +271,11 @@ def add_export_arguments(parser: argparse.ArgumentParser, *, save_interval: int,
     ``--save-interval``, ``--seed``, ``--export``, ``--suboptimal``, ``--expert``; each task passes its defaults
     (``suboptimal_default``: what the ladder is without ``--suboptimal``, for the help). :func:`export_request` reads
     them back."""
-    from simdist.arguments import positive_int
+    from simdist.arguments import positive_int, seed_int
 
     parser.add_argument("--save-interval", type=positive_int, default=save_interval,
                         help="checkpoint every this many iterations (the sub-optimal ladder picks from them)")
-    parser.add_argument("--seed", type=int, default=seed)
+    parser.add_argument("--seed", type=seed_int, default=seed, help="base seed (0 to 2**31 - 1)")
     parser.add_argument("--export", default=None, metavar="DIR", help="export the expert set here afterwards")
     parser.add_argument("--suboptimal", default=None,
                         help=f"comma-separated iterations of the sub-optimal ladder (default: {suboptimal_default})")
@@ -446,9 +446,10 @@ def load_expert_set(path: PathLike) -> ExpertSet:
     if not mf.is_file():
         raise FileNotFoundError(f"{root}: no {MANIFEST} (export one with `simdist train-expert --export`)")
     manifest = json.loads(mf.read_text())
-    tensors, meta = _load(root / manifest["expert"]["file"])
+    tensors, meta = _load(inside(root, manifest["expert"]["file"], f"{mf}: key 'expert.file'"))
     expert = ExpertPolicy(tensors, meta, name=f"expert_{meta['iteration']}")
-    subs = [ExpertPolicy.load(root / s["file"]) for s in manifest["suboptimal"]]
+    subs = [ExpertPolicy.load(inside(root, s["file"], f"{mf}: key 'suboptimal[{k}].file'"))
+            for k, s in enumerate(manifest["suboptimal"])]
     return ExpertSet(expert=expert, critic=Critic(tensors, meta), suboptimal=subs, manifest=manifest)
 
 

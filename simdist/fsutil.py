@@ -40,6 +40,16 @@ def read_json_object(path: str | os.PathLike, error: type[Exception] = ValueErro
     return data
 
 
+def inside(folder: str | os.PathLike, name: Any, where: str, error: type[Exception] = InputError) -> Path:
+    """``folder / name`` for a relative path ``name`` read from a file of ``folder`` (``where``: that file and
+    its key); ``error`` naming them when ``name`` is not a string, is absolute or climbs out with ``..``: what a
+    dataset, model or recipe file names stays inside its folder."""
+    if not isinstance(name, str) or not name or os.path.isabs(name) or ".." in Path(name).parts:
+        raise error(f"{where}: {name!r} is not a path inside {folder}; a file there names only paths inside its "
+                    "folder (fix the file or regenerate it)")
+    return Path(folder) / name
+
+
 def atomic_write_json(path: str | os.PathLike, obj: Any, default: Any = None) -> None:
     """Write JSON to a temporary file beside ``path``, fsync it, then rename it over ``path``."""
     path = Path(path)

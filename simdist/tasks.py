@@ -23,7 +23,7 @@ import abc
 import argparse
 import importlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
@@ -80,6 +80,9 @@ class Task(abc.ABC):
     pretrain_batch: ClassVar[int | None] = None
     #: the data generator's experts are scripted: ``simdist generate --experts`` does not apply
     scripted_experts: ClassVar[bool] = False
+    #: bytes one simulated env of this task holds: the estimate ``--envs`` and ``--trials`` are checked against
+    #: before any work (:func:`simdist.resources.check_memory`)
+    env_memory: ClassVar[int] = 1 << 20
 
     profile: Any = None
 
@@ -158,6 +161,10 @@ class Task(abc.ABC):
         """Run the task's protocol with ``agent`` (``trials``: the protocol's trial count per condition; ``log``:
         a print-like callable for progress lines, or None)."""
 
+    def evaluation_batch(self, trials: int, num_envs: int) -> int:
+        """The most envs ``evaluate(agent, trials, seed, num_envs)`` runs at once (the memory check's count)."""
+        return min(trials, num_envs)
+
     def evaluation_passes(self, trials: int, seed: int) -> list[tuple[int, int]] | None:
         """The protocol ``evaluate(agent, trials, seed)`` as independent passes, or None (the default) when it
         cannot be split (e.g. all trials run in one batch).
@@ -174,17 +181,19 @@ class Task(abc.ABC):
         """Per finished episode of a :class:`~simdist.workflows.rollout.RolloutResult`: did it succeed?"""
 
     def collect(self, agent: Any, episodes: int, num_envs: int, seed: int, first_episode_id: int = 0,
-                perturbation: PerturbationConfig | None = None) -> tuple[list[Episode], np.ndarray]:
+                perturbation: PerturbationConfig | None = None, on_episode: Callable[[int, int], None] | None = None,
+                ) -> tuple[list[Episode], np.ndarray]:
         """Roll ``agent`` on the real env for ``episodes`` logged episodes; returns them and success flags.
         ``perturbation`` (a :class:`~simdist.data.engine.PerturbationConfig`) adds its noise windows to the
-        actions (the recorded action is the applied one)."""
+        actions (the recorded action is the applied one); ``on_episode(done, total)`` is called as episodes
+        finish (progress)."""
         from simdist.workflows.rollout import rollout
 
         env = self.make_env(num_envs, seed, real=True)
         try:
             result = rollout(env, agent, episodes=episodes, seed=seed, record_spec=self.dataset_spec(),
                              first_episode_id=first_episode_id, meta={"source": "real", "task": self.name},
-                             perturbation=perturbation)
+                             perturbation=perturbation, on_episode=on_episode)
         finally:
             env.close()
         n = len(result.episodes)

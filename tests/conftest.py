@@ -48,6 +48,40 @@ if TYPE_CHECKING:
     from simdist.model.world_model import WorldModel
 
 
+REPO = Path(__file__).resolve().parents[1]
+#: left out of a test's working folder: the user's own folders (what ``simdist`` writes by default), the git
+#: metadata and the package (imported from its install, as a user's shell does)
+NOT_IN_VIEW = frozenset({"outputs", "data", "runs", "lightning_logs", ".git", "simdist", "simdist.egg-info"})
+
+
+def checkout_view(folder: Path) -> Path:
+    """``folder`` as a working folder that reads like the checkout (a link to each of its entries, so
+    ``recipes/...``, ``hub/...`` and ``docs/...`` resolve) without the user's folders: what a test writes to
+    ``outputs/`` lands in ``folder``, and a user's earlier ``outputs/`` is never seen."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in REPO.iterdir():
+        if entry.name not in NOT_IN_VIEW and not entry.name.startswith(".venv"):
+            (folder / entry.name).symlink_to(entry)
+    return folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_workdir(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Session and module fixtures run in a temporary working folder too (:func:`checkout_view`)."""
+    here = os.getcwd()
+    os.chdir(checkout_view(tmp_path_factory.mktemp("checkout")))
+    yield
+    os.chdir(here)
+
+
+@pytest.fixture(autouse=True)
+def _test_workdir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test runs in a fresh temporary working folder (:func:`checkout_view`), never the user's checkout."""
+    folder = checkout_view(tmp_path_factory.mktemp("cwd"))
+    monkeypatch.chdir(folder)
+    return folder
+
+
 def tiny_config(**overrides: Any) -> WorldModelConfig:
     """A WorldModelConfig small enough to build, save and load in milliseconds."""
     from simdist.model.config import WorldModelConfig
@@ -88,6 +122,17 @@ def sim_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("toy") / "sim"
     generate_toy_dataset(str(out), transitions=600, num_envs=2, seed=0, values="mc")
     return out
+
+
+@pytest.fixture(scope="session")
+def bad_input_values(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The bad-input tests' folder and placeholders (tests/input_matrix.py's ``build_inputs`` on the reliability
+    fixtures), made once per run; the tests check that no file of it changes."""
+    import input_matrix
+    from reliability_cases import build_fixtures
+
+    root = tmp_path_factory.mktemp("bad-inputs")
+    return root, input_matrix.build_inputs(root, build_fixtures(root / "fixtures"))
 
 
 @pytest.fixture

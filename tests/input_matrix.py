@@ -137,6 +137,16 @@ def _number_bad(action: argparse.Action) -> dict[str, str] | None:
     from simdist import arguments as a
 
     kind = action.type
+    if isinstance(kind, (a.IntRange, a.IntList)):  # a declared range: outside it, below and above
+        bad = {k: v for k, v in INT_BAD.items() if k not in ("negative", "zero") or int(v) < kind.low}
+        bad["above the limit"] = str(kind.high + 1)
+        if isinstance(kind, a.IntList):
+            bad["an empty item"] = "1,"
+        return bad
+    if isinstance(kind, a.FloatRange):
+        low = {k: v for k, v in {"negative": "-3", "zero": "0"}.items()
+               if float(v) < kind.low or (float(v) == kind.low and not kind.closed)}
+        return {**low, "above the limit": f"{kind.high * 2:g}", **FLOAT_BAD}
     if kind is int:  # any integer is allowed (a seed, an offset)
         return {k: v for k, v in INT_BAD.items() if k in ("fractional", "NaN", "infinite")}
     if kind is a.positive_int:
@@ -246,17 +256,24 @@ def with_value(argv: list[str], flag: str, value: str) -> list[str]:
 
 def run(command: str, argv: list[str]) -> tuple[int | str, str]:
     """``simdist COMMAND ARGV`` in this process with its work trapped: (exit status or "work", stderr + stdout)."""
+    obj, name = WORK[command]()
+    with _patched(obj, name, _trap(command)):
+        return call([command, *argv])
+
+
+def call(argv: list[str]) -> tuple[int | str, str]:
+    """``simdist ARGV`` in this process: (exit status, or "work" where a trap raised :class:`WorkStarted`,
+    stderr + stdout; an uncaught exception's traceback as a user would see it)."""
     from simdist.cli import main
 
-    obj, name = WORK[command]()
     err, out = io.StringIO(), io.StringIO()
     root = logging.getLogger()
     handlers = list(root.handlers)
     root.handlers = []  # setup_logging binds a fresh handler to this case's stream
     try:
-        with _patched(obj, name, _trap(command)), contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
             try:
-                code: int | str = main([command, *argv])
+                code: int | str = main(argv)
             except SystemExit as stop:
                 code = stop.code if isinstance(stop.code, int) else (1 if stop.code else 0)
                 if isinstance(stop.code, str):
@@ -339,6 +356,21 @@ def all_cases(values: dict[str, str]) -> list[Case]:
     return cases
 
 
+def contract(code: int | str, output: str, names: list[str]) -> list[str]:
+    """What is wrong with a refusal: not exit status 2, a traceback, not one line, none of ``names`` in it."""
+    lines = [ln for ln in output.splitlines() if ln.strip()]
+    problems = []
+    if code != 2:
+        problems.append("reached the work" if code == "work" else f"exit status {code}")
+    if "Traceback" in output:
+        problems.append("traceback")
+    if len(lines) != 1:
+        problems.append(f"{len(lines)} lines")
+    if code == 2 and lines and not any(n and n in lines[-1] for n in names):
+        problems.append("names neither the option nor the path")
+    return problems
+
+
 def check(case: Case, values: dict[str, str], root: Path) -> dict[str, Any]:
     """Run one case; returns what happened (``problems`` empty when it was refused as it should be)."""
     value = case.value.format(**values)
@@ -348,17 +380,9 @@ def check(case: Case, values: dict[str, str], root: Path) -> dict[str, Any]:
     before = digest(root)
     code, output = run(case.command, argv)
     lines = [ln for ln in output.splitlines() if ln.strip()]
-    problems = []
-    if code != 2:
-        problems.append("reached the work" if code == "work" else f"exit status {code}")
-    if "Traceback" in output:
-        problems.append("traceback")
-    if len(lines) != 1:
-        problems.append(f"{len(lines)} lines")
     message = lines[-1] if lines else ""
-    names = {case.option, case.option.replace("-", "_").lstrip("_"), value, Path(value).name}
-    if code == 2 and not any(n and n in message for n in names):
-        problems.append("names neither the option nor the path")
+    problems = contract(code, output, [case.option, case.option.replace("-", "_").lstrip("_"), value,
+                                       Path(value).name])
     if digest(root) != before:
         problems.append("changed the working folder")
     return {**dataclasses.asdict(case), "value": value.replace(str(root) + "/", ""), "code": code,

@@ -279,6 +279,51 @@ def _shard_deleted(fx: Fixtures, d: Path) -> dict[str, str]:
     return {"data": str(data)}
 
 
+def _shard_outside(fx: Fixtures, d: Path) -> dict[str, str]:
+    data = _data_copy(fx, d)
+    info = json.loads((data / "dataset.json").read_text())
+    info["shards"][0]["name"] = "../../outside.tar"
+    (data / "dataset.json").write_text(json.dumps(info))
+    return {"data": str(data)}
+
+
+def _generated(seed: int) -> Callable[[Fixtures, Path], dict[str, str]]:
+    """A dataset ``simdist generate`` wrote with ``seed`` (2 envs, 120 transitions), as ``{dataset}``."""
+    def prepare(fx: Fixtures, d: Path) -> dict[str, str]:
+        from simdist.cli import main
+
+        out = d / "dataset"
+        if not (out / "origin.json").exists():
+            assert main([*GENERATE_SMALL[:-1], str(out), "--seed", str(seed), "--no-progress", "--json"]) == 0
+        return {"dataset": str(out)}
+    return prepare
+
+
+def _legacy_dataset(fx: Fixtures, d: Path) -> dict[str, str]:
+    """The fixture dataset (seed 0, 4 envs; written without origin.json, as before the record existed)."""
+    return {"dataset": str(_data_copy(fx, d))}
+
+
+def _weights_device(fx: Fixtures, d: Path) -> dict[str, str]:
+    m = _model_copy(fx, d)
+    (m / "model.safetensors").unlink()
+    (m / "model.safetensors").symlink_to("/dev/zero")
+    return {"model": str(m)}
+
+
+def _binary_card(fx: Fixtures, d: Path) -> dict[str, str]:
+    """A zoo (``$SIMDIST_ZOO``) of one entry whose bundled model card holds binary bytes."""
+    zoo = d / "zoo"
+    if zoo.exists():
+        shutil.rmtree(zoo)
+    shutil.copytree(fx.model, zoo / "card")
+    (zoo / "card" / "README.md").write_bytes(bytes(range(256)))
+    (zoo / "models.yaml").write_text("schema_version: 1\nmodels:\n  - {name: card, repo_id: user/card, "
+                                     "task: toy-reach, architecture: toy, recipe: recipes/toy, status: planned, "
+                                     "folder: card}\n")
+    return {"zoo": str(zoo)}
+
+
 def _yaml(text: str, placeholder: str = "profile") -> Callable[[Fixtures, Path], dict[str, str]]:
     """A YAML file ``bad.yaml`` holding ``text`` (a reality profile, or a recipe), as ``{placeholder}``."""
     def prepare(fx: Fixtures, d: Path) -> dict[str, str]:
@@ -296,6 +341,10 @@ GENERATE = ["generate", "--task", "toy-reach", "--out", "{out}"]
 PARTS = [*GENERATE, "--envs", "2", "--transitions", "100", "--parts"]
 UR5E_EVALUATE = ["evaluate", "--task", "ur5e-peg", "--agent", "expert", "--trials", "1"]
 DEMOS = ["demos", "--task", "toy-reach", "--agent", "expert", "--episodes", "2", "--out", "{out}"]
+GENERATE_SMALL = ["generate", "--task", "toy-reach", "--envs", "2", "--transitions", "120", "--out", "{dataset}"]
+ZOO_SHOW = ("import os, sys; from simdist.cli import main; os.environ['SIMDIST_ZOO'] = sys.argv[1]\n"
+            "try: code = main(['zoo', 'show', 'card'])\nfinally: del os.environ['SIMDIST_ZOO']\n"
+            "raise SystemExit(code)")
 MECHANISM = ["mechanism", "--task", "toy-reach", "--real", "real", "--states", "2", "--candidates", "4",
              "--out", "{out}/report.json"]
 
@@ -345,25 +394,29 @@ CASES: list[Case] = [
     Case("ckpt-missing", "--ckpt_path names no file", [*FIT, "--ckpt_path", "{root}/no-such.ckpt"],
          "no such checkpoint", quick=False),
     # -- counts
-    Case("generate-envs-0", "simdist generate --envs 0", [*GENERATE, "--envs", "0"], "must be > 0"),
-    Case("generate-envs-neg", "simdist generate --envs -4", [*GENERATE, "--envs", "-4"], "must be > 0"),
+    Case("generate-envs-0", "simdist generate --envs 0", [*GENERATE, "--envs", "0"],
+         "--envs: must be an integer in [1, 4096]"),
+    Case("generate-envs-neg", "simdist generate --envs -4", [*GENERATE, "--envs", "-4"],
+         "--envs: must be an integer in [1, 4096]"),
     Case("generate-transitions-0", "simdist generate --transitions 0", [*GENERATE, "--transitions", "0"],
          "must be > 0"),
     Case("generate-transitions-neg", "simdist generate --transitions -100", [*GENERATE, "--transitions", "-100"],
          "must be > 0"),
-    Case("adapt-envs-0", "simdist adapt --num_envs 0", [*ADAPT, "--num_envs", "0"], "num_envs must be a positive"),
+    Case("adapt-envs-0", "simdist adapt --num_envs 0", [*ADAPT, "--num_envs", "0"],
+         "num_envs must be an integer in [1,"),
     Case("adapt-eval-0", "simdist adapt --episodes_per_eval 0", [*ADAPT, "--episodes_per_eval", "0"],
-         "episodes_per_eval must be a positive"),
+         "episodes_per_eval must be an integer in [1,"),
     Case("adapt-schedule", "simdist adapt --schedule 1,2 (not starting at 0)", [*ADAPT[:-4], "--schedule", "1,2",
                                                                                 "--out", "{out}"],
          "schedule must start at 0"),
-    Case("adapt-epochs-0", "simdist adapt --epochs 0", [*ADAPT, "--epochs", "0"], "epochs must be a positive"),
+    Case("adapt-epochs-0", "simdist adapt --epochs 0", [*ADAPT, "--epochs", "0"], "epochs must be an integer in [1,"),
     Case("adapt-envs-neg", "simdist adapt --num_envs -2", [*ADAPT, "--num_envs", "-2"],
-         "num_envs must be a positive"),
+         "num_envs must be an integer in [1,"),
     Case("adapt-agent-missing", "simdist adapt with --agent naming nothing", [*ADAPT[:4], "{root}/no-such-model",
                                                                              *ADAPT[5:]],
          "no-such-model"),
-    Case("evaluate-trials-0", "simdist evaluate --trials 0", [*EVALUATE[:-1], "0"], "must be > 0"),
+    Case("evaluate-trials-0", "simdist evaluate --trials 0", [*EVALUATE[:-1], "0"],
+         "--trials: must be an integer in [1, 100000]"),
     # -- names
     Case("task-unknown", "an unknown task", ["generate", "--task", "no-such-task", "--out", "{out}"],
          "unknown task"),
@@ -464,8 +517,10 @@ CASES: list[Case] = [
                                                                        "--config", "{recipe}"], "trainer.max_stepz",
          _yaml("trainer:\n  max_stepz: 3\n", "recipe")),
     # -- simdist demos
-    Case("demos-episodes-0", "simdist demos --episodes 0", [*DEMOS[:6], "0", *DEMOS[7:]], "must be > 0"),
-    Case("demos-envs-0", "simdist demos --num-envs 0", [*DEMOS, "--num-envs", "0"], "must be > 0"),
+    Case("demos-episodes-0", "simdist demos --episodes 0", [*DEMOS[:6], "0", *DEMOS[7:]],
+         "--episodes: must be an integer in [1, 1000000]"),
+    Case("demos-envs-0", "simdist demos --num-envs 0", [*DEMOS, "--num-envs", "0"],
+         "must be an integer in [1, 4096]"),
     Case("demos-attempts-0", "simdist demos --max-attempts 0", [*DEMOS, "--max-attempts", "0"], "must be > 0"),
     Case("demos-agent-missing", "simdist demos --agent naming nothing", [*DEMOS[:4], "{root}/no-such-model",
                                                                         *DEMOS[5:]], "no-such-model"),
@@ -491,7 +546,7 @@ CASES: list[Case] = [
     Case("mechanism-reference", "simdist mechanism --reference naming no model",
          [*MECHANISM, "--model", "a={model}", "--reference", "b"], "--reference"),
     Case("mechanism-skip", "simdist mechanism --skip -1", [*MECHANISM, "--model", "a={model}", "--skip", "-1"],
-         "skip must be an integer >= 0"),
+         "--skip: must be >= 0"),
     Case("mechanism-states-0", "simdist mechanism --states 0", [*MECHANISM, "--model", "a={model}", "--states", "0"],
          "must be > 0"),
     Case("mechanism-samples-0", "simdist mechanism --num-samples 0", [*MECHANISM, "--model", "a={model}",
@@ -507,6 +562,35 @@ CASES: list[Case] = [
          "--init-std"),
     Case("evaluate-ensemble-2", "simdist evaluate --temporal-ensemble 2", [*EVALUATE, "--temporal-ensemble", "2"],
          "argument --temporal-ensemble: must be in [0, 1)"),
+    # -- datasets that cannot mix, paths that stay inside their folder
+    Case("dataset-other-seed", "simdist generate into a dataset another --seed made",
+         [*GENERATE_SMALL, "--seed", "2"], "seed 1 there, 2 now", _generated(1), quick=False),
+    Case("dataset-legacy-seed", "simdist generate --seed 1 into a dataset written before origin.json (seed 0)",
+         ["generate", "--task", "toy-reach", "--envs", "4", "--transitions", "600", "--seed", "1", "--out",
+          "{dataset}"], "seed 0 there, 1 now", _legacy_dataset),
+    Case("shard-outside", "dataset.json names a shard '../../outside.tar'", FIT, "key 'shards[0].name'",
+         _shard_outside, quick=False),
+    # -- recipes at the door
+    Case("recipe-unknown-preset", "a recipe naming an unknown world-model preset", [*FIT, "--config", "{recipe}"],
+         "key 'model.init_args.preset': unknown preset 'nosuch'",
+         _yaml("model:\n  init_args:\n    preset: nosuch\n", "recipe")),
+    Case("recipe-module-key", "a recipe with a misspelt module option (lrr)", [*FIT, "--config", "{recipe}"],
+         "key 'model.init_args.lrr': unknown key; simdist.training.PretrainModule accepts",
+         _yaml("model:\n  init_args:\n    lrr: 0.1\n", "recipe")),
+    Case("recipe-type", "a recipe giving text for a number (lr: fast)", [*FIT, "--config", "{recipe}"],
+         "key 'model.init_args.lr': expected float, got 'fast'",
+         _yaml("model:\n  init_args:\n    lr: fast\n", "recipe")),
+    Case("recipe-stages", "the pretraining and the finetuning recipe together",
+         [*FIT[:5], "--config", "recipes/toy/finetune.yaml", *FIT[5:]], "two training stages cannot be combined"),
+    # -- odd files and entry points
+    Case("gym-not-env", "a gym: entry point that is callable but not an environment",
+         ["evaluate", "--task", "gym:collections:OrderedDict", "--agent", "expert", "--trials", "1"],
+         "an entry point must be a gymnasium.Env class"),
+    Case("weights-device", "model.safetensors a symlink to /dev/zero", EVALUATE,
+         "is not a regular file (a character device)", _weights_device),
+    Case("card-binary", "a bundled model card (README.md) of binary bytes", ["-c", ZOO_SHOW, "{zoo}"],
+         "the model card is not UTF-8 text", _binary_card, python=True,
+         display="SIMDIST_ZOO=zoo simdist zoo show card"),
 ]
 
 

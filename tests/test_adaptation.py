@@ -298,5 +298,5 @@ def test_temporal_ensemble_planner_collects_and_evaluates(toy_model: str, tmp_pa
     assert not isinstance(AdaptationLoop(toy_model, ToyTask(), tmp_path / "off", _config(), log=lambda m: None)
                           .planner(loop.base, seed=0).planner, TemporalEnsemble)
     loop.collect_until(SCHEDULE[1], loop.base, stage=1)  # rollouts reset finished envs one by one
-    assert loop.minutes(sum(e.length for e in loop._episodes(loop.data_dir))) >= SCHEDULE[1]
+    assert loop.minutes(sum(e.length for e in loop.episodes(loop.data_dir))) >= SCHEDULE[1]
     assert json.loads((tmp_path / "state.json").read_text())["config"]["temporal_ensemble"] == 0.5

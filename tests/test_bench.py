@@ -141,3 +141,39 @@ def test_pretrain_presets_are_the_recipes_batches():
     for preset, batch in presets.items():
         recipe = yaml.safe_load((recipes / preset / "base.yaml").read_text())
         assert recipe["data"]["batch_size"] == batch, preset
+
+
+def test_gemm_shapes_and_rate():
+    from simdist.benchmarking.floor import gemm_flop, gemm_rate, gemm_shapes
+
+    linear = torch.nn.Linear(8, 16)
+    shapes = gemm_shapes(lambda: (linear(torch.randn(2, 5, 8)), torch.bmm(torch.randn(3, 4, 6), torch.randn(3, 6, 2))))
+    assert shapes == {(1, 10, 8, 16): 1, (3, 4, 6, 2): 1}
+    assert gemm_flop(shapes) == 2 * (10 * 8 * 16 + 3 * 4 * 6 * 2)
+    rate = gemm_rate(shapes, threads=1, repeats=1)
+    assert rate["gflops"] == rate["intra_op"] > 0 and rate["gflops_per_cpu_s"] > 0
+
+
+def test_paper_batched_section_rows(capsys):
+    argv = ["--preset", "toy", "--sections", "paper-batched", "--threads", "1", "--batched-envs", "1,3",
+            "--batched-repeats", "1", "--num-samples", "16", "--iterations", "2", "--json"]
+    assert bench.main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    rows = report["results"]
+    assert [r["setting"] for r in rows] == ["eager x1 envs", "eager x3 envs"]
+    assert report["settings"]["paper_batched"]["warm_start"] == "official"
+    for r in rows:
+        assert r["section"] == "paper-batched" and r["env_ticks_per_s"] > 0 and r["gemm_gflops"] > 0
+        assert r["floor_ratio"] == pytest.approx(r["median_ms"] / r["floor_ms"])
+        assert r["cpu_floor_ratio"] == pytest.approx(r["cpu_ms"] / r["floor_cpu_ms"])
+    assert rows[1]["floor_ms"] > rows[0]["floor_ms"]  # three envs' work
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--batched-envs", "0,4"], "--batched-envs"), (["--batched-envs", "x"], "--batched-envs"),
+    (["--model", "no/such-model-here"], "--model"),
+])
+def test_paper_batched_rejects_bad_options(argv, message, capsys):
+    with pytest.raises(SystemExit) as err:
+        bench.main(["--preset", "toy", "--sections", "paper-batched", *argv])
+    assert err.value.code == 2 and message in capsys.readouterr().err

@@ -107,7 +107,7 @@ def test_command_refuses_bad_input_before_any_work(collected: tuple[CandidateSet
     with pytest.raises(SystemExit):
         cli_main(["value-rank", "fit", "--agent", str(model), "--data", str(path), "--out", str(tmp_path / "out"),
                   "--lr", "0"])
-    assert "--lr must be > 0" in capsys.readouterr().err
+    assert "argument --lr: must be > 0" in capsys.readouterr().err  # at parse time
     with pytest.raises(SystemExit):
         cli_main(["value-rank", "fit", "--agent", str(model), "--data", str(path), "--out", str(tmp_path / "o"),
                   "--train", "valu"])

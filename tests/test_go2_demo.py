@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -163,3 +164,64 @@ def test_write_gif_round_trip(tmp_path: Path) -> None:
     assert back.shape[:3] == (4, 24, 32)
     assert not np.array_equal(back[0], back[-1])
     assert [p.name for p in path.parent.iterdir()] == ["clip.gif"]  # no temporary file left behind
+
+
+def test_collection_logs_the_actions_of_the_acting_planner(go2_model: str, tmp_path: Path) -> None:
+    """A tiny Go2 collection with the paper's planner (official warm start, small budget): every logged action
+    is what that planner chose (zero in the standing phase), each episode names the planner, and the progress
+    lines name it and give an ETA."""
+    from dataclasses import dataclass, fields, replace
+
+    from simdist.components.planners.mppi import MPPIPlanner
+    from simdist.data import iter_episodes
+    from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig, default_parts
+    from simdist.workflows.loop_parts import ScheduleCollector
+
+    task = Go2Task(profile="ptfe-slope-5.7deg", episode_length_s=0.7)  # 25 standing + 10 walking steps
+    cfg = AdaptConfig(schedule=[0.0, 0.02], num_envs=2, planner_preset="paper", warm_start="official",
+                      num_samples=4, iterations=2, heldout_episodes=2, episodes_per_eval=1)
+    acted: list[np.ndarray] = []
+    collectors: list[object] = []
+
+    @dataclass(frozen=True)
+    class RecordingCollector(ScheduleCollector):
+        """The default collection, keeping every action its actor chose."""
+
+        def actor(self, run: Any, agent: Any, seed: int) -> Any:
+            collector = super().actor(run, agent, seed)
+            act = collector.act
+
+            def act_and_keep(history: object) -> torch.Tensor:
+                action = act(history)
+                acted.append(action.detach().cpu().numpy().copy())
+                return action
+
+            collector.act = act_and_keep
+            collectors.append(collector)
+            return collector
+
+    parts = default_parts(cfg)
+    default = parts.collector
+    assert isinstance(default, ScheduleCollector)
+    recording = RecordingCollector(**{f.name: getattr(default, f.name) for f in fields(default)})
+    lines: list[str] = []
+    loop = AdaptationLoop(go2_model, task, tmp_path / "run", cfg, log=lines.append,
+                          parts=replace(parts, collector=recording))
+    loop.collect_until(0.02, loop.base, 1)
+    planner = collectors[0].planner
+    assert isinstance(planner, MPPIPlanner) and planner.warm_start == "official"
+    assert (planner.num_samples, planner.iterations, planner.init_std) == (4, 2, 2.0)
+    steps = np.stack(acted)  # (ticks, envs, 12)
+    episodes = sorted(iter_episodes(str(loop.data_dir), shuffle_shards=False, split_by_node=False,
+                                    split_by_worker=False), key=lambda ep: ep.episode_id)
+    assert [ep.episode_id for ep in episodes] == [0, 1] and len(collectors) == 1
+    for env, ep in enumerate(episodes):
+        want = steps[: len(ep), env].copy()
+        want[: task.standing_steps] = 0.0
+        np.testing.assert_array_equal(ep.actions, want)
+        assert np.abs(ep.actions[task.standing_steps:]).max() > 0
+        assert ep.meta["planner"]["warm_start"] == "official" and ep.meta["planner"]["num_samples"] == 4
+        assert not ep.meta["planner"].get("temporal_ensemble")
+    assert any("acting planner: mppi 4+2 samples x 2 iterations, std 2.0, warm start official, no ensembling" in line
+               for line in lines)
+    assert "ETA" in lines[-1] and "70 of 60 steps logged" in lines[-1]

@@ -21,6 +21,7 @@ import simdist.hub.folder
 import simdist.hub.push
 from simdist.hub import CheckpointError, CheckpointWarning
 from simdist.model.world_model import WorldModel
+from simdist.zoo.publish import push_folder
 
 REPO = "simdist-test/tiny"
 
@@ -269,7 +270,7 @@ def test_non_finite_normalizer_stats_raise(saved: Path) -> None:
     assert "tensor 'normalizer.rewards_mean' holds 0 NaN / 1 Inf values" in text
     assert "tensor 'value.net.0.bias' holds 3 NaN / 0 Inf values" in text
     with pytest.raises(CheckpointError, match="normalizer.obs__state_std"):
-        hub.push_folder(saved, REPO, dry_run=True)  # nothing non-finite is published
+        push_folder(saved, REPO, dry_run=True)  # nothing non-finite is published
 
 
 def test_non_finite_check_skips_dropped_tensors(tiny_world_model: WorldModel, saved: Path) -> None:
@@ -386,17 +387,17 @@ def test_push_to_branch_and_pr(tiny_world_model: WorldModel, fake_hub: Any) -> N
 def test_push_folder(tiny_world_model: WorldModel, saved: Path, fake_hub: Any) -> None:
     (saved / "last.ckpt").write_bytes(b"resume state, not for the Hub")
     (saved / "train_config.yaml").write_text("trainer: {max_steps: 1}\n")
-    files = hub.push_folder(saved, REPO, dry_run=True)
+    files = push_folder(saved, REPO, dry_run=True)
     assert files == ["README.md", "config.json", "model.safetensors", "train_config.yaml"]
     assert fake_hub.calls == []  # a dry run contacts nothing
 
-    hub.push_folder(saved, REPO)
+    push_folder(saved, REPO)
     assert set(read_snapshot(constants.HF_HUB_CACHE, REPO)) == set(files)
     assert_same_model(tiny_world_model, WorldModel.from_pretrained(REPO))
 
     tamper(saved, lambda s: s.pop("encoder.net.0.bias"))
     with pytest.raises(CheckpointError, match="encoder: net.0.bias"):
-        hub.push_folder(saved, REPO, dry_run=True)
+        push_folder(saved, REPO, dry_run=True)
 
 
 # ------------------------------------------------------------------------------------------ model card
@@ -440,3 +441,14 @@ def test_public_names_resolve_to_their_modules() -> None:
     assert set(hub.__all__) <= set(dir(hub))
     with pytest.raises(AttributeError, match="'simdist.hub' has no attribute 'nope'"):
         hub.nope  # noqa: B018
+
+
+def test_hub_names_no_zoo_and_no_model_card() -> None:
+    """The zoo's publisher and the model card are not hub names; their old spellings still work, with a warning."""
+    from simdist.model.model_card import render_model_card
+
+    assert "push_folder" not in hub.__all__ and "render_model_card" not in hub.__all__
+    with pytest.warns(FutureWarning, match="import it from simdist.zoo.publish"):
+        assert hub.push_folder is push_folder
+    with pytest.warns(FutureWarning, match="import it from simdist.model.model_card"):
+        assert hub.render_model_card is render_model_card

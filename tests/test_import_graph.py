@@ -2,8 +2,9 @@
 
 Every module of the package (``simdist/`` and ``components/``, installed as ``simdist.components``) is parsed
 with ``ast``; each ``import``/``from`` statement adds an edge, whether it runs at import time or inside a
-function. Imports under ``if TYPE_CHECKING:`` never run and are left out; so are dynamic imports
-(``importlib.import_module``), which are how plug-ins and lazy attributes load.
+function, and whether it runs at all: imports under ``if TYPE_CHECKING:`` count too (a circle of type-only imports
+still ties the modules into one). Dynamic imports (``importlib.import_module``), which are how plug-ins and lazy
+attributes load, are left out.
 
 An import of ``a.b.c`` also runs the ``__init__`` of ``a`` and ``a.b``; those implicit edges count too, except
 into a package the importing module belongs to (it is already being imported by then).
@@ -38,22 +39,11 @@ def discover(trees: Mapping[str, Path] = TREES) -> dict[str, Path]:
     return modules
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
 def _statements(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """All import statements of ``tree``, at any depth, except those under ``if TYPE_CHECKING:``."""
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
+    """All import statements of ``tree``, at any depth (``if TYPE_CHECKING:`` blocks included)."""
+    for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
-        elif isinstance(node, ast.If) and _is_type_checking(node.test):
-            stack.extend(node.orelse)
-        else:
-            stack.extend(ast.iter_child_nodes(node))
 
 
 def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
@@ -189,12 +179,12 @@ def test_no_import_cycles() -> None:
                         + "\n".join(describe(graph, modules, c) for c in cycles))
 
 
-#: what the hub's modules may import besides each other: the package (its version), lazy attributes, file helpers and
-#: errors, the zoo's index (the offline fallback), the preset names (a hint for a bare name) and the config module
-#: (only for the deprecated ``simdist.hub.read_config``), with their package ``simdist.model`` (a docstring only).
-#: Never a model, an agent, a planner or the command line.
+#: what the hub's modules may import besides each other (type-checking imports included): the package (its version),
+#: lazy attributes, file helpers and errors, the zoo's index (the offline fallback) and the preset names (a hint for
+#: a bare name), with their package ``simdist.model`` (a docstring only). Never a model or its config, an agent, a
+#: planner or the command line.
 HUB_MAY_IMPORT = {"simdist", "simdist.lazy", "simdist.fsutil", "simdist.errors", "simdist.zoo", "simdist.model",
-                  "simdist.model.presets", "simdist.model.config"}
+                  "simdist.model.presets"}
 
 
 def test_hub_layering() -> None:
@@ -320,6 +310,9 @@ def _write(root: Path, files: Mapping[str, str]) -> None:
     ({"__init__.py": "", "z.py": "from pkg.sub.files import N\n", "sub/__init__.py": "from pkg.sub.r import f\n",
       "sub/files.py": "N = 1\n", "sub/r.py": "from pkg.z import g\n"},
      ["pkg.sub", "pkg.sub.r", "pkg.z"]),  # importing pkg.sub.files runs pkg.sub's __init__ first
+    ({"__init__.py": "", "a.py": "from pkg.b import y\n",
+      "b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import X\n"},
+     ["pkg.a", "pkg.b"]),  # an import for type checkers only still closes the loop
 ])
 def test_checker_finds_cycles(tmp_path: Path, files: dict[str, str], cycle: list[str]) -> None:
     _write(tmp_path / "pkg", files)
@@ -334,7 +327,7 @@ def test_checker_accepts_layered_code(tmp_path: Path) -> None:
     _write(tmp_path / "pkg", {
         "__init__.py": "from pkg.core import run\n",  # a package importing its own modules is fine
         "core.py": "import os\nfrom pkg import util\nfrom pkg.util import helper\n",
-        "util.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.core import run\n"
+        "util.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from collections.abc import Callable\n"
                    "def helper():\n    import json\n",
     })
     modules = discover({"pkg": tmp_path / "pkg"})

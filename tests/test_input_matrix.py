@@ -8,13 +8,11 @@ from pathlib import Path
 
 import input_matrix as im
 import pytest
-from reliability_cases import build_fixtures
 
 
-@pytest.fixture(scope="module")
-def values(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    root = tmp_path_factory.mktemp("matrix")
-    return root, im.build_inputs(root, build_fixtures(root / "fixtures"))
+@pytest.fixture
+def values(bad_input_values: tuple[Path, dict[str, str]]) -> tuple[Path, dict[str, str]]:
+    return bad_input_values
 
 
 @pytest.mark.parametrize("command", sorted(im.COMMANDS))

@@ -154,6 +154,49 @@ def test_toy_true_return_parts_add_up_and_a_shadow_of_the_driver_plans_as_it_doe
     assert (np.abs(parts["tail"]) > 0).any() and not np.allclose(parts["horizon"], parts["total"])
 
 
+
+def test_toy_true_latent_control_and_last_iteration_pool() -> None:
+    """``--true-value``: the heads on the candidates' true latents. With the true latents in place of the imagined
+    ones the heads' score equals :meth:`WorldModel.score_latents` of them, and scoring the imagined latents that way
+    gives back the imagined score; ``pool="last"`` draws only last-iteration sequences (the same states: the draw
+    does not act); every state names its episode, and the per-state ρ come with intervals over episodes."""
+    from simdist.diagnostics.mechanism import predicted_parts, true_latent_parts
+    from simdist.diagnostics.visited import imagine_candidates
+
+    task = make_task("toy-reach", profile="real")
+    task.expert_steps = 50
+    agent = _toy_agent(0)
+    wm = agent.world_model
+    cfg = MechanismConfig(states=4, candidates=4, every=2, skip=1, num_envs=2, seed=0)
+    visited = visit_states(task, agent, cfg)
+    imagined = imagine_candidates(wm, visited).latents
+    np.testing.assert_allclose(true_latent_parts(wm, visited, imagined.numpy(), cfg.gamma),
+                               predicted_parts(wm, visited, cfg.gamma), rtol=1e-5, atol=1e-5)
+    assert visited.episodes is not None and visited.episodes.shape == (4,)
+    last = visit_states(task, agent, MechanismConfig(**{**cfg.__dict__, "pool": "last"}))
+    assert last.states["physics"].tolist() == visited.states["physics"].tolist()
+    planner = agent.with_settings(keep_candidates=True).planner
+    history = agent.new_history(1)
+    env = task.make_env(1, 0, real=True)
+    try:
+        history.reset(env.reset(seed=0))
+    finally:
+        env.close()
+    diag = planner.plan(history).diagnostics
+    drawn = diag["candidate_iteration"]
+    last_rows = diag["candidates"][0, drawn == drawn.max()]
+    assert len(last_rows) == planner.num_samples and drawn.max() == planner.iterations - 1
+    report = run_mechanism(task, agent, {"m": agent}, cfg, split=True, true_value=True)
+    control = report["models"]["m"]["true_latents"]
+    for key in ("rho_value_on_true", "rho_reward_on_true", "rho_on_true", "rho_value_pred_vs_true"):
+        assert -1.0 <= control[key]["mean"] <= 1.0 and len(control["per_state"][key]) == 4
+    episodes = report["models"]["m"]["by_episode"]
+    assert set(episodes) >= {"spearman", "rho_value", "rho_value_on_true"}
+    assert episodes["spearman"]["episodes"] == len(set(report["episodes"])) and episodes["spearman"]["n"] == 4
+    with pytest.raises(ValueError, match="needs split"):
+        run_mechanism(task, agent, {"m": agent}, cfg, true_value=True)
+
+
 # ------------------------------------------------------------------------------------------ go2
 @pytest.fixture(scope="module")
 def go2() -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from simdist.components.planners import MPPIPlanner
+from simdist.components.planners.mppi import MPPIPlanner
 from tests.test_planners import history_for, tiny_model
 
 SETTINGS = dict(num_samples=64, iterations=2, num_elites=32, init_std=1.0, warm_start="none")

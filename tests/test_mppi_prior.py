@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from simdist.components.planners import MPPIPlanner
+from simdist.components.planners.mppi import MPPIPlanner
 from simdist.components.planners.policy import PolicyPlanner
 from simdist.schema import SettingError
 from tests.test_planners import history_for, tiny_model

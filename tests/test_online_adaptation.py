@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -14,7 +15,8 @@ from simdist.components.agents.bc import BCPolicy
 from simdist.components.agents.iql import IQLAgent
 from simdist.components.agents.latent import encode_transitions
 from simdist.components.tasks.toy_reach import ToyReachTask
-from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
+from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig, default_parts
+from simdist.workflows.loop_parts import ScheduleCollector
 from tests.helpers import episodes_of, toy_world_model
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -52,24 +54,24 @@ def test_updates_after_every_episode(setup: tuple[str, str], tmp_path: Path) -> 
     assert len(labels) == 3
 
 
-def test_killed_run_resumes_exactly(setup: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_killed_run_resumes_exactly(setup: tuple[str, str], tmp_path: Path) -> None:
     model, prior = setup
     whole = tmp_path / "whole"
     AdaptationLoop(model, ToyReachTask(), whole, config(prior), log=lambda m: None).run()
     killed = tmp_path / "killed"
-    calls = {"n": 0}
-    original = AdaptationLoop._update_live
+    parts = default_parts(config(prior))
+    finetuner, calls = parts.finetuner, {"n": 0}
 
-    def dies_on_the_second(self, *args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise KeyboardInterrupt
-        return original(self, *args, **kwargs)
+    class DiesOnTheSecondUpdate:  # the loop killed as its second per-episode update starts
+        def finetune(self, run: Any, start: Any, stage: int) -> Any:
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise KeyboardInterrupt
+            return finetuner.finetune(run, start, stage)
 
-    monkeypatch.setattr(AdaptationLoop, "_update_live", dies_on_the_second)
+    parts.finetuner = DiesOnTheSecondUpdate()
     with pytest.raises(KeyboardInterrupt):
-        AdaptationLoop(model, ToyReachTask(), killed, config(prior), log=lambda m: None).run()
-    monkeypatch.setattr(AdaptationLoop, "_update_live", original)
+        AdaptationLoop(model, ToyReachTask(), killed, config(prior), log=lambda m: None, parts=parts).run()
     AdaptationLoop(model, ToyReachTask(), killed, config(prior), log=lambda m: None).run()
     a, b = load_agent(whole / "stages" / "stage-2"), load_agent(killed / "stages" / "stage-2")
     sa, sb = a.model.state_dict(), b.model.state_dict()
@@ -82,7 +84,9 @@ def test_collection_explores_and_evaluation_does_not(setup: tuple[str, str], tmp
     model, prior = setup
     loop = AdaptationLoop(model, ToyReachTask(), tmp_path / "x", config(prior), log=lambda m: None)
     agent = loop.base
-    assert loop.collector(agent, 0).explore and not loop.planner(agent, 0).explore and not agent.explore
+    collector = loop.parts.collector
+    assert isinstance(collector, ScheduleCollector)
+    assert collector.actor(loop, agent, 0).explore and not loop.planner(agent, 0).explore and not agent.explore
 
 
 def test_bad_protocol_options() -> None:

@@ -12,7 +12,8 @@ import torch
 
 import simdist
 from simdist import WorldModel, WorldModelConfig
-from simdist.components.planners import MPPIPlanner, NaiveMPPIPlanner, PolicyPlanner
+from simdist.components.planners.mppi import MPPIPlanner, NaiveMPPIPlanner
+from simdist.components.planners.policy import PolicyPlanner
 from simdist.model.types import Imagination
 from simdist.planning import ObservationHistory, discounted_return, execution
 
@@ -515,7 +516,8 @@ def test_temporal_ensemble_blends_what_recent_plans_say_for_now(wm):
 
 
 def test_build_planner_from_a_planner_json_mapping(wm):
-    from simdist.components.planners import MPPIPlanner, PolicyPlanner
+    from simdist.components.planners.mppi import MPPIPlanner
+    from simdist.components.planners.policy import PolicyPlanner
     from simdist.components.planners.presets import REALTIME
     from simdist.planning import TemporalEnsemble, build_planner
 
@@ -604,3 +606,24 @@ def test_fallback_wrapper_substitutes_and_counts(wm: WorldModel) -> None:
     out = planner.act(hist)
     assert torch.isfinite(out).all() and torch.equal(out[1], torch.zeros(2)) and planner.fallbacks == 1
     torch.testing.assert_close(out[[0, 2]], clean[[0, 2]])
+
+
+def test_batched_tick_scores_each_env_as_a_tick_of_its_own(wm):
+    """One paper-style tick over three envs (official warm start, policy samples, chunks that cut across envs):
+    every candidate it scored has the return the model gives it from that env's history alone."""
+    from simdist.benchmarking.measure import random_history
+    from simdist.planning.base import eval_mode, plan_score
+
+    hist = random_history(wm, 3, seed=2)
+    planner = MPPIPlanner(wm, num_samples=40, iterations=3, num_elites=8, score_chunk=16, seed=5,
+                          warm_start="official", keep_candidates=True)
+    planner.plan(hist)  # a second tick starts from the official warm start
+    result = planner.plan(hist)
+    candidates, returns = result.diagnostics["candidates"], result.diagnostics["candidate_returns"]
+    assert candidates.shape[:2] == (3, 40 * 3 + planner.num_policy_samples)
+    with torch.no_grad(), eval_mode(wm):
+        for i in range(3):
+            encoding = wm.encode({k: v[i:i + 1] for k, v in hist["obs_hist"].items()}, hist["act_hist"][i:i + 1])
+            alone = wm.imagine(encoding, candidates[i:i + 1], hist["command"][i:i + 1], last_value_only=True)
+            torch.testing.assert_close(plan_score(alone, planner.discount, wm.config.value_offset), returns[i:i + 1],
+                                       atol=1e-5, rtol=1e-5)

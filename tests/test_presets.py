@@ -12,8 +12,8 @@ import torch
 
 from simdist import WorldModel, WorldModelConfig
 from simdist.arguments import acting_settings, add_mppi_arguments, planner_overrides, preset_budget
-from simdist.components.planners import MPPIPlanner
 from simdist.components.planners import presets as P
+from simdist.components.planners.mppi import MPPIPlanner
 from simdist.planning import TemporalEnsemble, build_planner, planner_preset, planner_presets, preset_settings
 
 

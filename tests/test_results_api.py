@@ -10,7 +10,7 @@ Every script is parsed with ``ast``; every import counts, at module level or ins
   name, ``simdist.get("agent", "bc")``, or through the public objects that return them, ``make_task(...)``);
 * no name starting with ``_`` is imported from another package;
 * no script edits ``sys.path`` or sets ``PYTHONPATH`` for a child: the runners run as modules from the repository
-  root (``python -m results.go2.run``), the analysis scripts by their path, and simdist is installed.
+  root (``python -m results run EXPERIMENT``, ``python -m results.go2.analysis.walk_ci``), and simdist is installed.
 """
 
 from __future__ import annotations

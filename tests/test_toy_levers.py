@@ -127,7 +127,7 @@ def test_the_loop_runs_with_every_lever_and_mixes_simulation_into_finetuning(tmp
 
 
 def test_heldout_rounds_continue_until_an_episode_holds_a_window() -> None:
-    from simdist.components.tasks.toy_reach.demo import HELDOUT_ROUNDS, _heldout_episodes
+    from simdist.components.tasks.toy_reach.loop import HELDOUT_ROUNDS, heldout_episodes
     from simdist.model.world_model import WorldModel
 
     model = WorldModel.from_preset("toy")
@@ -140,10 +140,10 @@ def test_heldout_rounds_continue_until_an_episode_holds_a_window() -> None:
         return run
 
     short, long = 10, 40  # a window needs history + horizon + 11 steps once padded by the history
-    assert len(_heldout_episodes(collect([long]), model, 4)) == 1 and seeds == [4]
+    assert len(heldout_episodes(collect([long]), model, 4)) == 1 and seeds == [4]
     seeds.clear()
-    assert [len(ep) for ep in _heldout_episodes(collect([short, short, long]), model, 4)] == [short, short, long]
+    assert [len(ep) for ep in heldout_episodes(collect([short, short, long]), model, 4)] == [short, short, long]
     assert seeds == [4, 1004, 2004]
     seeds.clear()
     with pytest.raises(RuntimeError, match="none of 4 held-out real episodes is long enough"):
-        _heldout_episodes(collect([short] * HELDOUT_ROUNDS), model, 4)
+        heldout_episodes(collect([short] * HELDOUT_ROUNDS), model, 4)

@@ -1,13 +1,12 @@
 """Registered planners: ``mppi``, ``mppi_naive`` and ``policy``, with MPPI's settings beside it: ``MPPIConfig``
 (the schema of a ``planner.json``) in :mod:`.mppi` and the presets (``paper``, ``manipulation``, ``realtime``) in
-:mod:`.presets`.
+:mod:`.presets`. Every module of this folder is imported, so a new planner is a new file here: nothing in this file
+names one.
 
 The contract they implement (``Planner``, ``PlanResult``, ``discounted_return``, ``build_planner``, ...) is the
 core's :mod:`simdist.planning.base`.
 """
 
-from . import mppi, policy
-from .mppi import MPPIPlanner, NaiveMPPIPlanner
-from .policy import PolicyPlanner
+from simdist.registry import import_submodules
 
-__all__ = ["MPPIPlanner", "NaiveMPPIPlanner", "PolicyPlanner", "mppi", "policy"]
+__all__ = import_submodules(__name__, __path__)

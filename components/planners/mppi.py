@@ -130,7 +130,8 @@ class MPPIPlanner(Planner):
     :mod:`~simdist.planning.threads`; :attr:`thread_report` says what was chosen).
 
     ``keep_candidates``: also return every sequence the tick scored and its predicted return
-    (``diagnostics["candidates"]`` (B, M, T, A), ``["candidate_returns"]`` (B, M); the policy samples once),
+    (``diagnostics["candidates"]`` (B, M, T, A), ``["candidate_returns"]`` (B, M); the policy samples once, with
+    the first iteration) and the iteration that drew each (``["candidate_iteration"]`` (M,)),
     the planner's own sampling distribution, for analyses of how the model ranks what the planner considers.
 
     ``disagreement`` λ >= 0 (beyond the paper): with an ensemble dynamics (``dynamics/ensemble``) every score
@@ -378,6 +379,8 @@ class MPPIPlanner(Planner):
         if kept:
             diagnostics["candidates"] = torch.cat([k[0] for k in kept], dim=1)
             diagnostics["candidate_returns"] = torch.cat([k[1] for k in kept], dim=1)
+            diagnostics["candidate_iteration"] = torch.cat(
+                [torch.full((k[0].shape[1],), i, dtype=torch.long, device=dev) for i, k in enumerate(kept)])
         return PlanResult(action=plan[:, 0].clone(), plan=plan, returns=(w[:, :, 0, 0] * elite_returns).sum(1),
                           diagnostics=diagnostics)
 

@@ -5,7 +5,7 @@
     python -m results.go2.run EXPERIMENT [...] --dry-run # print the commands it would run, run nothing
     python -m results.go2.run EXPERIMENT [...]           # run them, from the repository root
 
-Every experiment is a list of `simdist` commands (and the analysis scripts in results/go2/analysis/). Runs
+Every experiment is a list of `simdist` commands (and the analysis modules of results.go2.analysis). Runs
 resume: an evaluation whose result file exists is skipped (results are written to FILE.tmp, then renamed),
 training resumes from the stage's last.ckpt, `simdist adapt` and `simdist generate` resume themselves.
 Logs go to runs/ (git-ignored); results to results/go2/ by default. Runs use the `simdist` next to this
@@ -29,7 +29,7 @@ from results.runner import simdist_command
 
 ROOT = Path(__file__).resolve().parents[2]
 R = "results/go2"
-ANALYSIS = f"{R}/analysis"
+ANALYSIS = "results.go2.analysis"
 BASE = "recipes/go2/base.yaml"
 
 #: the real-time MPPI preset (16 + 2 policy samples, one iteration, sampling near the policy head's chunk)
@@ -119,7 +119,7 @@ def evaluate(out: str, *args: str) -> Step:
 def analysis(script: str, *args: str, log: str | None = None) -> Step:
     """An analysis script; one that writes ``--out FILE`` is skipped when FILE exists."""
     written = args[args.index("--out") + 1] if "--out" in args and not script.startswith("summarize") else None
-    return cmd("python", f"{ANALYSIS}/{script}", *args, log=log, done=written)
+    return cmd("python", "-m", f"{ANALYSIS}.{script.removesuffix('.py')}", *args, log=log, done=written)
 
 
 def copy(sources: Sequence[str], dest: str) -> Step:

@@ -1,9 +1,9 @@
 """Scaling on this machine: data generation and pretraining with 1 and 2 processes, and the projection of the
 paper's scale onto N machines from the measured per-process rates (docs/distributed.md).
 
-    python results/scaling/measure.py generate   # Go2 data: 1 process vs 2 torchrun workers, same parts
-    python results/scaling/measure.py train      # Go2 pretraining, global batch 512: 1 process vs 2 (gloo DDP)
-    python results/scaling/measure.py project    # the paper's data and schedule on N machines
+    python -m results.scaling.measure generate   # Go2 data: 1 process vs 2 torchrun workers, same parts
+    python -m results.scaling.measure train      # Go2 pretraining, global batch 512: 1 process vs 2 (gloo DDP)
+    python -m results.scaling.measure project    # the paper's data and schedule on N machines
 
 Each measurement writes ``results/scaling/<name>.json`` (atomically; delete it to rerun) and ``project``
 prints the table of docs/distributed.md from them. Run from the repository root on an otherwise idle machine.

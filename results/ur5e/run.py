@@ -169,9 +169,14 @@ def export(task: str, dry: bool) -> None:
 
     run = ROOT / "outputs" / task
     plan = run / "planner.json"
+    configs = sorted((run / "logs").rglob("config.yaml"), key=lambda f: f.stat().st_mtime)
+    if not configs and not dry:
+        sys.exit(f"export: no {run.relative_to(ROOT)}/logs/*/config.yaml: run `data`, then `simdist fit` "
+                 "(python -m results run ur5e-pretrain)")
+    config = configs[-1] if configs else run / "logs" / "VERSION" / "config.yaml"  # a dry run before pretraining
     cmd = [*simdist_command(), "export", "--ckpt", str(run / "pretrain" / "checkpoints" / "last.ckpt"), "--out",
            str(run / "model"), "--overwrite", "--planner", str(plan), "--repo-id", f"simdist/{task}",
-           "--train-config", str(max((run / "logs").rglob("config.yaml"), key=lambda f: f.stat().st_mtime))]
+           "--train-config", str(config)]
     print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
     if not dry:
         from simdist import get
@@ -375,7 +380,7 @@ def gate(task: str, dry: bool) -> None:
             "--task", task, "--agent", str(model.relative_to(ROOT)), "--planner", "policy", "--profile", "sim",
             "--grid", "narrow", "--trials", "2", "--envs", "20"], dry)
         copy = folder / f"{run}-copycat.json"
-        cmd = [sys.executable, "results/ur5e/analysis/copycat.py", "--model", str(model.relative_to(ROOT)),
+        cmd = [sys.executable, "-m", "results.ur5e.analysis.copycat", "--model", str(model.relative_to(ROOT)),
                "--data", _unseen_part(parts), "--episodes", "30", "--out", str(copy.relative_to(ROOT))]
         _run(cmd, dry, copy.is_file())
         if r:
@@ -388,7 +393,7 @@ def gate(task: str, dry: bool) -> None:
     for n_parts, steps, name in GATE_BC:
         bc = folder / f"{name}.json"
         data = parts if n_parts == len(parts) else [f"outputs/ur5e/ur5e-peg-small/part-{k:04d}" for k in range(n_parts)]
-        cmd = [sys.executable, "results/ur5e/analysis/state_bc.py", "--task", task, "--data", ",".join(data),
+        cmd = [sys.executable, "-m", "results.ur5e.analysis.state_bc", "--task", task, "--data", ",".join(data),
                "--episodes", "100000", "--steps", str(steps), "--grids", "narrow",
                "--save", f"outputs/ur5e-peg-small/{name}.pt", "--out", str(bc.relative_to(ROOT))]
         print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
@@ -639,7 +644,7 @@ def rankplan(task: str, dry: bool) -> None:
                                     f"rank-probe-{n}-seeds-{steps}-steps.json")
         extra = ["--score", f"value-rank={RANK_MODEL}"] if n == RANK_TRAIN and steps is None else []
         extra += ["--steps", str(steps)] if steps else []
-        _run([sys.executable, "results/ur5e/analysis/rank_probe.py", "--model", VALUE_MODEL, "--train",
+        _run([sys.executable, "-m", "results.ur5e.analysis.rank_probe", "--model", VALUE_MODEL, "--train",
               _rank_sets(slice(n)), "--heldout", _rank_sets(slice(RANK_TRAIN, None)), *extra, "--json",
               str(probe.relative_to(ROOT))], dry, probe.is_file())
     folder = OUT / "planner" / task
@@ -725,8 +730,9 @@ def priorplan(task: str, dry: bool) -> None:
             rows.append(f"| {name} | {PRIOR_CHOSEN:g} | {what} | {_success_cell(hits)} | |")
     for beta, modes in PRIOR_GAPS:  # the executed action's gap to the head's, tick by tick (7.7's measurement)
         gap = OUT / "analysis" / f"prior-gap-value-rank-prior{beta:g}.json"
-        _run([sys.executable, "results/ur5e/analysis/prior_gap.py", "--model", f"outputs/value-rank-prior{beta:g}-w1",
-              "--binary-modes", modes, "--steps", "225", "--json", str(gap.relative_to(ROOT))], dry, gap.is_file())
+        _run([sys.executable, "-m", "results.ur5e.analysis.prior_gap", "--model",
+              f"outputs/value-rank-prior{beta:g}-w1", "--binary-modes", modes, "--steps", "225", "--json",
+              str(gap.relative_to(ROOT))], dry, gap.is_file())
     if not dry:
         write_table(folder, "| MPPI's value head (policy warm start, init std 0.1) | policy prior weight β | lattice | "
                             "success [95 % CI] | median time |\n|---|---|---|---|---|", rows, name="priorplan.md")

@@ -104,8 +104,9 @@ def time_compiled(wm: Any, settings: dict[str, Any], mode: Any, history: dict[st
 def paper_settings(args: Any) -> dict[str, Any]:
     """The task's paper planner preset (``Task.planner_preset``: ``paper`` for legged locomotion,
     ``manipulation`` for the arm) as ``build_planner`` settings, with ``--num-samples``/``--iterations``
-    applied."""
-    overrides = {"num_samples": args.num_samples, "iterations": args.iterations}
+    applied (and ``--score-chunk``, where the command has it)."""
+    overrides = {"num_samples": args.num_samples, "iterations": args.iterations,
+                 "score_chunk": getattr(args, "score_chunk", None)}
     return planner_preset(args.planner_preset, **{k: v for k, v in overrides.items() if v is not None})
 
 

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from simdist.data.schema import SCHEMA_VERSION, DatasetSpec, json_default
-from simdist.fsutil import atomic_write_json, remove_stale_temporaries
+from simdist.errors import InputError
+from simdist.fsutil import atomic_write_json, inside, remove_stale_temporaries
 
 STATE_FILE = "generate.json"
 LOCK_FILE = ".generate.lock"
@@ -171,7 +172,9 @@ def _read_state(out: Path, config: dict[str, Any]) -> dict[str, Any]:
     state = json.loads(path.read_text()) if path.exists() else {"config": config, "parts": {}}
     if state["config"] != config:
         diff = {k: (state["config"].get(k), v) for k, v in config.items() if state["config"].get(k) != v}
-        raise ValueError(f"{out} holds a different generation run (stored, requested): {diff}; use another --out")
+        raise InputError(f"{out} holds a different generation run (stored, requested): {diff}; use another --out")
+    for name in state["parts"]:
+        inside(out, name, f"{path}: key 'parts.{name}'")
     return state
 
 

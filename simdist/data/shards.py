@@ -35,12 +35,13 @@ from simdist.data.schema import (
     json_default,
 )
 from simdist.data.stats import RunningStats, Stats
-from simdist.fsutil import atomic_write_json, remove_stale_temporaries
+from simdist.fsutil import atomic_write_json, inside, remove_stale_temporaries
 from simdist.schema import SettingError, Validated, bounds
 
 DATASET_INFO = "dataset.json"
 #: entries that make a folder a dataset (or a generation run's output): its index, shards, parts, summary, critic
-DATASET_MARKERS = (DATASET_INFO, "generate.json", "*.tar", "part-*", "critic.json", "critic.safetensors")
+DATASET_MARKERS = (DATASET_INFO, "generate.json", "origin.json", "*.tar", "part-*", "critic.json",
+                   "critic.safetensors")
 FORMAT_NAME = "simdist-episodes"
 
 Source = str | os.PathLike | Sequence["Source"]  # a folder, pattern or url, or a list of these
@@ -69,6 +70,9 @@ def read_dataset_info(path: str | os.PathLike) -> dict[str, Any]:
             _check_finite(info.get(key, {}), key)
     except SettingError as err:
         raise DataError(f"{p}: {err}: regenerate the dataset or fix the file") from err
+    for k, shard in enumerate(info["shards"]):
+        name = shard.get("name") if isinstance(shard, dict) else None
+        inside(os.path.dirname(p) or ".", name, f"{p}: key 'shards[{k}].name'", DataError)
     return info
 
 

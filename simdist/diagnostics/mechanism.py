@@ -18,7 +18,7 @@ means with 95 % bootstrap intervals over states. The raw returns are kept.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -28,15 +28,20 @@ import torch
 from simdist.data.engine import action_hold
 from simdist.diagnostics.visited import VisitedStates, candidate_rows, imagine_candidates
 from simdist.tasks import Task
-from simdist.workflows.evaluation import bootstrap_ci
+from simdist.workflows.evaluation import bootstrap_ci, seeds_bootstrap_ci
 
 logger = logging.getLogger(__name__)
+
+#: which of a tick's scored sequences the candidates are drawn from (:class:`MechanismConfig`)
+POOLS = ("all", "last")
 
 
 @dataclass
 class MechanismConfig:
     """How many states, candidates and which envs: ``states`` cloned states (``every`` control steps apart,
-    after ``skip`` steps of each episode), ``candidates`` K per state, ``num_envs`` parallel envs."""
+    after ``skip`` steps of each episode), ``candidates`` K per state, ``num_envs`` parallel envs; ``pool``
+    which of the planner's sequences the candidates are drawn from: ``"all"`` (every iteration's samples and the
+    policy samples) or ``"last"`` (the last iteration's samples alone, the ones the final plan is fitted to)."""
 
     states: int = 40
     candidates: int = 32
@@ -45,6 +50,7 @@ class MechanismConfig:
     num_envs: int = 8
     gamma: float = 0.99
     seed: int = 0
+    pool: str = "all"
 
     def __post_init__(self) -> None:
         for name in ("states", "candidates", "every", "num_envs"):
@@ -57,6 +63,8 @@ class MechanismConfig:
             raise ValueError(f"skip must be an integer >= 0, got {self.skip!r}")
         if not 0.0 < self.gamma <= 1.0:
             raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
+        if self.pool not in POOLS:
+            raise ValueError(f"pool must be one of {POOLS}, got {self.pool!r}")
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
@@ -99,6 +107,9 @@ def drive_and_clone(task: Task, planner: Any, history: Any, cfg: MechanismConfig
     cmd_rows: list[torch.Tensor] = []
     cand_rows: list[torch.Tensor] = []
     ticks: dict[str, list[np.ndarray]] = {"driver": [], **{name: [] for name in shadows}}
+    episode_rows: list[np.ndarray] = []
+    episode = np.arange(cfg.num_envs)  # each env's current episode id, unique over the run
+    next_episode = cfg.num_envs
     try:
         obs = env.reset(seed=cfg.seed)
         history.reset(obs, command=history.command_of(obs))
@@ -127,7 +138,11 @@ def drive_and_clone(task: Task, planner: Any, history: Any, cfg: MechanismConfig
                 obs_rows.append(o)
                 act_rows.append(a)
                 cmd_rows.append(c)
+                episode_rows.append(episode[take])
                 pool = result.diagnostics["candidates"][torch.as_tensor(take)]
+                if cfg.pool == "last":
+                    drawn = result.diagnostics["candidate_iteration"]
+                    pool = pool[:, (drawn == drawn.max()).to(pool.device)]
                 if pool.shape[1] < cfg.candidates:
                     raise ValueError(f"the planner scores {pool.shape[1]} sequences per tick; asked for "
                                      f"{cfg.candidates} candidates")
@@ -147,13 +162,16 @@ def drive_and_clone(task: Task, planner: Any, history: Any, cfg: MechanismConfig
                 for p in (planner, *shadows.values()):
                     p.reset(ids=done.tolist())
                 age[done] = 0
+                episode[done] = next_episode + np.arange(len(done))
+                next_episode += len(done)
     finally:
         env.close()
     return VisitedStates(
         states=task.merge_states(snaps),
         obs_hist={k: torch.cat([o[k] for o in obs_rows]) for k in obs_rows[0]},
         act_hist=torch.cat(act_rows), command=torch.cat(cmd_rows), candidates=torch.cat(cand_rows),
-        actions={name: np.concatenate(rows) for name, rows in ticks.items()})
+        actions={name: np.concatenate(rows) for name, rows in ticks.items()},
+        episodes=np.concatenate(episode_rows))
 
 
 @torch.no_grad()
@@ -235,6 +253,50 @@ def split_report(pred_reward: np.ndarray, pred_value: np.ndarray, parts: Mapping
     return {k: asdict(bootstrap_ci(np.asarray(v, np.float64))) for k, v in per.items()}
 
 
+@torch.no_grad()
+def true_latent_parts(world_model: Any, visited: VisitedStates, true_latents: np.ndarray, gamma: float
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """(S, K) the model's score parts on the latents the candidates really reached (``true_latents`` (S, K, T, D),
+    the model's encoding of their open-loop observations): its reward head's horizon rewards and its value
+    head's term on the true end state, as :func:`predicted_parts` gives them on the imagined latents."""
+    from simdist.planning.base import return_parts
+
+    im = imagine_candidates(world_model, visited, torch.as_tensor(true_latents))
+    rewards, value = return_parts(im.rewards, im.values, gamma, world_model.config.value_offset)
+    return rewards.double().cpu().numpy(), value.double().cpu().numpy()
+
+
+def true_latent_report(pred_reward: np.ndarray, pred_value: np.ndarray, true_reward: np.ndarray,
+                       true_value: np.ndarray, parts: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """The control that separates the dynamics from the heads: the frozen heads scored on the candidates' true
+    latents (``true_*``) beside the imagined ones (``pred_*``), each ranked against the true parts. Per state:
+    ρ of the value head on the true end state against the true tail (``rho_value_on_true``: how the heads rank
+    real futures; dynamics-only adaptation cannot change it), of the reward head on the true latents against the
+    true horizon part (``rho_reward_on_true``), of both against the true total (``rho_on_true``), and of the
+    value term on the imagined against on the true end state (``rho_value_pred_vs_true``: where the dynamics
+    puts the end state, as the value head sees it); the value terms' spreads beside the true tail's."""
+    horizon, tail, total = parts["horizon"], parts["tail"], parts["total"]
+    per = {
+        "rho_value_on_true": [spearman(p, t) for p, t in zip(true_value, tail)],
+        "rho_reward_on_true": [spearman(p, t) for p, t in zip(true_reward, horizon)],
+        "rho_on_true": [spearman(p, t) for p, t in zip(true_reward + true_value, total)],
+        "rho_value_pred_vs_true": [spearman(p, t) for p, t in zip(pred_value, true_value)],
+        "rho_reward_pred_vs_true": [spearman(p, t) for p, t in zip(pred_reward, true_reward)],
+        "value_spread_on_true": np.ptp(true_value, axis=1), "value_spread_predicted": np.ptp(pred_value, axis=1),
+        "tail_spread": np.ptp(tail, axis=1),
+    }
+    return {k: asdict(bootstrap_ci(np.asarray(v, np.float64))) for k, v in per.items()} | {
+        "per_state": {k: np.round(np.asarray(v, np.float64), 6).tolist() for k, v in per.items()}}
+
+
+def by_episode(per_state: Sequence[float] | np.ndarray, episodes: np.ndarray) -> dict[str, Any]:
+    """Mean of a per-state metric with its 95 % interval from a two-level bootstrap over the episodes the states
+    were cloned from (states of one episode are not independent), and how many episodes there were."""
+    values = np.asarray(per_state, np.float64)
+    groups = [values[episodes == e] for e in np.unique(episodes)]
+    return asdict(seeds_bootstrap_ci(groups)) | {"episodes": len(groups)}
+
+
 def true_returns(task: Task, visited: VisitedStates, cfg: MechanismConfig, progress: bool = False) -> np.ndarray:
     """(S, K) true returns of the candidates on the task's real env (see :meth:`Task.true_returns`)."""
     rows, actions = candidate_rows(visited)
@@ -284,36 +346,63 @@ def true_return_parts(task: Task, visited: VisitedStates, cfg: MechanismConfig, 
 
 
 def run_mechanism(task: Task, reference: Any, models: Mapping[str, Any], cfg: MechanismConfig,
-                  progress: bool = False, split: bool = False, response: bool = False) -> dict[str, Any]:
+                  progress: bool = False, split: bool = False, response: bool = False,
+                  true_value: bool = False) -> dict[str, Any]:
     """States visited by ``reference``'s planner on the task's real env; one report per model of ``models``
     (name → agent with a ``world_model``) on the same states and candidates, each scored as its own planner
     scores them (with its planner's disagreement penalty, if any). ``split`` also splits the true returns into
     their parts (the task's :meth:`~Task.true_return_parts`) and each model's score into its horizon rewards and
     value term (:func:`split_truth`, :func:`split_report`; the raw parts are kept). ``response`` also measures how
-    well each model's dynamics predicts the candidates' differences (:mod:`simdist.diagnostics.response`)."""
+    well each model's dynamics predicts the candidates' differences (:mod:`simdist.diagnostics.response`).
+    ``true_value`` (needs ``split``) also scores each candidate's true latents, encoded from the observations it
+    reached open loop, with the model's frozen heads (:func:`true_latent_report`). The main per-state ρ are also
+    given with intervals bootstrapped over episodes (``by_episode``)."""
+    if true_value and not split:
+        raise ValueError("true_value ranks the heads on true latents against the true parts: it needs split")
     visited = visit_states(task, reference, cfg)
     parts = true_return_parts(task, visited, cfg, progress=progress) if split else None
     truth = parts["total"] if parts is not None else true_returns(task, visited, cfg, progress=progress)
     responses: dict[str, Any] = {}
+    observations = None
+    if response or true_value:
+        from simdist.diagnostics.response import candidate_observations
+
+        observations = candidate_observations(task, visited, cfg.seed, progress=progress)
     if response:
         from simdist.diagnostics.response import response_reports
 
-        responses = response_reports(task, visited, models, cfg.seed, progress=progress)
+        responses = response_reports(task, visited, models, cfg.seed, progress=progress, observations=observations)
     reports = {}
     for name, agent in models.items():
         predicted = predicted_returns(agent.world_model, visited, cfg.gamma, planner_disagreement(agent),
                                       planner_value_weight(agent))
         reports[name] = ranking_report(predicted, truth) | {"predicted_returns": predicted.round(4).tolist()}
+        episodes = {"spearman": [spearman(p, t) for p, t in zip(predicted, truth)]}
         if parts is not None:
             pred_r, pred_v = predicted_parts(agent.world_model, visited, cfg.gamma)
             reports[name]["split"] = split_report(pred_r, pred_v, parts) | {
                 "predicted_rewards": pred_r.round(4).tolist(), "predicted_values": pred_v.round(4).tolist()}
+            episodes["rho_reward"] = [spearman(p, t) for p, t in zip(pred_r, parts["horizon"])]
+            episodes["rho_value"] = [spearman(p, t) for p, t in zip(pred_v, parts["tail"])]
+        if true_value and parts is not None and observations is not None:
+            from simdist.diagnostics.response import true_latents
+
+            true_r, true_v = true_latent_parts(agent.world_model, visited, true_latents(agent.world_model,
+                                                                                        observations), cfg.gamma)
+            control = true_latent_report(pred_r, pred_v, true_r, true_v, parts)
+            reports[name]["true_latents"] = control
+            episodes |= {k: control["per_state"][k] for k in ("rho_value_on_true", "rho_reward_on_true",
+                                                              "rho_on_true", "rho_value_pred_vs_true")}
+        if visited.episodes is not None:
+            reports[name]["by_episode"] = {k: by_episode(v, visited.episodes) for k, v in episodes.items()}
         if name in responses:
             reports[name]["response"] = responses[name]
         logger.info("%s: Spearman %.3f, regret %.2f (%d states x %d candidates)", name,
                     reports[name]["spearman"]["mean"], reports[name]["regret"]["mean"], *truth.shape)
-    return {"task": task.describe(), "config": asdict(cfg), "true_return": asdict(bootstrap_ci(truth.mean(1))),
-            "true_spread": asdict(bootstrap_ci(np.ptp(truth, axis=1))), "true_returns": truth.round(4).tolist(),
-            "models": reports} | ({} if parts is None else {
-                "true_split": split_truth(parts),
-                "true_parts": {k: v.round(5).tolist() for k, v in parts.items() if k != "total"}})
+    extra = {} if visited.episodes is None else {"episodes": visited.episodes.tolist()}
+    return extra | {
+        "task": task.describe(), "config": asdict(cfg), "true_return": asdict(bootstrap_ci(truth.mean(1))),
+        "true_spread": asdict(bootstrap_ci(np.ptp(truth, axis=1))), "true_returns": truth.round(4).tolist(),
+        "models": reports} | ({} if parts is None else {
+            "true_split": split_truth(parts),
+            "true_parts": {k: v.round(5).tolist() for k, v in parts.items() if k != "total"}})

@@ -88,10 +88,13 @@ def response_report(predicted: np.ndarray, true: np.ndarray) -> dict[str, Any]:
 
 
 def response_reports(task: Task, visited: VisitedStates, models: Mapping[str, Any], seed: int,
-                     progress: bool = False) -> dict[str, dict[str, Any]]:
+                     progress: bool = False, observations: Mapping[str, np.ndarray] | None = None
+                     ) -> dict[str, dict[str, Any]]:
     """One :func:`response_report` per model (name → agent with a ``world_model``) on the same candidates, each
-    against its own encoding of the observations they reached."""
-    observations = candidate_observations(task, visited, seed, progress=progress)
+    against its own encoding of the observations they reached (``observations``, when the caller ran them
+    already: :func:`candidate_observations`)."""
+    if observations is None:
+        observations = candidate_observations(task, visited, seed, progress=progress)
     reports = {}
     for name, agent in models.items():
         wm = agent.world_model

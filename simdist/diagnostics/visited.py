@@ -21,11 +21,16 @@ class VisitedStates:
     candidates: torch.Tensor  # (S, K, T, A)
     #: every tick's action (ticks × envs, A) of the driving planner (``"driver"``) and of each shadow planner
     actions: dict[str, np.ndarray] = field(default_factory=dict)
+    #: (S,) the episode each state was cloned from (states of one episode are not independent draws)
+    episodes: np.ndarray | None = None
 
 
 @torch.no_grad()
-def imagine_candidates(world_model: Any, visited: VisitedStates) -> Any:
-    """The model's imagination of every candidate from the same histories its planner had (eval mode)."""
+def imagine_candidates(world_model: Any, visited: VisitedStates, latents: torch.Tensor | None = None) -> Any:
+    """The model's imagination of every candidate from the same histories its planner had (eval mode); with
+    ``latents`` (S, K, T, D), its heads on those latents instead of the imagined ones
+    (:meth:`~simdist.model.WorldModel.score_latents`: e.g. the encoded observations each candidate really
+    reached)."""
     from simdist.planning.base import eval_mode
 
     with eval_mode(world_model):
@@ -33,7 +38,11 @@ def imagine_candidates(world_model: Any, visited: VisitedStates) -> Any:
         obs = {k: v.to(dev) for k, v in visited.obs_hist.items()}
         encoding = world_model.encode(obs, visited.act_hist.to(dev))
         command = visited.command.to(dev) if world_model.config.command_dim else None
-        return world_model.imagine(encoding, visited.candidates.to(dev), command, last_value_only=True)
+        actions = visited.candidates.to(dev)
+        if latents is None:
+            return world_model.imagine(encoding, actions, command, last_value_only=True)
+        return world_model.score_latents(encoding, latents.to(dev, actions.dtype), actions, command,
+                                         last_value_only=True)
 
 
 def candidate_rows(visited: VisitedStates) -> tuple[np.ndarray, np.ndarray]:

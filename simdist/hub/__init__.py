@@ -19,62 +19,60 @@ One module per job; this package only re-exports their public names, loading eac
 * :mod:`simdist.hub.mixin`: ``HubMixin`` (``save_pretrained`` / ``from_pretrained`` / ``push_to_hub``);
 * :mod:`simdist.hub.push`: ``push_to_hub`` and the upload helpers.
 
-Two names are kept here for existing callers and load from outside the hub: ``render_model_card`` (the world
-model's card, :mod:`simdist.model.model_card`) and ``push_folder`` (publishing a zoo folder,
-:mod:`simdist.zoo.publish`).
+The hub names no model and no zoo: ``simdist.hub.render_model_card``, ``simdist.hub.push_folder`` and
+``simdist.hub.read_config`` are deprecated spellings of :func:`simdist.model.model_card.render_model_card`,
+:func:`simdist.zoo.publish.push_folder` and :meth:`simdist.model.config.WorldModelConfig.from_file`. The names load
+on first use and are not imported for type checkers either (no import circle through this package).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from simdist.lazy import lazy_getattr
-
-if TYPE_CHECKING:
-    from simdist.hub.files import (
-        ALLOW_PATTERNS,
-        BASE_TAGS,
-        CARD_NAME,
-        CONFIG_NAME,
-        DEFAULT_LICENSE,
-        HUB_PREFIX,
-        LIBRARY_NAME,
-        LOCAL_PREFIX,
-        PIPELINE_TAG,
-        PLANNER_NAME,
-        TRAIN_CONFIG_NAME,
-        WEIGHTS_NAME,
-    )
-    from simdist.hub.folder import write_folder
-    from simdist.hub.load import CheckpointError, CheckpointWarning, load_pretrained, read_config
-    from simdist.hub.mixin import HubMixin, save_pretrained
-    from simdist.hub.push import push_to_hub
-    from simdist.hub.resolve import ModelSource, parse_name, resolve_folder
-    from simdist.model.model_card import render_model_card
-    from simdist.zoo.publish import push_folder
 
 #: module (relative to ``simdist``) -> the public names it defines
 _EXPORTS = {
     "hub.files": ("CONFIG_NAME", "WEIGHTS_NAME", "CARD_NAME", "TRAIN_CONFIG_NAME", "PLANNER_NAME", "ALLOW_PATTERNS",
                   "BASE_TAGS", "LIBRARY_NAME", "PIPELINE_TAG", "DEFAULT_LICENSE", "HUB_PREFIX", "LOCAL_PREFIX"),
     "hub.resolve": ("ModelSource", "parse_name", "resolve_folder"),
-    "hub.load": ("CheckpointError", "CheckpointWarning", "load_pretrained", "read_config"),
+    "hub.load": ("CheckpointError", "CheckpointWarning", "load_pretrained"),
     "hub.folder": ("write_folder",),
     "hub.mixin": ("HubMixin", "save_pretrained"),
     "hub.push": ("push_to_hub",),
-    "model.model_card": ("render_model_card",),
-    "zoo.publish": ("push_folder",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "ALLOW_PATTERNS", "BASE_TAGS", "CARD_NAME", "CONFIG_NAME", "CheckpointError", "CheckpointWarning",
     "DEFAULT_LICENSE", "HUB_PREFIX", "HubMixin", "LIBRARY_NAME", "LOCAL_PREFIX", "ModelSource", "PIPELINE_TAG",
-    "PLANNER_NAME", "TRAIN_CONFIG_NAME", "WEIGHTS_NAME", "load_pretrained", "parse_name", "push_folder", "push_to_hub",
-    "read_config", "render_model_card", "resolve_folder", "save_pretrained", "write_folder",
+    "PLANNER_NAME", "TRAIN_CONFIG_NAME", "WEIGHTS_NAME", "load_pretrained", "parse_name", "push_to_hub",
+    "resolve_folder", "save_pretrained", "write_folder",
 ]
 
-__getattr__ = lazy_getattr(__name__, _MODULE_OF, globals(), base="simdist")
+#: deprecated names -> (the module outside the hub, the object there, the warning's advice and category)
+_DEPRECATED: dict[str, tuple[str, str, str, type[Warning]]] = {
+    "render_model_card": ("simdist.model.model_card", "render_model_card",
+                          "import it from simdist.model.model_card", FutureWarning),
+    "push_folder": ("simdist.zoo.publish", "push_folder", "import it from simdist.zoo.publish", FutureWarning),
+    "read_config": ("simdist.model.config", "WorldModelConfig.from_file", "use WorldModelConfig.from_file",
+                    DeprecationWarning),
+}
+_lazy = lazy_getattr(__name__, _MODULE_OF, globals(), base="simdist")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _DEPRECATED:
+        import importlib
+        import warnings
+
+        module, path, advice, category = _DEPRECATED[name]
+        warnings.warn(f"simdist.hub.{name} is deprecated; {advice}", category, stacklevel=2)
+        value: Any = importlib.import_module(module)
+        for attr in path.split("."):
+            value = getattr(value, attr)
+        return value
+    return _lazy(name)
 
 
 def __dir__() -> list[str]:

@@ -63,6 +63,9 @@ def write_folder(target: Path, config: Mapping[str, Any], module: torch.nn.Modul
         # One metadata key: safetensors writes the metadata map in hash order, so more than one key would make
         # rebuilt weights differ byte-wise (the version is in config.json).
         save_file(state, str(tmp / WEIGHTS_NAME), metadata={"format": "pt"})
+        # safetensors writes through a private temporary (mode 0600): give the weights the mode of the folder's
+        # other files (the user's umask)
+        shutil.copymode(tmp / CONFIG_NAME, tmp / WEIGHTS_NAME)
         for name, text in texts.items():
             (tmp / name).write_text(text, encoding="utf-8")
         replace_dir(tmp, target, own=MODEL_FILES)

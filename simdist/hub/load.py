@@ -2,15 +2,17 @@
 non-finite tensors and check keys and shapes against the module the config describes.
 
 The class is passed in (``load_pretrained(WorldModel, ...)``) and builds itself from the config dict
-(:class:`~simdist.hub.mixin.HubMixin`), so this module knows no model, agent or planner.
+(:class:`~simdist.hub.protocols.Loadable`, which :class:`~simdist.hub.mixin.HubMixin` is), so this module knows no
+model, agent or planner.
 """
 
 from __future__ import annotations
 
+import stat
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import torch
 from safetensors import SafetensorError
@@ -19,16 +21,13 @@ from safetensors.torch import load_file
 from simdist.errors import InputError
 from simdist.fsutil import read_json_object
 from simdist.hub.files import CONFIG_NAME, WEIGHTS_NAME, StrPath
+from simdist.hub.protocols import Loadable
 from simdist.hub.resolve import ModelSource, resolve_folder
 
-if TYPE_CHECKING:
-    from simdist.hub.mixin import HubMixin
-    from simdist.model.config import WorldModelConfig
-
-__all__ = ["CheckpointError", "CheckpointWarning", "load_pretrained", "open_folder", "read_config_dict", "read_config",
+__all__ = ["CheckpointError", "CheckpointWarning", "load_pretrained", "open_folder", "read_config_dict",
            "read_weights", "check_finite", "load_state"]
 
-M = TypeVar("M", bound="HubMixin")
+M = TypeVar("M", bound=Loadable)
 #: How many offending tensors an error message names before summarising the rest.
 _MAX_NAMED = 5
 
@@ -51,9 +50,22 @@ def open_folder(name_or_path: StrPath, *, revision: str | None = None, cache_dir
         name_or_path, revision=revision, cache_dir=cache_dir, local_files_only=local_files_only, token=token,
     )
     for name in (CONFIG_NAME, WEIGHTS_NAME):
-        if not (folder / name).is_file():
+        path = folder / name
+        if path.exists() and not path.is_file():  # a folder, a device, a pipe (also behind a symlink)
+            shown = f"{path} -> {path.resolve()}" if path.is_symlink() else str(path)
+            raise CheckpointError(f"{shown} is not a regular file ({_kind(path)}); a model folder holds its "
+                                  f"{name} as a file")
+        if not path.is_file():
             raise FileNotFoundError(f"{source} has no {name} (looked in {folder})")
     return folder, source, read_config_dict(folder / CONFIG_NAME)
+
+
+def _kind(path: Path) -> str:
+    """What ``path`` is when it is not a regular file."""
+    mode = path.stat().st_mode
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"))
+    return next((text for test, text in kinds if test(mode)), "not a file")
 
 
 def load_pretrained(
@@ -70,7 +82,7 @@ def load_pretrained(
     """
     folder, source, config = open_folder(name_or_path, revision=revision, cache_dir=cache_dir,
                                          local_files_only=local_files_only, token=token)
-    model = cls._from_hub_config(config, folder / CONFIG_NAME)
+    model: M = cls._from_hub_config(config, folder / CONFIG_NAME)
     module = model._hub_module()
     load_state(module, read_weights(folder / WEIGHTS_NAME), strict=strict, where=f"{WEIGHTS_NAME} of {source}")
     module.to(map_location).eval()
@@ -80,16 +92,6 @@ def load_pretrained(
 def read_config_dict(path: Path) -> dict[str, Any]:
     """A ``config.json`` as a dict (:class:`CheckpointError` when it is not a JSON object)."""
     return read_json_object(path, CheckpointError)
-
-
-def read_config(path: Path) -> WorldModelConfig:
-    """Deprecated: ``WorldModelConfig.from_saved(read_config_dict(path), path)`` (the world model's config of a
-    folder; :meth:`simdist.model.config.WorldModelConfig.from_file`)."""
-    warnings.warn("simdist.hub.read_config is deprecated; use WorldModelConfig.from_file", DeprecationWarning,
-                  stacklevel=2)
-    from simdist.model.config import WorldModelConfig
-
-    return WorldModelConfig.from_saved(read_config_dict(path), path)
 
 
 def read_weights(path: Path) -> dict[str, torch.Tensor]:

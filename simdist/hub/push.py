@@ -14,7 +14,7 @@ from huggingface_hub.utils import DEFAULT_IGNORE_PATTERNS, filter_repo_objects
 from simdist.hub.files import ALLOW_PATTERNS
 
 if TYPE_CHECKING:
-    from simdist.hub.mixin import HubMixin
+    from simdist.hub.protocols import Pushable
 
 __all__ = ["push_to_hub", "upload_folder", "upload_files"]
 
@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 
 def push_to_hub(
-    obj: HubMixin, repo_id: str, *, revision: str | None = None, private: bool | None = None,
+    obj: Pushable, repo_id: str, *, revision: str | None = None, private: bool | None = None,
     commit_message: str | None = None, create_pr: bool = False, token: str | bool | None = None,
     **save_kwargs: Any,
 ) -> str:

@@ -14,7 +14,7 @@ import os
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import jinja2
 import yaml
@@ -34,17 +34,31 @@ from simdist.hub.folder import plain
 from simdist.hub.resolve import hub_repo_id
 
 if TYPE_CHECKING:
+    from torch import nn
+
     from simdist.model.config import WorldModelConfig
-    from simdist.model.world_model import WorldModel
 
 __all__ = ["render_model_card", "portable_config", "weights_sources", "train_config_text"]
+
+class CardModel(Protocol):
+    """What the card reads of a model (:class:`~simdist.model.world_model.WorldModel` has it): its config, its
+    named components (each an attribute too) and their parameter counts, and its normaliser."""
+
+    config: WorldModelConfig
+    normalizer: Any
+
+    @property
+    def components(self) -> dict[str, nn.Module]: ...
+
+    def count_parameters(self, trainable_only: bool = False) -> dict[str, int]: ...
+
 
 # Model attribute name -> config field holding its ComponentSpec.
 _SPEC_FIELDS = {"encoder": "encoder", "dynamics": "dynamics", "reward": "reward_head", "value": "value_head",
                 "policy": "policy_head"}
 
 
-def portable_config(model: WorldModel) -> WorldModelConfig:
+def portable_config(model: CardModel) -> WorldModelConfig:
     """``model.config`` as saved with the weights: each component with a ``portable_kwargs(kwargs)`` method
     rewrites its kwargs (a timm image encoder drops its local ``pretrained_file``, whose weights are now in
     ``model.safetensors``, and records where they came from as ``weights_source``)."""
@@ -57,7 +71,7 @@ def portable_config(model: WorldModel) -> WorldModelConfig:
     return cfg.replace(**changes) if changes else cfg
 
 
-def weights_sources(model: WorldModel) -> list[tuple[str, str]]:
+def weights_sources(model: CardModel) -> list[tuple[str, str]]:
     """(component, note) for each component that says where its initial weights came from (``weights_source``:
     a local pretrained file or random init)."""
     return [(name, str(mod.weights_source)) for name, mod in model.components.items()
@@ -84,7 +98,7 @@ def _format_metric(value: Any) -> str:
 
 
 def render_model_card(
-    model: WorldModel, *, base_model: str | None = None, metrics: Mapping[str, Any] | None = None,
+    model: CardModel, *, base_model: str | None = None, metrics: Mapping[str, Any] | None = None,
     tags: Sequence[str] | None = None, has_train_config: bool = False, has_planner: bool = False,
     folder_name: str = "", **kwargs: Any,
 ) -> str:

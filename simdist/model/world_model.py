@@ -260,11 +260,27 @@ class WorldModel(nn.Module, HubMixin):
         ``last_value_only``: values (B, [N,] 1) for the last latent only, all a bootstrapped return needs.
         With an ensemble dynamics ``disagreement`` (B, [N,] T) is the members' spread (:class:`Imagination`).
         """
-        lead = actions.shape[:-2]
         commands = self._commands(commands, actions.shape[0], actions.device)
         actions_n = self.normalizer.normalize("actions", actions)
-        commands_n = self.normalizer.normalize("commands", commands)
         latents, members = self._rollout(encoding, actions_n, prepared)
+        return self._scored(encoding, latents, actions_n, self.normalizer.normalize("commands", commands),
+                            last_value_only, members)
+
+    def score_latents(self, encoding: Encoding, latents: Tensor, actions: Tensor, commands: Tensor | None = None, *,
+                      last_value_only: bool = False) -> Imagination:
+        """The reward and value heads on given latents (B, [N,] T, D) instead of imagined ones, for the actions
+        (B, [N,] T, A) that led there: what the heads say of a trajectory that really happened (e.g. the encoded
+        observations a candidate reached in the environment), in the units and layout of :meth:`imagine`."""
+        if latents.shape[:-1] != actions.shape[:-1]:
+            raise ValueError(f"latents {tuple(latents.shape)} and actions {tuple(actions.shape)} must share their "
+                             "leading (B, [N,] T) dims")
+        commands = self._commands(commands, actions.shape[0], actions.device)
+        return self._scored(encoding, latents, self.normalizer.normalize("actions", actions),
+                            self.normalizer.normalize("commands", commands), last_value_only)
+
+    def _scored(self, encoding: Encoding, latents: Tensor, actions_n: Tensor, commands_n: Tensor,
+                last_value_only: bool, members: Tensor | None = None) -> Imagination:
+        lead = actions_n.shape[:-2]
         rewards, values = self._heads(encoding, latents, actions_n, commands_n, last_value_only)
         if rewards.shape[:-1] != lead:
             raise RuntimeError(f"head output {tuple(rewards.shape)} does not match the action batch {tuple(lead)}")

@@ -13,11 +13,16 @@ import dataclasses
 import logging
 import sys
 import warnings
+from typing import TYPE_CHECKING
 
 from simdist.agents import check_agent_for_task, load_agent
 from simdist.arguments import dashes_to_underscores, jsonargparse_parser, setup_logging
 from simdist.fsutil import check_output_path, output_lock
-from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
+from simdist.resources import check_memory, step_bytes
+from simdist.tasks import Task, TaskError, add_task_argument, preparse_task, task_class
+
+if TYPE_CHECKING:
+    from simdist.workflows.adaptation import AdaptConfig
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +38,14 @@ def _plain_forms(argv: list[str]) -> list[str]:
             arg = f"--schedule=[{arg.split('=', 1)[1]}]"
         out.append({"--envs": "--num_envs"}.get(arg, arg) if arg.startswith("--envs") else arg)
     return [a.replace("--envs=", "--num_envs=", 1) if a.startswith("--envs=") else a for a in out]
+
+
+def check_requests(config: AdaptConfig, task: Task) -> None:
+    """ValueError, naming the option, when the run's envs or its schedule's real data cannot fit in memory."""
+    check_memory("--envs", config.num_envs, task.env_memory, "parallel envs")
+    if config.schedule_unit == "minutes":
+        per_minute = step_bytes(task.dataset_spec()) * round(60 / task.dt)
+        check_memory("--schedule", max(1, int(config.schedule[-1])), per_minute, "minutes of logged real data")
 
 
 def main(argv: list[str]) -> int:
@@ -60,6 +73,7 @@ def main(argv: list[str]) -> int:
     try:
         config = AdaptConfig(**{f: args[f] for f in fields})
         task = cls.from_args(args, "adapt", profile=args.real)
+        check_requests(config, task)
     except ValueError as err:
         parser.error(str(err))
     warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__).*")

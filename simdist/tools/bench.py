@@ -12,6 +12,9 @@ Sections (``--sections``, all by default):
   its automatic tick-thread choice, which the row reports), and the same on the caller's threads, median and
   p99 tick (target: p99 ≤ 20 ms);
 * ``envs``: batched planning for 1, 8 and 32 envs (ticks/s and env-ticks/s);
+* ``paper-batched`` (not in the default list): the paper's planner as the protocol acts with it (``warm_start
+  official``) for ``--batched-envs`` envs per tick, eager and under ``--compile``, env-ticks per second and the
+  ratio to the fp32 matrix-product floor measured in the same run (:mod:`simdist.benchmarking.batched`);
 * ``train``: pretraining of each task's preset at its recipes' batch size (``--train-presets``; every task
   that declares ``pretrain_batch``) and finetuning (dynamics only, batch 32): ``WorldModelLoss`` + backward + Adam on
   random batches, windows/s of each training variant (today's window path, chunks of consecutive windows
@@ -37,14 +40,18 @@ from typing import Any
 
 import torch
 
-from simdist.arguments import DeprecatedAlias, nonnegative_int, positive_int, tool_parser
+from simdist.arguments import DeprecatedAlias, IntList, nonnegative_int, positive_int, tool_parser
+from simdist.benchmarking.batched import bench_paper_batched, protocol_settings
 from simdist.benchmarking.measure import load_average, machine_info, num_threads
 from simdist.benchmarking.planning import bench_planners, imagine_flops, paper_settings
 from simdist.benchmarking.training import DEFAULT_VARIANTS, bench_presets, parse_variant
 from simdist.planning.base import planner_preset
+from simdist.resources import MAX_ENVS, MAX_THREADS
 from simdist.tasks import add_task_argument, default_task, pretrain_presets, task_class
 
 SECTIONS = ("mppi", "naive", "realtime", "envs", "train")
+#: sections run only when ``--sections`` names them
+OPTIONAL_SECTIONS = ("paper-batched",)
 
 
 # ---------------------------------------------------------------------- output
@@ -54,12 +61,12 @@ def format_table(report: dict[str, Any]) -> str:
              f"({report['machine']['cpu']}, {report['machine']['logical_cores']} logical cores, "
              f"torch {report['machine']['torch']})",
              f"load average before {report['machine']['load_avg']} after {report['load_avg_after']}",
-             f"{'section':<9} {'setting':<24} {'thr':>3} {'median ms':>10} {'p99 ms':>9} {'cpu ms':>9} "
+             f"{'section':<13} {'setting':<24} {'thr':>3} {'median ms':>10} {'p99 ms':>9} {'cpu ms':>9} "
              f"{'n':>4}  notes"]
     skip = {"section", "setting", "threads", "median_ms", "p99_ms", "cpu_ms", "n"}
     for r in report["results"]:
         notes = ", ".join(f"{k}={_fmt(v)}" for k, v in r.items() if k not in skip and v is not None)
-        lines.append(f"{r['section']:<9} {r['setting']:<24} {r['threads'] or '-':>3} {r['median_ms']:>10.2f} "
+        lines.append(f"{r['section']:<13} {r['setting']:<24} {r['threads'] or '-':>3} {r['median_ms']:>10.2f} "
                      f"{r['p99_ms']:>9.2f} {r['cpu_ms']:>9.2f} {r['n']:>4}  {notes}")
     return "\n".join(lines)
 
@@ -68,10 +75,6 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.3g}" if abs(v) < 1e-2 or abs(v) >= 1e4 else f"{v:.2f}"
     return str(v)
-
-
-def _int_list(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
 
 
 def _train_presets(args: Any) -> list[tuple[str, int]]:
@@ -101,16 +104,27 @@ def main(argv: list[str] | None = None) -> int:
     add_task_argument(parser)
     parser.add_argument("--preset", default=None,
                         help="world-model preset (default: the task's official architecture; `simdist tasks`)")
-    parser.add_argument("--sections", default=",".join(SECTIONS), help=f"comma list of {', '.join(SECTIONS)}")
-    parser.add_argument("--threads", default="1,2", help="torch thread counts to run under (CPU), e.g. 1,2")
+    parser.add_argument("--model", default=None,
+                        help="time this agent's world model (Hub id or folder, e.g. simdist/go2-official) instead "
+                             "of --preset's architecture with random weights")
+    parser.add_argument("--sections", default=",".join(SECTIONS),
+                        help=f"comma list of {', '.join(SECTIONS + OPTIONAL_SECTIONS)}")
+    parser.add_argument("--threads", type=IntList(1, MAX_THREADS), default="1,2",
+                        help=f"torch thread counts to run under (CPU), e.g. 1,2 (each 1 to {MAX_THREADS})")
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:i]")
     parser.add_argument("--repeats", type=positive_int, default=10, help="timed paper-size ticks per setting")
     parser.add_argument("--warmup", type=nonnegative_int, default=2)
     parser.add_argument("--naive-repeats", type=positive_int, default=3)
     parser.add_argument("--realtime-repeats", type=positive_int, default=200)
-    parser.add_argument("--envs", default="1,8,32", help="env counts for the batched-planning section")
+    parser.add_argument("--envs", type=IntList(1, MAX_ENVS), default="1,8,32",
+                        help=f"env counts for the batched-planning section (each 1 to {MAX_ENVS})")
     parser.add_argument("--envs-preset", choices=("realtime", "paper"), default=None,
                         help="planner setting for the envs section (default: realtime on CPU, paper on CUDA)")
+    parser.add_argument("--batched-envs", type=IntList(1, MAX_ENVS), default="1,4,8,16",
+                        help=f"env counts of the paper-batched section (each 1 to {MAX_ENVS})")
+    parser.add_argument("--batched-repeats", type=positive_int, default=3, help="timed ticks per paper-batched row")
+    parser.add_argument("--score-chunk", type=positive_int, default=None,
+                        help="sequences per imagine call of the paper planner (default: the planner's, 128 on CPU)")
     parser.add_argument("--num-samples", type=positive_int, default=None, help="override the paper num_samples (450)")
     parser.add_argument("--samples", dest="num_samples", type=positive_int, action=DeprecatedAlias, new="--num-samples",
                         help=argparse.SUPPRESS)
@@ -137,16 +151,15 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"task {args.task!r} names no world-model preset; pass --preset")
         args.preset = preset
     args.sections = [s.strip() for s in args.sections.split(",") if s.strip()]
-    unknown = set(args.sections) - set(SECTIONS)
+    unknown = set(args.sections) - set(SECTIONS + OPTIONAL_SECTIONS)
     if unknown:
-        parser.error(f"unknown sections {sorted(unknown)}; choose from {SECTIONS}")
+        parser.error(f"unknown sections {sorted(unknown)}; choose from {SECTIONS + OPTIONAL_SECTIONS}")
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
         parser.error("CUDA is not available")
-    args.envs = _int_list(args.envs)
     args.envs_preset = args.envs_preset or ("paper" if device.type == "cuda" else "realtime")
     args.compile_modes = [] if args.compile is None else [True if args.compile == "default" else args.compile]
-    thread_counts: list[int | None] = list(_int_list(args.threads)) if device.type == "cpu" else [None]
+    thread_counts: list[int | None] = list(args.threads) if device.type == "cpu" else [None]
     args.train_variants = [v.strip() for v in args.train_variants.split(",") if v.strip()]
     try:
         args.train_presets = _train_presets(args)
@@ -155,26 +168,43 @@ def main(argv: list[str] | None = None) -> int:
 
     from simdist import WorldModel
 
+    wm: Any = None
+    if args.model is not None:
+        from simdist.agents import load_agent
+
+        try:
+            wm = getattr(load_agent(args.model), "world_model", None)
+        except (FileNotFoundError, ValueError) as err:
+            parser.error(f"--model {args.model!r}: {err}")
+        if not isinstance(wm, WorldModel):
+            parser.error(f"--model {args.model!r}: not a world-model agent")
     machine = machine_info(device)
     torch.manual_seed(0)
-    wm = WorldModel.from_preset(args.preset).to(device).eval()
+    if args.model is None:
+        wm = WorldModel.from_preset(args.preset)
+    wm = wm.to(device).eval()
     results: list[dict[str, Any]] = []
     for threads in thread_counts:
         with num_threads(threads):
             results += bench_planners(wm, args, threads, device)
+            if "paper-batched" in args.sections:
+                results += bench_paper_batched(wm, args, threads, device)
             if "train" in args.sections:
                 results += bench_presets(args.train_presets, args, threads, device)
             print(f"[bench] threads={threads} done", file=sys.stderr)
     report = {
         "machine": machine, "load_avg_after": load_average(),
         "settings": {
-            "preset": args.preset, "parameters": wm.count_parameters()["total"], "sections": args.sections,
+            "preset": args.preset, "model": args.model, "parameters": wm.count_parameters()["total"],
+            "sections": args.sections,
             "threads": thread_counts, "repeats": args.repeats, "naive_repeats": args.naive_repeats,
             "realtime_repeats": args.realtime_repeats, "paper": paper_settings(args),
             "control_period_s": args.control_period,
             "realtime": planner_preset("realtime"),
             "num_samples": args.num_samples, "iterations": args.iterations, "envs": args.envs,
-            "envs_preset": args.envs_preset, "compile": args.compile, "pretrain_batch": args.pretrain_batch,
+            "envs_preset": args.envs_preset, "batched_envs": args.batched_envs,
+            "batched_repeats": args.batched_repeats, "paper_batched": protocol_settings(args),
+            "compile": args.compile, "pretrain_batch": args.pretrain_batch,
             "finetune_batch": args.finetune_batch, "flop_per_sequence": imagine_flops(wm),
             "train_presets": args.train_presets, "train_variants": args.train_variants,
             "windows_per_chunk": args.windows_per_chunk,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simdist.arguments import positive_int, tool_parser
+from simdist.arguments import positive_int, seed_int, tool_parser
 from simdist.fsutil import check_output_path
 
 
@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--model", required=True, help="a world model or agent: Hub id or folder")
     parser.add_argument("--data", required=True, help="a dataset folder with reward and value labels (simulation data)")
     parser.add_argument("--windows", type=positive_int, default=1536, help="windows drawn from the data")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_int, default=0, help="base seed (0 to 2**31 - 1)")
     parser.add_argument("--out", default=None, help="write the report as JSON here")
     args = parser.parse_args(argv)
     if args.out:

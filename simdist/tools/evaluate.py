@@ -20,7 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from simdist.agents import build_controller
-from simdist.arguments import add_mppi_arguments, planner_overrides, positive_int, setup_logging, tool_parser
+from simdist.arguments import add_mppi_arguments, int_range, planner_overrides, seed_int, setup_logging, tool_parser
+from simdist.resources import MAX_ENVS, MAX_TRIALS, MAX_WORKERS, check_memory
 from simdist.tasks import Task, TaskError, add_task_argument, preparse_task, task_class
 from simdist.workflows.parallel import evaluate_in_workers, evaluation_passes
 
@@ -49,13 +50,17 @@ def main(argv: list[str]) -> int:
     add_mppi_arguments(parser)
     parser.add_argument("--profile", default=None,
                         help=f"reality profile ({', '.join(cls.profiles()) or 'none built in'}, or a YAML path)")
-    parser.add_argument("--trials", type=positive_int, default=5, help="trials per condition of the protocol")
-    parser.add_argument("--envs", type=positive_int, default=8, help="parallel envs (tasks that batch trials)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--trials", type=int_range(1, MAX_TRIALS), default=5,
+                        help=f"trials per condition of the protocol (1 to {MAX_TRIALS})")
+    parser.add_argument("--envs", type=int_range(1, MAX_ENVS), default=8,
+                        help=f"parallel envs (1 to {MAX_ENVS}); trials beyond what a task runs at once run in "
+                             "batches of this many")
+    parser.add_argument("--seed", type=seed_int, default=0, help="base seed (0 to 2**31 - 1)")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--workers", type=positive_int, default=1,
+    parser.add_argument("--workers", type=int_range(1, MAX_WORKERS), default=1,
                         help="processes the protocol's independent passes are spread over (tasks that split "
-                             "their protocol); the result equals one process at one torch thread")
+                             f"their protocol; 1 to {MAX_WORKERS}); the result equals one process at one torch "
+                             "thread")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     cls.add_arguments(parser, "evaluate")
     args = parser.parse_args(argv)
@@ -64,6 +69,8 @@ def main(argv: list[str]) -> int:
     try:
         task = cls.from_args(args, "evaluate", profile=args.profile)
         evaluation_passes(task, args.trials, args.seed, args.workers)  # refuse --workers N before any work
+        batch = task.evaluation_batch(args.trials, args.envs)
+        check_memory("--envs" if batch == args.envs else "--trials", batch, task.env_memory, "parallel envs")
         build: Callable[[Task, str], Any] = functools.partial(
             controller_for, planner=args.planner, device=args.device, seed=args.seed, **planner_overrides(args))
         controller = build(task, args.agent)  # here too: errors before any work, and the provenance

@@ -1,5 +1,8 @@
 """``simdist export --ckpt last.ckpt --out folder``: a Lightning checkpoint → a Hub-ready model folder.
 
+``--ckpt`` may name the fit's run folder (its newest checkpoint is exported); a ``last.ckpt`` with a newer
+``last-vN.ckpt`` beside it is refused, never exported stale.
+
 A folder that holds a model already is replaced only with ``--overwrite``, and then only the files an export
 writes (``MODEL_FILES``: config, weights, card, training config, planner settings); any other file stays, and the
 folder and the files it replaces keep their permissions. A non-empty folder that is not a model is refused.
@@ -32,7 +35,8 @@ def check_overwrite(out: Path, overwrite: bool) -> None:
 
 def main(argv: list[str]) -> int:
     parser = tool_parser("export", __doc__.split(":", 1)[1].strip())
-    parser.add_argument("--ckpt", required=True, help="Lightning checkpoint written by `simdist fit`")
+    parser.add_argument("--ckpt", required=True, help="Lightning checkpoint written by `simdist fit`, or the fit's "
+                                                      "run folder (its newest checkpoint)")
     parser.add_argument("--out", required=True, help="output folder (config.json, model.safetensors, README.md)")
     parser.add_argument("--base-model", default=None, help="Hub id of the model this one was finetuned from")
     parser.add_argument("--metrics", default=None, help="JSON file of metrics for the model card")
@@ -57,8 +61,10 @@ def main(argv: list[str]) -> int:
     check_output_path(args.out, kind="model folder", markers=(CONFIG_NAME,))
     check_overwrite(Path(args.out), args.overwrite)
     from simdist.training.module import world_model_from_checkpoint
+    from simdist.training.run_state import run_checkpoint
 
-    model, base = world_model_from_checkpoint(args.ckpt, current_weights=args.current_weights)
+    ckpt = run_checkpoint(args.ckpt)
+    model, base = world_model_from_checkpoint(str(ckpt), current_weights=args.current_weights)
     with output_lock(args.out, kind="model folder", markers=(CONFIG_NAME,)):
         out_path = Path(args.out).resolve()  # what a killed export left beside its folder
         remove_stale_temporaries(out_path.parent, target=out_path.name)
@@ -67,5 +73,5 @@ def main(argv: list[str]) -> int:
             args.out, base_model=args.base_model or base, metrics=metrics, train_config=train_config,
             tags=args.tag or None, model_card_kwargs=card, extra_files={PLANNER_NAME: planner},
         )
-    print(f"exported {args.ckpt} → {out}")
+    print(f"exported {ckpt} → {out}")
     return 0

@@ -4,8 +4,9 @@ The task's data generator (:meth:`simdist.tasks.Task.generate`) writes the datas
 same command resumes. ``--parts N`` splits the run into N parts that independent workers can share
 (``torchrun --nproc-per-node W -m simdist.cli generate ... --parts N``, or a SLURM array; see
 :mod:`simdist.data.parts`); every worker runs the same command and the last one to finish leaves the
-index of the whole dataset. ``--envs`` and ``--transitions`` override the task's preset; the task adds its own
-options (``simdist generate --task NAME --help``).
+index of the whole dataset. The folder's ``origin.json`` records the settings that made it: a rerun with other
+settings is refused (:mod:`simdist.data.origin`). ``--envs`` and ``--transitions`` override the task's preset;
+the task adds its own options (``simdist generate --task NAME --help``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import json
 import logging
 import sys
 
-from simdist.arguments import positive_int, setup_logging, tool_parser
+from simdist.arguments import int_range, nonnegative_int, positive_int, seed_int, setup_logging, tool_parser
+from simdist.data.origin import check_origin, generate_settings
 from simdist.data.shards import DATASET_MARKERS
 from simdist.fsutil import check_output_path, output_lock
+from simdist.resources import MAX_ENVS, check_memory
 from simdist.tasks import TaskError, add_task_argument, get_task_name, preparse_task, task_class
 
 logger = logging.getLogger(__name__)
@@ -36,13 +39,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", required=True, help="dataset folder (rerun to resume)")
     if presets:
         parser.add_argument("--preset", default=next(iter(presets)), choices=sorted(presets))
-    parser.add_argument("--envs", type=positive_int, default=None, help="batch size B (overrides the preset)")
+    parser.add_argument("--envs", type=int_range(1, MAX_ENVS), default=None,
+                        help=f"batch size B (1 to {MAX_ENVS}; overrides the preset)")
     parser.add_argument("--transitions", type=positive_int, default=None, help="budget (overrides the preset)")
-    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--seed", type=seed_int, default=42, help="base seed (0 to 2**31 - 1)")
     parser.add_argument("--parts", type=positive_int, default=None,
                         help="split the budget into this many parts (independent seeds and episode-id ranges); "
                              "needed to spread the run over workers")
-    parser.add_argument("--rank", type=int, default=None,
+    parser.add_argument("--rank", type=nonnegative_int, default=None,
                         help="this worker's rank (default: RANK from torchrun, a SLURM array's task id, else 0)")
     parser.add_argument("--world-size", type=positive_int, default=None,
                         help="number of workers (default: WORLD_SIZE from torchrun, a SLURM array's task count, "
@@ -74,6 +78,10 @@ def main(argv: list[str]) -> int:
         parser.error(f"--parts ({args.parts}) must be at least the number of workers ({world}): "
                      "each worker runs the parts k with k % workers == its rank")
     task = cls.from_args(args, "generate")
+    try:
+        check_memory("--envs", num_envs, task.env_memory, "parallel envs")
+    except ValueError as err:
+        parser.error(str(err))
     if not args.json:
         setup_logging()
     workers = {"parts": args.parts, "rank": rank, "world": world} if args.parts is not None else {}
@@ -85,6 +93,8 @@ def main(argv: list[str]) -> int:
     torch.set_num_threads(args.torch_threads)
     # the workers of one distributed run share the lock
     with output_lock(args.out, shared=world > 1, kind="dataset", markers=DATASET_MARKERS):
+        check_origin(args.out, generate_settings({**vars(args), "task": name, "envs": num_envs,
+                                                  "transitions": transitions}))
         summary = task.generate(args.out, experts=args.experts, num_envs=num_envs, transitions=transitions,
                                 seed=args.seed, progress=not args.no_progress,
                                 preset=getattr(args, "preset", "custom"), args=args, **workers)

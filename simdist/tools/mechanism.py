@@ -12,8 +12,18 @@ import json
 import sys
 from typing import Any
 
-from simdist.arguments import add_mppi_arguments, planner_overrides, positive_int, setup_logging, tool_parser
+from simdist.arguments import (
+    add_mppi_arguments,
+    int_range,
+    nonnegative_int,
+    planner_overrides,
+    positive_int,
+    seed_int,
+    setup_logging,
+    tool_parser,
+)
 from simdist.fsutil import check_output_path
+from simdist.resources import MAX_ENVS, check_memory
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 
@@ -51,6 +61,24 @@ def format_report(report: dict[str, Any]) -> str:
             p = r["split"]
             lines.append(f"| {name} | {cell(p['rho'])} | {cell(p['rho_reward'])} | {cell(p['rho_value'])} | "
                          f"{cell(p['reward_error'])} | {cell(p['value_error'])} |")
+    if any("true_latents" in r for r in report["models"].values()):
+        lines += ["", "| model | ρ value head on the true end state vs true tail | ρ value term imagined vs true "
+                  "tail | ρ reward head on true latents vs true horizon | ρ heads on true latents vs true total | "
+                  "ρ value imagined vs on true end state | value spread on true / imagined / true tail spread |",
+                  "|---|---|---|---|---|---|---|"]
+        for name, r in report["models"].items():
+            q = r.get("true_latents")
+            if q is None:
+                continue
+            lines.append(f"| {name} | {cell(q['rho_value_on_true'])} | {cell(r['split']['rho_value'])} | "
+                         f"{cell(q['rho_reward_on_true'])} | {cell(q['rho_on_true'])} | "
+                         f"{cell(q['rho_value_pred_vs_true'])} | {q['value_spread_on_true']['mean']:.3g} / "
+                         f"{q['value_spread_predicted']['mean']:.3g} / {q['tail_spread']['mean']:.3g} |")
+    if any("by_episode" in r for r in report["models"].values()):
+        lines += ["", "intervals over episodes (two-level bootstrap: episodes, then their states):"]
+        for name, r in report["models"].items():
+            for key, e in r.get("by_episode", {}).items():
+                lines.append(f"- {name} {key}: {cell(e)} ({e['episodes']} episodes, {e['n']} states)")
     if any("response" in r for r in report["models"].values()):
         lines += ["", "| model | latent error | its offset part | its response part | response unexplained | "
                   "response gain | response cosine | true response |", "|---|---|---|---|---|---|---|---|"]
@@ -64,7 +92,7 @@ def format_report(report: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     from simdist.agents import build_controller
-    from simdist.diagnostics.mechanism import MechanismConfig, run_mechanism
+    from simdist.diagnostics.mechanism import POOLS, MechanismConfig, run_mechanism
 
     try:
         cls = task_class(preparse_task(argv))
@@ -81,10 +109,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--states", type=positive_int, default=40)
     parser.add_argument("--candidates", type=positive_int, default=32)
     parser.add_argument("--every", type=positive_int, default=5, help="control steps between cloned states")
-    parser.add_argument("--skip", type=int, default=0,
+    parser.add_argument("--skip", type=nonnegative_int, default=0,
                         help="control steps of each episode before the first cloned state (>= 0)")
-    parser.add_argument("--envs", type=positive_int, default=8)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--envs", type=int_range(1, MAX_ENVS), default=8, help=f"parallel envs (1 to {MAX_ENVS})")
+    parser.add_argument("--seed", type=seed_int, default=0, help="base seed (0 to 2**31 - 1)")
     parser.add_argument("--out", default=None, help="write the report as JSON here")
     parser.add_argument("--split", action="store_true",
                         help="also split the true returns (horizon rewards per term, falls, the continuation after "
@@ -92,6 +120,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--response", action="store_true",
                         help="also measure how well each model's dynamics predicts how the candidates' latent "
                              "trajectories differ, from their open-loop runs (simdist.diagnostics.response)")
+    parser.add_argument("--true-value", action="store_true",
+                        help="with --split: also score each candidate's true latents (its open-loop observations, "
+                             "encoded) with the model's frozen heads, separating where the dynamics puts the end "
+                             "state from how the heads rank real futures")
+    parser.add_argument("--pool", default="all", choices=POOLS,
+                        help="draw the candidates from every iteration's sequences (all) or the last iteration's "
+                             "alone (last: the ones the final plan is fitted to)")
     parser.add_argument("--progress", action="store_true")
     cls.add_arguments(parser, "evaluate")
     args = parser.parse_args(argv)
@@ -107,17 +142,21 @@ def main(argv: list[str]) -> int:
 
         if args.split and cls.true_return_parts is Task.true_return_parts:
             raise ValueError(f"--split: task {args.task!r} cannot split its true returns into their parts")
-        if args.response and cls.restore_states is Task.restore_states:
-            raise ValueError(f"--response: task {args.task!r} cannot run open-loop candidates from cloned states")
+        if args.true_value and not args.split:
+            raise ValueError("--true-value compares the heads on true latents with the true parts: add --split")
+        if (args.response or args.true_value) and cls.restore_states is Task.restore_states:
+            flag = "--response" if args.response else "--true-value"
+            raise ValueError(f"{flag}: task {args.task!r} cannot run open-loop candidates from cloned states")
         task = cls.from_args(args, "evaluate", profile=args.real)
+        check_memory("--envs", args.envs, task.env_memory, "parallel envs")
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
-                              num_envs=args.envs, seed=args.seed)
+                              num_envs=args.envs, seed=args.seed, pool=args.pool)
         agents = {name: build_controller(spec, seed=args.seed, task=task, **planner_overrides(args))
                   for name, spec in specs.items()}
     except (ValueError, FileNotFoundError, TaskError) as err:
         parser.error(str(err))
     report = run_mechanism(task, agents[reference], agents, cfg, progress=args.progress, split=args.split,
-                           response=args.response)
+                           response=args.response, true_value=args.true_value)
     report["models_loaded"] = specs
     report["reference"] = reference
     print(format_report(report))

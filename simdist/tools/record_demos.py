@@ -13,9 +13,10 @@ import json
 import math
 import sys
 
-from simdist.arguments import positive_int, setup_logging, tool_parser
+from simdist.arguments import int_range, positive_int, seed_int, setup_logging, tool_parser
 from simdist.data.shards import DATASET_MARKERS
 from simdist.fsutil import check_output_path, output_lock
+from simdist.resources import MAX_ENVS, MAX_EPISODES, check_memory
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 
@@ -34,11 +35,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--agent", required=True,
                         help="demonstrator: one the task provides (expert, scripted:NAME), a Hub id or folder, or "
                              "expert:PATH")
-    parser.add_argument("--episodes", type=positive_int, required=True, help="demonstrations to write")
+    parser.add_argument("--episodes", type=int_range(1, MAX_EPISODES), required=True,
+                        help=f"demonstrations to write (1 to {MAX_EPISODES})")
     parser.add_argument("--out", required=True, help="dataset folder (rerun the same command to resume)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--num-envs", "--envs", dest="num_envs", type=positive_int, default=8,
-                        help="parallel envs (attempts per chunk)")
+    parser.add_argument("--seed", type=seed_int, default=0, help="base seed (0 to 2**31 - 1)")
+    parser.add_argument("--num-envs", "--envs", dest="num_envs", type=int_range(1, MAX_ENVS), default=8,
+                        help=f"parallel envs (attempts per chunk; 1 to {MAX_ENVS})")
     parser.add_argument("--all", action="store_true", help="keep failed attempts too (default: successes only)")
     parser.add_argument("--max-attempts", type=positive_int, default=None,
                         help="give up after this many attempts in all (default: 20 x --episodes)")
@@ -57,6 +59,7 @@ def main(argv: list[str]) -> int:
     check_output_path(args.out, kind="dataset", markers=DATASET_MARKERS)
     try:  # before the lock: a refused input leaves no file behind
         task = cls.from_args(args, "adapt", profile=profile)
+        check_memory("--num-envs", args.num_envs, task.env_memory, "parallel envs")
         agent = controller_for(task, args.agent, planner="agent", seed=args.seed)
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))

@@ -19,8 +19,21 @@ import sys
 import tempfile
 from pathlib import Path
 
-from simdist.arguments import add_mppi_arguments, planner_overrides, positive_int, setup_logging, tool_parser
+from simdist.arguments import (
+    add_mppi_arguments,
+    int_range,
+    nonnegative_float,
+    nonnegative_int,
+    planner_overrides,
+    positive_float,
+    positive_int,
+    seed_int,
+    setup_logging,
+    tool_parser,
+    unit_interval,
+)
 from simdist.fsutil import atomic_write_json, check_output_path
+from simdist.resources import MAX_ENVS, check_memory
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 
@@ -42,9 +55,10 @@ def collect_main(argv: list[str]) -> int:
     parser.add_argument("--states", type=positive_int, default=72)
     parser.add_argument("--candidates", type=positive_int, default=16)
     parser.add_argument("--every", type=positive_int, default=25, help="control steps between cloned states")
-    parser.add_argument("--skip", type=int, default=0, help="control steps of each episode before the first state")
-    parser.add_argument("--envs", type=positive_int, default=8)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--skip", type=nonnegative_int, default=0,
+                        help="control steps of each episode before the first state")
+    parser.add_argument("--envs", type=int_range(1, MAX_ENVS), default=8, help=f"parallel envs (1 to {MAX_ENVS})")
+    parser.add_argument("--seed", type=seed_int, default=0, help="base seed (0 to 2**31 - 1)")
     parser.add_argument("--out", required=True, help="the candidate set's file (.safetensors)")
     parser.add_argument("--progress", action="store_true")
     cls.add_arguments(parser, "evaluate")
@@ -56,6 +70,7 @@ def collect_main(argv: list[str]) -> int:
     setup_logging()
     try:
         task = cls.from_args(args, "evaluate", profile=args.profile)
+        check_memory("--envs", args.envs, task.env_memory, "parallel envs")
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed)
         agent = build_controller(args.agent, seed=args.seed, task=task, **planner_overrides(args))
@@ -81,11 +96,11 @@ def fit_main(argv: list[str]) -> int:
     parser.add_argument("--train", default="value", help="the components that train (a freeze policy; default value)")
     parser.add_argument("--steps", type=positive_int, default=2000)
     parser.add_argument("--batch-states", type=positive_int, default=32)
-    parser.add_argument("--lr", type=float, default=3e-4)
-    parser.add_argument("--level-weight", type=float, default=0.1,
+    parser.add_argument("--lr", type=positive_float, default=3e-4)
+    parser.add_argument("--level-weight", type=nonnegative_float, default=0.1,
                         help="weight of the plain error beside the within-state one (keeps the value's level)")
-    parser.add_argument("--gamma", type=float, default=0.99)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--gamma", type=unit_interval, default=0.99)
+    parser.add_argument("--seed", type=seed_int, default=0, help="base seed (0 to 2**31 - 1)")
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args(argv)
     out = check_output_path(args.out, folder=True, markers=("config.json",))
@@ -93,8 +108,6 @@ def fit_main(argv: list[str]) -> int:
     missing = [str(f) for f in files if not f.is_file()]
     if missing or not files:
         parser.error(f"--data: no candidate set at {', '.join(missing) or repr(args.data)}")
-    if not args.lr > 0 or args.level_weight < 0:
-        parser.error(f"--lr must be > 0 and --level-weight >= 0, got {args.lr} and {args.level_weight}")
     try:
         policy = FreezePolicy.parse(args.train)
         data = CandidateSet.concat(CandidateSet.load(f) for f in files)

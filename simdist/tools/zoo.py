@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simdist.arguments import tool_parser
+from simdist.errors import InputError
 
 if TYPE_CHECKING:
     from simdist.zoo import ZooEntry
@@ -94,17 +95,26 @@ def _list(entries: list[ZooEntry], *, as_json: bool) -> int:
 
 
 def _show(entry: ZooEntry) -> int:
-    info = describe(entry)
     folder = entry.bundled()
+    card = folder / "README.md" if folder else None
+    metrics = metrics_section(_card_text(card)) if card and card.is_file() else ""
+    info = describe(entry)
     info["bundled"] = str(folder) if folder else "no"
     for key, value in info.items():
         if value is not None:
             print(f"{key + ':':<16} {value}")
-    card = folder / "README.md" if folder else None
-    metrics = metrics_section(card.read_text(encoding="utf-8")) if card and card.is_file() else ""
     if metrics:
         print(f"\n{metrics}")
     return 0
+
+
+def _card_text(card: Path) -> str:
+    """The model card's text; an :class:`InputError` naming the file when it is not readable UTF-8 text."""
+    try:
+        return card.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(f"{card}: the model card is not UTF-8 text ({err.reason} at byte {err.start}); restore "
+                         "it (simdist export writes it) or remove it") from err
 
 
 def metrics_section(card: str) -> str:

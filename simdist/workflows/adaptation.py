@@ -10,7 +10,8 @@ finetuning, and the ROC AUC of the value head's scores of logged real episodes (
 State lives in ``state.json`` and is written atomically after every step, so a rerun resumes: logged
 episodes carry their success label in their meta (recovered if the kill came before ``state.json`` was
 rewritten), collection chunks are seeded by the stage and their first episode id, and an interrupted
-stage is finetuned again from its seed.
+stage is finetuned again from its seed. What happens inside a stage (acting, collecting, finetuning, evaluating)
+is done by the loop's parts (:mod:`simdist.workflows.loop_parts`), which a demo may replace.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +30,32 @@ import numpy as np
 import torch
 
 from simdist.agents import Agent, load_agent
+from simdist.arguments import INT_LIMIT
 from simdist.data.engine import PerturbationConfig
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.fsutil import atomic_path, atomic_write_json, remove_stale_temporaries
 from simdist.model.freeze import FINETUNE, FinetuneConfig, FreezePolicy
 from simdist.model.world_model import WorldModel
 from simdist.provenance import agent_module, weights_fingerprint
+from simdist.resources import (
+    MAX_ENVS,
+    MAX_EPISODES,
+    MAX_SCHEDULE_EPISODES,
+    MAX_SCHEDULE_MINUTES,
+    MAX_STAGES,
+    MAX_TRIALS,
+    MAX_WORKERS,
+)
 from simdist.tasks import Task
-from simdist.workflows.parallel import evaluate_in_workers, evaluation_passes
+from simdist.workflows.loop_parts import (
+    AgentFinetuner,
+    LoopParts,
+    PlannerActing,
+    ProtocolEvaluator,
+    ScheduleCollector,
+    TaskHeldout,
+)
+from simdist.workflows.parallel import evaluation_passes
 
 logger = logging.getLogger(__name__)
 
@@ -67,11 +85,6 @@ def world_model_of(agent: Any) -> WorldModel | None:
     """The world model an agent plans with (None for agents without one)."""
     model = getattr(agent, "world_model", None)
     return model if isinstance(model, WorldModel) else None
-
-
-def chunk_seed(seed: int, stage: int, first_episode_id: int) -> int:
-    """The seed of the collection chunk whose first logged episode gets id ``first_episode_id``."""
-    return int(np.random.SeedSequence([int(seed), int(stage), int(first_episode_id)]).generate_state(1)[0])
 
 
 @torch.no_grad()
@@ -118,22 +131,29 @@ COLLECT_PERTURBATIONS: dict[str, Callable[[], PerturbationConfig]] = {
     "official": PerturbationConfig, "manipulation": PerturbationConfig.manipulation, "push": PerturbationConfig.push}
 
 
+#: upper limits of AdaptConfig's counts (the others: INT_LIMIT)
+INT_LIMITS = {"episodes_per_eval": MAX_TRIALS, "num_envs": MAX_ENVS, "eval_workers": MAX_WORKERS,
+              "heldout_episodes": MAX_EPISODES}
+
+
 @dataclass
 class AdaptConfig:
     """Schedule and per-stage budgets of an adaptation run (``simdist adapt`` builds its options from this).
 
     Args:
-        schedule: cumulative real data per stage in ``schedule_unit``, starting at 0 (the zero-shot stage)
+        schedule: cumulative real data per stage in ``schedule_unit``, starting at 0 (the zero-shot stage); at
+            most 100 stages and 10080 minutes (a week) or 100000 episodes
         schedule_unit: "minutes" of real data (the legged robot's Fig. 4 axis) or real "episodes" (the arm's: the
             dynamics retrained every 20 episodes)
         freeze: trainable components: dynamics_only, all, heads_only, or a set such as dynamics,encoder
         init: finetune every stage from the "base" model (on all data) or from the "previous" stage's model
-        episodes_per_eval: evaluation trials (per condition of the task's protocol)
-        num_envs: parallel envs for collection and evaluation
+        episodes_per_eval: evaluation trials (per condition of the task's protocol; at most 100000)
+        num_envs: parallel envs for collection and evaluation (at most 4096)
         eval_workers: processes each stage's evaluation is spread over (tasks whose protocol splits into
             independent passes; the numbers equal one process at one torch thread, so stages recorded with
-            another count are kept on resume)
-        heldout_episodes: held-out real episodes for the consistency loss (collected once, never trained on)
+            another count are kept on resume; at most 256)
+        heldout_episodes: held-out real episodes for the consistency loss (collected once, never trained on; at
+            most 1000000)
         num_samples: MPPI samples per iteration (planning agents; each planner setting None: the agent's own, from
             its planner.json)
         iterations: MPPI iterations per tick
@@ -199,6 +219,10 @@ class AdaptConfig:
             raise ValueError(f"schedule_unit must be one of {SCHEDULE_UNITS}, got {self.schedule_unit!r}")
         if self.schedule_unit == "episodes" and any(x != int(x) for x in s):
             raise ValueError(f"an episode schedule needs whole numbers of episodes, got {self.schedule}")
+        most = MAX_SCHEDULE_EPISODES if self.schedule_unit == "episodes" else MAX_SCHEDULE_MINUTES
+        if len(s) > MAX_STAGES or s[-1] > most:
+            raise ValueError(f"schedule: at most {MAX_STAGES} stages and {most} {self.schedule_unit} of real data, "
+                             f"got {len(s)} stages up to {s[-1]:g}")
         if self.init not in ("base", "previous"):
             raise ValueError(f"init must be 'base' or 'previous', got {self.init!r}")
         for name in ("episodes_per_eval", "num_envs", "eval_workers", "heldout_episodes", "num_samples", "iterations",
@@ -206,10 +230,9 @@ class AdaptConfig:
             value = getattr(self, name)
             if value is None and name in ("num_samples", "iterations", "samples"):
                 continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if isinstance(self.warmup_steps, bool) or not isinstance(self.warmup_steps, int) or self.warmup_steps < 0:
-            raise ValueError(f"warmup_steps must be an integer >= 0, got {self.warmup_steps!r}")
+            self._check_int(name, value)
+        for name in ("warmup_steps", "seed"):
+            self._check_int(name, getattr(self, name))
         if not (isinstance(self.lr, (int, float)) and np.isfinite(self.lr) and self.lr > 0):
             raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
         if self.init_std is not None and not (np.isfinite(self.init_std) and self.init_std > 0):
@@ -227,9 +250,8 @@ class AdaptConfig:
             if self.planner_preset not in planner_presets():
                 raise ValueError(f"planner_preset must be one of {sorted(planner_presets())}, got "
                                  f"{self.planner_preset!r}")
-        ue = self.update_every
-        if ue is not None and (isinstance(ue, bool) or not isinstance(ue, int) or ue < 1):
-            raise ValueError(f"update_every must be a positive number of episodes (or None), got {ue!r}")
+        if self.update_every is not None:  # episodes
+            self._check_int("update_every", self.update_every)
         if isinstance(self.prior, (str, Path)):
             self.prior = [str(self.prior)]
         self.prior = [str(x) for x in self.prior]
@@ -241,6 +263,17 @@ class AdaptConfig:
                              f"{self.collect_perturbation!r}")
         self.schedule = s
         self._freeze_policy = FreezePolicy.parse(self.freeze)  # the one parse of the run's policy
+
+    @staticmethod
+    def int_bounds(name: str) -> tuple[int, int]:
+        """The range integer field ``name`` accepts."""
+        return (0 if name in ("warmup_steps", "seed") else 1), INT_LIMITS.get(name, INT_LIMIT)
+
+    @classmethod
+    def _check_int(cls, name: str, value: Any) -> None:
+        low, high = cls.int_bounds(name)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
 
     @property
     def freeze_policy(self) -> FreezePolicy:
@@ -263,17 +296,23 @@ class AdaptConfig:
 class AdaptationLoop:
     """Runs (or resumes) the schedule in ``out``; see the module docstring. ``run()`` returns the curve.
 
+    What happens inside a stage is done by ``parts`` (:class:`~simdist.workflows.loop_parts.LoopParts`; None:
+    :func:`default_parts` of the config): acting, held-out collection, collection, finetuning and evaluation.
     ``base``: the model behind ``model`` if the caller has loaded it already (it is not loaded again).
+    ``stage_folders``: the folders (under ``out``) some stages' models are saved to instead of ``stages/stage-k``.
     """
 
     def __init__(self, model: str, task: Task, out: str | Path, config: AdaptConfig | None = None,
                  progress: bool = False, log: Callable[[str], None] = logger.info, data_from: str | Path | None = None,
-                 base: Agent | None = None) -> None:
+                 base: Agent | None = None, parts: LoopParts | None = None,
+                 stage_folders: dict[int, str] | None = None) -> None:
         self.model_id = str(model)
         self.task = task
         self.cfg = config or AdaptConfig()
         evaluation_passes(task, self.cfg.episodes_per_eval, self.cfg.seed + 1, self.cfg.eval_workers,
                           "--eval-workers")  # a task that cannot split its evaluation: refused before any work
+        self.parts = parts or default_parts(self.cfg)
+        self.stage_folders = dict(stage_folders or {})
         self.out = Path(out)
         self.progress = progress
         self.log = log
@@ -282,7 +321,7 @@ class AdaptationLoop:
         wm = world_model_of(self.base)
         self.pad = wm.config.history if wm is not None else 0
         self.out.mkdir(parents=True, exist_ok=True)
-        for folder in (self.out, self.out / "stages", self.out / "heldout-data", self.data_dir):
+        for folder in (self.out, self.out / "stages", self.heldout_dir, self.data_dir):
             remove_stale_temporaries(folder)  # what a killed run left mid-write
         self.state = self._load_state()
         if data_from is not None:
@@ -293,7 +332,7 @@ class AdaptationLoop:
     def _adopt_data(self, source: Path) -> None:
         """Start from another run's logged real and held-out episodes (ablations: the same data, other
         trainable parts): stages then only collect beyond what ``source`` holds. Done once per ``out``."""
-        if (self.out / "heldout-data").exists() or self.data_dir.exists():
+        if self.heldout_dir.exists() or self.data_dir.exists():
             return
         state_file = source / "state.json"
         if not state_file.is_file():
@@ -307,18 +346,23 @@ class AdaptationLoop:
                 shutil.copytree(source / name, self.out / name)
         self.state["labels"] = other.get("labels", {})
         self.state["data_from"] = str(source)
-        self._save()
+        self.save_state()
 
     # -- state ------------------------------------------------------------------------------------
     @property
     def state_path(self) -> Path:
-        """The run's ``state.json``: the finished stages and their settings."""
+        """The run's ``state.json`` (what is done, the labels, the settings a resumed run must match)."""
         return self.out / "state.json"
 
     @property
     def data_dir(self) -> Path:
-        """The folder of the logged real episodes."""
+        """The logged real episodes the stages finetune on."""
         return self.out / "real-data"
+
+    @property
+    def heldout_dir(self) -> Path:
+        """The held-out real episodes (never trained on)."""
+        return self.out / "heldout-data"
 
     def _load_state(self) -> dict[str, Any]:
         fresh = {"model": self.model_id, "model_weights": weights_fingerprint(agent_module(self.base)),
@@ -336,26 +380,31 @@ class AdaptationLoop:
         state["config"] = fresh["config"]  # budgets may change between runs; the data stays
         return state
 
-    def _save(self) -> None:
+    def save_state(self) -> None:
+        """Write ``state.json`` (atomically)."""
         atomic_write_json(self.state_path, self.state)
 
-    # -- helpers ----------------------------------------------------------------------------------
+    # -- records ----------------------------------------------------------------------------------
     def planner(self, agent: Agent, seed: int) -> Agent:
-        """``agent`` acting with this run's planner budget (planning agents) and ``seed``."""
-        return stage_planner(agent, self.task, self.cfg, seed)
+        """``agent`` as the run acts with it (the acting part: the planner budget) with ``seed``."""
+        return self.parts.acting.act(agent, self.task, seed)
 
     def minutes(self, steps: int) -> float:
         """Minutes of real data in ``steps`` control steps of the task."""
         return steps * self.task.dt / 60.0
 
-    def _load_model(self, path: str) -> Agent:
+    def load_model(self, path: str) -> Agent:
+        """The agent saved at ``path`` (a stage's model folder)."""
         return load_agent(path)
 
-    def _write(self, folder: Path, episodes: Sequence[Episode], success: np.ndarray, split: str) -> None:
+    def write_episodes(self, folder: Path, episodes: Sequence[Episode], success: Sequence[bool] | np.ndarray,
+                       split: str, per_shard: int = 10_000) -> None:
+        """Log ``episodes`` into ``folder`` with their success labels (in their meta and in ``state.json``'s
+        ``split``); the caller saves the state."""
         from simdist.data import EpisodeWriter
 
         labels = self.state["labels"].setdefault(split, {})
-        with EpisodeWriter(folder, DatasetSpec.from_episode(episodes[0]), max_episodes_per_shard=10_000) as w:
+        with EpisodeWriter(folder, DatasetSpec.from_episode(episodes[0]), max_episodes_per_shard=per_shard) as w:
             for ep, ok in zip(episodes, success):
                 ep.meta["success"] = bool(ok)  # the label travels with the episode (see _sync_labels)
                 w.write(ep)
@@ -364,23 +413,25 @@ class AdaptationLoop:
     def _sync_labels(self) -> None:
         """Take the success labels of logged episodes that ``state.json`` lacks from the episodes themselves:
         a run killed after a shard was committed but before ``state.json`` was rewritten loses nothing."""
-        for split, folder in (("heldout", self.out / "heldout-data"), ("real", self.data_dir)):
+        for split, folder in (("heldout", self.heldout_dir), ("real", self.data_dir)):
             labels = self.state["labels"].setdefault(split, {})
-            ids = {str(i) for sh in self._info(folder)["shards"] for i in sh["episode_ids"]}
+            ids = {str(i) for sh in self.dataset_info(folder)["shards"] for i in sh["episode_ids"]}
             if ids <= set(labels):
                 continue
-            for ep in self._episodes(folder):
+            for ep in self.episodes(folder):
                 if str(ep.episode_id) not in labels and "success" in ep.meta:
                     labels[str(ep.episode_id)] = bool(ep.meta["success"])
-            self._save()
+            self.save_state()
 
     @staticmethod
-    def _info(folder: Path) -> dict[str, Any]:
+    def dataset_info(folder: Path) -> dict[str, Any]:
+        """``folder``'s ``dataset.json`` (no steps and no shards while there is none)."""
         from simdist.data import read_dataset_info
 
         return read_dataset_info(folder) if (folder / "dataset.json").exists() else {"num_steps": 0, "shards": []}
 
-    def _episodes(self, folder: Path) -> list[Episode]:
+    def episodes(self, folder: Path) -> list[Episode]:
+        """Every episode logged in ``folder``, in order."""
         from simdist.data import iter_episodes
 
         if not (folder / "dataset.json").exists():
@@ -388,15 +439,13 @@ class AdaptationLoop:
         return list(iter_episodes(str(folder), shuffle_shards=False, split_by_node=False, split_by_worker=False))
 
     def heldout(self) -> list[Episode]:
-        """The held-out real set: collected once with the zero-shot planner, never trained on."""
+        """The held-out real set: collected once (the held-out part), never trained on."""
         if self._heldout is None:
-            folder = self.out / "heldout-data"
-            if len(self._info(folder).get("shards", [])) == 0:
-                eps, ok = self.task.collect(self.planner(self.base, self.cfg.seed + 7), self.cfg.heldout_episodes,
-                                            self.cfg.num_envs, self.cfg.seed + 7, first_episode_id=0)
-                self._write(folder, eps, ok, "heldout")
-                self._save()
-            self._heldout = self._episodes(folder)
+            if len(self.dataset_info(self.heldout_dir).get("shards", [])) == 0:
+                eps, ok = self.parts.heldout.collect_heldout(self)
+                self.write_episodes(self.heldout_dir, eps, ok, "heldout")
+                self.save_state()
+            self._heldout = self.episodes(self.heldout_dir)
         return self._heldout
 
     def consistency(self, agent: Agent) -> float:
@@ -423,9 +472,9 @@ class AdaptationLoop:
         if model is None:
             return None
         eps, ok = [], []
-        for split, folder in (("heldout", self.out / "heldout-data"), ("real", self.data_dir)):
+        for split, folder in (("heldout", self.heldout_dir), ("real", self.data_dir)):
             labels = self.state["labels"].get(split, {})
-            for ep in self._episodes(folder):
+            for ep in self.episodes(folder):
                 if str(ep.episode_id) in labels:
                     eps.append(ep)
                     ok.append(labels[str(ep.episode_id)])
@@ -433,101 +482,21 @@ class AdaptationLoop:
 
     # -- stage steps ------------------------------------------------------------------------------
     def collect_until(self, amount: float, model: Agent, stage: int) -> Agent:
-        """Append on-policy episodes of ``model`` to the real-data folder until it holds ``amount`` (minutes
-        or episodes, the schedule's unit); returns the agent acting at the end (``model``, or with
-        ``update_every`` the agent updated after every that many episodes).
-
-        Each chunk's seed derives from the stage and the id of its first episode (not from a call count),
-        so a rerun after an interruption collects exactly what an uninterrupted run would have. With
-        ``update_every`` the updated agent is saved after each update (``live/``, with the episode count in
-        ``state.json``), so a rerun continues from the last update."""
-        cfg = self.cfg
-        by_episodes = cfg.schedule_unit == "episodes"
-        target = int(round(amount)) if by_episodes else int(np.ceil(amount * 60.0 / self.task.dt - 1e-6))
-        measure = "num_episodes" if by_episodes else "num_steps"
-        every = cfg.update_every
-        if every is not None:
-            model, updated_at = self._resume_live(model, stage)
-        while True:
-            have = int(self._info(self.data_dir).get(measure, 0))
-            episodes = int(self._info(self.data_dir).get("num_episodes", 0))
-            if every is not None and episodes > updated_at and (episodes % every == 0 or have >= target):
-                model = self._update_live(model, stage, episodes)
-                updated_at = episodes
-            if have >= target:
-                return model
-            chunk = cfg.num_envs if every is None else min(cfg.num_envs, every - episodes % every)
-            info = self._info(self.data_dir)
-            done = {int(i) for i in self.state["labels"].get("real", {})}
-            done |= {int(i) for sh in info["shards"] for i in sh["episode_ids"]}
-            first = max(done | set(info.get("dropped_episode_ids", [])), default=-1) + 1
-            seed = chunk_seed(cfg.seed, stage, first)
-            eps, ok = self.task.collect(self.collector(model, seed), chunk, chunk, seed, first_episode_id=first,
-                                        perturbation=cfg.perturbation)
-            keep, steps = 0, have
-            while keep < len(eps) and steps < target:
-                steps += 1 if by_episodes else len(eps[keep])
-                keep += 1
-            self._write(self.data_dir, eps[:keep], ok[:keep], "real")
-            self._save()
-
-    def collector(self, agent: Agent, seed: int) -> Agent:
-        """``agent`` as it collects real data: the run's planner budget and, for agents that explore (the RL
-        baselines), sampled actions."""
-        collector = self.planner(agent, seed)
-        return collector.with_settings(explore=True) if getattr(agent, "explores", False) else collector
-
-    @property
-    def live_dir(self) -> Path:
-        """Where the agent updated while a stage collects (``update_every``) is saved after each update."""
-        return self.out / "live"
-
-    def _resume_live(self, model: Agent, stage: int) -> tuple[Agent, int]:
-        """The agent of the last per-episode update of ``stage`` and its episode count (a rerun), else ``model``
-        and the episodes logged before the stage."""
-        live = self.state.get("live")
-        if live and live.get("stage") == stage and (self.live_dir / "config.json").is_file():
-            return self._load_model(str(self.live_dir)), int(live["episodes"])
-        start = int(self._info(self.data_dir).get("num_episodes", 0))
-        self.state["live"] = {"stage": stage, "episodes": start}
-        self._save()
-        return model, start
-
-    def _update_live(self, model: Agent, stage: int, episodes: int) -> Agent:
-        """One per-episode update of ``model`` on the real data so far; saved as ``live/`` before ``state.json``
-        records it."""
-        updated = self.finetune_agent(model, stage)
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", ".*is not a Hub repo id.*")
-            updated.save_pretrained(self.live_dir)
-        self.state["live"] = {"stage": stage, "episodes": episodes}
-        self._save()
-        return updated
+        """The collector's episodes of ``model`` appended to the real data until it holds ``amount`` (the
+        schedule's unit); returns the agent acting at the end."""
+        return self.parts.collector.collect(self, model, amount, stage)
 
     def finetune(self, init_from: str, stage: int) -> Agent:
-        """Finetune ``init_from`` on every real episode so far under the freeze policy; returns it."""
-        start = self.base if init_from == self.model_id else self._load_model(init_from)
-        return self.finetune_agent(start, stage)
-
-    def finetune_agent(self, start: Agent, stage: int) -> Agent:
-        """``start`` finetuned on the real data so far under the run's freeze policy, which the agent turns into
-        its own trainable parts and loss; it takes what it uses of the run's finetuning budget
-        (:meth:`~simdist.agents.Agent.finetune_options`) and the ``prior`` folders when the run has them."""
-        cfg = self.cfg
-        budget = {**cfg.finetuning.budget(), "obs_noise": self.task.obs_noise}
-        options: dict[str, Any] = {"freeze": cfg.freeze_policy, "out": self.out / "lightning" / f"stage-{stage}",
-                                   "seed": cfg.seed + stage, "progress": self.progress,
-                                   **start.finetune_options(budget)}
-        if cfg.prior:
-            options["prior"] = list(cfg.prior)
-        return start.finetune(self.data_dir, **options)
+        """The finetuner's training of ``init_from`` (the model id or a stage's folder) on the real data so far."""
+        start = self.base if init_from == self.model_id else self.load_model(init_from)
+        return self.parts.finetuner.finetune(self, start, stage)
 
     def run_stage(self, k: int) -> dict[str, Any]:
         """Collect (stage > 0), finetune and evaluate stage ``k``; returns its entry."""
         cfg, started = self.cfg, time.perf_counter()
         amount = cfg.schedule[k]
         prev = self.state["stages"][k - 1]["model"] if k else self.model_id
-        incoming = self._load_model(prev) if k else self.base
+        incoming = self.load_model(prev) if k else self.base
         before = self.consistency(incoming)
         if k == 0:
             model, path, trained = self.base, self.model_id, False
@@ -539,7 +508,7 @@ class AdaptationLoop:
             model = self.finetune(self.model_id if cfg.init == "base" else prev, k)
             path = self.stage_path(k)
             trained = True
-        info = self._info(self.data_dir)
+        info = self.dataset_info(self.data_dir)
         from simdist.provenance import provenance
 
         entry: dict[str, Any]
@@ -558,7 +527,7 @@ class AdaptationLoop:
                 model.save_pretrained(path, base_model=self.model_id,
                                       metrics={"real_minutes": entry["minutes"], "stage": k,
                                                "heldout_consistency": entry["consistency"]["after"]})
-        result = self.evaluate_stage(model, k, path)
+        result = self.parts.evaluator.evaluate(self, model, k, path)
         entry["eval"] = result.to_dict()
         estimate = result.estimate()
         entry["value"], entry["ci95"], entry["trials"] = estimate.mean, [estimate.low, estimate.high], estimate.n
@@ -566,21 +535,8 @@ class AdaptationLoop:
         return entry
 
     def stage_path(self, k: int) -> str:
-        """The folder stage ``k``'s finetuned model is saved to (a hook: a demo may name it)."""
-        return str(self.out / "stages" / f"stage-{k}")
-
-    def evaluate_stage(self, model: Agent, k: int, path: str) -> Any:
-        """Stage ``k``'s evaluation of ``model`` (saved at ``path``; stage 0: the model id) on the task's
-        protocol: an :class:`~simdist.workflows.evaluation.EvaluationResult` (a hook: a demo may evaluate its own
-        way)."""
-        cfg = self.cfg
-        if cfg.eval_workers == 1:
-            return self.task.evaluate(self.planner(model, cfg.seed + 1), cfg.episodes_per_eval, cfg.seed + 1,
-                                      num_envs=cfg.num_envs)
-        # each worker loads the stage's saved model (stage 0: the model id) and plans as self.planner
-        return evaluate_in_workers(self.task, path, cfg.episodes_per_eval, cfg.seed + 1, workers=cfg.eval_workers,
-                                   num_envs=cfg.num_envs, build=partial(stage_controller, cfg=cfg, seed=cfg.seed + 1),
-                                   option="--eval-workers")
+        """The folder stage ``k``'s finetuned model is saved to (``stage_folders`` or ``stages/stage-k``)."""
+        return str(self.out / self.stage_folders.get(k, f"stages/stage-{k}"))
 
     def stage_settings(self, k: int) -> dict[str, Any]:
         """Everything but the logged data that stage ``k``'s numbers depend on: the task, the schedule up to
@@ -626,7 +582,7 @@ class AdaptationLoop:
                 continue
             entry = self.run_stage(k)
             stages.append(entry)
-            self._save()
+            self.save_state()
             times.append(entry["seconds"])
             eta = np.mean(times) * (n - k - 1)
             auc = "n/a" if entry["value_auc"] is None else f"{entry['value_auc']:.2f}"
@@ -657,20 +613,29 @@ class AdaptationLoop:
         return curve
 
 
+def planner_acting(cfg: AdaptConfig) -> PlannerActing:
+    """The acting part of ``cfg``'s planner budget (its preset and the settings given)."""
+    from simdist.arguments import PLANNER_FLAGS
+
+    return PlannerActing(cfg.planner_preset, {key: getattr(cfg, key) for key in PLANNER_FLAGS})
+
+
+def default_parts(cfg: AdaptConfig) -> LoopParts:
+    """The loop's parts for ``cfg``: the agent acting with the run's planner budget, the task's held-out and
+    on-policy collection (seeds ``seed + 7`` and ``seed``), the agent's own finetuning under the run's freeze
+    policy and budget, and the task's protocol (seed ``seed + 1``)."""
+    return LoopParts(
+        acting=planner_acting(cfg),
+        heldout=TaskHeldout(cfg.heldout_episodes, cfg.num_envs, cfg.seed + 7),
+        collector=ScheduleCollector(cfg.num_envs, cfg.seed, by_episodes=cfg.schedule_unit == "episodes",
+                                    update_every=cfg.update_every, perturbation=cfg.perturbation),
+        finetuner=AgentFinetuner(cfg.finetuning, cfg.seed, tuple(cfg.prior)),
+        evaluator=ProtocolEvaluator(cfg.episodes_per_eval, cfg.num_envs, cfg.seed + 1, cfg.eval_workers))
+
+
 def stage_planner(agent: Agent, task: Task, cfg: AdaptConfig, seed: int) -> Agent:
     """``agent`` acting with ``cfg``'s planner budget on ``task`` (planning agents) and ``seed``."""
-    if not getattr(agent, "plans", False):
-        return agent.with_settings(seed=seed)
-    from simdist.arguments import PLANNER_FLAGS, acting_settings
-
-    return agent.with_settings(**acting_settings(task, preset=cfg.planner_preset, seed=seed,
-                                                 **{key: getattr(cfg, key) for key in PLANNER_FLAGS}))
-
-
-def stage_controller(task: Task, path: str, *, cfg: AdaptConfig, seed: int) -> Agent:
-    """A stage's agent as an ``eval_workers`` process builds it: the saved model at ``path``, planning as
-    :func:`stage_planner`."""
-    return stage_planner(load_agent(path), task, cfg, seed)
+    return planner_acting(cfg).act(agent, task, seed)
 
 
 def plot_curve(curve: dict[str, Any], path: str | Path) -> None:

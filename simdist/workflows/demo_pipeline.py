@@ -10,7 +10,8 @@ and ``results.md`` (each evaluation's mean, 95 % interval and trial count, and w
 Every task takes the same options (:func:`demo_parser`; ``simdist demo`` parses them, :mod:`simdist.tools.demo`).
 What differs between tasks is a :class:`DemoHook`, which a task names with ``Task.demo_hook``: its defaults
 (profile, model, budgets, ``--quick``), its pretraining (for a task whose demo starts from nothing), its loop (an
-:class:`~simdist.workflows.adaptation.AdaptationLoop` subclass that may collect, finetune or evaluate its own way), its
+:class:`~simdist.workflows.adaptation.AdaptationLoop` with its own parts, :mod:`simdist.workflows.loop_parts`, to
+collect, finetune or evaluate its own way), its
 results, table and plot bars, its videos, and the dataclass of its own settings, set with ``--option KEY=VALUE``
 (the experiments' levers). A task without a hook runs the generic one: its ``--model`` adapted by the plain loop.
 """
@@ -27,8 +28,24 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from simdist.arguments import add_mppi_arguments, positive_float, positive_int, tool_parser
+from simdist.arguments import (
+    FloatRange,
+    add_mppi_arguments,
+    int_range,
+    positive_float,
+    positive_int,
+    seed_int,
+    tool_parser,
+)
 from simdist.model.freeze import FINETUNE
+from simdist.resources import (
+    MAX_ENVS,
+    MAX_EPISODES,
+    MAX_SCHEDULE_EPISODES,
+    MAX_SCHEDULE_MINUTES,
+    MAX_TRIALS,
+    check_memory,
+)
 from simdist.workflows.adaptation import AdaptConfig
 
 #: what the demo's finetuning trains unless ``--freeze`` says otherwise (SimDist's: the dynamics only)
@@ -159,9 +176,8 @@ class DemoHook:
         return load_agent(model)
 
     def make_loop(self, model: str, task: Task, out: Path, cfg: AdaptConfig, **kwargs: Any) -> AdaptationLoop:
-        """The loop (``kwargs``: ``progress``, ``log``, ``base``); a hook may return a subclass that collects,
-        finetunes or evaluates its own way
-        (:meth:`~simdist.workflows.adaptation.AdaptationLoop.evaluate_stage`, ...)."""
+        """The loop (``kwargs``: ``progress``, ``log``, ``base``); a hook may give it other parts that collect,
+        finetune or evaluate its own way (:class:`~simdist.workflows.loop_parts.LoopParts`)."""
         from simdist.workflows.adaptation import AdaptationLoop
 
         return AdaptationLoop(model, task, out, cfg, **kwargs)
@@ -278,18 +294,21 @@ def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an earlier run's files in --out (only the demo's own; the rest stays)"
                              + (" instead of resuming it" if hook.resume else ""))
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_int, default=0, help="base seed (0 to 2**31 - 1)")
     parser.add_argument("--quick", action="store_true", help="a tiny budget (seconds to minutes), as the tests run")
     parser.add_argument("--pretrain-only", action="store_true",
                         help="stop after pretraining (OUT/...), for several --model runs to reuse")
-    parser.add_argument("--trials", type=positive_int, default=None,
-                        help=f"evaluation trials per side (default {loop.episodes_per_eval})")
-    parser.add_argument("--envs", type=positive_int, default=None, help=f"parallel envs (default {loop.num_envs})")
+    parser.add_argument("--trials", type=int_range(1, MAX_TRIALS), default=None,
+                        help=f"evaluation trials per side (1 to {MAX_TRIALS}; default {loop.episodes_per_eval})")
+    parser.add_argument("--envs", type=int_range(1, MAX_ENVS), default=None,
+                        help=f"parallel envs (1 to {MAX_ENVS}; default {loop.num_envs})")
     add_mppi_arguments(parser, preset=hook.planner_preset)
     budget = parser.add_mutually_exclusive_group()
-    budget.add_argument("--minutes", type=positive_float, default=None, help="real data to log, in minutes"
+    budget.add_argument("--minutes", type=FloatRange(0, MAX_SCHEDULE_MINUTES), default=None,
+                        help=f"real data to log, in minutes (at most {MAX_SCHEDULE_MINUTES})"
                         + (f" (default {d.minutes:g})" if d.minutes is not None else ""))
-    budget.add_argument("--real-episodes", type=positive_int, default=None, help="real data to log, in episodes"
+    budget.add_argument("--real-episodes", type=int_range(1, MAX_SCHEDULE_EPISODES), default=None,
+                        help=f"real data to log, in episodes (at most {MAX_SCHEDULE_EPISODES})"
                         + (f" (default {d.real_episodes})" if d.real_episodes is not None else ""))
     parser.add_argument("--epochs", "--finetune-epochs", dest="epochs", type=positive_int, default=None,
                         help=f"finetuning epochs (default {loop.epochs})")
@@ -300,8 +319,9 @@ def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser
     parser.add_argument("--freeze", default=None, metavar="POLICY",
                         help=f"what finetuning trains (default {FINETUNE_FREEZE}, the paper's); an ablation: "
                              "'dynamics,value' also trains the value head on the real episodes' TD returns")
-    parser.add_argument("--heldout-episodes", type=positive_int, default=None,
-                        help=f"held-out real episodes for the consistency loss (default {loop.heldout_episodes})")
+    parser.add_argument("--heldout-episodes", type=int_range(1, MAX_EPISODES), default=None,
+                        help=f"held-out real episodes for the consistency loss (1 to {MAX_EPISODES}; "
+                             f"default {loop.heldout_episodes})")
     parser.add_argument("--video", action=argparse.BooleanOptionalAction, default=None,
                         help=f"render the rollout videos (default: {'on' if d.video else 'off'})")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -323,6 +343,7 @@ def resolve(hook: DemoHook, args: argparse.Namespace) -> None:
     for option, name in LOOP_OPTIONS.items():
         if getattr(args, option, None) is None:
             setattr(args, option, getattr(d.loop, name))
+    check_memory("--envs", args.envs, hook.task_cls.env_memory, "parallel envs")
     args.freeze = _freeze_spec(args.freeze)
     if args.real is None:
         raise ValueError(f"--real: name a reality profile of {hook.task_name} (a built-in name or a YAML file)")

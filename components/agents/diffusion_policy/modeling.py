@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from simdist.agents import ENCODER_FROZEN, Agent
+from simdist.agents import Agent, check_encoder_frozen
 from simdist.components.agents.diffusion_policy.configuration import (
     SETTINGS,
     DiffusionPolicyConfig,
@@ -224,10 +224,7 @@ class DiffusionPolicyAgent(Agent):
         return agent
 
     def check_freeze(self, freeze: FreezePolicy | str) -> None:
-        spec = FreezePolicy.parse(freeze).spec
-        if spec not in ENCODER_FROZEN:
-            raise ValueError(f"freeze={spec!r}: a diffusion_policy agent trains its U-Net on a frozen encoder; use "
-                             f"one of {ENCODER_FROZEN}")
+        check_encoder_frozen(freeze, "a diffusion_policy agent trains its U-Net")
 
     def finetune(self, data: str | Path, *, freeze: FreezePolicy | str = "heads_only", out: str | Path | None = None,
                  seed: int = 0, progress: bool = False, steps: int = 500, **unused: Any) -> DiffusionPolicyAgent:

@@ -27,6 +27,7 @@ from simdist.components.agents.latent.bc_policy import BCPolicy
 from simdist.components.agents.latent.networks import (
     QNetwork,
     ValueNetwork,
+    network_params,
     torchrl_actor,
     torchrl_critic,
     torchrl_value,
@@ -62,15 +63,8 @@ class IQLAgent(LatentAgent):
         loss.make_value_estimator(ValueEstimators.TD0, gamma=float(settings["gamma"]))
         return {"loss": loss}
 
-    @property
-    def loss_module(self) -> Any:
-        return self.model.parts["loss"]
-
     def optimizer_groups(self) -> dict[str, list[nn.Parameter]]:
-        loss = self.loss_module
-        return {"actor": list(loss.actor_network_params.values(True, True)),
-                "qvalue": list(loss.qvalue_network_params.values(True, True)),
-                "value": list(loss.value_network_params.values(True, True))}
+        return network_params(self.loss_module, "actor", "qvalue", "value")
 
     @torch.no_grad()
     def advantage_weights(self, batch: Mapping[str, Tensor]) -> Tensor:

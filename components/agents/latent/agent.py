@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from simdist.agents import ENCODER_FROZEN, Agent
+from simdist.agents import Agent, check_encoder_frozen
 from simdist.components.agents.latent.replay import EncodedFolders, mixed_batch, uniform_batch
 from simdist.components.agents.latent.transitions import REWARD_LABELS, Transitions, encode_transitions
 from simdist.model.config import ConfigError, config_file
@@ -191,12 +191,17 @@ class LatentAgent(Agent):
     def update(self, batch: Mapping[str, Tensor], optimizers: Mapping[str, torch.optim.Optimizer]) -> dict[str, float]:
         """One gradient update on ``batch`` (a :meth:`Transitions.take` dict); returns scalar metrics."""
 
+    @property
+    def loss_module(self) -> Any:
+        """The torchrl loss module of the ``loss`` part (agents that build one in :meth:`build_parts`)."""
+        return self.model.parts["loss"]
+
     def target_updater(self) -> Any:
         """torchrl's Polyak ``SoftUpdate`` (rate: the ``polyak`` setting) of the ``loss`` part's target networks."""
         if self._target_updater is None:
             from torchrl.objectives import SoftUpdate
 
-            self._target_updater = SoftUpdate(self.model.parts["loss"], tau=float(self.settings["polyak"]))
+            self._target_updater = SoftUpdate(self.loss_module, tau=float(self.settings["polyak"]))
         return self._target_updater
 
     # -- construction -------------------------------------------------------------------------
@@ -354,10 +359,7 @@ class LatentAgent(Agent):
         return agent
 
     def check_freeze(self, freeze: FreezePolicy | str) -> None:
-        spec = FreezePolicy.parse(freeze).spec
-        if spec not in ENCODER_FROZEN:
-            raise ValueError(f"freeze={spec!r}: a {self.agent_type} agent trains its heads on a frozen encoder; "
-                             f"use one of {ENCODER_FROZEN}")
+        check_encoder_frozen(freeze, f"a {self.agent_type} agent trains its heads")
 
     def finetune(self, data: str | Path, *, prior: str | Path | Sequence[str | Path] | None = None,
                  freeze: FreezePolicy | str = "heads_only", out: str | Path | None = None, seed: int = 0,

@@ -74,6 +74,12 @@ def torchrl_value(network: ValueNetwork) -> Any:
     return TensorDictModule(network, in_keys=["observation"], out_keys=["state_value"])
 
 
+def network_params(loss: Any, *names: str) -> dict[str, list[nn.Parameter]]:
+    """The parameters of each named network of a torchrl ``loss`` (``"actor"``: ``loss.actor_network_params``),
+    one optimiser group per name."""
+    return {name: list(getattr(loss, f"{name}_network_params").values(True, True)) for name in names}
+
+
 def transition_tensordict(batch: Mapping[str, Tensor], rewards: Tensor | None = None) -> Any:
     """A :meth:`~simdist.components.agents.latent.Transitions.take` batch in torchrl's layout (``rewards`` replaces
     the batch's)."""

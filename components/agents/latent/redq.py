@@ -15,7 +15,13 @@ from torch import Tensor, nn
 
 from simdist.components.agents.latent import LatentAgent, LatentModel
 from simdist.components.agents.latent.bc_policy import BCPolicy
-from simdist.components.agents.latent.networks import QNetwork, torchrl_actor, torchrl_critic, transition_tensordict
+from simdist.components.agents.latent.networks import (
+    QNetwork,
+    network_params,
+    torchrl_actor,
+    torchrl_critic,
+    transition_tensordict,
+)
 from simdist.model.config import ConfigError
 
 __all__ = ["REDQSACAgent"]
@@ -55,14 +61,8 @@ class REDQSACAgent(LatentAgent):
         """The discount of the critic's TD target."""
         return float(settings["gamma"])
 
-    @property
-    def loss_module(self) -> Any:
-        return self.model.parts["loss"]
-
     def optimizer_groups(self) -> dict[str, list[nn.Parameter]]:
-        loss = self.loss_module
-        return {"actor": list(loss.actor_network_params.values(True, True)),
-                "qvalue": list(loss.qvalue_network_params.values(True, True)), "alpha": [loss.log_alpha]}
+        return {**network_params(self.loss_module, "actor", "qvalue"), "alpha": [self.loss_module.log_alpha]}
 
     def rewards(self, batch: Mapping[str, Tensor]) -> Tensor:
         """The rewards the critic learns from (the batch's)."""

@@ -4,8 +4,8 @@ The demo pipeline every task's demo runs (:mod:`simdist.workflows.demo_pipeline`
 (:class:`Go2Demo`):
 loads a pretrained Go2 world model (``--model``: a Hub id, by default the paper's own ``simdist/go2-official``, or ours,
 ``simdist/go2-slope``, or a folder)
-and runs :class:`~simdist.workflows.adaptation.AdaptationLoop` (:class:`DemoLoop`, phase lines with an ETA) on a reality
-profile (``--real``) with the schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI
+and runs :class:`~simdist.workflows.adaptation.AdaptationLoop` (with :func:`phased_parts`: phase lines with an ETA) on
+a reality profile (``--real``) with the schedule ``[0, --minutes]``: evaluate the zero-shot planner (the real-time MPPI
 preset with temporal ensembling, ``REALTIME_DECAY`` of :mod:`simdist.components.planners.presets`) with the
 straight-walk protocol, collect ``--minutes`` of on-policy proxy-real data with it, finetune only the dynamics,
 evaluate again. Prints a
@@ -24,14 +24,15 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from simdist.arguments import positive_int
 from simdist.components.tasks.go2.task import Go2Task
-from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
+from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig, default_parts
 from simdist.workflows.demo_pipeline import Bar, DemoDefaults, DemoHook, Panel
+from simdist.workflows.loop_parts import Collector, Evaluator, Finetuner, HeldoutCollector, LoopParts, Run
 
 PREFIX = "[go2-demo]"
 #: entries that make a folder a Go2 demo's output (``--out``; rerun to resume)
@@ -104,9 +105,7 @@ class Go2Demo(DemoHook):
                         collect_speed=args.collect_speed, phases=self.phases)
 
     def make_loop(self, model: str, task: Any, out: Path, cfg: AdaptConfig, **kwargs: Any) -> AdaptationLoop:
-        loop = DemoLoop(model, task, out, cfg, **kwargs)
-        loop.phases = self.phases
-        return loop
+        return AdaptationLoop(model, task, out, cfg, parts=phased_parts(cfg, self.phases), **kwargs)
 
     def before_run(self, args: argparse.Namespace, loop: AdaptationLoop) -> None:
         """Time a planner tick and a finetuning step, then log the phases ahead and their ETA."""
@@ -193,32 +192,69 @@ def _fmt_s(seconds: float) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- the loop, logged
-class DemoLoop(AdaptationLoop):
-    """:class:`AdaptationLoop` with a ``[go2-demo]`` phase line around each collection and finetuning."""
+@dataclass(frozen=True)
+class PhasedHeldout:
+    """The held-out collection inside a ``[go2-demo]`` phase line."""
 
+    inner: HeldoutCollector
     phases: Progress
+    episodes: int
 
-    def run_stage(self, k: int) -> dict[str, Any]:
-        self.task.stage = k  # type: ignore[attr-defined]
-        return super().run_stage(k)
+    def collect_heldout(self, run: Run) -> Any:
+        with self.phases.phase("heldout", f"collecting the held-out proxy-real set ({self.episodes} zero-shot "
+                                          "episodes)"):
+            return self.inner.collect_heldout(run)
 
-    def heldout(self) -> list[Any]:
-        if self._heldout is None and not (self.out / "heldout-data" / "dataset.json").exists():
-            title = f"collecting the held-out proxy-real set ({self.cfg.heldout_episodes} zero-shot episodes)"
-            with self.phases.phase("heldout", title):
-                return super().heldout()
-        return super().heldout()
 
-    def collect_until(self, minutes: float, model: Any, stage: int) -> Any:
-        title = f"collecting {minutes:g} min of proxy-real data, zero-shot planner, {self.cfg.num_envs} envs"
+@dataclass(frozen=True)
+class PhasedCollector:
+    """The collection inside a ``[go2-demo]`` phase line, whose title names the acting planner (``preset``; None:
+    the model's own)."""
+
+    inner: Collector
+    phases: Progress
+    num_envs: int
+    preset: str | None = None
+
+    def collect(self, run: Run, agent: Any, amount: float, stage: int) -> Any:
+        who = f"the {self.preset} planner" if self.preset else "the model's own planner"
+        title = f"collecting {amount:g} min of proxy-real data with {who}, {self.num_envs} envs"
         with self.phases.phase("collect", title):
-            return super().collect_until(minutes, model, stage)
+            return self.inner.collect(run, agent, amount, stage)
 
-    def finetune(self, init_from: str, stage: int) -> Any:
-        c = self.cfg
-        title = f"finetuning dynamics: {c.epochs} epochs x {c.windows_per_epoch:,} windows, batch {c.batch_size}"
-        with self.phases.phase("finetune", title):
-            return super().finetune(init_from, stage)
+
+@dataclass(frozen=True)
+class PhasedFinetuner:
+    """The finetuning inside a ``[go2-demo]`` phase line."""
+
+    inner: Finetuner
+    phases: Progress
+    title: str
+
+    def finetune(self, run: Run, start: Any, stage: int) -> Any:
+        with self.phases.phase("finetune", self.title):
+            return self.inner.finetune(run, start, stage)
+
+
+@dataclass(frozen=True)
+class StageEvaluator:
+    """The evaluation, telling the :class:`DemoTask` which stage it evaluates (its phase line's title)."""
+
+    inner: Evaluator
+
+    def evaluate(self, run: Run, agent: Any, stage: int, path: str) -> Any:
+        run.task.stage = stage  # type: ignore[attr-defined]
+        return self.inner.evaluate(run, agent, stage, path)
+
+
+def phased_parts(cfg: AdaptConfig, phases: Progress) -> LoopParts:
+    """The loop's default parts with a ``[go2-demo]`` phase line around the held-out collection, each
+    collection and finetuning."""
+    parts = default_parts(cfg)
+    title = f"finetuning dynamics: {cfg.epochs} epochs x {cfg.windows_per_epoch:,} windows, batch {cfg.batch_size}"
+    return replace(parts, heldout=PhasedHeldout(parts.heldout, phases, cfg.heldout_episodes),
+                   collector=PhasedCollector(parts.collector, phases, cfg.num_envs, cfg.planner_preset),
+                   finetuner=PhasedFinetuner(parts.finetuner, phases, title), evaluator=StageEvaluator(parts.evaluator))
 
 
 @dataclass
@@ -226,7 +262,7 @@ class DemoTask(Go2Task):
     """:class:`Go2Task` with a ``[go2-demo]`` phase line around each protocol evaluation."""
 
     phases: Progress = field(default_factory=lambda: Progress(), repr=False, compare=False)
-    stage: int = 0  # the loop's current stage (set by DemoLoop.run_stage)
+    stage: int = 0  # the loop's current stage (set by StageEvaluator)
 
     def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> Any:
         key, title = ("eval-zero-shot", "zero-shot") if self.stage == 0 else ("eval-adapted", "adapted")

@@ -348,12 +348,32 @@ def protocol_env(course: Course, trials: int, steps: int, *, seed: int = 0, rand
                   episode_length_s=(steps + 50) * 0.02, seed=seed, **course.env_kwargs, **(env_kwargs or {}))
 
 
+def protocol_batches(trials: int, batch: int | None, seed: int) -> list[tuple[int, int]]:
+    """``(envs, seed)`` of each batch the protocol runs its ``trials`` per speed in: one batch of all of them with
+    ``seed`` (``batch`` None or at least ``trials``), else batches of ``batch`` (the last one smaller), the first
+    with ``seed`` and each further one with its own seed drawn from ``(seed, index)``."""
+    if batch is None or batch >= trials:
+        return [(trials, seed)]
+    sizes = [min(batch, trials - start) for start in range(0, trials, batch)]
+    return [(n, seed if i == 0 else int(np.random.SeedSequence([seed, i]).generate_state(1)[0]) >> 1)
+            for i, n in enumerate(sizes)]
+
+
+def merge_speed_results(parts: Sequence[SpeedResult]) -> SpeedResult:
+    """The trials of several batches at one speed, in batch order."""
+    if len(parts) == 1:
+        return parts[0]
+    lists = {f.name: [x for p in parts for x in getattr(p, f.name)] for f in fields(SpeedResult) if f.name != "speed"}
+    return SpeedResult(speed=parts[0].speed, **lists)
+
+
 def run_protocol(controller: Any, course: Course, *, speeds: Sequence[float] = DEFAULT_SPEEDS,
                  trials: int = 5, seed: int = 0, randomize: bool = False, time_factor: float = 2.0,
                  max_steps: int | None = None, reset_steps: int = RESET_STEPS, walk_start_history: str = "keep",
-                 env_kwargs: dict[str, Any] | None = None, log: Callable[[str], None] | None = None
-                 ) -> ProtocolResult:
-    """Run ``trials`` episodes per speed (one batch per speed) and collect the metrics.
+                 env_kwargs: dict[str, Any] | None = None, log: Callable[[str], None] | None = None,
+                 batch: int | None = None) -> ProtocolResult:
+    """Run ``trials`` episodes per speed (one batch per speed; with ``batch`` below ``trials``, batches of at
+    most ``batch`` envs: :func:`protocol_batches`) and collect the metrics.
 
     ``max_steps`` caps every trial (control steps including the reset phase), e.g. for smoke tests.
     A controller that takes a seed (``reset(seed=...)``, e.g. an MPPI agent) is reseeded with ``seed`` first,
@@ -367,20 +387,24 @@ def run_protocol(controller: Any, course: Course, *, speeds: Sequence[float] = D
 
     from simdist.workflows.rollout import reseed
 
-    env = protocol_env(course, trials, max(steps_for(v) for v in speeds), seed=seed, randomize=randomize,
-                       env_kwargs=env_kwargs)
     reseed(controller, seed)  # the same call gives the same trials, whatever the controller ran before
-    results = []
-    try:
-        for k, v in enumerate(speeds):
-            r = run_trials(env, controller, v, course.length, seed=seed + k, max_steps=steps_for(v),
-                           reset_steps=reset_steps, walk_start_history=walk_start_history)
-            results.append(r)
-            if log is not None:
-                log(f"speed {v:.2f} m/s: progress {r.mean_progress:.3f} m, "
-                    f"success {sum(r.success)}/{trials}, fell {sum(r.terminated)}/{trials}")
-    finally:
-        env.close()
+    batches = protocol_batches(trials, batch, seed)
+    parts: list[list[SpeedResult]] = [[] for _ in speeds]
+    for i, (size, part_seed) in enumerate(batches):
+        env = protocol_env(course, size, max(steps_for(v) for v in speeds), seed=part_seed, randomize=randomize,
+                           env_kwargs=env_kwargs)
+        try:
+            for k, v in enumerate(speeds):
+                parts[k].append(run_trials(env, controller, v, course.length, seed=part_seed + k,
+                                           max_steps=steps_for(v), reset_steps=reset_steps,
+                                           walk_start_history=walk_start_history))
+                if log is not None and i == len(batches) - 1:
+                    r = merge_speed_results(parts[k])
+                    log(f"speed {v:.2f} m/s: progress {r.mean_progress:.3f} m, "
+                        f"success {sum(r.success)}/{trials}, fell {sum(r.terminated)}/{trials}")
+        finally:
+            env.close()
+    results = [merge_speed_results(p) for p in parts]
     settings = {"trials": trials, "seed": seed, "randomize": randomize, "time_factor": time_factor,
                 "max_steps": max_steps, "reset_steps": reset_steps, "walk_start_history": walk_start_history,
                 "speeds": [float(v) for v in speeds]}

@@ -46,6 +46,13 @@ def parse_speed(text: str | float | Sequence[float]) -> float | tuple[float, flo
     return values[0] if len(values) == 1 else (values[0], values[1])
 
 
+#: the most protocol trials per speed that run in one batch (more: batches of ``--envs``)
+ONE_BATCH_TRIALS = 256
+#: bytes per env of a Go2 run: a Go2Env holds about 240 KiB per env (VmRSS growth over 288 envs), an evaluation
+#: with a planning agent about 1 MiB (a 100-million-trial batch grew past 21 GB)
+ENV_MEMORY = 1 << 20
+
+
 @register("task", "go2")
 @dataclass
 class Go2Task(Task):
@@ -77,6 +84,8 @@ class Go2Task(Task):
     profile_module: ClassVar[str | None] = "simdist.components.tasks.go2.profiles"
     preset: ClassVar[str | None] = "go2"
     pretrain_batch: ClassVar[int | None] = 128  # recipes/go2/base.yaml
+    #: memory per env (MuJoCo data, terrain queries, DR buffers, bookkeeping, the planner's buffers)
+    env_memory: ClassVar[int] = ENV_MEMORY
     data_defaults: ClassVar[dict[str, Any]] = {
         "presets": {"cpu": {"num_envs": 256, "transitions": 5_000_000},
                     "paper": {"num_envs": 4096, "transitions": 4096 * 25_000}},
@@ -137,9 +146,15 @@ class Go2Task(Task):
         return RESET_STEPS if self.reset_steps is None else self.reset_steps
 
     # -- evaluation ----------------------------------------------------------------------------
+    def evaluation_batch(self, trials: int, num_envs: int) -> int:
+        """Up to :data:`ONE_BATCH_TRIALS` trials run in one batch per speed (what every recorded result ran), more
+        in batches of ``num_envs``."""
+        return trials if trials <= ONE_BATCH_TRIALS else min(trials, num_envs)
+
     def evaluate(self, agent: Any, trials: int, seed: int, num_envs: int = 8, log: Any = None) -> EvaluationResult:
-        """The straight-walk protocol: ``trials`` per speed, one batch per speed (``num_envs`` is unused); with
-        ``reward_grid``, Table I's accumulated reward, one episode per grid cell (``trials`` is unused)."""
+        """The straight-walk protocol: ``trials`` per speed, one batch per speed up to :data:`ONE_BATCH_TRIALS`
+        trials, else batches of ``num_envs`` (:meth:`evaluation_batch`); with ``reward_grid``, Table I's
+        accumulated reward, one episode per grid cell (``trials`` is unused)."""
         from simdist.components.tasks.go2.protocol import run_protocol
 
         if self.reward_grid is not None:
@@ -149,7 +164,8 @@ class Go2Task(Task):
 
         result = run_protocol(agent, self.course(seed), speeds=self.speeds or (0.3,), trials=trials, seed=seed,
                               randomize=self.randomize, time_factor=self.time_factor, max_steps=self.max_steps,
-                              reset_steps=self.standing_steps, walk_start_history=self.walk_start_history, log=log)
+                              reset_steps=self.standing_steps, walk_start_history=self.walk_start_history, log=log,
+                              batch=self.evaluation_batch(trials, num_envs))
         return result.to_evaluation(self.task_name, self.profile_name)
 
     def compare_walk(self, world_model: Any, expert: Any, *, trials: int, walk_steps: int, driver: str = "expert",

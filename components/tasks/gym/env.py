@@ -140,6 +140,10 @@ def make_gym(spec: str, profile: GymProfile | None = None, **kwargs: Any) -> gym
         env = gymnasium.make(env_id, **kwargs)
     except (gymnasium.error.Error, ImportError) as err:
         raise InputError(f"--task gym:{spec}: Gymnasium cannot make {env_id!r} ({err})") from err
+    except TypeError as err:  # an entry point that is callable but makes no gymnasium.Env (or takes other arguments)
+        reason = str(err).split(" See ")[0].rstrip(".")
+        raise InputError(f"--task gym:{spec}: Gymnasium cannot make {env_id!r}: {reason}; an entry point must be a "
+                         "gymnasium.Env class or a function returning one") from err
     check_spaces(env, spec)
     if profile is not None:
         env = ProfileWrapper(env, profile, spec)

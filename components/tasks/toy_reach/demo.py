@@ -6,7 +6,8 @@ epochs, where dynamics-only adaptation beats zero-shot (docs/plan-ranking.md).
 
 It runs the demo pipeline every task's demo runs (:mod:`simdist.workflows.demo_pipeline`) with the toy's hook
 (:class:`ToyDemo`): generate sim data (expert + sub-optimal mixture + perturbation windows) → pretrain the world
-model → :class:`~simdist.workflows.adaptation.AdaptationLoop` (:class:`ToyLoop`): plan with MPPI in sim and on a
+model → :class:`~simdist.workflows.adaptation.AdaptationLoop` with the toy's parts
+(:mod:`simdist.components.tasks.toy_reach.loop`): plan with MPPI in sim and on a
 proxy-real profile (``--real``: a built-in name or a YAML file) → log real episodes → finetune the dynamics only → plan
 again. Writes ``results.json``, ``results.md`` and ``progress.png`` (each bar with its 95 % interval); with the
 ``ranking`` option the plan-ranking diagnostic (:mod:`simdist.diagnostics.mechanism`) of both models on the profile
@@ -177,10 +178,6 @@ class ToyOptions:
         return replace(default, noise_window=(1, self.perturb_steps + 1))
 
 
-#: MPPI sequences per ``imagine`` call: the toy's tiny model is bound by per-call overhead at the CPU default of
-#: 128, so 1,024 plans the same actions 1.85x faster (16 envs x 128 samples x 4 iterations, one thread)
-SCORE_CHUNK = 1024
-
 QUICK = ToyScale(sim_transitions=6_000, pretrain_epochs=2, windows_per_epoch=4_000, real_episodes=8,
                  finetune_epochs=3, finetune_windows_per_epoch=1_500, eval_episodes=8, num_envs=8,
                  samples=48, iterations=2)
@@ -231,52 +228,17 @@ def check_sim_mix(pretrained: str | Path | None, options: ToyOptions) -> None:
                          "folder an earlier demo run leaves beside its toy-sim model)")
 
 
-#: held-out rounds collected at most when the planner's episodes end too early to hold one consistency window
-HELDOUT_ROUNDS = 4
-
-
-def _heldout_episodes(collect: Any, model: Any, seed: int) -> list[Any]:
-    """The held-out real episodes: ``collect(seed)``'s; when none of them is long enough for a consistency window
-    (a zero-shot planner that throws the puck out early), further rounds with seeds ``seed + 1000·k`` until one
-    is, at most :data:`HELDOUT_ROUNDS` (a clear error then)."""
-    from simdist.training.evaluate import episode_batch
-
-    episodes: list[Any] = []
-    for k in range(HELDOUT_ROUNDS):
-        episodes += collect(seed + 1_000 * k)
-        if any(episode_batch(model, ep, model.config.history) is not None for ep in episodes):
-            return episodes
-    raise RuntimeError(f"none of {len(episodes)} held-out real episodes is long enough for one consistency window "
-                       f"(the longest has {max(len(ep) for ep in episodes)} steps)")
-
-
 def _log(msg: str, started: float) -> None:
     print(f"[{time.perf_counter() - started:6.1f}s] {msg}", flush=True)
 
 
-def _evaluate(planner: Any, variant: Any, episodes: int, num_envs: int, seed: int,
-              record: bool = False, explore: float = 0.0) -> Any:
-    from simdist.components.tasks.toy_reach.pointmass import ToyReachEnv
-    from simdist.data.engine import PerturbationConfig
-    from simdist.data.schema import DatasetSpec
-    from simdist.workflows.rollout import rollout
-
-    env = ToyReachEnv(num_envs, variant=variant, seed=seed)
-    spec = DatasetSpec.from_env(env) if record else None
-    noise = PerturbationConfig.manipulation(max_noise=explore) if explore > 0 else None
-    try:
-        return rollout(env, planner, episodes=episodes, seed=seed, record_spec=spec, perturbation=noise,
-                       meta={"source": "sim" if env.variant == "sim" else "real", "task": "toy-reach"})
-    finally:
-        env.close()
-
-
 class ToyDemo(DemoHook):
     """The toy's hook into the demo pipeline (:mod:`simdist.workflows.demo_pipeline`): its defaults (the ``lag``
-    profile, :class:`ToyScale`'s budgets), its own pretraining (stages 1-2), its loop (:class:`ToyLoop`), its settings
-    (``--option KEY=VALUE``: :class:`ToyOptions`) and its results (returns and final distances in simulation,
-    zero-shot and adapted on the profile, and the held-out consistency). ``scale``: the scale whose pretraining
-    budget (and whose defaults) the run takes (None: :class:`ToyScale`'s, ``--quick``: :data:`QUICK`'s)."""
+    profile, :class:`ToyScale`'s budgets), its own pretraining (stages 1-2), its loop's parts
+    (:func:`.loop.toy_parts`), its settings (``--option KEY=VALUE``: :class:`ToyOptions`) and its results (returns
+    and final distances in simulation, zero-shot and adapted on the profile, and the held-out consistency).
+    ``scale``: the scale whose pretraining budget (and whose defaults) the run takes (None: :class:`ToyScale`'s,
+    ``--quick``: :data:`QUICK`'s)."""
 
     DEFAULTS = scale_defaults(ToyScale())
     QUICK = scale_defaults(QUICK)
@@ -399,21 +361,27 @@ class ToyDemo(DemoHook):
         return self.task_cls(profile=self.real)
 
     def make_loop(self, model: str, task: Any, out: Path, cfg: AdaptConfig, **kwargs: Any) -> AdaptationLoop:
-        return ToyLoop(model, task, out, cfg, demo=self, **kwargs)
+        """The plain loop with the toy's parts (:func:`~simdist.components.tasks.toy_reach.loop.toy_parts`); the
+        adapted model is ``OUT/toy-real``."""
+        from simdist.components.tasks.toy_reach.loop import toy_parts
+
+        self.parts = toy_parts(cfg, self.real, self.scale.samples, self.scale.iterations, self.options, self.log)
+        return AdaptationLoop(model, task, out, cfg, parts=self.parts, stage_folders={1: "toy-real"}, **kwargs)
 
     # -- outputs ----------------------------------------------------------------------------------
     def results(self, args: argparse.Namespace, loop: AdaptationLoop, curve: dict[str, Any]) -> dict[str, Any]:
+        from simdist.components.tasks.toy_reach.loop import ToyEvaluator, ToyFinetuner
         from simdist.components.tasks.toy_reach.task import final_distances
         from simdist.workflows.adaptation import world_model_of
         from simdist.workflows.evaluation import bootstrap_ci, compare
 
-        assert isinstance(loop, ToyLoop)
+        finetuner, evaluator = loop.parts.finetuner, loop.parts.evaluator
+        assert isinstance(finetuner, ToyFinetuner) and isinstance(evaluator, ToyEvaluator)
         model = world_model_of(loop.base)
-        assert model is not None and loop.adapted is not None
+        assert model is not None and finetuner.adapted is not None
         zero, adapted = loop.state["stages"][:2]
-        minutes = int(loop.info(loop.data_dir)["num_steps"]) * model.config.dt / 60
-        evals = (("sim", loop.rollouts["sim"]), ("real_zero_shot", loop.rollouts["real_zero_shot"]),
-                 ("real_adapted", loop.rollouts["real_adapted"]))
+        minutes = int(loop.dataset_info(loop.data_dir)["num_steps"]) * model.config.dt / 60
+        evals = [(name, evaluator.rollouts[name]) for name in ("sim", "real_zero_shot", "real_adapted")]
         returns = {name: bootstrap_ci(r.returns) for name, r in evals}
         distances = {name: bootstrap_ci(final_distances(r)) for name, r in evals}
         results = {
@@ -437,8 +405,8 @@ class ToyDemo(DemoHook):
             results["freeze"] = args.freeze
         if args.options.ranking:
             self.log("diagnostics: plan ranking on the profile and in simulation, action information")
-            results["diagnostics"] = _diagnostics(model, loop.adapted, self.real, self.scale, args.options, args.seed,
-                                                  Path(args.out))
+            results["diagnostics"] = _diagnostics(model, finetuner.adapted, self.real, self.scale, args.options,
+                                                  args.seed, Path(args.out))
         return results
 
     def results_text(self, results: dict[str, Any]) -> str:
@@ -465,134 +433,6 @@ class ToyDemo(DemoHook):
 
     def title(self, results: dict[str, Any]) -> str:
         return "simdist toy-reach: zero-shot vs dynamics-only adaptation"
-
-
-class ToyLoop(AdaptationLoop):
-    """:class:`~simdist.workflows.adaptation.AdaptationLoop` on the toy's schedule ``[0, real_episodes]``: every
-    planner is the demo's MPPI (:data:`SCORE_CHUNK`, the ``disagreement`` penalty); the zero-shot stage also plans in
-    simulation; the held-out set comes from rounds of seed + 4 (:func:`_heldout_episodes`); the real data is one
-    rollout of seed + 3 with the ``explore`` noise; finetuning follows the toy's schedule with ``anchor`` and
-    ``sim_mix``; both stages are evaluated on the profile with seed + 2. The adapted model is ``OUT/toy-real``."""
-
-    def __init__(self, *args: Any, demo: ToyDemo, **kwargs: Any) -> None:
-        self.demo = demo
-        self.rollouts: dict[str, Any] = {}
-        self.adapted: Any = None
-        super().__init__(*args, **kwargs)
-
-    @property
-    def scale(self) -> ToyScale:
-        return self.demo.scale
-
-    @property
-    def options(self) -> ToyOptions:
-        return self.demo.options
-
-    def info(self, folder: Path) -> dict[str, Any]:
-        return self._info(folder)
-
-    def planner(self, agent: Any, seed: int) -> Any:
-        """The demo's MPPI on ``agent``'s world model, seeded with the run's seed (every planner of the loop)."""
-        from simdist.registry import create
-        from simdist.workflows.adaptation import world_model_of
-
-        s, cfg = self.scale, self.cfg
-        given = {k: v for k, v in (("init_std", cfg.init_std), ("warm_start", cfg.warm_start)) if v is not None}
-        return create("planner", "mppi", world_model=world_model_of(agent), num_samples=s.samples,
-                      iterations=s.iterations, num_elites=16, seed=cfg.seed, disagreement=self.options.disagreement,
-                      score_chunk=SCORE_CHUNK, **given)
-
-    def heldout(self) -> list[Any]:
-        if self._heldout is None:
-            from simdist.workflows.adaptation import world_model_of
-
-            s, labels = self.scale, []
-
-            def collect(seed: int) -> list[Any]:
-                result = _evaluate(self.planner(self.base, seed), self.demo.real, s.heldout_episodes, s.num_envs,
-                                   seed, record=True)
-                labels.extend(self.task.success(result)[:len(result.episodes)].tolist())
-                return list(result.episodes)
-
-            episodes = _heldout_episodes(collect, world_model_of(self.base), self.cfg.seed + 4)
-            for i, ep in enumerate(episodes):  # later rounds number their episodes from 0 again
-                ep.episode_id = i
-            self._write(self.out / "heldout-data", episodes, labels, "heldout")
-            self._save()
-            self._heldout = episodes
-        return self._heldout
-
-    def collect_until(self, amount: float, model: Any, stage: int) -> Any:
-        """One rollout of ``amount`` episodes on the profile (seed + 3, the ``explore`` noise) into
-        ``real-data`` (8 episodes a shard); ``--minutes``: the loop's own collection."""
-        from simdist.data import DatasetSpec, EpisodeWriter
-
-        if self.cfg.schedule_unit == "minutes":
-            return super().collect_until(amount, model, stage)
-
-        s, o = self.scale, self.options
-        self.demo.log(f"4/6 logging {int(amount)} {self.demo.real.name!r} episodes with the planner (finetuning "
-                      f"data{f', exploration noise up to {o.explore}' if o.explore else ''})")
-        result = _evaluate(self.planner(model, 0), self.demo.real, int(amount), s.num_envs, self.cfg.seed + 3,
-                           record=True, explore=o.explore)
-        episodes = result.episodes
-        labels = self.state["labels"].setdefault("real", {})
-        with EpisodeWriter(self.data_dir, DatasetSpec.from_episode(episodes[0]), max_episodes_per_shard=8) as w:
-            for ep, ok in zip(episodes, self.task.success(result)):
-                w.write(ep)
-                labels[str(ep.episode_id)] = bool(ok)
-        self._save()
-        return model
-
-    def finetune(self, init_from: str, stage: int) -> Any:
-        """Only the dynamics, from the pretrained model, on the real data (and the ``sim_mix`` share of
-        simulation data), on the toy's learning-rate schedule with the ``anchor`` pull."""
-        from simdist.data import TrajectoryDataModule
-        from simdist.registry import create
-        from simdist.training import FinetuneModule
-        from simdist.training.module import epoch_trainer
-        from simdist.workflows.adaptation import world_model_of
-
-        cfg, o = self.cfg, self.options
-        minutes = self.minutes(int(self._info(self.data_dir)["num_steps"]))
-        what = "only the dynamics" if cfg.freeze_policy.spec == "dynamics_only" else cfg.freeze_policy.spec
-        self.demo.log(f"5/6 finetuning {what} on {minutes:.1f} min of 'real' data")
-        model = world_model_of(self.base)
-        assert model is not None
-        ft = FinetuneModule(init_from=self.model_id, lr=cfg.lr, end_lr=cfg.lr / 2, warmup_steps=cfg.warmup_steps,
-                            decay_steps=2_000, anchor=o.anchor, freeze=cfg.freeze_policy)
-        data = [str(self.data_dir)]
-        if o.sim_mix:
-            source = Path(self.model_id).parent / "sim-data"  # where the demo run that pretrained it left its data
-            data.append(_sim_mix(source, self.out / "sim-mix", o.sim_mix,
-                                 int(self._info(self.data_dir)["num_steps"])))
-        dm = TrajectoryDataModule(data, history=model.config.history, horizon=model.config.horizon,
-                                  batch_size=cfg.batch_size, windows_per_epoch=cfg.windows_per_epoch,
-                                  heldout_fraction=0.0, front_pad=self.pad, seed=cfg.seed)
-        epoch_trainer(self.out / "finetune", cfg.epochs, self.progress).fit(ft, dm)
-        self.adapted = ft.world_model.eval()
-        return create("agent", "simdist", world_model=self.adapted)
-
-    def stage_path(self, k: int) -> str:
-        return str(self.out / "toy-real") if k == 1 else super().stage_path(k)
-
-    def evaluate_stage(self, model: Any, k: int, path: str) -> Any:
-        """The planner on the profile (seed + 2; at stage 0 also in simulation, seed + 1)."""
-        from simdist.components.tasks.toy_reach.task import TOY_SUCCESS_RADIUS, final_distances
-        from simdist.workflows.evaluation import EvaluationResult
-
-        s, seed, name = self.scale, self.cfg.seed, self.demo.real.name
-        if k == 0:
-            self.demo.log(f"3/6 planning with MPPI in simulation and zero-shot on {name!r}")
-            self.rollouts["sim"] = _evaluate(self.planner(model, 0), "sim", s.eval_episodes, s.num_envs, seed + 1)
-        else:
-            self.demo.log(f"6/6 planning on {name!r} with the adapted model")
-        result = _evaluate(self.planner(model, 0), self.demo.real, s.eval_episodes, s.num_envs, seed + 2)
-        self.rollouts["real_zero_shot" if k == 0 else "real_adapted"] = result
-        distances = final_distances(result)
-        return EvaluationResult(task=self.task.task_name, metric=self.task.metric, profile=self.task.profile_name,
-                                values=result.returns.tolist(), success=(distances < TOY_SUCCESS_RADIUS).tolist(),
-                                details={"final_distance": distances.tolist()})
 
 
 def run_toy_pipeline(out: str | Path, scale: ToyScale | None = None, seed: int = 0,
@@ -624,6 +464,7 @@ def _diagnostics(model: Any, adapted: Any, real: Any, scale: ToyScale, options: 
     """Plan ranking (Spearman ρ, regret) of both models on the profile's states visited by the pretrained model's
     planner, and of the pretrained model in simulation; action information of both on fresh simulation windows."""
     from simdist.components.tasks.toy_reach.data import generate_toy_dataset
+    from simdist.components.tasks.toy_reach.loop import SCORE_CHUNK
     from simdist.components.tasks.toy_reach.task import ToyReachTask
     from simdist.diagnostics.action_information import action_information, dataset_windows
     from simdist.diagnostics.mechanism import MechanismConfig, run_mechanism
@@ -649,28 +490,6 @@ def _diagnostics(model: Any, adapted: Any, real: Any, scale: ToyScale, options: 
     info = {name: action_information(m, batch, seed=seed).to_dict() for name, m in
             (("zero_shot", model), ("adapted", adapted))}
     return {"ranking": ranking, "action_information": info}
-
-
-def _sim_mix(source: Path, out: Path, share: float, real_transitions: int) -> str:
-    """Copy the first simulation episodes of ``source`` into ``out`` until they hold ``share`` of the
-    finetuning transitions (real + simulation); returns ``out``. An earlier copy is replaced."""
-    import shutil
-
-    from simdist.data import DatasetSpec, EpisodeWriter
-    from simdist.data.shards import iter_episodes
-
-    wanted = share / (1.0 - share) * real_transitions
-    episodes, taken = [], 0
-    for ep in iter_episodes(str(source), shuffle_shards=False, split_by_node=False, split_by_worker=False):
-        if taken >= wanted:
-            break
-        episodes.append(ep)
-        taken += len(ep)
-    shutil.rmtree(out, ignore_errors=True)
-    with EpisodeWriter(out, DatasetSpec.from_episode(episodes[0]), max_episodes_per_shard=8) as writer:
-        for ep in episodes:
-            writer.write(ep)
-    return str(out)
 
 
 def results_table(r: dict[str, Any]) -> str:

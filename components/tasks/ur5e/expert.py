@@ -28,6 +28,22 @@ PHASES = ("approach", "descend", "close", "lift", "carry", "insert", "release", 
 
 
 @dataclass(frozen=True)
+class Scene:
+    """One step's observation in the world frame, batched: the TCP, the object and its assembled pose (``goal``),
+    and the object in the goal's frame (``rel``)."""
+
+    proprio: np.ndarray
+    objs: np.ndarray
+    tcp: np.ndarray
+    rot: np.ndarray
+    obj: np.ndarray
+    obj_rot: np.ndarray
+    goal: np.ndarray
+    goal_rot: np.ndarray
+    rel: np.ndarray
+
+
+@dataclass(frozen=True)
 class ExpertParams:
     """Knobs of the scripted expert (defaults: the expert)."""
 
@@ -95,60 +111,19 @@ class ScriptedExpert:
 
     # ---- acting -------------------------------------------------------------------------------------
     def __call__(self, obs: dict[str, np.ndarray]) -> np.ndarray:
-        proprio, objs = np.asarray(obs["proprio"], float), np.asarray(obs["object"], float)
-        n = len(proprio)
-        self._ensure(n)
-        if "privileged" in obs:  # an episode's first observation has all its time left: start over there
-            fresh = np.flatnonzero(np.asarray(obs["privileged"])[:, 7] >= 1.0 - 1e-6)
-            if len(fresh):
-                self.reset(fresh)
-        tcp = proprio[:, 12:15]
-        rot = _rot_from6d(proprio[:, 15:21])
-        obj = tcp + np.einsum("bij,bj->bi", rot, objs[:, 0:3])
-        obj_rot = rot @ _rot_from6d(objs[:, 3:9])
-        goal = tcp + np.einsum("bij,bj->bi", rot, objs[:, 9:12])
-        goal_rot = rot @ _rot_from6d(objs[:, 12:18])
-        rel = objs[:, 18:21]  # object in the goal frame
-        if any(self.p.perception_offset):  # a recalibrated cell: the goal where it really is
-            goal[:, :2] -= np.asarray(self.p.perception_offset)
-            rel = np.einsum("bji,bj->bi", goal_rot, obj - goal)
-        p = self.p
-        obj_yaw = _yaw(obj_rot)
-        goal_yaw = _yaw(goal_rot) + p.yaw_offset
+        s = self._observe(obs)
+        tcp, rot, obj, goal, rel = s.tcp, s.rot, s.obj, s.goal, s.rel
+        n, p = len(tcp), self.p
+        obj_yaw = _yaw(s.obj_rot)
+        goal_yaw = _yaw(s.goal_rot) + p.yaw_offset
         tcp_yaw = _yaw(rot)
-        if self.fresh.any():
-            self._infer_phase(self.fresh.copy(), tcp, rot, obj, rel, proprio[:, 21], objs)
-            self.fresh[:] = False
 
         target = tcp.copy()
         yaw_t = tcp_yaw.copy()
         grip = np.ones(n)  # +1 close, -1 open
         ph = self.phase
         self.timer += 1
-
-        # approach: above the object, yaw aligned mod 90 degrees
-        m = ph == APPROACH
-        if m.any():
-            yaw_t[m] = _square_yaw(obj_yaw[m], tcp_yaw[m])
-            target[m] = obj[m] + np.array([0, 0, 0.08 + self.grasp_offset])
-            grip[m] = -1
-            near = m & (np.linalg.norm(tcp[:, :2] - obj[:, :2], axis=1) < 0.004) & (
-                np.abs(_wrap(yaw_t - tcp_yaw)) < 0.05) & (np.abs(tcp[:, 2] - target[:, 2]) < 0.02)
-            self._go(near, DESCEND)
-        m = ph == DESCEND
-        if m.any():
-            yaw_t[m] = _square_yaw(obj_yaw[m], tcp_yaw[m])
-            target[m] = obj[m] + np.array([0, 0, self.grasp_offset])
-            grip[m] = -1
-            self._go(m & (np.abs(tcp[:, 2] - target[:, 2]) < 0.002), CLOSE)
-        m = ph == CLOSE
-        if m.any():
-            target[m, 2] = tcp[m, 2]
-            self._go(m & (self.timer > p.close_delay + 1), LIFT)
-        m = ph == LIFT
-        if m.any():
-            target[m, 2] = p.lift_height
-            self._go(m & (tcp[:, 2] > p.lift_height - 0.01), CARRY)
+        self._grasp(ph, tcp, obj, obj_yaw, tcp_yaw, target, yaw_t, grip)
         m = ph == CARRY
         if m.any():
             off = tcp[m, :2] - obj[m, :2]
@@ -174,20 +149,94 @@ class ScriptedExpert:
             target[m, 2] = np.maximum(tcp[m, 2] + 0.005, tcp[m, 2])
             target[m, 2] = np.minimum(target[m, 2], 0.2)
 
+        return self._action(s, target, yaw_t, tcp_yaw, grip)
+
+    # ---- the steps every scripted expert shares -------------------------------------------------------
+    def _observe(self, obs: dict[str, np.ndarray]) -> Scene:
+        """The observation in the world frame; envs whose episode starts here start over, and the phase of a
+        fresh env is inferred from its state (:meth:`_infer_phase`)."""
+        proprio, objs = np.asarray(obs["proprio"], float), np.asarray(obs["object"], float)
+        self._ensure(len(proprio))
+        if "privileged" in obs:  # an episode's first observation has all its time left: start over there
+            fresh = np.flatnonzero(np.asarray(obs["privileged"])[:, 7] >= 1.0 - 1e-6)
+            if len(fresh):
+                self.reset(fresh)
+        tcp = proprio[:, 12:15]
+        rot = _rot_from6d(proprio[:, 15:21])
+        obj = tcp + np.einsum("bij,bj->bi", rot, objs[:, 0:3])
+        obj_rot = rot @ _rot_from6d(objs[:, 3:9])
+        goal = tcp + np.einsum("bij,bj->bi", rot, objs[:, 9:12])
+        goal_rot = rot @ _rot_from6d(objs[:, 12:18])
+        rel = objs[:, 18:21]  # object in the goal frame
+        if any(self.p.perception_offset):  # a recalibrated cell: the goal where it really is
+            goal[:, :2] -= np.asarray(self.p.perception_offset)
+            rel = np.einsum("bji,bj->bi", goal_rot, obj - goal)
+        if self.fresh.any():
+            self._infer_phase(self.fresh.copy(), tcp, rot, obj, rel, proprio[:, 21], objs)
+            self.fresh[:] = False
+        return Scene(proprio, objs, tcp, rot, obj, obj_rot, goal, goal_rot, rel)
+
+    #: the grasp's descent ends only with the fingers centred on the object (within 3 mm) as well
+    centred_descent = False
+
+    def _grasp(self, ph: np.ndarray, tcp: np.ndarray, obj: np.ndarray, obj_yaw: np.ndarray, tcp_yaw: np.ndarray,
+               target: np.ndarray, yaw_t: np.ndarray, grip: np.ndarray) -> None:
+        """The top-down grasp (``approach``, ``descend``, ``close``, ``lift``): above the object with the yaw
+        aligned to ``obj_yaw`` mod 90 degrees, down, close, up to the carry height."""
+        p = self.p
+        m = ph == APPROACH
+        if m.any():
+            yaw_t[m] = _square_yaw(obj_yaw[m], tcp_yaw[m])
+            target[m] = obj[m] + np.array([0, 0, 0.08 + self.grasp_offset])
+            grip[m] = -1
+            near = m & (np.linalg.norm(tcp[:, :2] - obj[:, :2], axis=1) < 0.004) & (
+                np.abs(_wrap(yaw_t - tcp_yaw)) < 0.05) & (np.abs(tcp[:, 2] - target[:, 2]) < 0.02)
+            self._go(near, DESCEND)
+        m = ph == DESCEND
+        if m.any():
+            yaw_t[m] = _square_yaw(obj_yaw[m], tcp_yaw[m])
+            target[m] = obj[m] + np.array([0, 0, self.grasp_offset])
+            grip[m] = -1
+            down = m & (np.abs(tcp[:, 2] - target[:, 2]) < 0.002)
+            if self.centred_descent:
+                down &= np.linalg.norm(tcp[:, :2] - obj[:, :2], axis=1) < 0.003
+            self._go(down, CLOSE)
+        m = ph == CLOSE
+        if m.any():
+            target[m, 2] = tcp[m, 2]
+            self._go(m & (self.timer > p.close_delay + 1), LIFT)
+        m = ph == LIFT
+        if m.any():
+            target[m, 2] = p.lift_height
+            self._go(m & (tcp[:, 2] > p.lift_height - 0.01), CARRY)
+
+    #: the phases in which the object is kept upright instead of the TCP (it is in the hand)
+    held_phases: tuple[int, ...] = (CARRY, INSERT, TWIST)
+
+    def _integral(self, err: np.ndarray) -> np.ndarray:
+        """``err`` plus the integral action: the error the arm does not close (stiction), accumulated; reset by
+        phase changes."""
+        self.integ = np.clip(self.integ + err, -0.02, 0.02)
+        contact = np.isin(self.phase, (INSERT, TWIST))
+        self.integ[contact, 2] = 0.0  # in contact the push stays light
+        self.integ[contact & (self.stall > 2), :2] = 0.0  # and no wind-up against the spiral search
+        return err + self.p.integral * self.integ
+
+    def _action(self, s: Scene, target: np.ndarray, yaw_t: np.ndarray, tcp_yaw: np.ndarray,
+                grip: np.ndarray) -> np.ndarray:
+        """The action towards ``target`` and ``yaw_t`` with ``grip``: capped at the speed, held still on a
+        hesitation."""
+        p, n = self.p, len(s.tcp)
         act = np.zeros((n, 7))
-        err = target - tcp
-        if p.integral > 0:  # accumulate the error the arm does not close (stiction); reset by phase changes
-            self.integ = np.clip(self.integ + err, -0.02, 0.02)
-            contact = np.isin(ph, (INSERT, TWIST))
-            self.integ[contact, 2] = 0.0  # in contact the push stays light
-            self.integ[contact & (self.stall > 2), :2] = 0.0  # and no wind-up against the spiral search
-            err = err + p.integral * self.integ
+        err = target - s.tcp
+        if p.integral > 0:
+            err = self._integral(err)
         act[:, :3] = err / self.scale[:3]
         yaw_err = _wrap(yaw_t - tcp_yaw) * p.yaw_gain
-        # keep the TCP pointing down; while carrying, keep the object upright instead (undoes in-hand tilt)
-        tilt = _tilt_correction(rot)
-        held = np.isin(ph, (CARRY, INSERT, TWIST))
-        tilt[held] = _tilt_correction(-obj_rot[held])
+        # keep the TCP pointing down; while the object is in the hand, keep it upright instead (in-hand tilt)
+        tilt = _tilt_correction(s.rot)
+        held = np.isin(self.phase, self.held_phases)
+        tilt[held] = _tilt_correction(-s.obj_rot[held])
         act[:, 3:5] = tilt[:, :2] / self.scale[3:5]
         act[:, 5] = yaw_err / self.scale[5]
         act[:, :6] = np.clip(act[:, :6], -p.speed, p.speed)
@@ -196,6 +245,13 @@ class ScriptedExpert:
             hold = self._rng.random(n) < p.hesitate
             act[hold, :6] = 0.0
         return act.astype(np.float32)
+
+    def _track_descent(self, m: np.ndarray, obj: np.ndarray) -> None:
+        """In envs ``m``: the lowest object height so far and the steps since it last went 0.5 mm lower."""
+        z_obj = obj[:, 2]
+        progressed = z_obj < self.best_z - 0.0005
+        self.best_z = np.where(m & progressed, z_obj, self.best_z)
+        self.stall = np.where(m & ~progressed, self.stall + 1, np.where(m, 0, self.stall))
 
     def _infer_phase(self, rows: np.ndarray, tcp: np.ndarray, rot: np.ndarray, obj: np.ndarray, rel: np.ndarray,
                      opening: np.ndarray, objs: np.ndarray) -> None:
@@ -220,24 +276,27 @@ class ScriptedExpert:
             self.stall[mask] = 0
             self.best_z[mask] = np.inf
 
+    def _servo_down(self, m: np.ndarray, tcp: np.ndarray, obj: np.ndarray, goal: np.ndarray,
+                    target: np.ndarray) -> None:
+        """Envs ``m`` descending onto the goal: the xy target is the goal (+ bias, + the in-hand offset) plus the
+        search spiral's offset once the descent stalls (:meth:`_spiral`)."""
+        offset = tcp[m, :2] - obj[m, :2]
+        self._track_descent(m, obj)
+        spiral = self._spiral(m & (self.stall > 2)) if self.p.spiral else np.zeros((len(tcp), 2))
+        target[m, :2] = goal[m, :2] + offset + np.asarray(self.p.aim_bias) + spiral[m]
+
+    def _spiral(self, run: np.ndarray) -> np.ndarray:
+        """The search offset (n, 2), advanced one step in envs ``run``: an Archimedean spiral r = pitch theta / 2 pi
+        walked at a constant arc length per step."""
+        p = self.p
+        radius = p.spiral_pitch * self.spiral_t / (2 * np.pi)
+        self.spiral_t = np.where(run, self.spiral_t + p.spiral_step / np.maximum(radius, 0.0005), self.spiral_t)
+        radius = np.minimum(p.spiral_pitch * self.spiral_t / (2 * np.pi), p.spiral_max)
+        return np.column_stack([radius * np.cos(self.spiral_t), radius * np.sin(self.spiral_t)])
+
     def _insert(self, m, tcp, obj, goal, rel, target, yaw_t, tcp_yaw, obj_yaw, goal_yaw) -> None:
         p = self.p
-        offset = tcp[m, :2] - obj[m, :2]
-        # descend; xy servo on the goal (+ bias) plus the spiral offset once the descent stalls
-        z_obj = obj[:, 2]
-        progressed = z_obj < self.best_z - 0.0005
-        self.best_z = np.where(m & progressed, z_obj, self.best_z)
-        self.stall = np.where(m & ~progressed, self.stall + 1, np.where(m, 0, self.stall))
-        spiral = np.zeros((len(tcp), 2))
-        if p.spiral:
-            run = m & (self.stall > 2)
-            # an Archimedean spiral r = pitch theta / 2 pi walked at a constant arc length per step
-            radius = p.spiral_pitch * self.spiral_t / (2 * np.pi)
-            self.spiral_t = np.where(run, self.spiral_t + p.spiral_step / np.maximum(radius, 0.0005),
-                                     self.spiral_t)
-            radius = np.minimum(p.spiral_pitch * self.spiral_t / (2 * np.pi), p.spiral_max)
-            spiral = np.column_stack([radius * np.cos(self.spiral_t), radius * np.sin(self.spiral_t)])
-        target[m, :2] = goal[m, :2] + offset + np.asarray(p.aim_bias) + spiral[m]
+        self._servo_down(m, tcp, obj, goal, target)
         # press lightly while searching: pressed on the rim, friction would hold the peg where it is
         searching = self.stall > 2
         target[m, 2] = tcp[m, 2] - np.where(searching[m], 0.0005, p.descend_step)

@@ -37,21 +37,16 @@ import numpy as np
 from simdist.components.tasks.ur5e.expert import (
     APPROACH,
     CARRY,
-    CLOSE,
     DESCEND,
     DONE,
     INSERT,
-    LIFT,
     REGRASP_OPEN,
     REGRASP_TURN,
     RELEASE,
     TWIST,
     ExpertParams,
     ScriptedExpert,
-    _rot_from6d,
     _square_yaw,
-    _tilt_correction,
-    _wrap,
     _yaw,
 )
 from simdist.components.tasks.ur5e.threading import ThreadParams
@@ -92,6 +87,9 @@ def leg_expert_variants() -> list[LegExpertParams]:
 class LegExpert(ScriptedExpert):
     """Batched scripted expert for ``ur5e-table-leg`` (see the module docstring)."""
 
+    centred_descent = True
+    held_phases = (CARRY, INSERT)
+
     def __init__(self, params: ExpertParams, assembly: Any, control_hz: int = 5) -> None:
         super().__init__(as_leg_params(params), assembly, control_hz)
         self.p: LegExpertParams
@@ -120,32 +118,14 @@ class LegExpert(ScriptedExpert):
 
     # ---- acting -------------------------------------------------------------------------------------
     def __call__(self, obs: dict[str, np.ndarray]) -> np.ndarray:
-        proprio, objs = np.asarray(obs["proprio"], float), np.asarray(obs["object"], float)
-        n = len(proprio)
-        self._ensure(n)
-        if "privileged" in obs:  # an episode's first observation has all its time left: start over there
-            fresh = np.flatnonzero(np.asarray(obs["privileged"])[:, 7] >= 1.0 - 1e-6)
-            if len(fresh):
-                self.reset(fresh)
-        p = self.p
-        tcp = proprio[:, 12:15]
-        rot = _rot_from6d(proprio[:, 15:21])
-        wrist3 = proprio[:, 5]
-        opening = proprio[:, 21]
-        obj = tcp + np.einsum("bij,bj->bi", rot, objs[:, 0:3])
-        obj_rot = rot @ _rot_from6d(objs[:, 3:9])
-        goal = tcp + np.einsum("bij,bj->bi", rot, objs[:, 9:12])
-        rel = objs[:, 18:21]  # the leg in the goal frame
-        if any(p.perception_offset):  # a recalibrated cell: the goal where it really is
-            goal[:, :2] -= np.asarray(p.perception_offset)
-            rel = np.einsum("bji,bj->bi", rot @ _rot_from6d(objs[:, 12:18]), obj - goal)
-        depth = objs[:, 27]
-        engaged = objs[:, 28] > 0.5
-        obj_yaw, tcp_yaw = _yaw(obj_rot), _yaw(rot)
-        fresh_rows = getattr(self, "fresh", None)
-        if fresh_rows is not None and fresh_rows.any() and hasattr(self, "_infer_phase"):
-            self._infer_phase(fresh_rows.copy(), tcp, rot, obj, rel, opening, objs)
-            fresh_rows[:] = False
+        sc = self._observe(obs)
+        tcp, rot, obj, goal = sc.tcp, sc.rot, sc.obj, sc.goal
+        n, p = len(tcp), self.p
+        wrist3 = sc.proprio[:, 5]
+        opening = sc.proprio[:, 21]
+        depth = sc.objs[:, 27]
+        engaged = sc.objs[:, 28] > 0.5
+        obj_yaw, tcp_yaw = _yaw(sc.obj_rot), _yaw(rot)
 
         target = tcp.copy()
         yaw_t = tcp_yaw.copy()
@@ -153,30 +133,7 @@ class LegExpert(ScriptedExpert):
         ph = self.phase
         self.timer += 1
         g = self.grasp_offset
-
-        m = ph == APPROACH
-        if m.any():
-            yaw_t[m] = _square_yaw(obj_yaw[m] + p.yaw_offset, tcp_yaw[m])
-            target[m] = obj[m] + np.array([0, 0, 0.08 + g])
-            grip[m] = -1
-            near = m & (np.linalg.norm(tcp[:, :2] - obj[:, :2], axis=1) < 0.004) & (
-                np.abs(_wrap(yaw_t - tcp_yaw)) < 0.05) & (np.abs(tcp[:, 2] - target[:, 2]) < 0.02)
-            self._go(near, DESCEND)
-        m = ph == DESCEND
-        if m.any():
-            yaw_t[m] = _square_yaw(obj_yaw[m] + p.yaw_offset, tcp_yaw[m])
-            target[m] = obj[m] + np.array([0, 0, g])
-            grip[m] = -1
-            self._go(m & (np.abs(tcp[:, 2] - target[:, 2]) < 0.002)
-                     & (np.linalg.norm(tcp[:, :2] - obj[:, :2], axis=1) < 0.003), CLOSE)
-        m = ph == CLOSE
-        if m.any():
-            target[m, 2] = tcp[m, 2]
-            self._go(m & (self.timer > p.close_delay + 1), LIFT)
-        m = ph == LIFT
-        if m.any():
-            target[m, 2] = p.lift_height
-            self._go(m & (tcp[:, 2] > p.lift_height - 0.01), CARRY)
+        self._grasp(ph, tcp, obj, obj_yaw + p.yaw_offset, tcp_yaw, target, yaw_t, grip)
         m = ph == CARRY
         if m.any():
             aim = goal[:, :2] + np.asarray(p.aim_bias)
@@ -232,48 +189,30 @@ class LegExpert(ScriptedExpert):
             target[m, 2] = np.minimum(tcp[m, 2] + 0.005, 0.2)
 
         self.w_last = wrist3.copy()
-        act = np.zeros((n, 7))
-        err = target - tcp
-        if p.integral > 0:  # integral action while positioning (reset on entering a phase), leaky and capped
-            pos = np.isin(ph, (APPROACH, DESCEND, CARRY, REGRASP_TURN)) & (self.timer > 1)
-            self.integ = np.where(pos[:, None], np.clip(0.85 * self.integ + p.integral * err, -0.01, 0.01), 0.0)
-            err = err + self.integ
-        act[:, :3] = err / self.scale[:3]
-        yaw_err = _wrap(yaw_t - tcp_yaw) * p.yaw_gain
-        # keep the TCP pointing down; while carrying / inserting, keep the leg upright instead (in-hand tilt)
-        tilt = _tilt_correction(rot)
-        held = np.isin(ph, (CARRY, INSERT))
-        tilt[held] = _tilt_correction(-obj_rot[held])
-        act[:, 3:5] = tilt[:, :2] / self.scale[3:5]
-        act[:, 5] = yaw_err / self.scale[5]
-        act[:, :6] = np.clip(act[:, :6], -p.speed, p.speed)
-        act[:, 6] = grip
-        if p.hesitate > 0:
-            hold = self._rng.random(n) < p.hesitate
-            act[hold, :6] = 0.0
-        return act.astype(np.float32)
+        return self._action(sc, target, yaw_t, tcp_yaw, grip)
 
     # ---- pieces -------------------------------------------------------------------------------------
+    def _integral(self, err: np.ndarray) -> np.ndarray:
+        """``err`` plus the integral action while positioning (reset on entering a phase), leaky and capped."""
+        pos = np.isin(self.phase, (APPROACH, DESCEND, CARRY, REGRASP_TURN)) & (self.timer > 1)
+        self.integ = np.where(pos[:, None], np.clip(0.85 * self.integ + self.p.integral * err, -0.01, 0.01), 0.0)
+        return err + self.integ
+
     def _w_to_yaw(self, dw: np.ndarray) -> np.ndarray:
         """The TCP yaw change for a wrist-3 change ``dw`` (wrist 3 = pan - yaw), capped to one step's worth."""
         return np.clip(-dw, -self.scale[5], self.scale[5])
 
-    def _insert_leg(self, m, tcp, obj, goal, target) -> None:
+    def _spiral(self, run: np.ndarray) -> np.ndarray:
+        """The leg's search offset: a spiral whose radius grows ``spiral_step`` and angle 1.2 rad per step."""
         p = self.p
-        offset = tcp[m, :2] - obj[m, :2]
-        z_obj = obj[:, 2]
-        progressed = z_obj < self.best_z - 0.0005
-        self.best_z = np.where(m & progressed, z_obj, self.best_z)
-        self.stall = np.where(m & ~progressed, self.stall + 1, np.where(m, 0, self.stall))
-        spiral = np.zeros((len(tcp), 2))
-        if p.spiral:
-            run = m & (self.stall > 2)
-            self.spiral_t = np.where(run, self.spiral_t + 1, self.spiral_t)
-            radius = np.minimum(p.spiral_step * self.spiral_t, p.spiral_max)
-            ang = 1.2 * self.spiral_t
-            spiral = np.column_stack([radius * np.cos(ang), radius * np.sin(ang)])
-        target[m, :2] = goal[m, :2] + offset + np.asarray(p.aim_bias) + spiral[m]
-        target[m, 2] = tcp[m, 2] - p.descend_step
+        self.spiral_t = np.where(run, self.spiral_t + 1, self.spiral_t)
+        radius = np.minimum(p.spiral_step * self.spiral_t, p.spiral_max)
+        ang = 1.2 * self.spiral_t
+        return np.column_stack([radius * np.cos(ang), radius * np.sin(ang)])
+
+    def _insert_leg(self, m, tcp, obj, goal, target) -> None:
+        self._servo_down(m, tcp, obj, goal, target)
+        target[m, 2] = tcp[m, 2] - self.p.descend_step
 
     def _twist_leg(self, m, tcp, obj, target, yaw_t, tcp_yaw, wrist3, depth, engaged, opening) -> None:
         p = self.p

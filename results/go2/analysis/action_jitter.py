@@ -3,7 +3,7 @@
 Runs the evaluation protocol (randomised trials, 0.5 m/s) with a world model's planner for the first
 ``--walk-steps`` walking steps (default 100, 2 s: before most falls) and records every executed action;
 reports the mean squared change between consecutive actions (action units) over walking steps 2 onwards.
-Usage: python results/go2/analysis/action_jitter.py MODEL [MODEL ...] [--terrain slope] [--out JSON]
+Usage: python -m results.go2.analysis.action_jitter MODEL [MODEL ...] [--terrain slope] [--out JSON]
 """
 
 from __future__ import annotations

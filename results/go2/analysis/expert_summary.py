@@ -5,7 +5,7 @@ writes ``summary.json``: per file the episodes without termination, the trials a
 per terrain with difficulties (boxes, rough) the rate without termination averaged over the difficulty bins
 below 1.0 (their midpoints 0.1 ... 0.9 estimate the data engine's uniform difficulty), per seed and over all
 seeds pooled.
-Usage: python results/go2/analysis/expert_summary.py RESULTS_DIR
+Usage: python -m results.go2.analysis.expert_summary RESULTS_DIR
 """
 
 from __future__ import annotations

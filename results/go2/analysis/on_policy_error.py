@@ -5,7 +5,7 @@ The policy head walks the evaluation protocol (25 standing steps, then the strai
 would do in the same state, and the mean squared difference of the two actions is recorded (action units).
 Compare with walk_start_error.py, the error along the expert's walks. Per trial: where and why it fell and
 the error in the 10 steps before, 10-50 and 50-150 steps before, and earlier.
-Usage: python results/go2/analysis/on_policy_error.py MODEL TERRAIN [--trials N] [--out JSON]
+Usage: python -m results.go2.analysis.on_policy_error MODEL TERRAIN [--trials N] [--out JSON]
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from protocol_walk import compare_walk, parser
+
+from results.go2.analysis.protocol_walk import compare_walk, parser
 
 WALK_STEPS = 1000  # 20 s: twice the 10 m course at 0.5 m/s, the protocol's time limit
 

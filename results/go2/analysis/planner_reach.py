@@ -5,7 +5,7 @@ walking tick's history to the planner with the ADAPTED model, to the BASE planne
 (the noise floor) and to the frozen policy head, none of which act. Reported per speed: the RMS gap (action
 units, 1 = 0.25 rad) between each shadow's action and the executed one, over the ticks each trial walked.
 
-Usage: python results/go2/analysis/planner_reach.py BASE ADAPTED --profile P [--samples 16 --iterations 1
+Usage: python -m results.go2.analysis.planner_reach BASE ADAPTED --profile P [--samples 16 --iterations 1
        --init-std 0.1 --warm-start policy --temporal-ensemble 0.8 --trials 3 --speeds 0.1,0.3,0.5 --out JSON]
 """
 

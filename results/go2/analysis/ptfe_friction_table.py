@@ -2,7 +2,7 @@
 
 Made by `python -m results.go2.run friction-sweep`, which runs this script last.
 
-Usage: python results/go2/analysis/ptfe_friction_table.py RESULTS_DIR   (writes RESULTS_DIR/table.md too)
+Usage: python -m results.go2.analysis.ptfe_friction_table RESULTS_DIR   (writes RESULTS_DIR/table.md too)
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import re
 from pathlib import Path
 
 import numpy as np
-from protocol_files import every_trial, protocol_record  # beside this script, which runs by its path
+
+from results.go2.analysis.protocol_files import every_trial, protocol_record
 
 
 def walk(path: Path) -> str:

@@ -1,7 +1,7 @@
 """Table of `simdist evaluate --json` results in a folder: mean progress and falls per run name, seeds pooled.
 
 Files are named NAME_seedS.json; runs with the same NAME are pooled over their seeds.
-Usage: python results/go2/analysis/summarize_walks.py RESULTS_DIR [--out table.md]
+Usage: python -m results.go2.analysis.summarize_walks RESULTS_DIR [--out table.md]
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from protocol_files import pooled_trials  # beside this script, which runs by its path
+from results.go2.analysis.protocol_files import pooled_trials
 
 
 def runs_by_name(folder: Path) -> dict[str, dict[int, Path]]:

@@ -5,7 +5,7 @@ last window, i.e. the value the model predicts for the state the episode ends in
 value at the first horizon step of every window (the loop's score before 2026-11-30) or the horizon end,
 averaged over the episode's last quarter or the whole episode; first-step values never see an episode's
 last ``horizon`` steps.
-Usage: python results/go2/analysis/value_auc_scores.py RUN_DIR MODEL [--out JSON]
+Usage: python -m results.go2.analysis.value_auc_scores RUN_DIR MODEL [--out JSON]
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each ROW is ``LABEL=GLOB[,GLOB...]`` (paths relative to the current folder); the
 matches are pooled (all speeds). ``GLOB#KEY.KEY`` reads a protocol result nested in a file, e.g.
 ``results/go2/demo/results.json#protocol.zero_shot``. The interval is ``simdist.bootstrap_ci``'s percentile
 bootstrap over trials (10,000 resamples, seed 0), as every simdist table gives it.
-Usage: python results/go2/analysis/walk_ci.py "LABEL=results/go2/x/mppi_flat_seed*.json" ... [--out table.md]
+Usage: python -m results.go2.analysis.walk_ci "LABEL=results/go2/x/mppi_flat_seed*.json" ... [--out table.md]
 """
 
 from __future__ import annotations

@@ -3,14 +3,14 @@
 The privileged expert walks the evaluation protocol (25 standing steps of zero action, then the
 straight-walk command at 0.5 m/s); at every walking step the world model's policy head sees the same
 history and its first action is compared with the expert's (mean squared error, action units).
-Usage: python results/go2/analysis/walk_start_error.py MODEL TERRAIN [--randomize] [--out JSON]
+Usage: python -m results.go2.analysis.walk_start_error MODEL TERRAIN [--randomize] [--out JSON]
 """
 
 from __future__ import annotations
 
 import json
 
-from protocol_walk import compare_walk, parser
+from results.go2.analysis.protocol_walk import compare_walk, parser
 
 BINS = ((0, 10), (10, 25), (25, 50), (50, 100), (100, 200), (200, 500))
 

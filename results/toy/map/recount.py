@@ -7,7 +7,7 @@ episodes. This reruns, with the arguments :func:`results.toy.map.run.run_cell` u
 cell seed + 2, the cell's profile from :func:`results.toy.map.run.profile_yaml`):
 
 * ``expert`` and, for a cell with a latency or a gain, ``retuned``: ``simdist evaluate --agent expert|retuned``;
-* ``zero_shot``: the demo loop's zero-shot stage (``ToyLoop.evaluate_stage``, stage 0), as ``simdist evaluate
+* ``zero_shot``: the demo loop's zero-shot stage (``ToyEvaluator``, stage 0), as ``simdist evaluate
   --agent RUNS/pretrain-sS/toy-sim --planner-preset paper --num-samples 128 --iterations 4`` (MPPI with 16 elites,
   the demo's ToyScale budget; the rollout reseeds the planner with the evaluation seed, as the demo's does). It
   reproduces the demo's per-episode returns exactly (lag-s0 at HEAD: 8.670 [7.585, 9.799]); cells whose seed has no

@@ -46,7 +46,8 @@ def pretrain(out: Path, seed: int, dry: bool) -> Path:
     """Pretrain once for ``seed`` (skipped when its model exists; a half-written folder is started afresh)."""
     model = pretrained_model(out, seed)
     if not (model / "config.json").is_file():
-        shutil.rmtree(model.parent, ignore_errors=True)
+        if not dry:
+            shutil.rmtree(model.parent, ignore_errors=True)
         run_command(simdist_command("demo", "--task", "toy-reach", "--pretrain-only", "--seed", str(seed),
                                     "--out", str(model.parent), "--no-progress"), out / f"pretrain-s{seed}.log", dry)
     return model
@@ -75,10 +76,11 @@ def run_cell(cell: Cell, seed: int, out: Path, dry: bool) -> Path:
     done = folder / "results.json"
     if done.is_file():
         return folder
-    folder.mkdir(parents=True, exist_ok=True)
     log = folder / "log.txt"
     profile = folder / "profile.yaml"
-    write_text(profile, profile_yaml(cell))
+    if not dry:  # a dry run writes nothing
+        folder.mkdir(parents=True, exist_ok=True)
+        write_text(profile, profile_yaml(cell))
     model = pretrained_model(out, seed)
     timing: dict[str, float] = json.loads((folder / "timing.json").read_text()) if (folder / "timing.json").is_file() \
         else {}
@@ -134,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
     except KeyError as err:
         print(f"--cells: {err.args[0]}", file=sys.stderr)
         return 2
-    out.mkdir(parents=True, exist_ok=True)
+    if not args.dry:
+        out.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # the work is in the simdist processes
         list(pool.map(lambda s: pretrain(out, s, args.dry), args.seeds))
         queue = [(cell, seed) for cell in cells for seed in args.seeds]

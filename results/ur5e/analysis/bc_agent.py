@@ -2,7 +2,7 @@
 simulation data, evaluated closed loop: does the world model's encoder architecture, trained on the action
 alone, read the state well enough to act?
 
-    python results/ur5e/analysis/bc_agent.py --task ur5e-peg --data outputs/ur5e/ur5e-peg-cpu \
+    python -m results.ur5e.analysis.bc_agent --task ur5e-peg --data outputs/ur5e/ur5e-peg-cpu \
         --out outputs/ur5e-peg-bc --json results/ur5e/analysis/bc-agent-ur5e-peg.json
 
 Trains on the clean expert steps (``expert_only``) with the preset's encoder and history, saves the agent's
@@ -37,7 +37,7 @@ def main() -> None:
     grids = args.grids.split(",")
     if any(g not in ("narrow", "wide") for g in grids):
         p.error(f"--grids: narrow and/or wide, got {args.grids!r}")
-    report: dict = {"command": "python results/ur5e/analysis/bc_agent.py " + " ".join(
+    report: dict = {"command": "python -m results.ur5e.analysis.bc_agent " + " ".join(
         f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v is not None and k != "json")}
     out = Path(args.out)
     if not (out / "config.json").is_file():

@@ -7,7 +7,7 @@ library does now (``active``: finished rows stop costing physics), once with eve
 earlier behaviour, by making ``active`` always None for the run). Prints the rows still running along the
 continuation, both CPU times and the largest label difference (0: the same labels), and writes them as JSON:
 
-    python results/ur5e/analysis/continuation_cost.py --json results/ur5e/analysis/continuation-cost.json
+    python -m results.ur5e.analysis.continuation_cost --json results/ur5e/analysis/continuation-cost.json
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def main() -> None:
     result = {"rows": args.envs, "batches": args.batches, "running_every_10_steps": traces,
               "row_steps_active": active_steps, "row_steps_every_row": every_steps, "cpu_s_active": active_s,
               "cpu_s_every_row": every_s, "speedup": every_s / active_s, "max_label_difference": worst,
-              "command": "python results/ur5e/analysis/continuation_cost.py " + " ".join(sys.argv[1:])}
+              "command": "python -m results.ur5e.analysis.continuation_cost " + " ".join(sys.argv[1:])}
     for trace in traces:
         print(f"{args.envs} rows; running every 10 steps: {trace}")
     print(f"CPU s: {active_s:.2f} (running rows only) vs {every_s:.2f} (every row), {every_s / active_s:.2f}x; "

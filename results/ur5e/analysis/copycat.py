@@ -1,7 +1,7 @@
 """Does a model's policy head read the state or repeat the previous action? Replays logged free-start expert
 episodes through the model's own history and compares its action with the expert's.
 
-    python results/ur5e/analysis/copycat.py --model outputs/ur5e-peg/model --data outputs/ur5e/ur5e-peg-cpu
+    python -m results.ur5e.analysis.copycat --model outputs/ur5e-peg/model --data outputs/ur5e/ur5e-peg-cpu
 
 Per episode: the head's action at the first step (history = front padding, no past action) and at step 5
 (the logged actions in its history) beside the expert's, and the mean absolute difference over the expert's

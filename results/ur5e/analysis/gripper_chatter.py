@@ -5,7 +5,7 @@ of its elites there; with a weak ranking that mean sits near 0 and its sign can 
 manipulation MPPI (the task's planner preset) with each mode on the Narrow lattice in nominal simulation and
 counts the flips of the executed command per episode (mean with a 95 % bootstrap interval over episodes)::
 
-    python results/ur5e/analysis/gripper_chatter.py --model outputs/ur5e-peg/model --steps 60 \\
+    python -m results.ur5e.analysis.gripper_chatter --model outputs/ur5e-peg/model --steps 60 \\
         --json results/ur5e/analysis/gripper-chatter-ur5e-peg.json
 
 ``--model preset`` uses the ``ur5e-peg`` preset's randomly initialised model: a ranking that is pure noise.
@@ -79,7 +79,7 @@ def main() -> None:
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out, {"model": args.model, "task": task.describe(),
-                            "command": "python results/ur5e/analysis/gripper_chatter.py "
+                            "command": "python -m results.ur5e.analysis.gripper_chatter "
                             + " ".join(__import__("sys").argv[1:]), "rows": rows})
 
 

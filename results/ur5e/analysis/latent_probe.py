@@ -1,6 +1,6 @@
 """How much of the object's pose relative to the TCP does a model's latent z = E(o) hold? A ridge probe.
 
-    python results/ur5e/analysis/latent_probe.py --model outputs/ur5e-peg/model --data outputs/ur5e/ur5e-peg-cpu
+    python -m results.ur5e.analysis.latent_probe --model outputs/ur5e-peg/model --data outputs/ur5e/ur5e-peg-cpu
 
 Steps of the first ``--episodes`` logged episodes are encoded with the model's per-step encoder; a ridge
 regression from z to the peg's position in the TCP frame (``object[:, :3]``) is fitted on 80 % of the episodes

@@ -12,7 +12,7 @@ harness's check against its 40/40). ``--noise-corr C`` makes that noise AR(1) ov
 Every row also reports the gap's lag-1 autocorrelation over ticks and its signed mean per arm dimension (a lean).
 ``--profile`` (default ``sim``, the training simulator) names the profile::
 
-    python results/ur5e/analysis/prior_gap.py --model outputs/ur5e-peg-small-matched-w0 --init-std 0.1 \\
+    python -m results.ur5e.analysis.prior_gap --model outputs/ur5e-peg-small-matched-w0 --init-std 0.1 \\
         --binary-modes hysteresis,mean --noise 0,0.05,0.1 --steps 90 \\
         --json results/ur5e/analysis/prior-gap-ur5e-peg-small-matched-w0.json
 """
@@ -140,7 +140,7 @@ def main() -> None:
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out, {"model": args.model, "task": task.describe(),
-                            "command": "python results/ur5e/analysis/prior_gap.py "
+                            "command": "python -m results.ur5e.analysis.prior_gap "
                             + shlex.join(sys.argv[1:]), "rows": rows})
 
 

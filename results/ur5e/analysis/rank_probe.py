@@ -13,7 +13,7 @@ Each probe trains on the sets of ``--train`` and is scored on ``--heldout`` (oth
 (mean, 95 % bootstrap interval), beside the model's own planning score, its five predicted rewards and the planning
 score of every ``--score NAME=FOLDER`` model (e.g. one that ``simdist value-rank fit`` trained on ``--train``)::
 
-    python results/ur5e/analysis/rank_probe.py --model results/ur5e/planner/ur5e-peg/value-mc-model \\
+    python -m results.ur5e.analysis.rank_probe --model results/ur5e/planner/ur5e-peg/value-mc-model \\
         --train A.safetensors,B.safetensors --heldout C.safetensors --json results/ur5e/analysis/rank-probe.json
 """
 
@@ -129,7 +129,7 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out, {"model": args.model, "train": [str(f) for f in paths["train"]],
                             "heldout": [str(f) for f in paths["heldout"]], "steps": args.steps,
-                            "command": "python results/ur5e/analysis/rank_probe.py " + shlex.join(sys.argv[1:]),
+                            "command": "python -m results.ur5e.analysis.rank_probe " + shlex.join(sys.argv[1:]),
                             "rows": rows})
 
 

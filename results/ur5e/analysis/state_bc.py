@@ -1,9 +1,9 @@
 """Is the state enough to act? A single-step behaviour-cloned MLP on the dataset's clean expert steps,
 evaluated closed loop on the lattice: the bar a world model's policy head and planner should clear.
 
-    python results/ur5e/analysis/state_bc.py --task ur5e-peg --data outputs/ur5e/ur5e-peg-cpu \
+    python -m results.ur5e.analysis.state_bc --task ur5e-peg --data outputs/ur5e/ur5e-peg-cpu \
         --save outputs/state-bc.pt --out results/ur5e/analysis/state-bc-ur5e-peg.json
-    python results/ur5e/analysis/state_bc.py --load outputs/state-bc.pt --profile peg-real --grids wide
+    python -m results.ur5e.analysis.state_bc --load outputs/state-bc.pt --profile peg-real --grids wide
 
 Inputs: the observation keys the state encoder reads (``proprio`` and ``object``), standardised with the
 training set's statistics; targets: the expert's actions, gripper included. Trains on the flagged (clean
@@ -142,7 +142,7 @@ def main() -> None:
         model, report = load_saved(args.load), {}
     else:
         model, report = train(args)
-    report["command"] = "python results/ur5e/analysis/state_bc.py " + " ".join(
+    report["command"] = "python -m results.ur5e.analysis.state_bc " + " ".join(
         f"--{k} {v}" for k, v in vars(args).items() if v is not None and k != "out")
     report["profile"] = args.profile or "sim"
     for grid in grids:

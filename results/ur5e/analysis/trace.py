@@ -1,8 +1,8 @@
 """Where does a controller fail on a UR5e task? Per lattice cell: how close the TCP came to the object, the
 most the object was lifted, the closest it came to its assembled pose and how long the gripper was closed.
 
-    python results/ur5e/analysis/trace.py --task ur5e-peg --grid narrow --controller expert
-    python results/ur5e/analysis/trace.py --task ur5e-peg --grid narrow --controller bc.pt   # state_bc --save
+    python -m results.ur5e.analysis.trace --task ur5e-peg --grid narrow --controller expert
+    python -m results.ur5e.analysis.trace --task ur5e-peg --grid narrow --controller bc.pt   # state_bc --save
 
 ``--controller``: ``expert``, ``scripted:NAME``, a saved agent's folder (``--planner policy|mppi``) or a file
 written by ``state_bc.py --save``. ``--profile`` unset: the training simulator.
@@ -61,7 +61,7 @@ def load_controller(task, spec: str, planner: str = "policy"):  # type: ignore[n
 
         agent = load_agent(spec)
         return agent.with_settings(planner=planner) if agent.plans else agent
-    from state_bc import load_saved  # beside this script, which runs by its path
+    from results.ur5e.analysis.state_bc import load_saved
 
     return load_saved(spec).act_on
 

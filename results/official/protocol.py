@@ -1,0 +1,137 @@
+"""SimDist's own protocol on the Go2 (docs/official.md 7): the paper's planner acts, logs the real data and judges.
+
+The official robot code runs the full MPPI at every tick (450 Gaussian samples at std 2.0 + 22 noisy copies of
+the policy chunk, 8 iterations, 64 elites, temperature 0.25, no temporal ensembling, the released initial mean),
+logs that planner's executed actions as the real data, and finetunes the dynamics alone for 100 passes over them
+at batch 32. Each step below is one ``simdist`` command writing one small result file under
+``results/official/protocol/<profile>/``; a step whose result exists is skipped, so the same command resumes::
+
+    python -m results.official.protocol zero-shot     # the official model zero-shot, 30 trials at 0.7 m/s
+    python -m results.official.protocol control       # point 2: the value head on the candidates' true end states
+    python -m results.official.protocol all --dry-run # list what remains
+    python -m results.official.protocol table         # the tables of docs/official.md 7 from the result files
+
+Run from the repository root (one OpenMP thread, the Hub offline: ``results.runner.run_command``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from results.runner import ROOT, estimate_cell, run_command, simdist_command
+from simdist import bootstrap_ci
+
+PROFILE = "results/official/profiles/foam-hard.yaml"
+OUT = Path("results/official/protocol/foam-hard")
+OFFICIAL = "simdist/go2-official"
+#: the official robot's planner: the ``paper`` preset (450 + 22 x 8, std 2.0, no ensembling) with the released
+#: initial mean (SIMDIST 11.1a: the previous plan's last step, then zeros)
+PAPER = ["--planner-preset", "paper", "--warm-start", "official"]
+#: the closed loop at the speed where zero-shot fell in every trial so far (docs/official.md 6.1-6.2); the paper's
+#: planner costs about 0.4 s of CPU per env and tick here, so the two slower-walking speeds are left out, and the
+#: 30 trials run as 3 chunks of 10 (seeds 0-2), each its own result file, so that an interrupted run loses one chunk
+JUDGE = ["--profile", PROFILE, "--speeds", "0.7", "--trials", "10", "--envs", "10"]
+CHUNKS = 3
+#: the cloned states of docs/official.md 6.2 (24 states on the first foam block, seed 3)
+ON_FOAM = ["--states", "24", "--candidates", "16", "--every", "20", "--skip", "80", "--envs", "8", "--seed", "3"]
+
+
+def closed_loop(name: str, agent: str) -> list[tuple[Path, list[str]]]:
+    """``simdist evaluate --json`` of ``agent`` acting with the paper's planner on the profile, one chunk of trials
+    per seed (``NAME_seedS.json``)."""
+    return [(OUT / f"{name}_seed{seed}.json", simdist_command(
+        "evaluate", "--task", "go2", "--agent", agent, *PAPER, *JUDGE, "--seed", str(seed), "--json"))
+        for seed in range(CHUNKS)]
+
+
+def control(driver: str, std: str, pool: str) -> tuple[Path, list[str]]:
+    """``simdist mechanism --split --true-value``: the frozen heads on the candidates' true latents beside their
+    predicted ones, ρ bootstrapped over episodes; ``driver`` ``realtime`` (docs 6.2's states) or ``paper``,
+    candidates from every iteration (``all``) or from the last one (``last``)."""
+    planner = (["--planner-preset", "realtime", "--init-std", std] if driver == "realtime" else [*PAPER, "--init-std",
+                                                                                                  std])
+    out = OUT / f"control_{driver}_std{std}_{pool}.json"
+    return out, simdist_command("mechanism", "--task", "go2", "--real", PROFILE, "--model", f"zero-shot={OFFICIAL}",
+                                *planner, *ON_FOAM, "--pool", pool, "--split", "--true-value", "--out", str(out))
+
+
+def plan(what: str) -> list[tuple[Path, list[str]]]:
+    """The steps of ``what`` (``zero-shot``, ``control`` or ``all``) in the order they run."""
+    steps: list[tuple[Path, list[str]]] = []
+    if what in ("zero-shot", "all"):
+        steps += closed_loop("zero-shot", OFFICIAL)
+    if what in ("control", "all"):
+        steps += [control("realtime", "2.0", "all"), control("realtime", "0.5", "all"),
+                  control("paper", "2.0", "last"), control("paper", "2.0", "all")]
+    return steps
+
+
+def closed_loop_row(name: str, chunks: list[dict[str, Any]]) -> str:
+    """One closed-loop row over its finished chunks: progress mean [95 % CI] (trials, seeds), falls, the planner
+    it acted with."""
+    values = [v for c in chunks for v in c["values"]]
+    e = bootstrap_ci(values)
+    falls = sum(1 for c in chunks for ok in c["success"] if not ok)
+    p = chunks[0]["details"]["settings"].get("planner_settings", {})
+    planner = (f"{p.get('num_samples')} + {p.get('num_policy_samples', 0)} x {p.get('iterations')}, std "
+               f"{p.get('init_std')}, warm start {p.get('warm_start')}, ensemble {p.get('temporal_ensemble')}")
+    return f"| {name} | {e.mean:.2f} [{e.low:.2f}, {e.high:.2f}] ({e.n}; {len(chunks)} seeds) | {falls} | {planner} |"
+
+
+def control_row(name: str, report: dict[str, Any]) -> str:
+    """One control row: ρ of the whole score, of the value term imagined and on the true end state against the
+    true tail, of the reward head imagined and on true latents against the true horizon, by states and (for the
+    whole score and the value on the true end state) by episodes."""
+    m = next(iter(report["models"].values()))
+    q, sp, ep = m["true_latents"], m["split"], m["by_episode"]
+    return (f"| {name} | {estimate_cell(m['spearman'])} | {estimate_cell(ep['spearman'])} "
+            f"({ep['spearman']['episodes']}) | {estimate_cell(sp['rho_value'])} | "
+            f"{estimate_cell(q['rho_value_on_true'])} | {estimate_cell(ep['rho_value_on_true'])} | "
+            f"{estimate_cell(sp['rho_reward'])} | {estimate_cell(q['rho_reward_on_true'])} | "
+            f"{estimate_cell(q['rho_value_pred_vs_true'])} | {q['value_spread_on_true']['mean']:.3g} / "
+            f"{q['value_spread_predicted']['mean']:.3g} / {q['tail_spread']['mean']:.3g} |")
+
+
+def table() -> str:
+    """The markdown tables of every finished step (docs/official.md 7)."""
+    lines = ["| closed loop on foam-hard, 0.7 m/s | progress, m of 3.00: mean [95 % CI] (trials) | falls | planner |",
+             "|---|---|---|---|"]
+    chunks = [json.loads((ROOT / out).read_text()) for out, _ in plan("zero-shot") if (ROOT / out).is_file()]
+    if chunks:
+        lines.append(closed_loop_row("zero-shot", chunks))
+    lines += ["", "| control: driver, std, candidates | ρ whole score | ρ whole, over episodes (episodes) | "
+              "ρ value term imagined vs true tail | ρ value head on the true end state vs true tail | "
+              "the same over episodes | ρ reward head imagined vs true horizon | ρ reward head on true latents vs "
+              "true horizon | ρ value imagined vs on the true end state | value spread on true / imagined / true "
+              "tail spread |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for out, _ in plan("control"):
+        if (ROOT / out).is_file():
+            _, driver, std, pool = out.stem.split("_")
+            lines.append(control_row(f"{driver}, {std.removeprefix('std')}, {pool}",
+                                     json.loads((ROOT / out).read_text())))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["zero-shot", "control", "all", "table"])
+    parser.add_argument("--dry-run", action="store_true")
+    args = parser.parse_args()
+    if args.what == "table":
+        print(table())
+        return
+    for out, cmd in plan(args.what):
+        if (ROOT / out).is_file():
+            continue
+        if not args.dry_run:
+            (ROOT / out).parent.mkdir(parents=True, exist_ok=True)
+        writes_itself = "--out" in cmd
+        run_command(cmd, ROOT / "outputs" / out.with_suffix(".log"), args.dry_run,
+                    stdout=None if writes_itself else ROOT / out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Scaling measurements (docs/distributed.md): ``python -m results.scaling.measure``."""
