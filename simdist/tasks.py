@@ -100,10 +100,12 @@ class Task(abc.ABC):
 
     @property
     def profile_name(self) -> str | None:
+        """The reality profile's name, or None on the training simulator."""
         p = self.profile
         return None if p is None else str(getattr(p, "name", p))
 
     def describe(self) -> dict[str, Any]:
+        """The task as a JSON-ready dict: name, task family, profile, metric and control period ``dt``."""
         return {"name": self.name, "task": self.task_name, "profile": self.profile_name, "metric": self.metric,
                 "dt": self.dt}
 

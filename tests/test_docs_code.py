@@ -1,4 +1,4 @@
-"""Every ```python block of README.md and docs/*.md runs, offline on the CPU, as a user would paste it.
+"""Every ```python block of README.md and docs/**/*.md runs, offline on the CPU, as a user would paste it.
 
 Each block runs with ``exec`` in a fresh namespace, in an empty working folder that links the repository's
 ``hub/`` and ``recipes/`` (the paths the docs name), with the registry restored afterwards (blocks that show
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 LINKED = ("hub", "recipes")
 _FENCE = re.compile(r"^```(\w*)\s*$")
 _MARKER = re.compile(r"^<!--\s*(continues|slow|no-run)\s*(?::\s*(.*?))?\s*-->\s*$")

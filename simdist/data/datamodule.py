@@ -419,10 +419,12 @@ class TrajectoryDataModule(L.LightningDataModule):
 
     @property
     def train_urls(self) -> list[str]:
+        """The training shards' paths."""
         return resolve_urls(self.train_source)
 
     @property
     def val_urls(self) -> list[str]:
+        """The validation shards' paths (the training ones when no validation source is set)."""
         return resolve_urls(self.val_source) if self.val_source is not None else self.train_urls
 
     def _holds_out(self) -> bool:
@@ -582,9 +584,11 @@ class TrajectoryDataModule(L.LightningDataModule):
         return int(progress.processed)  # type: ignore[attr-defined]  # a _ProcessedTracker, typed as its base
 
     def train_dataloader(self) -> DataLoader:
+        """The training windows' loader."""
         return self._loader("train")
 
     def val_dataloader(self) -> DataLoader | list:
+        """The validation windows' loader, or none without validation data."""
         if self.val_source is None and self.heldout_fraction <= 0:
             return []
         return self._loader("val")

@@ -22,6 +22,7 @@ import numpy as np
 
 from simdist.errors import InputError
 
+#: The trajectory schema's version; :func:`migrate` upgrades samples written with an older one.
 SCHEMA_VERSION = 1
 
 #: Per-step array fields of an episode besides the observation groups.
@@ -60,6 +61,7 @@ class DatasetSpec:
         self.schema_version = int(self.schema_version)
 
     def to_dict(self) -> dict[str, Any]:
+        """The spec as a JSON-ready dict (a dataset's ``dataset.json``)."""
         return {
             "obs": {k: list(v) for k, v in self.obs.items()},
             "action_dim": self.action_dim,
@@ -70,6 +72,7 @@ class DatasetSpec:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> DatasetSpec:
+        """The spec back from :meth:`to_dict`'s dict."""
         return cls(
             obs={k: tuple(v) for k, v in d["obs"].items()},
             action_dim=d["action_dim"],
@@ -129,6 +132,7 @@ class Episode:
 
     @property
     def length(self) -> int:
+        """The number of steps."""
         return len(self)
 
     @property
@@ -222,6 +226,7 @@ class Episode:
 
 
 def episode_key(episode_id: int) -> str:
+    """The sample key of episode ``episode_id`` in a shard: ``ep`` and nine digits (``ep000000042``)."""
     return f"ep{int(episode_id):09d}"
 
 

@@ -214,10 +214,12 @@ class EpisodeWriter:
 
     @property
     def num_shards(self) -> int:
+        """How many shards have been written so far."""
         return len(self._info["shards"])
 
     @property
     def shard_paths(self) -> list[str]:
+        """The paths of the shards written so far."""
         return [os.path.join(self.out_dir, s["name"]) for s in self._info["shards"]]
 
     def write(self, ep: Episode) -> bool:

@@ -39,6 +39,7 @@ class Stats:
     std: dict[str, np.ndarray]
 
     def keys(self) -> list[str]:
+        """The names of the arrays with statistics."""
         return list(self.mean)
 
     def __getitem__(self, key: str) -> tuple[np.ndarray, np.ndarray]:
@@ -48,10 +49,12 @@ class Stats:
         return key in self.mean
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
+        """The statistics as a JSON-ready dict of lists."""
         return {k: {"mean": self.mean[k].tolist(), "std": self.std[k].tolist()} for k in self.mean}
 
     @classmethod
     def from_dict(cls, d: dict[str, dict[str, Any]]) -> Stats:
+        """The statistics back from :meth:`to_dict`'s dict."""
         mean = {k: np.asarray(v["mean"], dtype=np.float32) for k, v in d.items()}
         std = {k: np.asarray(v["std"], dtype=np.float32) for k, v in d.items()}
         return cls(mean, std)
@@ -91,6 +94,7 @@ class RunningStats:
         self._merge(key, n, mean, m2)
 
     def update_episode(self, ep: Episode) -> None:
+        """Add every statistics array of episode ``ep``."""
         for k, v in episode_arrays_for_stats(ep).items():
             self.update(k, v)
 
@@ -101,6 +105,7 @@ class RunningStats:
         return self
 
     def finalize(self) -> Stats:
+        """The mean and std of everything added so far."""
         mean, std = {}, {}
         for k, n in self.count.items():
             if n == 0:

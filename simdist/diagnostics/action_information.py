@@ -47,6 +47,7 @@ class ActionInformation:
         return float(np.mean(self.consistency_permuted) / max(np.mean(self.consistency_true), 1e-12))
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field plus the derived summaries, JSON-ready."""
         return {**asdict(self), "consistency_ratio": self.consistency_ratio,
                 "consistency_true_mean": float(np.mean(self.consistency_true)),
                 "consistency_permuted_mean": float(np.mean(self.consistency_permuted))}

@@ -62,6 +62,7 @@ class ComponentSpec:
 
     @classmethod
     def parse(cls, value: ComponentSpec | dict[str, Any] | str) -> ComponentSpec:
+        """A spec from a spec, a ``{"name", "kwargs"}`` dict or a registered component's name."""
         if isinstance(value, ComponentSpec):
             return value
         if isinstance(value, str):
@@ -189,6 +190,7 @@ class WorldModelConfig:
                 raise ConfigError(f"{bound} has {len(value)} entries but action_dim is {self.action_dim}")
 
     def to_dict(self) -> dict[str, Any]:
+        """The config as a JSON-ready dict (optional keys only when used)."""
         data = asdict(self)
         for key in ("decoder_head", "policy_input"):  # absent unless used: older configs stay byte-identical
             if data[key] is None:
@@ -197,11 +199,13 @@ class WorldModelConfig:
 
     def to_json(self) -> str:
         # Only the top level is sorted: obs_spec order decides how encoders concatenate groups.
+        """The config as the JSON text of a model folder's ``config.json``."""
         data = self.to_dict()
         return json.dumps({k: data[k] for k in sorted(data)}, indent=2)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorldModelConfig:
+        """A config from a dict, migrating older schema versions first."""
         data = migrate_config(data)
         known = set(cls.__dataclass_fields__)
         unknown = set(data) - known
@@ -231,6 +235,7 @@ class WorldModelConfig:
         return cls.from_saved(read_json_object(path, ConfigError), path)
 
     def replace(self, **changes: Any) -> WorldModelConfig:
+        """A copy with ``changes`` applied (checked as a new config)."""
         data = self.to_dict()
         data.update(changes)
         return WorldModelConfig.from_dict(data)

@@ -105,6 +105,7 @@ class FreezePolicy:
         return policy
 
     def trainable_names(self, model: HasComponents) -> set[str]:
+        """The names of ``model``'s components this policy trains (never the normaliser)."""
         components = model.components
         if isinstance(self.trainable, str):  # ALL
             return {n for n in components if n != "normalizer"}

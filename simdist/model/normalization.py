@@ -33,15 +33,19 @@ class Normalizer(nn.Module):
         self.register_buffer("fitted", torch.zeros((), dtype=torch.bool))
 
     def mean(self, key: str) -> Tensor:
+        """The mean buffer of group ``key``."""
         return getattr(self, _buffer_name(key) + "_mean")
 
     def std(self, key: str) -> Tensor:
+        """The standard-deviation buffer of group ``key``."""
         return getattr(self, _buffer_name(key) + "_std")
 
     def normalize(self, key: str, x: Tensor) -> Tensor:
+        """``x`` of group ``key`` standardised by its mean and std (floored)."""
         return (x - self.mean(key)) / (self.std(key) + STD_FLOOR)
 
     def denormalize(self, key: str, x: Tensor) -> Tensor:
+        """The inverse of :meth:`normalize`."""
         return x * (self.std(key) + STD_FLOOR) + self.mean(key)
 
     @torch.no_grad()
@@ -66,6 +70,7 @@ class Normalizer(nn.Module):
         self.fitted.fill_(True)
 
     def stats(self) -> dict[str, dict[str, list[float]]]:
+        """Every group's mean and std as lists."""
         return {k: {"mean": self.mean(k).tolist(), "std": self.std(k).tolist()} for k in self.keys}
 
 

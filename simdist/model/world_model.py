@@ -109,6 +109,7 @@ class WorldModel(nn.Module, HubMixin):
 
     @property
     def device(self) -> torch.device:
+        """The device the model's weights are on."""
         return self.normalizer.fitted.device
 
     @classmethod

@@ -151,10 +151,12 @@ class Planner(abc.ABC):
     # ------------------------------------------------------------------ helpers
     @property
     def device(self) -> torch.device:
+        """The world model's device."""
         return self.world_model.device
 
     @property
     def dtype(self) -> torch.dtype:
+        """The world model's floating-point type."""
         return next(self.world_model.parameters()).dtype
 
     @property

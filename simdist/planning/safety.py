@@ -32,9 +32,11 @@ class FallbackOnNonFinite:
         return getattr(self.planner, name)
 
     def reset(self, ids: Any = None, seed: int | None = None) -> None:
+        """Reset the wrapped planner (envs ``ids``, all if None)."""
         self.planner.reset(ids=ids, seed=seed)
 
     def act(self, history: ObservationHistory | Mapping[str, Any]) -> Tensor:
+        """The wrapped planner's action; envs whose inputs are not finite get the fallback action instead."""
         command: Tensor | None
         if isinstance(history, ObservationHistory):
             obs, act, command = history.as_inputs()

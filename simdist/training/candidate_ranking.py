@@ -162,9 +162,11 @@ class CandidateRankingModule(L.LightningModule):
         trainable.apply(world_model)
 
     def on_train_epoch_start(self) -> None:
+        """Lightning hook: keep the frozen components in eval mode."""
         self.trainable.set_modes(self.world_model, training=True)
 
     def training_step(self, index: Tensor, _: int) -> Tensor:
+        """The ranking loss on a batch of candidate sets."""
         batch, wm = self.data.rows(index.cpu()), self.world_model
         with torch.no_grad():
             encoding = wm.encode({k: v.to(self.device) for k, v in batch.obs_hist.items()},
@@ -178,6 +180,7 @@ class CandidateRankingModule(L.LightningModule):
         return loss
 
     def configure_optimizers(self) -> Any:
+        """Adam over the trainable parameters, cosine-annealed to a tenth of ``lr`` over the run."""
         params = [p for p in self.world_model.parameters() if p.requires_grad]
         if not params:
             raise ValueError(f"the freeze policy {self.trainable!r} leaves nothing to train")

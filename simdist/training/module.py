@@ -120,6 +120,7 @@ class WorldModelModule(L.LightningModule):
         return self
 
     def setup(self, stage: str) -> None:
+        """Lightning hook: fit the normaliser to the datamodule's statistics when asked (``fit_normalizer``)."""
         if self.freeze_policy.trainable != "all" and self.freeze_policy.eval_frozen:
             # Lightning warns about modules in eval mode at fit start; here that is the point.
             warnings.filterwarnings("ignore", message=".*module\\(s\\) in eval mode.*")
@@ -144,6 +145,7 @@ class WorldModelModule(L.LightningModule):
 
     # ------------------------------------------------------------------ steps
     def on_fit_start(self) -> None:
+        """Lightning hook: record the run's seed (the augmentation noise derives from it)."""
         self._seed_base = int(torch.initial_seed())
 
     def on_train_batch_start(self, batch: Any, batch_idx: int) -> None:
@@ -191,6 +193,7 @@ class WorldModelModule(L.LightningModule):
         return self._compiled_loss(batch)
 
     def training_step(self, batch: Mapping[str, Any], batch_idx: int) -> Tensor:
+        """One optimisation step's loss on a batch of windows (logged per term)."""
         terms = dict(self._train_loss(self._augment(batch)))
         if self._anchor_weights:
             terms["anchor"] = self.anchor_distance()
@@ -208,11 +211,13 @@ class WorldModelModule(L.LightningModule):
                                 for n, w in self._anchor_weights.items()))
 
     def validation_step(self, batch: Mapping[str, Any], batch_idx: int) -> None:
+        """Every loss term on a validation batch, logged."""
         terms = self.loss_fn(self.world_model, batch, all_terms=True)
         self._log_terms("val", terms, batch["act_hist"].shape[0])
 
     # ------------------------------------------------------------------ optimisation
     def configure_optimizers(self) -> OptimizerLRSchedulerConfig:
+        """Adam over the trainable parameters: warm-up, then cosine decay to ``end_lr``, stepped per batch."""
         params = [p for p in self.world_model.parameters() if p.requires_grad]
         if not params:
             raise ValueError(f"freeze policy {self.freeze_policy!r} leaves nothing to train")
@@ -226,6 +231,7 @@ class WorldModelModule(L.LightningModule):
 
     # ------------------------------------------------------------------ checkpoints
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """Lightning hook: store the model config and its base model in the checkpoint."""
         checkpoint[CKPT_CONFIG_KEY] = self.world_model.config.to_dict()
         checkpoint[CKPT_BASE_KEY] = self.base_model
 

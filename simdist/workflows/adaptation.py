@@ -351,6 +351,7 @@ class AdaptationLoop:
     # -- state ------------------------------------------------------------------------------------
     @property
     def state_path(self) -> Path:
+        """The run's ``state.json`` (what is done, the labels, the settings a resumed run must match)."""
         return self.out / "state.json"
 
     @property
@@ -389,9 +390,11 @@ class AdaptationLoop:
         return self.parts.acting.act(agent, self.task, seed)
 
     def minutes(self, steps: int) -> float:
+        """Minutes of real data in ``steps`` control steps of the task."""
         return steps * self.task.dt / 60.0
 
     def load_model(self, path: str) -> Agent:
+        """The agent saved at ``path`` (a stage's model folder)."""
         return load_agent(path)
 
     def write_episodes(self, folder: Path, episodes: Sequence[Episode], success: Sequence[bool] | np.ndarray,

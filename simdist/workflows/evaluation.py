@@ -168,6 +168,7 @@ class EvaluationResult:
 
     @property
     def trials(self) -> int:
+        """The number of trials."""
         return len(self.values)
 
     def estimate(self, group: str | None = None) -> Estimate:
@@ -175,18 +176,22 @@ class EvaluationResult:
         return bootstrap_ci(self._select(self.values, group))
 
     def success_estimate(self, group: str | None = None) -> Estimate:
+        """Success rate with its bootstrap interval, over all trials or one group's."""
         return bootstrap_ci([float(s) for s in self._select(self.success, group)])
 
     @property
     def mean(self) -> float:
+        """Mean metric over all trials (NaN without trials)."""
         return float(np.mean(self.values)) if self.values else float("nan")
 
     @property
     def success_rate(self) -> float:
+        """Fraction of successful trials (NaN without trials)."""
         return float(np.mean(self.success)) if self.success else float("nan")
 
     @property
     def diverged_count(self) -> int:
+        """How many trials' simulations diverged."""
         return int(sum(self.diverged))
 
     def _select(self, items: Sequence[Any], group: str | None) -> list[Any]:
@@ -195,6 +200,7 @@ class EvaluationResult:
         return [x for x, g in zip(items, self.groups) if g == group]
 
     def group_names(self) -> list[str]:
+        """The trials' condition labels, each once, in order of first appearance."""
         return list(dict.fromkeys(self.groups))
 
     def table(self, fmt: str = ".3f") -> str:
@@ -217,6 +223,7 @@ class EvaluationResult:
                 "success_rate": s.mean, "success_ci95": [s.low, s.high], "diverged": self.diverged_count}
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field plus the ``summary``, JSON-ready (what ``simdist evaluate --json`` writes)."""
         return {**asdict(self), "summary": self.summary()}
 
     @classmethod
@@ -262,6 +269,7 @@ class EvaluationResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvaluationResult:
+        """The result back from :meth:`to_dict`'s dict (extra keys such as ``summary`` ignored)."""
         keys = {"task", "metric", "values", "success", "diverged", "groups", "profile", "details"}
         missing = sorted({"task", "metric", "values", "success"} - set(data))
         if missing:
