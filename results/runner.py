@@ -74,6 +74,14 @@ def run_command(cmd: list[str], log: Path, dry: bool, stdout: Path | None = None
         os.replace(stdout.with_suffix(".tmp"), stdout)
 
 
+def run_result_step(out: Path, cmd: list[str], dry: bool) -> None:
+    """One step that writes the result file ``out`` (relative to the repository root): the command's stdout
+    becomes the file, unless the command writes it itself (``--out``); its log goes to ``outputs/<out>.log``."""
+    if not dry:
+        (ROOT / out).parent.mkdir(parents=True, exist_ok=True)
+    run_command(cmd, ROOT / "outputs" / out.with_suffix(".log"), dry, stdout=None if "--out" in cmd else ROOT / out)
+
+
 def pretrain_and_export(configs: list[str], data: Path, out: Path, model: Path, seed: int, dry: bool,
                         placement_name: str = "placement.json") -> None:
     """``simdist fit`` with the recipe ``configs`` (``--config`` arguments) on ``data``, its logs and checkpoints in

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from results.runner import ROOT, estimate_cell, run_command, simdist_command
+from results.runner import ROOT, estimate_cell, run_result_step, simdist_command
 from simdist import bootstrap_ci
 
 PROFILE = "results/official/profiles/foam-hard.yaml"
@@ -124,13 +124,8 @@ def main() -> None:
         print(table())
         return
     for out, cmd in plan(args.what):
-        if (ROOT / out).is_file():
-            continue
-        if not args.dry_run:
-            (ROOT / out).parent.mkdir(parents=True, exist_ok=True)
-        writes_itself = "--out" in cmd
-        run_command(cmd, ROOT / "outputs" / out.with_suffix(".log"), args.dry_run,
-                    stdout=None if writes_itself else ROOT / out)
+        if not (ROOT / out).is_file():
+            run_result_step(out, cmd, args.dry_run)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import argparse
 import shutil
 from pathlib import Path
 
-from results.runner import ROOT, run_command, simdist_command
+from results.runner import ROOT, run_result_step, simdist_command
 
 OUT = Path("results/official")
 OFFICIAL = "simdist/go2-official"
@@ -270,11 +270,7 @@ def main() -> None:
             continue
         if out.parent in {budget_run(m, e)[0] for m, e, _ in BUDGETS}:
             seed_run(seed_base(out.parent), out.parent, args.dry_run)
-        if not args.dry_run:
-            (ROOT / out).parent.mkdir(parents=True, exist_ok=True)
-        writes_itself = "--out" in cmd
-        run_command(cmd, ROOT / "outputs" / out.with_suffix(".log"), args.dry_run,
-                    stdout=None if writes_itself else ROOT / out)
+        run_result_step(out, cmd, args.dry_run)
         keep_demo_results(out, args.dry_run)
 
 
