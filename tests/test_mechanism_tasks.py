@@ -4,6 +4,7 @@ return tells candidates apart, and the analysis runs end to end on the toy with 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -173,7 +174,7 @@ def test_toy_true_latent_control_and_last_iteration_pool() -> None:
     np.testing.assert_allclose(true_latent_parts(wm, visited, imagined.numpy(), cfg.gamma),
                                predicted_parts(wm, visited, cfg.gamma), rtol=1e-5, atol=1e-5)
     assert visited.episodes is not None and visited.episodes.shape == (4,)
-    last = visit_states(task, agent, MechanismConfig(**{**cfg.__dict__, "pool": "last"}))
+    last = visit_states(task, agent, replace(cfg, pool="last"))
     assert last.states["physics"].tolist() == visited.states["physics"].tolist()
     planner = agent.with_settings(keep_candidates=True).planner
     history = agent.new_history(1)
