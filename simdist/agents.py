@@ -190,19 +190,18 @@ def load_agent(name_or_path: str | Path, **kwargs: Any) -> Agent:
 
 
 def build_controller(spec: str, planner: str | None = None, *, device: str = "cpu", seed: int = 0,
-                     task: Task | None = None, preset: str | None = None, **given: Any) -> Any:
+                     task: Task | None = None, preset: str | None = None,
+                     overrides: Mapping[str, Any] | None = None, **given: Any) -> Any:
     """An agent from a Hub id or folder (``model:`` prefix optional), or ``expert:PATH``.
 
-    A planning agent acts with its own ``planner.json``, the settings ``given`` (``num_samples``, ``iterations``,
-    ``init_std``, ``warm_start``, ``temporal_ensemble``; None: its own) replacing single keys; ``planner`` another
-    registered planner; ``preset`` a planner preset's budget on ``task``'s preset instead
-    (:func:`simdist.arguments.acting_settings`).
-    ``samples=`` is the deprecated spelling of ``num_samples=``."""
+    A planning agent acts with its own ``planner.json``, the ``overrides`` (and ``given``, the same as keywords:
+    ``--planner.KEY VALUE``; None: its own) replacing single keys, checked against its planner's schema;
+    ``planner`` another registered planner; ``preset`` a planner preset's budget on ``task``'s preset instead
+    (:func:`simdist.arguments.acting_settings`). ``samples=`` is a deprecated keyword."""
     if "samples" in given:
-        import warnings
+        from simdist.planning.legacy import from_fields
 
-        warnings.warn("build_controller(samples=...) is deprecated; use num_samples=", FutureWarning, stacklevel=2)
-        given.setdefault("num_samples", given.pop("samples"))
+        given = {**from_fields({"samples": given.pop("samples")}, "build_controller"), **given}
     kind, _, target = spec.partition(":")
     if kind == "expert":
         if not target:
@@ -221,7 +220,7 @@ def build_controller(spec: str, planner: str | None = None, *, device: str = "cp
 
     current = getattr(getattr(agent, "config", None), "planner", None)
     return agent.with_settings(**acting_settings(task, planner=planner, current=current, preset=preset, seed=seed,
-                                                 **given))
+                                                 overrides={**given, **(overrides or {})}))
 
 
 def check_model_for_task(config: Any, task: Task, option: str = "--agent") -> None:

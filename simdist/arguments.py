@@ -1,5 +1,6 @@
 """Command-line argument helpers for tools and plug-ins: parsers named ``simdist <command>``, checked number
-types, the planner options (partial overrides of an agent's ``planner.json``), and progress logging. Tasks and
+types, the planner options (``--planner NAME``, ``--planner-preset NAME``, ``--planner.KEY VALUE`` overrides of an
+agent's ``planner.json``), and progress logging. Tasks and
 agents that add options to a ``simdist`` command import them from here (never from :mod:`simdist.cli`)."""
 
 from __future__ import annotations
@@ -14,12 +15,35 @@ from typing import Any, NoReturn
 
 class OneLineParser(argparse.ArgumentParser):
     """An argparse parser whose errors are one line (``PROG: error: MESSAGE``, exit status 2), without the usage
-    block above it (``--help`` shows that)."""
+    block above it (``--help`` shows that). With the planner options (:func:`add_planner_overrides`) it also reads
+    ``--planner.KEY VALUE`` into ``planner_overrides`` and checks them (:func:`check_planner_options`)."""
+
+    planner_options = False
 
     def error(self, message: str) -> NoReturn:
         from simdist.errors import joined
 
         self.exit(2, f"{self.prog}: error: {joined(str(message))}\n")
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        if not self.planner_options:
+            return super().parse_known_args(args, namespace)
+        import sys
+
+        from simdist.errors import InputError
+
+        try:
+            rest, dotted = split_planner_options(sys.argv[1:] if args is None else args)
+        except InputError as err:
+            self.error(str(err))
+        parsed, extras = super().parse_known_args(rest, namespace)
+        parsed.planner_overrides = {**(parsed.planner_overrides or {}), **dotted}
+        try:
+            check_planner_options(parsed)
+        except InputError as err:
+            self.error(str(err))
+        return parsed, extras
 
 
 def tool_parser(name: str, description: str) -> argparse.ArgumentParser:
@@ -196,100 +220,160 @@ class DeprecatedAlias(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def add_mppi_arguments(parser: argparse.ArgumentParser, *, preset: str | None = None) -> None:
-    """The planner options of a command that runs a planning agent, each a partial override of the agent's own
-    ``planner.json`` named as its key there (``--num-samples`` sets ``num_samples``; ``--samples`` is the
-    deprecated spelling): ``--num-samples``, ``--iterations``, ``--init-std``, ``--warm-start``,
-    ``--temporal-ensemble`` (unset: the agent's own value), and ``--planner-preset NAME`` (default ``preset``) to act
-    with a preset's budget instead of ``planner.json`` (:func:`acting_settings` turns them into the agent's
-    settings)."""
-    from simdist.planning.base import WARM_STARTS, planner_presets
+class PlannerAlias(argparse.Action):
+    """A deprecated planner flag (:data:`simdist.planning.legacy.FLAGS`): stores its value as the override
+    ``--planner.KEY`` and warns."""
 
+    def __init__(self, *args: Any, key: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.key = key
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from simdist.planning.legacy import warn
+
+        warn(str(option_string), self.key, parser.prog)
+        setattr(namespace, self.dest, {**(getattr(namespace, self.dest, None) or {}), self.key: values})
+
+
+def yaml_value(text: str) -> Any:
+    """A command-line value read as a YAML scalar or flow value (``7``, ``0.5``, ``true``, ``null``, ``shift``,
+    ``[6]``), as jsonargparse reads the options it has no type for."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def split_planner_options(argv: Sequence[str]) -> tuple[list[str], dict[str, Any]]:
+    """``argv`` without its ``--planner.KEY VALUE`` and ``--planner.KEY=VALUE`` options, and those as a mapping of
+    overrides (values read by :func:`yaml_value`). InputError naming the option for one without a key or value."""
+    from simdist.errors import InputError
+
+    rest: list[str] = []
+    found: dict[str, Any] = {}
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.startswith("--planner."):
+            rest.append(arg)
+            i += 1
+            continue
+        flag, eq, text = arg.partition("=")
+        key = flag[len("--planner."):]
+        if not key.isidentifier():
+            raise InputError(f"{flag}: expected --planner.KEY VALUE with KEY a setting name")
+        if not eq:
+            if i + 1 >= len(args) or args[i + 1].startswith("--"):
+                raise InputError(f"{flag}: expected a value")
+            text, i = args[i + 1], i + 1
+        found[key] = yaml_value(text)
+        i += 1
+    return rest, found
+
+
+def add_planner_overrides(parser: argparse.ArgumentParser, aliases: Sequence[str] = ()) -> None:
+    """``--planner.KEY VALUE`` (repeatable; also ``--planner.KEY=VALUE``): overrides of single settings, by their
+    ``planner.json`` names, checked against the planner's schema (``args.planner_overrides``, a dict), and the
+    deprecated flags ``aliases`` (:data:`simdist.planning.legacy.FLAGS`) that set them. Only a
+    :func:`tool_parser` reads the dotted options."""
+    from simdist.planning.legacy import FLAGS, flag_types
+
+    parser.set_defaults(planner_overrides=None)
+    parser.add_argument("--planner.KEY", dest="planner_overrides_help", metavar="VALUE", default=None,
+                        help="replace one setting of the planner (a key of its planner.json, checked against the "
+                             "planner's schema; repeatable; the value is read as YAML: 64, 0.5, true, null, shift)")
+    types = flag_types()
+    for flag in aliases:
+        parser.add_argument(flag, dest="planner_overrides", type=types[flag], action=PlannerAlias, key=FLAGS[flag],
+                            default=None, metavar=FLAGS[flag].upper(), help=f"deprecated: --planner.{FLAGS[flag]}")
+    if isinstance(parser, OneLineParser):
+        parser.planner_options = True
+
+
+def add_planner_arguments(parser: argparse.ArgumentParser, *, preset: str | None = None,
+                          choose: bool = True) -> None:
+    """The planner options of a command that acts with a planning agent: ``--planner NAME`` (with ``choose``;
+    default: the agent's own, its ``planner.json``), ``--planner-preset NAME`` (default ``preset``) to act with a
+    preset's budget instead of ``planner.json``, and ``--planner.KEY VALUE`` overrides
+    (:func:`add_planner_overrides`, with the deprecated flags ``--num-samples``, ...). :func:`acting_settings`
+    turns them into the agent's settings."""
+    from simdist.planning.base import planner_presets
+    from simdist.planning.legacy import ACTING_FLAGS
+
+    if choose:
+        parser.add_argument("--planner", default=None,
+                            help="planning agents: another registered planner to act with (mppi, policy, ...; "
+                                 "default and agent: the one in its planner.json)")
     parser.add_argument("--planner-preset", default=preset, choices=sorted(planner_presets()),
                         help="act with this preset's budget instead of the agent's planner.json (paper: 450+22 "
                              "samples x 8 iterations; realtime: the 50 Hz CPU setting with temporal ensembling); "
-                             "the options below replace its values, the other settings are the task's preset "
+                             "--planner.KEY replaces its values, the other settings are the task's preset "
                              "scaled to the budget")
-    parser.add_argument("--num-samples", type=positive_int, default=None,
-                        help="MPPI samples per iteration (planner.json's num_samples)")
-    parser.add_argument("--samples", dest="num_samples", type=positive_int, action=DeprecatedAlias,
-                        new="--num-samples", help=argparse.SUPPRESS)
-    parser.add_argument("--iterations", type=positive_int, default=None, help="MPPI iterations per tick")
-    parser.add_argument("--init-std", type=positive_float, default=None,
-                        help="MPPI initial sampling std (paper: 2.0, meant for 8 iterations)")
-    parser.add_argument("--warm-start", default=None, choices=WARM_STARTS,
-                        help="MPPI initial mean (paper: shift; policy: the base policy's action chunk)")
-    parser.add_argument("--temporal-ensemble", type=decay, default=None, metavar="DECAY",
-                        help="execute the decay^k-weighted mean of what the plans of the last ticks say for now "
-                             "(k ticks old; ACT's temporal ensembling, newest first; 0: off, as the paper)")
+    add_planner_overrides(parser, ACTING_FLAGS)
 
 
-#: the ``planner.json`` settings the command line (``--num-samples``, ...) and ``AdaptConfig`` override, by name
-PLANNER_FLAGS = ("num_samples", "iterations", "init_std", "warm_start", "temporal_ensemble")
+def add_mppi_arguments(parser: argparse.ArgumentParser, *, preset: str | None = None) -> None:
+    """Deprecated name of :func:`add_planner_arguments` without ``--planner``."""
+    warnings.warn("add_mppi_arguments is deprecated; use add_planner_arguments", FutureWarning, stacklevel=2)
+    add_planner_arguments(parser, preset=preset, choose=False)
 
 
-def preset_budget(preset: str, base: str, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The budget (:data:`PLANNER_FLAGS`) planner preset ``preset`` acts with on a task whose own preset is ``base``:
-    each value of ``given`` that is not None, else the preset's (``num_samples`` and ``iterations`` always; the others
-    where the preset differs from ``base``, else None: ``base``'s own)."""
-    from simdist.planning.base import planner_preset
+def check_planner_options(args: Any) -> None:
+    """Check ``args``' planner options before any work: ``--planner NAME`` registered, each ``--planner.KEY`` a
+    setting of the planner that will act (``--planner``'s, else the preset's, else some registered planner's)
+    with a value its schema takes. InputError naming the option."""
+    from simdist.planning.settings import check_overrides, planner_class, preset_of
 
-    named, own = planner_preset(preset), planner_preset(base)
-    budget = {}
-    for key in PLANNER_FLAGS:
-        value = given.get(key)
-        if value is None and (key in ("num_samples", "iterations") or named.get(key) != own.get(key)):
-            value = named.get(key)
-        budget[key] = value
-    return budget
+    args.planner_overrides = dict(getattr(args, "planner_overrides", None) or {})
+    vars(args).pop("planner_overrides_help", None)
+    name = getattr(args, "planner", None)
+    if name not in (None, "agent"):
+        planner_class(name)
+    elif getattr(args, "planner_preset", None) is not None and name is None:
+        name = preset_of(args.planner_preset)[0]
+    check_overrides(None if name == "agent" else name, args.planner_overrides)
 
 
 def acting_settings(task: Any = None, *, planner: str | None = None, current: str | None = None,
-                    preset: str | None = None, seed: int | None = None, **given: Any) -> dict[str, Any]:
-    """The keywords of :meth:`~simdist.agents.Agent.with_settings` a planning agent acts with, from the command line's
-    planner options (``given``: :data:`PLANNER_FLAGS` by name, None: not given):
+                    preset: str | None = None, seed: int | None = None,
+                    overrides: Mapping[str, Any] | None = None, **given: Any) -> dict[str, Any]:
+    """The keywords of :meth:`~simdist.agents.Agent.with_settings` a planning agent acts with, from the planner
+    options: ``overrides`` (and ``given``, the same as keywords; None values: not given), checked against the acting
+    planner's schema (:func:`~simdist.planning.settings.check_overrides`):
 
     * by default (``planner`` None, ``"agent"`` or the agent's own, ``current``): the agent's ``planner.json`` with
-      the ``given`` settings replaced;
-    * ``planner`` another registered planner: that planner with its defaults and ``given`` (MPPI; others take only
-      ``temporal_ensemble``);
-    * ``preset`` a planner preset: its budget (:func:`preset_budget`) on ``task``'s planner preset
-      (``Task.planner_preset``, without a task ``paper``), the policy samples and elites scaled to it, with the
-      task's ``planner_defaults``, instead of ``planner.json`` (how the tools planned before an agent's own settings
-      became the default).
+      the overrides replacing single settings;
+    * ``planner`` another registered planner: that planner with its defaults and the overrides;
+    * ``preset`` a planner preset: its budget on ``task``'s planner preset (``Task.planner_preset``, without a
+      task ``paper``), with the task's ``planner_defaults`` and the overrides, instead of ``planner.json``
+      (:func:`~simdist.planning.settings.preset_acting`).
 
-    ``seed`` reseeds the planner. TypeError for a setting outside :data:`PLANNER_FLAGS`."""
-    unknown = sorted(set(given) - set(PLANNER_FLAGS))
-    if unknown:
-        raise TypeError(f"acting_settings got unknown planner settings {unknown}")
-    given = {k: v for k, v in given.items() if v is not None}
+    ``seed`` reseeds the planner."""
+    from simdist.planning.settings import check_overrides, preset_acting
+
+    merged = {k: v for k, v in {**given, **(overrides or {})}.items() if v is not None}
     if planner == "agent" and preset is not None:
         raise ValueError(f"--planner agent keeps the agent's planner.json; --planner-preset {preset} replaces it: "
                          "give one of them")
     if preset is not None:
-        from simdist.planning.base import preset_settings
-
         base = task.planner_preset if task is not None else "paper"
-        budget = preset_budget(preset, base, given)
-        name = planner or "mppi"
-        if not name.startswith("mppi"):
-            return {"planner": name, "temporal_ensemble": budget["temporal_ensemble"], "seed": seed}
         defaults = task.planner_defaults if task is not None else {}
-        settings = preset_settings(base, budget["num_samples"], budget["iterations"], init_std=budget["init_std"],
-                                   warm_start=budget["warm_start"], **defaults)
-        return {**settings, "planner": name, "temporal_ensemble": budget["temporal_ensemble"], "seed": seed}
+        settings = preset_acting(preset, planner=planner, base=base, defaults=defaults, overrides=merged)
+        check_overrides(settings["planner"], merged)
+        return {**settings, "seed": seed}
     if planner in (None, "agent", current):
-        mppi_only = sorted(k for k in given if k != "temporal_ensemble")
-        if current is not None and not current.startswith("mppi") and mppi_only:
-            raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in mppi_only)}: the agent plans with "
-                             f"{current!r} (its planner.json), which takes no MPPI settings; add --planner mppi")
-        return {**given, "seed": seed}
-    if not planner.startswith("mppi"):
-        given = {k: v for k, v in given.items() if k == "temporal_ensemble"}
-    return {"planner": planner, **given, "seed": seed}
+        check_overrides(current, merged)
+        return {**merged, "seed": seed}
+    check_overrides(planner, merged)
+    return {"planner": planner, **merged, "seed": seed}
 
 
-def planner_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The planner options of :func:`add_mppi_arguments` in ``args``, by their ``planner.json`` names (None: not
-    given), with ``planner_preset`` as ``preset``: the keywords of :func:`acting_settings`."""
-    return {"preset": args.planner_preset, **{name: getattr(args, name) for name in PLANNER_FLAGS}}
+def planner_keywords(args: argparse.Namespace) -> dict[str, Any]:
+    """The planner options of :func:`add_planner_arguments` in ``args`` as the keywords of
+    :func:`simdist.agents.build_controller` (``planner``, ``preset``, ``overrides``)."""
+    return {"planner": getattr(args, "planner", None), "preset": args.planner_preset,
+            "overrides": dict(args.planner_overrides or {})}

@@ -2,9 +2,9 @@
 
     @dataclass
     class Settings(Validated):
-        num_samples: int = field(default=450, metadata=bounds(ge=1))
+        horizon: int = field(default=25, metadata=bounds(ge=1))
         temperature: float = field(default=0.25, metadata=bounds(gt=0))
-        warm_start: str = field(default="shift", metadata=bounds(choices=("shift", "none")))
+        mode: str = field(default="fast", metadata=bounds(choices=("fast", "exact")))
 
 ``Settings.from_dict(data)`` refuses unknown keys; every field is checked against its type (an ``int`` field takes
 integers only: 1.5 and true are refused, not rounded; a ``float`` field takes finite numbers; ``X | None`` also

@@ -197,8 +197,8 @@ def test_adapt_recipes_are_valid_adapt_configs(path: str) -> None:
 
     cfg = AdaptConfig(**yaml.safe_load((ROOT / path).read_text()))
     assert cfg.schedule_unit == "episodes" and cfg.schedule == [20.0 * k for k in range(7)]
-    assert (cfg.planner_preset, cfg.num_samples, cfg.iterations, cfg.freeze, cfg.init) == (
-        "manipulation", 256, 3, "dynamics_only", "base")
+    assert (cfg.planner_preset, cfg.planner_overrides, cfg.freeze, cfg.init) == (
+        "manipulation", {"num_samples": 256, "iterations": 3}, "dynamics_only", "base")
 
 
 def test_toy_recipes_run(tmp_path: Path) -> None:

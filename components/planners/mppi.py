@@ -11,23 +11,21 @@ base-policy samples once per tick instead of once per iteration.
 This module holds the algorithm (sampling, elites, weights, warm start, momentum). How the tick and its
 scoring run (chunks, private single-threaded threads on CPU, ``torch.compile``) is
 :class:`~simdist.planning.execution.TickExecutor`'s business; it changes no process-wide torch
-setting. :class:`MPPIConfig` is the schema of its settings (a ``planner.json``'s keys, every preset, every
-command-line override); the presets (``PAPER``, ``MANIPULATION``, ``REALTIME``, ``scaled_settings``) live beside it
-in :mod:`simdist.components.planners.presets`: ``build_planner(world_model, planner_preset("realtime"))``.
+setting. :class:`MPPIConfig` is the one declaration of its settings and defaults (a ``planner.json``'s keys, every
+preset, every ``--planner.KEY VALUE``); the presets (``PAPER``, ``MANIPULATION``, ``REALTIME``: instances of it) live
+beside it in :mod:`simdist.components.planners.presets`: ``build_planner(world_model, planner_preset("realtime"))``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor, nn
 
 from simdist.planning.base import (
-    WARM_STARTS,
-    Bound,
     NonFiniteError,
     Planner,
     PlanResult,
@@ -39,17 +37,21 @@ from simdist.planning.intent import IntentReference
 from simdist.registry import register
 from simdist.schema import SettingError, Validated, bounds
 
-from .presets import PAPER, PLANNER_PRESETS, REALTIME, scaled_settings  # noqa: F401  (PAPER, REALTIME: re-exported)
-
+#: MPPI's initial mean per tick (``warm_start``): the previous plan shifted, the official reset, zeros, or the
+#: base policy's action chunk
+WARM_STARTS = ("shift", "official", "none", "policy")
 #: how MPPI outputs the binary action dimensions (``binary_dims``): see :class:`MPPIPlanner`
 BINARY_MODES = ("mean", "elite", "hysteresis")
+#: the fewest policy samples and elites a rescaled budget keeps (:meth:`MPPIConfig.at_budget`)
+MIN_POLICY_SAMPLES, MIN_ELITES = 2, 4
 
 
 @dataclass
 class MPPIConfig(Validated):
     """The settings of :class:`MPPIPlanner` (a ``planner.json``'s keys besides ``planner`` and
-    ``temporal_ensemble``), with their types and ranges: the schema every MPPI setting is checked against,
-    wherever it comes from (a model folder, a preset, the command line). Defaults: the paper's (SIMDIST 6.1)."""
+    ``temporal_ensemble``), with their types, ranges and defaults: the only declaration of them, which every MPPI
+    setting is checked against wherever it comes from (a model folder, a preset, ``--planner.KEY VALUE``).
+    Defaults: the paper's (SIMDIST 6.1). Presets are instances (:mod:`.presets`); :meth:`at_budget` rescales one."""
 
     num_samples: int = field(default=450, metadata=bounds(ge=0))
     mixture_coef: float = field(default=0.05, metadata=bounds(ge=0, le=1))
@@ -77,13 +79,23 @@ class MPPIConfig(Validated):
     value_weight: float = field(default=1.0, metadata=bounds(ge=0))
     prior_weight: float = field(default=0.0, metadata=bounds(ge=0))
     intent_weight: float = field(default=0.0, metadata=bounds(ge=0))
-    intent_model: str | None = None
+    intent_model: Any = None
     binary_dims: tuple[int, ...] | list[int] = ()
     binary_mode: str = field(default="mean", metadata=bounds(choices=BINARY_MODES))
     hysteresis: float = field(default=0.5, metadata=bounds(ge=0, lt=1))
 
+    #: the settings a preset's ``planner.json`` form always states (the paper's table), besides the non-defaults
+    stated: ClassVar[tuple[str, ...]] = ("num_samples", "mixture_coef", "iterations", "num_elites", "temperature",
+                                         "init_std", "min_std", "base_act_std", "momentum", "discount", "seed")
+    #: what a preset carries onto a task's own preset (``--planner-preset NAME``): its budget and initial sampling
+    budget: ClassVar[tuple[str, ...]] = ("num_samples", "iterations", "init_std", "warm_start")
+    #: the settings that act as the released code does (its ``roll(+1)``-then-zero reset, SIMDIST 11.1a)
+    released_code: ClassVar[dict[str, Any]] = {"warm_start": "official"}
+
     def validate(self) -> None:
         super().validate()
+        if not isinstance(self.intent_model, (str, nn.Module, type(None))):  # a folder, Hub id or model in code
+            raise SettingError("intent_model", f"expected a folder, a Hub id or null, got {self.intent_model!r}")
         if isinstance(self.tick_threads, int) and self.tick_threads < 1:
             raise SettingError("tick_threads", f"expected an integer >= 1, 'auto' or null, got {self.tick_threads!r}")
         if isinstance(self.tick_threads, str) and self.tick_threads != "auto":
@@ -96,6 +108,18 @@ class MPPIConfig(Validated):
         if self.intent_weight > 0 and self.naive:
             raise SettingError("intent_weight", "the intent term scores on the fast path only; use naive=false")
 
+    def at_budget(self, num_samples: int | None = None, iterations: int | None = None,
+                  **overrides: Any) -> MPPIConfig:
+        """These settings at another budget (None: this one's samples or iterations): the policy mixture and elite
+        count scale with the sample count (``mixture_coef`` of it as policy samples, at least 2; elites a quarter
+        of the samples, 4 to ``num_elites``), so small budgets keep the base-policy samples that
+        ``int(num_samples * mixture_coef)`` would round away; ``overrides`` then replace any setting.
+        ``PAPER.at_budget(16, 1, init_std=0.1, warm_start="policy", tick_threads="auto") == REALTIME``."""
+        samples = int(num_samples or self.num_samples)
+        policy = max(MIN_POLICY_SAMPLES, int(samples * self.mixture_coef))
+        elites = min(self.num_elites, max(MIN_ELITES, samples // 4))
+        return replace(self, **{"num_samples": samples, "num_policy_samples": policy,
+                                "iterations": int(iterations or self.iterations), "num_elites": elites, **overrides})
 
 
 @register("planner", "mppi")
@@ -171,71 +195,50 @@ class MPPIPlanner(Planner):
     """
 
     per_env_state = True  # the warm start
-    config_class = MPPIConfig  # the schema of its settings
-    presets = PLANNER_PRESETS  # its named settings (simdist.planning.planner_preset reads them by name)
-    scaled_settings = staticmethod(scaled_settings)  # a preset at another budget (simdist.planning.preset_settings)
+    config_class = MPPIConfig  # the one declaration of its settings (presets: set below, from .presets)
+    presets: ClassVar[dict[str, Any]] = {}
 
-    def __init__(
-        self, world_model: nn.Module, num_samples: int = 450, mixture_coef: float = 0.05,
-        num_policy_samples: int | None = None, iterations: int = 8, num_elites: int = 64,
-        temperature: float = 0.25, init_std: float = 2.0, min_std: float = 0.05, max_std: float = 2.0,
-        base_act_std: float = 0.05, momentum: float = 0.0, discount: float = 0.99, warm_start: str = "shift",
-        seed: int = 42, action_low: Bound = None, action_high: Bound = None, naive: bool = False,
-        score_chunk: int | None = None, compile: bool | str = False, parallel_chunks: bool = True,
-        keep_candidates: bool = False, tick_threads: int | str | None = None, disagreement: float = 0.0,
-        value_weight: float = 1.0, prior_weight: float = 0.0, intent_weight: float = 0.0,
-        intent_model: str | nn.Module | None = None, binary_dims: Sequence[int] = (),
-        binary_mode: str = "mean", hysteresis: float = 0.5,
-    ) -> None:
-        given = locals()
-        checked = {f.name: given[f.name] for f in fields(MPPIConfig)}
-        if isinstance(intent_model, nn.Module):  # a model given in code; a planner.json names a folder or Hub id
-            checked["intent_model"] = None
-        MPPIConfig(**checked)  # every setting, checked by its schema
-        super().__init__(world_model, action_low, action_high)
-        self.disagreement = check_disagreement(disagreement, world_model)
-        self.value_weight, self.prior_weight = float(value_weight), float(prior_weight)
-        if warm_start not in WARM_STARTS:
-            raise ValueError(f"warm_start must be one of {WARM_STARTS}, got {warm_start!r}")
+    def __init__(self, world_model: nn.Module, config: MPPIConfig | None = None, **settings: Any) -> None:
+        """``config`` (None: the defaults, the paper's) with ``settings`` replacing any of its fields
+        (``MPPIPlanner(wm, num_samples=64, iterations=2)``), checked by :class:`MPPIConfig`."""
+        cfg = replace(config or MPPIConfig(), **settings)
+        self.config = cfg
+        super().__init__(world_model, cfg.action_low, cfg.action_high)
+        self.disagreement = check_disagreement(cfg.disagreement, world_model)
+        self.value_weight, self.prior_weight = float(cfg.value_weight), float(cfg.prior_weight)
+        num_policy_samples = cfg.num_policy_samples
         if num_policy_samples is None:
-            num_policy_samples = int(num_samples * mixture_coef)
+            num_policy_samples = int(cfg.num_samples * cfg.mixture_coef)
         if world_model.policy is None:
             num_policy_samples = 0
-            if warm_start == "policy" or prior_weight > 0 or intent_weight > 0:
+            if cfg.warm_start == "policy" or cfg.prior_weight > 0 or cfg.intent_weight > 0:
                 raise ValueError("warm_start='policy', prior_weight > 0 and intent_weight > 0 need a world model "
                                  "with a policy head")
-        if num_samples < 0 or num_policy_samples < 0 or num_samples + num_policy_samples < 1:
-            raise ValueError(f"need at least one sample; got num_samples={num_samples}, "
+        if cfg.num_samples + num_policy_samples < 1:
+            raise ValueError(f"need at least one sample; got num_samples={cfg.num_samples}, "
                              f"num_policy_samples={num_policy_samples}")
-        if iterations < 1 or num_elites < 1:
-            raise ValueError(f"iterations and num_elites must be >= 1, got {iterations} and {num_elites}")
-        if not 0.0 < min_std <= max_std:
-            raise ValueError(f"need 0 < min_std <= max_std, got {min_std}, {max_std}")
-        if not 0.0 <= momentum < 1.0:
-            raise ValueError(f"momentum must be in [0, 1), got {momentum}")
-        if binary_mode not in BINARY_MODES:
-            raise ValueError(f"binary_mode must be one of {BINARY_MODES}, got {binary_mode!r}")
-        if any(not 0 <= int(d) < self.action_dim for d in binary_dims):
-            raise ValueError(f"binary_dims must index the {self.action_dim} action dimensions, got {list(binary_dims)}")
-        if not 0.0 <= hysteresis < 1.0:
-            raise ValueError(f"hysteresis must be in [0, 1), got {hysteresis}")
-        self.binary_dims, self.binary_mode, self.hysteresis = [int(d) for d in binary_dims], binary_mode, hysteresis
+        if any(not 0 <= int(d) < self.action_dim for d in cfg.binary_dims):
+            raise ValueError(f"binary_dims must index the {self.action_dim} action dimensions, got "
+                             f"{list(cfg.binary_dims)}")
+        self.binary_dims, self.binary_mode = [int(d) for d in cfg.binary_dims], cfg.binary_mode
+        self.hysteresis = cfg.hysteresis
         self.binary_state: Tensor | None = None  # the held ±1 command per env and binary dimension
-        self.intent_weight = float(intent_weight)
-        self.intent = IntentReference(world_model, intent_model) if intent_weight > 0 else None
+        self.intent_weight = float(cfg.intent_weight)
+        self.intent = IntentReference(world_model, cfg.intent_model) if cfg.intent_weight > 0 else None
         if self.intent is not None:
             self.intent.check_compatible()
-        self.num_samples, self.num_policy_samples = int(num_samples), int(num_policy_samples)
-        self.iterations = int(iterations)
-        self.num_elites = min(int(num_elites), self.num_samples + self.num_policy_samples)
-        self.temperature, self.init_std, self.min_std, self.max_std = temperature, init_std, min_std, max_std
-        self.base_act_std, self.momentum, self.discount = base_act_std, momentum, discount
-        self.warm_start, self.naive, self.seed = warm_start, naive, int(seed)
-        self.score_chunk, self.compile, self.parallel_chunks = score_chunk, compile, parallel_chunks
-        self.keep_candidates = bool(keep_candidates)
-        self.tick_threads = tick_threads
-        self.executor = TickExecutor(self._score_fast, chunk=score_chunk, parallel=parallel_chunks,
-                                     compile=compile, tick_threads=tick_threads)
+        self.num_samples, self.num_policy_samples = int(cfg.num_samples), int(num_policy_samples)
+        self.iterations = int(cfg.iterations)
+        self.num_elites = min(int(cfg.num_elites), self.num_samples + self.num_policy_samples)
+        self.temperature, self.init_std, self.min_std, self.max_std = (cfg.temperature, cfg.init_std, cfg.min_std,
+                                                                       cfg.max_std)
+        self.base_act_std, self.momentum, self.discount = cfg.base_act_std, cfg.momentum, cfg.discount
+        self.warm_start, self.naive, self.seed = cfg.warm_start, cfg.naive, int(cfg.seed)
+        self.score_chunk, self.compile, self.parallel_chunks = cfg.score_chunk, cfg.compile, cfg.parallel_chunks
+        self.keep_candidates = bool(cfg.keep_candidates)
+        self.tick_threads = cfg.tick_threads
+        self.executor = TickExecutor(self._score_fast, chunk=cfg.score_chunk, parallel=cfg.parallel_chunks,
+                                     compile=cfg.compile, tick_threads=cfg.tick_threads)
         self.prev_mean: Tensor | None = None
         self._gen: torch.Generator | None = None
         self._generator()
@@ -407,6 +410,35 @@ class MPPIPlanner(Planner):
         plan[:, :, d] = self.binary_state[:, None, :].expand(-1, plan.shape[1], -1)
         return plan
 
+    @staticmethod
+    def summary(settings: dict[str, Any]) -> str:
+        """One line naming an MPPI budget, e.g. ``mppi 450+22 samples x 8 iterations, std 2.0, warm start official,
+        no ensembling`` (what a collection's log says of the acting planner)."""
+        name = settings.get("planner", "mppi")
+        if "num_samples" not in settings:
+            return str(name)
+        policy = settings.get("num_policy_samples")
+        ensemble = settings.get("temporal_ensemble")
+        return (f"{name} {settings['num_samples']}{'' if policy is None else f'+{policy}'} samples x "
+                f"{settings.get('iterations')} iterations, std {settings.get('init_std')}, warm start "
+                f"{settings.get('warm_start', 'shift')}, "
+                + (f"ensembling {ensemble}" if ensemble else "no ensembling"))
+
+    @property
+    def sequences_per_tick(self) -> int:
+        """The nominal work of a tick per env: every sequence of every iteration, the policy samples included."""
+        return (self.num_samples + self.num_policy_samples) * self.iterations
+
+    @property
+    def scored_sequences_per_tick(self) -> int:
+        """The sequences the fast path scores per env and tick (the fixed policy samples once)."""
+        return self.num_samples * self.iterations + self.num_policy_samples
+
+    @property
+    def budget_label(self) -> str:
+        """The budget in short, ``samples+policy samples x iterations`` (``450+22x8``)."""
+        return f"{self.num_samples}+{self.num_policy_samples}x{self.iterations}"
+
     @property
     def thread_report(self) -> dict[str, Any]:
         """The ``tick_threads`` setting and, once an ``"auto"`` choice is made, the choice and its timings."""
@@ -423,6 +455,12 @@ class MPPIPlanner(Planner):
 class NaiveMPPIPlanner(MPPIPlanner):
     """:class:`MPPIPlanner` with ``naive=True``: the official per-sample recomputation, for benchmarks."""
 
-    def __init__(self, world_model: nn.Module, **kwargs: Any) -> None:
-        kwargs.setdefault("naive", True)
-        super().__init__(world_model, **kwargs)
+    def __init__(self, world_model: nn.Module, config: MPPIConfig | None = None, **settings: Any) -> None:
+        settings.setdefault("naive", True)
+        super().__init__(world_model, config, **settings)
+
+
+from .presets import MANIPULATION, PAPER, PLANNER_PRESETS, REALTIME  # noqa: E402,F401  (re-exported)
+
+MPPIPlanner.presets = PLANNER_PRESETS  # its named settings (simdist.planning.planner_preset reads them by name)
+

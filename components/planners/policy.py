@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
+from typing import Any
+
 from torch import Tensor, nn
 
-from simdist.planning.base import Bound, Planner, PlanResult, discounted_return
+from simdist.planning.base import Planner, PlanResult, discounted_return
 from simdist.registry import register
+from simdist.schema import Validated, bounds
+
+
+@dataclass
+class PolicyConfig(Validated):
+    """The settings of :class:`PolicyPlanner` (``--planner policy --planner.score true``)."""
+
+    discount: float = field(default=0.99, metadata=bounds(gt=0, le=1))
+    score: bool = False
+    action_low: Any = None
+    action_high: Any = None
+    seed: int | None = None
 
 
 @register("planner", "policy")
@@ -17,12 +32,15 @@ class PolicyPlanner(Planner):
     any planner.
     """
 
-    def __init__(self, world_model: nn.Module, discount: float = 0.99, score: bool = False,
-                 action_low: Bound = None, action_high: Bound = None, seed: int | None = None) -> None:
+    config_class = PolicyConfig  # the schema of its settings
+
+    def __init__(self, world_model: nn.Module, config: PolicyConfig | None = None, **settings: Any) -> None:
+        cfg = replace(config or PolicyConfig(), **settings)
         if world_model.policy is None:
             raise ValueError("PolicyPlanner needs a world model with a policy head (config.policy_head)")
-        super().__init__(world_model, action_low, action_high)
-        self.discount, self.score = discount, score
+        super().__init__(world_model, cfg.action_low, cfg.action_high)
+        self.config = cfg
+        self.discount, self.score = cfg.discount, cfg.score
 
     def _plan(self, obs_hist: dict[str, Tensor], act_hist: Tensor, command: Tensor | None) -> PlanResult:
         wm = self.world_model

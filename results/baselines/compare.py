@@ -63,8 +63,8 @@ TASKS: dict[str, dict[str, Any]] = {
         "recipes": ["recipes/toy/base.yaml", "recipes/toy/pretrain.yaml"],
         "demo_agent": "expert",
         "schedule": [0, 20, 40, 60, 80, 100, 120],
-        "eval": {"episodes_per_eval": 32, "num_envs": 8, "planner_preset": "paper", "num_samples": 128,
-                 "iterations": 4},
+        "eval": {"episodes_per_eval": 32, "num_envs": 8, "planner_preset": "paper",
+                 "planner_overrides": {"num_samples": 128, "iterations": 4}},
         "simdist": {"epochs": 3, "windows_per_epoch": 6000, "batch_size": 32, "lr": 2e-4, "warmup_steps": 50},
         "bc": {"hidden": [256, 256], "steps": 2000, "batch_size": 256, "lr": 1e-3},
         "rl": {"hidden": [64, 64], "batch_size": 256},
@@ -86,8 +86,8 @@ for _name, _profile in (("ur5e-peg", "peg-real"), ("ur5e-table-leg", "table-leg-
         "generate": ["--preset", "cpu"],
         "recipes": [f"recipes/{_name}/base.yaml", f"recipes/{_name}/pretrain.yaml"],
         "demo_agent": "scripted:retuned",
-        "eval": {"episodes_per_eval": 1, "num_envs": 10, "planner_preset": "manipulation", "num_samples": 256,
-                 "iterations": 3},
+        "eval": {"episodes_per_eval": 1, "num_envs": 10, "planner_preset": "manipulation",
+                 "planner_overrides": {"num_samples": 256, "iterations": 3}},
     }
 #: the quadruped (Table IX) at a reduced, equal budget: 4 minutes of proxy-real data at 50 Hz (the paper: 36), the
 #: zoo model, 5 trials per protocol speed, the real-time planner as ``simdist adapt`` runs it on the Go2
@@ -103,9 +103,9 @@ for _name, _profile, _model in (("go2-slope", "ptfe-slope-5.7deg", "hub/models/g
         "model": _model,
         "generate": ["--experts", "go2", "--envs", "64", "--transitions", "100000"],
         "schedule": [0, 4],
-        "eval": {"episodes_per_eval": 5, "num_envs": 16, "planner_preset": "paper", "num_samples": 16, "iterations": 1,
-                 "init_std": 0.1,
-                 "warm_start": "policy", "temporal_ensemble": 0.8},  # the real-time planner (docs/go2.md)
+        "eval": {"episodes_per_eval": 5, "num_envs": 16, "planner_preset": "paper",
+                 "planner_overrides": {"num_samples": 16, "iterations": 1, "init_std": 0.1, "warm_start": "policy",
+                                       "temporal_ensemble": 0.8}},  # the real-time planner (docs/go2.md)
         "simdist": {"epochs": 3, "windows_per_epoch": 12000, "batch_size": 32, "lr": 2e-4, "warmup_steps": 50},
         "bc": {"hidden": [256, 256], "steps": 1000, "batch_size": 256, "lr": 1e-3},
         "rl": {"hidden": [64, 64], "batch_size": 256},
@@ -126,7 +126,7 @@ TASKS["gym-halfcheetah-lag"] = {
     "generate": ["--experts", "outputs/gym/HalfCheetah-v5/experts-sim-s0", "--envs", "16", "--transitions", "100000"],
     "recipes": ["recipes/gym/base.yaml", "recipes/gym/pretrain.yaml"],
     "schedule": [0, 2, 5],
-    "eval": {"episodes_per_eval": 30, "num_envs": 10, "samples": 256, "iterations": 2},
+    "eval": {"episodes_per_eval": 30, "num_envs": 10, "planner_overrides": {"num_samples": 256, "iterations": 2}},
     "simdist": {"epochs": 3, "windows_per_epoch": 10000, "batch_size": 64, "lr": 2e-4, "warmup_steps": 50},
     "scaled": "5 minutes of proxy-real data (6,000 steps at 20 Hz); 100k simulation transitions as the prior; RL "
               "critics (64, 64); IQL 3,000 offline steps; BC 1,000 steps",

@@ -1,5 +1,5 @@
 """The ``paper-batched`` section of ``simdist bench``: the paper's planner as the protocol acts with it (the
-task's paper preset, ``warm_start="official"``, no ensembling), one tick for 1, 4, 8, 16, ... envs at once, eager
+task's paper preset acting as the released code does, no ensembling), one tick for 1, 4, 8, 16, ... envs at once, eager
 and under each ``--compile`` mode, against the fp32 matrix-product floor measured in the same run
 (:mod:`simdist.benchmarking.floor`).
 
@@ -25,8 +25,13 @@ SECTION = "paper-batched"
 
 
 def protocol_settings(args: Any) -> dict[str, Any]:
-    """The paper planner as the protocol acts with it: ``paper_settings`` with the official initial mean."""
-    return {**paper_settings(args), "warm_start": "official"}
+    """The paper planner as the protocol acts with it: ``paper_settings`` with the settings that act as the
+    released code does (its schema's ``released_code``: MPPI's official initial mean)."""
+    from simdist.planning.settings import planner_class
+
+    settings = paper_settings(args)
+    schema = getattr(planner_class(settings.get("planner", "mppi")), "config_class", None)
+    return {**settings, **getattr(schema, "released_code", {})}
 
 
 def scoring_gemm_rate(wm: Any, settings: dict[str, Any], envs: int, threads: int | None) -> dict[str, float]:
@@ -57,7 +62,7 @@ def bench_paper_batched(wm: Any, args: Any, threads: int | None, device: torch.d
     rows: list[dict[str, Any]] = []
     reference = build_planner(wm, settings)
     per_env = executed_flops(wm, reference)
-    size = f"{reference.num_samples}+{reference.num_policy_samples}x{reference.iterations}"
+    size = reference.budget_label
     for envs in args.batched_envs:
         history = random_history(wm, envs)
         rate = scoring_gemm_rate(wm, settings, envs, threads) if device.type == "cpu" else None

@@ -70,7 +70,7 @@ def executed_flops(wm: Any, planner: Any) -> float:
     """FLOP the fast MPPI path runs per tick: the value head at the last position only, and the fixed
     base-policy samples scored in the first iteration only."""
     per_seq = imagine_flops(wm, last_value_only=True)
-    return per_seq * (planner.num_samples * planner.iterations + planner.num_policy_samples)
+    return per_seq * planner.scored_sequences_per_tick
 
 
 # ---------------------------------------------------------------------- sections
@@ -103,11 +103,9 @@ def time_compiled(wm: Any, settings: dict[str, Any], mode: Any, history: dict[st
 
 def paper_settings(args: Any) -> dict[str, Any]:
     """The task's paper planner preset (``Task.planner_preset``: ``paper`` for legged locomotion,
-    ``manipulation`` for the arm) as ``build_planner`` settings, with ``--num-samples``/``--iterations``
-    applied (and ``--score-chunk``, where the command has it)."""
-    overrides = {"num_samples": args.num_samples, "iterations": args.iterations,
-                 "score_chunk": getattr(args, "score_chunk", None)}
-    return planner_preset(args.planner_preset, **{k: v for k, v in overrides.items() if v is not None})
+    ``manipulation`` for the arm) as ``build_planner`` settings, with the ``--planner.KEY VALUE`` overrides
+    applied (``args.planner_overrides``)."""
+    return planner_preset(args.planner_preset, **(getattr(args, "planner_overrides", None) or {}))
 
 
 def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device) -> list[dict[str, Any]]:
@@ -120,12 +118,11 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
     per_seq = imagine_flops(wm)
     if "mppi" in args.sections or "naive" in args.sections:
         fast = build_planner(wm, paper)
-        seqs = (fast.num_samples + fast.num_policy_samples) * fast.iterations
-        flop = per_seq * seqs  # the nominal work: every sequence of every iteration, full heads
+        flop = per_seq * fast.sequences_per_tick  # the nominal work: every sequence of every iteration, full heads
         executed = executed_flops(wm, fast)
         timing = time_calls(lambda: fast.plan(history), args.repeats, args.warmup, device)
         rows.append(planner_row(
-            "mppi", f"{fast.num_samples}+{fast.num_policy_samples}x{fast.iterations}", threads, timing,
+            "mppi", fast.budget_label, threads, timing,
             **flop_rates(flop, executed, timing), gflops_per_cpu_s=executed / 1e9 / timing["cpu"]["median"],
             meets_control_period_p99=timing["wall"]["p99"] <= args.control_period))
         for mode in args.compile_modes:
@@ -150,7 +147,7 @@ def bench_planners(wm: Any, args: Any, threads: int | None, device: torch.device
             rt = build_planner(wm, {**realtime, "tick_threads": tick_threads})
             timing = time_calls(partial(rt.plan, history), args.realtime_repeats, 50, device)
             report = rt.thread_report
-            size = f"{rt.num_samples}+{rt.num_policy_samples}x{rt.iterations}"
+            size = rt.budget_label
             rows.append(planner_row(
                 "realtime", f"{size} te={realtime['temporal_ensemble']} threads={tick_threads or 'caller'}", threads,
                 timing,

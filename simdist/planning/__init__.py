@@ -12,7 +12,6 @@ _LAZY = {
     "Planner": "base",
     "PlanResult": "base",
     "NonFiniteError": "base",
-    "WARM_STARTS": "base",
     "discounted_return": "base",
     "plan_score": "base",
     "eval_mode": "base",

@@ -1,11 +1,11 @@
 """The planning contract: the ``Planner`` base (input handling, eval/no-grad context, action bounds), its
-``PlanResult``, the non-finite error, the warm-start names, the discounted return and the score planners rank
+``PlanResult``, the non-finite error, the discounted return and the score planners rank
 sequences by (:func:`plan_score`: the return less an ensemble's disagreement penalty), and :func:`build_planner`,
 which turns settings (a ``planner.json``'s, or a preset's) into a planner.
 
 The algorithms (``mppi``, ``mppi_naive``, ``policy``) are registered plug-ins in ``simdist.components.planners``; each
 declares the schema of its settings (``config_class``, e.g. ``MPPIConfig``) and its presets (``presets``), which
-:func:`planner_preset` reads by name through the registry.
+:func:`planner_preset` reads by name through the registry (the contract: :mod:`simdist.planning.settings`).
 """
 
 from __future__ import annotations
@@ -29,11 +29,6 @@ __all__ = ["Bound", "NonFiniteError", "PlanResult", "Planner", "build_planner", 
            "preset_settings"]
 
 Bound = float | Sequence[float] | Tensor | None
-
-#: MPPI's initial mean per tick (``warm_start``): the previous plan shifted, the official reset, zeros, or the
-#: base policy's action chunk
-WARM_STARTS = ("shift", "official", "none", "policy")
-
 
 @dataclass
 class PlanResult:
@@ -213,11 +208,14 @@ def build_planner(world_model: Any, settings: Mapping[str, Any] | str) -> Any:
 def planner_presets() -> dict[str, dict[str, Any]]:
     """Every registered planner's presets (its class's ``presets``), by preset name: complete :func:`build_planner`
     settings."""
+    from simdist.planning.settings import PlannerPreset
     from simdist.registry import get, list_components
 
     found: dict[str, dict[str, Any]] = {}
     for name in list_components("planner"):
-        found.update(getattr(get("planner", name), "presets", None) or {})
+        for key, preset in (getattr(get("planner", name), "presets", None) or {}).items():
+            if key not in found:  # a subclass (mppi_naive) inherits its parent's; the parent names them
+                found[key] = preset.settings(name) if isinstance(preset, PlannerPreset) else dict(preset)
     return found
 
 
@@ -230,15 +228,11 @@ def planner_preset(name: str, **overrides: Any) -> dict[str, Any]:
     return {**copy.deepcopy(presets[name]), **overrides}
 
 
-def preset_settings(name: str, num_samples: int | None = None, iterations: int | None = None, *,
-                    init_std: float | None = None, warm_start: str | None = None, **overrides: Any) -> dict[str, Any]:
-    """Planner preset ``name``'s settings at a budget (None: the preset's own samples or iterations), scaled by its
-    planner's ``scaled_settings`` (MPPI: the policy samples and elites follow the sample count); ``init_std`` and
-    ``warm_start`` replace the preset's unless None, ``overrides`` replace anything. Without ``planner`` and
-    ``temporal_ensemble``."""
-    from simdist.registry import get
+def preset_settings(name: str, **overrides: Any) -> dict[str, Any]:
+    """Planner preset ``name``'s settings with ``overrides``, through its schema's budget rule where it has one
+    (MPPI's ``at_budget``: a sample count also scales the policy samples and elites). Without
+    ``planner`` and ``temporal_ensemble``."""
+    from simdist.planning.settings import preset_acting
 
-    base = planner_preset(name)
-    scale = get("planner", base["planner"]).scaled_settings
-    return dict(scale(num_samples or base["num_samples"], iterations or base["iterations"], init_std=init_std,
-                      warm_start=warm_start, base=base, **overrides))
+    settings = preset_acting(name, overrides=overrides)
+    return {k: v for k, v in settings.items() if k not in ("planner", "temporal_ensemble")}

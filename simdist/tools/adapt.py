@@ -4,7 +4,8 @@ Runs :class:`simdist.workflows.adaptation.AdaptationLoop`: per stage of cumulati
 on-policy episodes with the agent, finetune under ``--freeze`` and evaluate on the real env; writes
 ``state.json`` (resumable: rerun the same command), ``curve.json``, ``curve.png``, the logged data and the
 stage models. The loop's options come from :class:`~simdist.workflows.adaptation.AdaptConfig` (``--config FILE``
-reads them from YAML); the task adds its own (``simdist adapt --task NAME --help``).
+reads them from YAML); the task adds its own (``simdist adapt --task NAME --help``). ``--planner.KEY VALUE`` sets
+one of ``planner_overrides`` (a key of the agent's ``planner.json``, checked against its planner's schema).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import warnings
 from typing import TYPE_CHECKING
 
 from simdist.agents import check_agent_for_task, load_agent
-from simdist.arguments import dashes_to_underscores, jsonargparse_parser, setup_logging
+from simdist.arguments import dashes_to_underscores, jsonargparse_parser, setup_logging, split_planner_options
+from simdist.errors import InputError
 from simdist.fsutil import check_output_path, output_lock
+from simdist.planning.legacy import dotted_argv
 from simdist.resources import check_memory, step_bytes
 from simdist.tasks import Task, TaskError, add_task_argument, preparse_task, task_class
 
@@ -68,10 +71,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--progress", action="store_true", help="Lightning progress bars")
     parser.add_class_arguments(AdaptConfig, nested_key=None)
     cls.add_arguments(parser, "adapt")
+    try:  # --planner.KEY VALUE (and the deprecated flags that set one): the loop's planner_overrides
+        argv, dotted = split_planner_options(dotted_argv(argv, "simdist adapt"))
+    except InputError as err:
+        parser.error(str(err))
     args = parser.parse_args(_plain_forms(dashes_to_underscores(argv, [*fields, "data_from"])))
     setup_logging()
     try:
-        config = AdaptConfig(**{f: args[f] for f in fields})
+        given = {f: args[f] for f in fields}
+        config = AdaptConfig(**{**given, "planner_overrides": {**(given["planner_overrides"] or {}), **dotted}})
         task = cls.from_args(args, "adapt", profile=args.real)
         check_requests(config, task)
     except ValueError as err:

@@ -12,8 +12,8 @@ Sections (``--sections``, all by default):
   its automatic tick-thread choice, which the row reports), and the same on the caller's threads, median and
   p99 tick (target: p99 ≤ 20 ms);
 * ``envs``: batched planning for 1, 8 and 32 envs (ticks/s and env-ticks/s);
-* ``paper-batched`` (not in the default list): the paper's planner as the protocol acts with it (``warm_start
-  official``) for ``--batched-envs`` envs per tick, eager and under ``--compile``, env-ticks per second and the
+* ``paper-batched`` (not in the default list): the paper's planner as the protocol acts with it (the released
+  code's initial mean) for ``--batched-envs`` envs per tick, eager and under ``--compile``, env-ticks per second and the
   ratio to the fp32 matrix-product floor measured in the same run (:mod:`simdist.benchmarking.batched`);
 * ``train``: pretraining of each task's preset at its recipes' batch size (``--train-presets``; every task
   that declares ``pretrain_batch``) and finetuning (dynamics only, batch 32): ``WorldModelLoss`` + backward + Adam on
@@ -21,7 +21,9 @@ Sections (``--sections``, all by default):
   encoded once, bf16, compiled: :mod:`simdist.benchmarking.training`), FLOP per window and the machine's
   matrix-product rate.
 
-Planner settings are the presets the planners declare (:func:`simdist.planning.planner_preset`). ``--compile``
+Planner settings are the presets the planners declare (:func:`simdist.planning.planner_preset`);
+``--planner.KEY VALUE`` replaces a setting of the task's paper preset (``--num-samples``, ``--iterations`` and
+``--score-chunk`` are its deprecated spellings). ``--compile``
 adds ``torch.compile`` variants (compile time reported separately). Every timing runs under each ``--threads``
 setting (the bench's own ``torch.set_num_threads``, as a user would set it; the planners change no torch setting
 themselves). The machine may be shared: CPU time (all threads of this process) is reported beside wall time, and
@@ -33,19 +35,20 @@ this module is the command line and the table.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from typing import Any
 
 import torch
 
-from simdist.arguments import DeprecatedAlias, IntList, nonnegative_int, positive_int, tool_parser
+from simdist.arguments import IntList, add_planner_overrides, nonnegative_int, positive_int, tool_parser
 from simdist.benchmarking.batched import bench_paper_batched, protocol_settings
 from simdist.benchmarking.measure import load_average, machine_info, num_threads
 from simdist.benchmarking.planning import bench_planners, imagine_flops, paper_settings
 from simdist.benchmarking.training import DEFAULT_VARIANTS, bench_presets, parse_variant
+from simdist.errors import InputError
 from simdist.planning.base import planner_preset
+from simdist.planning.settings import check_overrides, preset_of
 from simdist.resources import MAX_ENVS, MAX_THREADS
 from simdist.tasks import add_task_argument, default_task, pretrain_presets, task_class
 
@@ -123,12 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batched-envs", type=IntList(1, MAX_ENVS), default="1,4,8,16",
                         help=f"env counts of the paper-batched section (each 1 to {MAX_ENVS})")
     parser.add_argument("--batched-repeats", type=positive_int, default=3, help="timed ticks per paper-batched row")
-    parser.add_argument("--score-chunk", type=positive_int, default=None,
-                        help="sequences per imagine call of the paper planner (default: the planner's, 128 on CPU)")
-    parser.add_argument("--num-samples", type=positive_int, default=None, help="override the paper num_samples (450)")
-    parser.add_argument("--samples", dest="num_samples", type=positive_int, action=DeprecatedAlias, new="--num-samples",
-                        help=argparse.SUPPRESS)
-    parser.add_argument("--iterations", type=positive_int, default=None, help="override the paper iterations (8)")
+    add_planner_overrides(parser, ("--num-samples", "--samples", "--iterations", "--score-chunk"))
     parser.add_argument("--train-steps", type=positive_int, default=5, help="timed pretraining steps (finetune: 4x)")
     parser.add_argument("--train-presets", default=None, metavar="PRESET:BATCH,...",
                         help="presets and batch sizes the train section pretrains (default: each task's preset "
@@ -145,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     task_cls = task_class(args.task or default_task())
     args.planner_preset, args.control_period = task_cls.planner_preset, task_cls.dt
+    try:  # --planner.KEY: a setting of the planner of the task's preset
+        check_overrides(preset_of(args.planner_preset)[0], args.planner_overrides)
+    except InputError as err:
+        parser.error(str(err))
     if args.preset is None:
         preset = task_cls.preset
         if preset is None:
@@ -201,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             "realtime_repeats": args.realtime_repeats, "paper": paper_settings(args),
             "control_period_s": args.control_period,
             "realtime": planner_preset("realtime"),
-            "num_samples": args.num_samples, "iterations": args.iterations, "envs": args.envs,
+            "planner_overrides": args.planner_overrides, "envs": args.envs,
             "envs_preset": args.envs_preset, "batched_envs": args.batched_envs,
             "batched_repeats": args.batched_repeats, "paper_batched": protocol_settings(args),
             "compile": args.compile, "pretrain_batch": args.pretrain_batch,

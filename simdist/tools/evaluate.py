@@ -4,8 +4,8 @@ Loads any agent (:func:`simdist.agents.load_agent`: a Hub id or folder; its ``co
 or ``expert:PATH`` (an exported privileged expert), runs the task's evaluation protocol on the reality
 profile ``--profile`` and prints the metric's mean with its 95 % bootstrap interval and the trial count
 per condition, or the whole result as JSON with ``--json``. Planning agents act with their own ``planner.json``;
-the planner options replace single settings of it (``--num-samples``, ``--iterations``, ...), ``--planner NAME``
-swaps the planner, ``--planner-preset NAME`` acts with a preset's budget instead
+``--planner.KEY VALUE`` replaces single settings of it (a key of ``planner.json``, checked against the planner's
+schema), ``--planner NAME`` swaps the planner, ``--planner-preset NAME`` acts with a preset's budget instead
 (:func:`simdist.arguments.acting_settings`).
 ``--workers N`` spreads the protocol's independent passes over N processes (tasks that have them:
 :meth:`simdist.tasks.Task.evaluation_passes`); the result equals the one-process run at one torch thread.
@@ -20,7 +20,14 @@ from collections.abc import Callable
 from typing import Any
 
 from simdist.agents import build_controller
-from simdist.arguments import add_mppi_arguments, int_range, planner_overrides, seed_int, setup_logging, tool_parser
+from simdist.arguments import (
+    add_planner_arguments,
+    int_range,
+    planner_keywords,
+    seed_int,
+    setup_logging,
+    tool_parser,
+)
 from simdist.resources import MAX_ENVS, MAX_TRIALS, MAX_WORKERS, check_memory
 from simdist.tasks import Task, TaskError, add_task_argument, preparse_task, task_class
 from simdist.workflows.parallel import evaluate_in_workers, evaluation_passes
@@ -44,10 +51,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--agent", "--controller", dest="agent", required=True,
                         help="agent: Hub id or folder (model:ID also accepted), expert:PATH, or one the task "
                              "provides (e.g. a scripted expert: expert, scripted:NAME)")
-    parser.add_argument("--planner", default=None,
-                        help="planning agents: another planner to act with (mppi, policy, ...; default and agent: "
-                             "the one in its planner.json)")
-    add_mppi_arguments(parser)
+    add_planner_arguments(parser)
     parser.add_argument("--profile", default=None,
                         help=f"reality profile ({', '.join(cls.profiles()) or 'none built in'}, or a YAML path)")
     parser.add_argument("--trials", type=int_range(1, MAX_TRIALS), default=5,
@@ -72,7 +76,7 @@ def main(argv: list[str]) -> int:
         batch = task.evaluation_batch(args.trials, args.envs)
         check_memory("--envs" if batch == args.envs else "--trials", batch, task.env_memory, "parallel envs")
         build: Callable[[Task, str], Any] = functools.partial(
-            controller_for, planner=args.planner, device=args.device, seed=args.seed, **planner_overrides(args))
+            controller_for, device=args.device, seed=args.seed, **planner_keywords(args))
         controller = build(task, args.agent)  # here too: errors before any work, and the provenance
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
@@ -85,11 +89,14 @@ def main(argv: list[str]) -> int:
     from simdist.provenance import provenance
 
     result.details["settings"] = {"agent": args.agent, "planner": args.planner or "agent",
-                                  "planner_preset": args.planner_preset, "temporal_ensemble": args.temporal_ensemble,
+                                  "planner_preset": args.planner_preset,
+                                  "temporal_ensemble": args.planner_overrides.get("temporal_ensemble"),
                                   "trials": args.trials, "seed": args.seed, "provenance": provenance(controller)}
     to_planner_dict = getattr(getattr(controller, "config", None), "to_planner_dict", None)
     if callable(to_planner_dict):  # the planner settings that ran: planner.json with the options given
         result.details["settings"]["planner_settings"] = to_planner_dict()
+    if args.planner_overrides:
+        result.details["settings"]["planner_overrides"] = args.planner_overrides
     if args.workers > 1:  # one torch thread each (the one-process default records none of this)
         result.details["settings"] |= {"workers": args.workers, "worker_torch_threads": 1}
     if args.json:

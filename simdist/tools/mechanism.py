@@ -13,10 +13,10 @@ import sys
 from typing import Any
 
 from simdist.arguments import (
-    add_mppi_arguments,
+    add_planner_arguments,
     int_range,
     nonnegative_int,
-    planner_overrides,
+    planner_keywords,
     positive_int,
     seed_int,
     setup_logging,
@@ -105,7 +105,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--model", action="append", required=True, metavar="NAME=ID",
                         help="a model to score the candidates (repeat); the first drives unless --reference")
     parser.add_argument("--reference", default=None, help="the NAME whose planner visits the states")
-    add_mppi_arguments(parser)
+    add_planner_arguments(parser)
     parser.add_argument("--states", type=positive_int, default=40)
     parser.add_argument("--candidates", type=positive_int, default=32)
     parser.add_argument("--every", type=positive_int, default=5, help="control steps between cloned states")
@@ -151,7 +151,7 @@ def main(argv: list[str]) -> int:
         check_memory("--envs", args.envs, task.env_memory, "parallel envs")
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed, pool=args.pool)
-        agents = {name: build_controller(spec, seed=args.seed, task=task, **planner_overrides(args))
+        agents = {name: build_controller(spec, seed=args.seed, task=task, **planner_keywords(args))
                   for name, spec in specs.items()}
     except (ValueError, FileNotFoundError, TaskError) as err:
         parser.error(str(err))

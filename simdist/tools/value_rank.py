@@ -20,11 +20,11 @@ import tempfile
 from pathlib import Path
 
 from simdist.arguments import (
-    add_mppi_arguments,
+    add_planner_arguments,
     int_range,
     nonnegative_float,
     nonnegative_int,
-    planner_overrides,
+    planner_keywords,
     positive_float,
     positive_int,
     seed_int,
@@ -51,7 +51,7 @@ def collect_main(argv: list[str]) -> int:
     add_task_argument(parser)
     parser.add_argument("--agent", required=True, help="the planning agent (folder or Hub id) that drives")
     parser.add_argument("--profile", required=True, help=f"reality profile ({', '.join(cls.profiles())}, or a YAML)")
-    add_mppi_arguments(parser)
+    add_planner_arguments(parser)
     parser.add_argument("--states", type=positive_int, default=72)
     parser.add_argument("--candidates", type=positive_int, default=16)
     parser.add_argument("--every", type=positive_int, default=25, help="control steps between cloned states")
@@ -73,7 +73,7 @@ def collect_main(argv: list[str]) -> int:
         check_memory("--envs", args.envs, task.env_memory, "parallel envs")
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed)
-        agent = build_controller(args.agent, seed=args.seed, task=task, **planner_overrides(args))
+        agent = build_controller(args.agent, seed=args.seed, task=task, **planner_keywords(args))
     except (ValueError, FileNotFoundError, TaskError) as err:
         parser.error(str(err))
     data = collect_candidate_set(task, agent, cfg, progress=args.progress)

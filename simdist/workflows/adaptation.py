@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -154,14 +155,12 @@ class AdaptConfig:
             another count are kept on resume; at most 256)
         heldout_episodes: held-out real episodes for the consistency loss (collected once, never trained on; at
             most 1000000)
-        num_samples: MPPI samples per iteration (planning agents; each planner setting None: the agent's own, from
-            its planner.json)
-        iterations: MPPI iterations per tick
-        init_std: MPPI initial sampling std
-        warm_start: MPPI initial mean (shift; policy: the base policy's chunk)
-        temporal_ensemble: decay of the temporal ensemble over past plans (0: off, as the paper)
-        planner_preset: act with this planner preset's budget instead of the agent's planner.json (the settings
-            above replace its values; :func:`simdist.arguments.acting_settings`)
+        planner: planning agents: another registered planner to act with (None: the one in the agent's
+            planner.json)
+        planner_preset: act with this planner preset's budget instead of the agent's planner.json (the overrides
+            replace its values; :func:`simdist.arguments.acting_settings`)
+        planner_overrides: single planner settings by their planner.json names (``--planner.KEY VALUE``), checked
+            against the acting planner's schema; unset keys: the agent's own (or the preset's)
         epochs: finetuning epochs per stage
         windows_per_epoch: training windows per epoch
         batch_size: finetuning batch size
@@ -180,7 +179,6 @@ class AdaptConfig:
             "manipulation" (noised U[1, 5] steps with σ ~ U[0.05, 1.0], clean U[5, 10]), "push" (one offset with
             σ ~ U[0.05, 0.3] held over U[3, 10] steps, clean U[5, 10]) or "official" (the locomotion windows,
             SIMDIST 4.4). The held-out episodes stay on-policy
-        samples: deprecated spelling of num_samples
     """
 
     schedule: list[float] = field(default_factory=lambda: [0.0, 8.0, 16.0, 27.0, 36.0])
@@ -191,12 +189,9 @@ class AdaptConfig:
     num_envs: int = 8
     eval_workers: int = 1
     heldout_episodes: int = 4
-    num_samples: int | None = None
-    iterations: int | None = None
-    init_std: float | None = None
-    warm_start: str | None = None
-    temporal_ensemble: float | None = None
+    planner: str | None = None
     planner_preset: str | None = None
+    planner_overrides: dict[str, Any] = field(default_factory=dict)
     epochs: int = FINETUNE.epochs
     windows_per_epoch: int = FINETUNE.windows_per_epoch
     batch_size: int = FINETUNE.batch_size
@@ -206,7 +201,6 @@ class AdaptConfig:
     update_every: int | None = None
     prior: list[str] = field(default_factory=list)
     collect_perturbation: str | None = None
-    samples: int | None = None
 
     def __post_init__(self) -> None:
         try:
@@ -225,31 +219,14 @@ class AdaptConfig:
                              f"got {len(s)} stages up to {s[-1]:g}")
         if self.init not in ("base", "previous"):
             raise ValueError(f"init must be 'base' or 'previous', got {self.init!r}")
-        for name in ("episodes_per_eval", "num_envs", "eval_workers", "heldout_episodes", "num_samples", "iterations",
-                     "epochs", "windows_per_epoch", "batch_size", "samples"):
-            value = getattr(self, name)
-            if value is None and name in ("num_samples", "iterations", "samples"):
-                continue
-            self._check_int(name, value)
+        for name in ("episodes_per_eval", "num_envs", "eval_workers", "heldout_episodes", "epochs",
+                     "windows_per_epoch", "batch_size"):
+            self._check_int(name, getattr(self, name))
         for name in ("warmup_steps", "seed"):
             self._check_int(name, getattr(self, name))
         if not (isinstance(self.lr, (int, float)) and np.isfinite(self.lr) and self.lr > 0):
             raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
-        if self.init_std is not None and not (np.isfinite(self.init_std) and self.init_std > 0):
-            raise ValueError(f"init_std must be positive, got {self.init_std!r}")
-        te = self.temporal_ensemble
-        if te is not None and not (np.isfinite(te) and 0 <= te < 1):
-            raise ValueError(f"temporal_ensemble must be a decay in [0, 1), got {te!r}")
-        if self.samples is not None:
-            warnings.warn("AdaptConfig: samples (--samples) is deprecated; use num_samples (--num-samples)",
-                          FutureWarning, stacklevel=3)
-            self.num_samples, self.samples = self.num_samples or self.samples, None
-        if self.planner_preset is not None:
-            from simdist.planning.base import planner_presets
-
-            if self.planner_preset not in planner_presets():
-                raise ValueError(f"planner_preset must be one of {sorted(planner_presets())}, got "
-                                 f"{self.planner_preset!r}")
+        self.check_planner()
         if self.update_every is not None:  # episodes
             self._check_int("update_every", self.update_every)
         if isinstance(self.prior, (str, Path)):
@@ -268,6 +245,19 @@ class AdaptConfig:
     def int_bounds(name: str) -> tuple[int, int]:
         """The range integer field ``name`` accepts."""
         return (0 if name in ("warmup_steps", "seed") else 1), INT_LIMITS.get(name, INT_LIMIT)
+
+    def check_planner(self) -> None:
+        """The planner, preset and overrides the loop acts with: a registered planner, a known preset, each override a
+        setting of the acting planner's schema (InputError naming ``--planner.KEY``)."""
+        from simdist.arguments import check_planner_options
+        from simdist.planning.base import planner_presets
+
+        if self.planner_preset is not None and self.planner_preset not in planner_presets():
+            raise ValueError(f"planner_preset must be one of {sorted(planner_presets())}, got {self.planner_preset!r}")
+        if not isinstance(self.planner_overrides, dict):
+            raise ValueError(f"planner_overrides must be a mapping of planner settings, got {self.planner_overrides!r}")
+        check_planner_options(SimpleNamespace(planner=self.planner, planner_preset=self.planner_preset,
+                                              planner_overrides=self.planner_overrides))
 
     @classmethod
     def _check_int(cls, name: str, value: Any) -> None:
@@ -544,19 +534,15 @@ class AdaptationLoop:
         runs recorded before the option existed resume instead of running again, and so is ``eval_workers``,
         which does not change the numbers; ``update_every`` and ``prior`` are left out while unset. With a
         ``planner_preset`` the planner budget is recorded as runs recorded it before a model's ``planner.json`` became
-        the default (``samples``, ``iterations``, ...: :func:`~simdist.arguments.preset_budget`), so those runs resume
-        when given the preset they ran with."""
+        the default, and the overrides as runs recorded them before ``planner_overrides``
+        (:func:`~simdist.planning.legacy.recorded_settings`), so those runs resume when given the same settings."""
         # unset: as before they existed
-        defaults: dict[str, Any] = {"schedule_unit": "minutes", "update_every": None, "prior": [], "samples": None}
+        defaults: dict[str, Any] = {"schedule_unit": "minutes", "update_every": None, "prior": []}
         config = {key: value for key, value in asdict(self.cfg).items()
                   if key not in ("schedule", "eval_workers") and not (key in defaults and value == defaults[key])}
-        if self.cfg.planner_preset is not None:  # the budget as runs recorded it before planner.json was the default
-            from simdist.arguments import PLANNER_FLAGS, preset_budget
+        from simdist.planning.legacy import recorded_settings
 
-            budget = preset_budget(self.cfg.planner_preset, self.task.planner_preset, config)
-            for key in (*PLANNER_FLAGS, "planner_preset"):
-                config.pop(key)
-            config |= {("samples" if key == "num_samples" else key): value for key, value in budget.items()}
+        config = recorded_settings(config, self.task.planner_preset)  # as runs recorded it: they resume
         return {"task": self.task.describe(), "schedule": self.cfg.schedule[: k + 1], "config": config}
 
     def stages_done(self) -> int:
@@ -614,10 +600,8 @@ class AdaptationLoop:
 
 
 def planner_acting(cfg: AdaptConfig) -> PlannerActing:
-    """The acting part of ``cfg``'s planner budget (its preset and the settings given)."""
-    from simdist.arguments import PLANNER_FLAGS
-
-    return PlannerActing(cfg.planner_preset, {key: getattr(cfg, key) for key in PLANNER_FLAGS})
+    """The acting part of ``cfg``'s planner budget (its planner, preset and overrides)."""
+    return PlannerActing(cfg.planner_preset, dict(cfg.planner_overrides), cfg.planner)
 
 
 def default_parts(cfg: AdaptConfig) -> LoopParts:

@@ -29,18 +29,18 @@ def stamp_planner(episodes: Sequence[Episode], agent: Any) -> None:
 
 
 def planner_summary(settings: dict[str, Any] | None) -> str:
-    """One line naming a planner's budget, e.g. ``mppi 450+22 samples x 8 iterations, std 2.0, warm start
-    official, no ensembling``."""
+    """One line naming a planner's budget: its class's ``summary(settings)`` where it has one (MPPI: ``mppi 450+22
+    samples x 8 iterations, ...``), else its name."""
     if settings is None:
         return "the agent's own controller"
     name = settings.get("planner", "mppi")
-    if "num_samples" not in settings:
-        return str(name)
-    policy = settings.get("num_policy_samples")
-    ensemble = settings.get("temporal_ensemble")
-    return (f"{name} {settings['num_samples']}{'' if policy is None else f'+{policy}'} samples x "
-            f"{settings.get('iterations')} iterations, std {settings.get('init_std')}, warm start "
-            f"{settings.get('warm_start', 'shift')}, " + (f"ensembling {ensemble}" if ensemble else "no ensembling"))
+    from simdist.registry import RegistryError, get
+
+    try:
+        summary = getattr(get("planner", name), "summary", None)
+    except RegistryError:
+        summary = None
+    return summary(settings) if callable(summary) else str(name)
 
 
 class CollectionProgress:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from simdist.arguments import (
     FloatRange,
-    add_mppi_arguments,
+    add_planner_arguments,
     int_range,
     positive_float,
     positive_int,
@@ -82,8 +82,8 @@ class DemoDefaults:
 
 
 #: the demo options that set the loop's budget -> their :class:`AdaptConfig` field
-LOOP_OPTIONS = {"trials": "episodes_per_eval", "envs": "num_envs", "num_samples": "num_samples",
-                "iterations": "iterations", "epochs": "epochs", "windows_per_epoch": "windows_per_epoch",
+LOOP_OPTIONS = {"trials": "episodes_per_eval", "envs": "num_envs", "epochs": "epochs",
+                "windows_per_epoch": "windows_per_epoch",
                 "batch_size": "batch_size", "lr": "lr", "heldout_episodes": "heldout_episodes"}
 
 
@@ -115,7 +115,7 @@ class DemoHook:
     #: the defaults of the common options (and, :meth:`defaults`, those of ``--quick``)
     DEFAULTS: ClassVar[DemoDefaults] = DemoDefaults(real=None, real_episodes=16)
     QUICK: ClassVar[DemoDefaults | None] = None
-    #: MPPI preset whose values the ``--num-samples``/``--iterations``/... options default to (None: the task's)
+    #: the planner preset the demo acts with (``--planner-preset``'s default; None: the task's own)
     planner_preset: ClassVar[str | None] = None
     #: the dataclass of ``--option KEY=VALUE`` settings (None: the demo has none)
     options_class: ClassVar[type | None] = None
@@ -166,8 +166,8 @@ class DemoHook:
         unit, amount = ("minutes", float(args.minutes)) if args.minutes is not None else \
             ("episodes", float(args.real_episodes))
         return replace(self.defaults(getattr(args, "quick", False)).loop, schedule=[0.0, amount], schedule_unit=unit,
-                       freeze=args.freeze, init_std=args.init_std, warm_start=args.warm_start,
-                       temporal_ensemble=args.temporal_ensemble, planner_preset=args.planner_preset, seed=args.seed,
+                       freeze=args.freeze, planner=args.planner, planner_preset=args.planner_preset,
+                       planner_overrides=dict(args.planner_overrides), seed=args.seed,
                        **{name: getattr(args, option) for option, name in LOOP_OPTIONS.items()})
 
     def load_base(self, model: str) -> Any:
@@ -302,7 +302,7 @@ def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser
                         help=f"evaluation trials per side (1 to {MAX_TRIALS}; default {loop.episodes_per_eval})")
     parser.add_argument("--envs", type=int_range(1, MAX_ENVS), default=None,
                         help=f"parallel envs (1 to {MAX_ENVS}; default {loop.num_envs})")
-    add_mppi_arguments(parser, preset=hook.planner_preset)
+    add_planner_arguments(parser, preset=hook.planner_preset)
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--minutes", type=FloatRange(0, MAX_SCHEDULE_MINUTES), default=None,
                         help=f"real data to log, in minutes (at most {MAX_SCHEDULE_MINUTES})"
@@ -349,13 +349,17 @@ def resolve(hook: DemoHook, args: argparse.Namespace) -> None:
         raise ValueError(f"--real: name a reality profile of {hook.task_name} (a built-in name or a YAML file)")
     if args.minutes is None and args.real_episodes is None:
         args.minutes, args.real_episodes = d.minutes, d.real_episodes
-    # the demo plans with a preset's budget (the hook's, else the task's) on the task's preset, the options given
-    # replacing its values (simdist.arguments.acting_settings); the budget is written into results.json
-    from simdist.arguments import PLANNER_FLAGS, preset_budget
+    # the demo plans with a preset's budget (the hook's, else the task's) on the task's preset, the overrides given
+    # (and the defaults' loop's) replacing its values (simdist.arguments.acting_settings); what it plans with is
+    # written into results.json (planner_settings)
+    from simdist.arguments import acting_settings, check_planner_options
 
     args.planner_preset = args.planner_preset or hook.task_cls.planner_preset
-    vars(args).update(preset_budget(args.planner_preset, hook.task_cls.planner_preset,
-                                    {name: getattr(args, name) for name in PLANNER_FLAGS}))
+    args.planner_overrides = {**d.loop.planner_overrides, **args.planner_overrides}
+    check_planner_options(args)
+    settings = acting_settings(hook.task_cls, planner=args.planner, preset=args.planner_preset,
+                               overrides=args.planner_overrides)
+    args.planner_settings = {k: v for k, v in settings.items() if k != "seed"}
     given = args.option or {}
     if hook.options_class is None:
         if given:

@@ -112,18 +112,22 @@ class LoopParts:
 # ---------------------------------------------------------------------------------------------- default parts
 @dataclass(frozen=True)
 class PlannerActing:
-    """Planning agents act with ``preset``'s budget and the ``settings`` given (None: the agent's own, from its
-    ``planner.json``; :func:`simdist.arguments.acting_settings`); every agent gets the seed."""
+    """Planning agents act with ``planner`` (None: the one in their ``planner.json``), ``preset``'s budget (None:
+    their ``planner.json``) and the ``overrides`` (:func:`simdist.arguments.acting_settings`); every agent gets the
+    seed."""
 
     preset: str | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
+    overrides: dict[str, Any] = field(default_factory=dict)
+    planner: str | None = None
 
     def act(self, agent: Agent, task: Task, seed: int) -> Agent:
         if not getattr(agent, "plans", False):
             return agent.with_settings(seed=seed)
         from simdist.arguments import acting_settings
 
-        return agent.with_settings(**acting_settings(task, preset=self.preset, seed=seed, **self.settings))
+        current = getattr(getattr(agent, "config", None), "planner", None)
+        return agent.with_settings(**acting_settings(task, planner=self.planner, current=current, preset=self.preset,
+                                                     seed=seed, overrides=self.overrides))
 
 
 def saved_actor(task: Task, path: str, *, acting: Acting, seed: int) -> Agent:

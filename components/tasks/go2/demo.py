@@ -439,10 +439,11 @@ def results_table(r: dict[str, Any]) -> str:
 
 def results_markdown(r: dict[str, Any]) -> str:
     s = r["settings"]
+    p = s.get("planner_settings", s)  # what the planner ran with (results written before: the options themselves)
     parts = [f"# SimDist Go2 demo: {r['model']} on {r['real']}", "",
              f"Straight-walk protocol at {', '.join(f'{v:g}' for v in r['speeds'])} m/s, {s['trials']} trials each; "
-             f"MPPI {s.get('num_samples', s.get('samples'))} samples x {s['iterations']} iterations"
-             + (f", temporal ensembling {s['temporal_ensemble']:g}" if s.get("temporal_ensemble") else "")
+             f"MPPI {p.get('num_samples', p.get('samples'))} samples x {p['iterations']} iterations"
+             + (f", temporal ensembling {p['temporal_ensemble']:g}" if p.get("temporal_ensemble") else "")
              + "; adapted on "
              f"{r['rows']['adapted']['minutes']:.1f} min of proxy-real data (dynamics only).", "",
              results_table(r), "![adaptation curve](curve.png)", ""]

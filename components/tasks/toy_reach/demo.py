@@ -191,7 +191,8 @@ def scale_defaults(scale: ToyScale) -> DemoDefaults:
     """The demo options' defaults of a :class:`ToyScale` (its pretraining budget is not an option)."""
     return DemoDefaults(real="lag", out="outputs/toy-demo", real_episodes=scale.real_episodes, progress=True,
                         loop=AdaptConfig(episodes_per_eval=scale.eval_episodes, num_envs=scale.num_envs,
-                                         num_samples=scale.samples, iterations=scale.iterations,
+                                         planner_overrides={"num_samples": scale.samples,
+                                                            "iterations": scale.iterations},
                                          epochs=scale.finetune_epochs,
                                          windows_per_epoch=scale.finetune_windows_per_epoch,
                                          heldout_episodes=scale.heldout_episodes))
@@ -275,8 +276,8 @@ class ToyDemo(DemoHook):
         if args.minutes is not None and args.options.explore:
             raise ValueError("--minutes: the toy demo logs --minutes of real data with the loop's own collection, "
                              "without the explore noise; give --real-episodes")
-        if args.temporal_ensemble is not None:
-            raise ValueError("--temporal-ensemble: the toy demo's planner replans every step without it")
+        if args.planner_overrides.get("temporal_ensemble") is not None:
+            raise ValueError("--planner.temporal_ensemble: the toy demo's planner replans every step without it")
         self.real = load_profile(args.real)  # a bad profile stops here, before any work
         self.scale, self.options, self.seed = self.scale_of(args), args.options, args.seed
         if args.model is not None:
@@ -298,7 +299,8 @@ class ToyDemo(DemoHook):
         base = self.base_scale or (QUICK if args.quick else ToyScale())
         return replace(base, real_episodes=args.real_episodes, finetune_epochs=args.epochs,
                        finetune_windows_per_epoch=args.windows_per_epoch, eval_episodes=args.trials,
-                       num_envs=args.envs, samples=args.num_samples, iterations=args.iterations,
+                       num_envs=args.envs, samples=args.planner_overrides["num_samples"],
+                       iterations=args.planner_overrides["iterations"],
                        heldout_episodes=args.heldout_episodes)
 
     def log(self, msg: str) -> None:

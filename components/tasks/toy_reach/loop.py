@@ -233,7 +233,8 @@ def toy_parts(cfg: AdaptConfig, real: Any, num_samples: int, iterations: int, op
     ``disagreement``) and the demo's ``log``."""
     seed = cfg.seed
     return LoopParts(
-        acting=ToyActing(num_samples, iterations, seed, options.disagreement, cfg.init_std, cfg.warm_start),
+        acting=ToyActing(num_samples, iterations, seed, options.disagreement, cfg.planner_overrides.get("init_std"),
+                         cfg.planner_overrides.get("warm_start")),
         heldout=ToyHeldout(real, cfg.heldout_episodes, cfg.num_envs, seed + 4),
         collector=ToyCollector(real, cfg.num_envs, seed + 3, options.explore,
                                cfg.schedule_unit == "episodes", default_parts(cfg).collector, log),
