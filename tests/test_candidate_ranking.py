@@ -40,11 +40,10 @@ def test_ranking_loss_ignores_each_states_offset_but_not_the_order() -> None:
 
 def _agent() -> SimDistAgent:
     torch.manual_seed(0)
-    from simdist.components.planners.presets import scaled_settings
-    from simdist.planning import planner_preset
+    from simdist.planning import preset_settings
 
     wm = WorldModel.from_preset("ur5e-peg").eval()
-    settings = scaled_settings(8, 2, base=planner_preset("manipulation"))
+    settings = preset_settings("manipulation", num_samples=8, iterations=2)
     return SimDistAgent(wm, SimDistAgentConfig.from_planner_dict({"planner": "mppi", **settings}))
 
 

@@ -96,7 +96,8 @@ def test_every_task_takes_the_same_options() -> None:
     common = _common_options("toy-reach")
     assert common == _common_options("go2")
     for flag in ("--model", "--pretrained", "--real", "--out", "--seed", "--quick", "--pretrain-only", "--trials",
-                 "--envs", "--num-samples", "--iterations", "--minutes", "--real-episodes", "--epochs",
+                 "--envs", "--planner", "--planner.KEY", "--num-samples", "--iterations", "--minutes",
+                 "--real-episodes", "--epochs",
                  "--finetune-epochs", "--video", "--no-video", "--progress", "--no-progress", "--option",
                  "--freeze", "--overwrite"):
         assert flag in common, flag
@@ -136,7 +137,7 @@ def test_no_video_is_an_option_of_the_toy_demo_too() -> None:
                                                         "--option", "dynamics_hidden=[64,64]"])
     resolve(hook, args)
     assert args.video is False and args.options == ToyOptions(ensemble=2, dynamics_hidden=(64, 64))
-    assert (args.trials, args.real_episodes, args.num_samples) == (8, 8, 48)  # --quick: the QUICK scale's
+    assert (args.trials, args.real_episodes, args.planner_overrides["num_samples"]) == (8, 8, 48)  # QUICK's
 
 
 def test_the_lever_flags_become_the_demos_options() -> None:

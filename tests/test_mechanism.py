@@ -48,10 +48,9 @@ def test_ranking_report_regret() -> None:
 def _agent(samples: int = 8) -> SimDistAgent:
     torch.manual_seed(0)
     wm = WorldModel.from_preset("ur5e-peg").eval()
-    from simdist.components.planners.presets import scaled_settings
-    from simdist.planning import planner_preset
+    from simdist.planning import preset_settings
 
-    settings = scaled_settings(samples, 2, base=planner_preset("manipulation"))
+    settings = preset_settings("manipulation", num_samples=samples, iterations=2)
     return SimDistAgent(wm, SimDistAgentConfig.from_planner_dict({"planner": "mppi", **settings}))
 
 

@@ -98,14 +98,13 @@ def test_toy_true_returns_rank_a_push_to_the_goal_above_a_push_away() -> None:
 
 
 def _toy_agent(seed: int = 0) -> SimDistAgent:
-    from simdist.components.planners.presets import scaled_settings
-    from simdist.planning import planner_preset
+    from simdist.planning import preset_settings
 
     torch.manual_seed(seed)
     wm = WorldModel.from_preset("toy")
     wm.normalizer.set_stats({k: {"mean": [0.0] * wm.normalizer.mean(k).numel(),
                                  "std": [1.0] * wm.normalizer.mean(k).numel()} for k in wm.normalizer.keys})
-    settings = scaled_settings(8, 2, base=planner_preset("paper"))
+    settings = preset_settings("paper", num_samples=8, iterations=2)
     return SimDistAgent(wm.eval(), SimDistAgentConfig.from_planner_dict({"planner": "mppi", **settings}))
 
 

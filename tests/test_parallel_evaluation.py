@@ -121,7 +121,8 @@ def test_adaptation_eval_workers_give_the_one_process_stages(tiny_world_model: A
 
     def config(workers: int) -> AdaptConfig:
         return AdaptConfig(schedule=[0.0, 0.15], episodes_per_eval=2, num_envs=2, eval_workers=workers,
-                           heldout_episodes=2, num_samples=16, iterations=1, epochs=1, windows_per_epoch=64,
+                           heldout_episodes=2, planner_overrides={"num_samples": 16, "iterations": 1}, epochs=1,
+                           windows_per_epoch=64,
                            batch_size=16, lr=1e-3, warmup_steps=2)
 
     curves = [AdaptationLoop(folder, PassesToyTask(), tmp_path / f"run-{w}", config(w), log=lambda m: None).run()

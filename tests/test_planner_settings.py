@@ -90,21 +90,30 @@ def test_bad_values_in_planner_json_are_refused_naming_file_and_key(folder: Path
 
 
 def test_adapt_config_names_and_the_recorded_budget() -> None:
-    """``samples`` is the deprecated name of ``num_samples``; a preset run records its budget as runs did before
-    planner.json was the default (so they resume), a default run the settings it was given."""
+    """The loop's planner settings are a planner, a preset and overrides, checked before any work; a run records
+    them as runs recorded them before (a preset run its budget, a default run the settings it was given under their
+    own names), so those runs resume."""
     from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
 
-    with pytest.warns(FutureWarning, match="samples"):
-        assert AdaptConfig(samples=64).num_samples == 64
     with pytest.raises(ValueError, match="planner_preset"):
         AdaptConfig(planner_preset="fast")
+    with pytest.raises(ValueError, match="--planner.num_sample: not a setting"):
+        AdaptConfig(planner_overrides={"num_sample": 8})
+    with pytest.raises(ValueError, match="--planner.num_samples: expected an integer"):
+        AdaptConfig(planner="mppi", planner_overrides={"num_samples": 1.5})
     task = make_task("toy-reach")
-    preset = AdaptConfig(planner_preset="paper", num_samples=128, iterations=4)
+    preset = AdaptConfig(planner_preset="paper", planner_overrides={"num_samples": 128, "iterations": 4})
     recorded = AdaptationLoop.stage_settings(SimpleNamespace(cfg=preset, task=task), 0)["config"]
     old = {"samples": 128, "iterations": 4, "init_std": None, "warm_start": None, "temporal_ensemble": None}
     assert {k: recorded[k] for k in old} == old and "planner_preset" not in recorded and "num_samples" not in recorded
-    own = AdaptationLoop.stage_settings(SimpleNamespace(cfg=AdaptConfig(num_samples=32), task=task), 0)["config"]
+    assert "planner" not in recorded and "planner_overrides" not in recorded
+    cfg = AdaptConfig(planner_overrides={"num_samples": 32})
+    own = AdaptationLoop.stage_settings(SimpleNamespace(cfg=cfg, task=task), 0)["config"]
     assert (own["num_samples"], own["iterations"], own["planner_preset"]) == (32, None, None) and "samples" not in own
+    more = AdaptConfig(planner="mppi", planner_overrides={"num_samples": 32, "temperature": 0.5})
+    recorded = AdaptationLoop.stage_settings(SimpleNamespace(cfg=more, task=task), 0)["config"]
+    assert (recorded["planner"], recorded["num_samples"], recorded["planner_overrides"]) == (
+        "mppi", 32, {"temperature": 0.5})
 
 
 def test_adapt_plans_with_the_agent_settings_unless_told(folder: Path) -> None:
@@ -113,8 +122,26 @@ def test_adapt_plans_with_the_agent_settings_unless_told(folder: Path) -> None:
     task, agent = make_task("toy-reach"), load_agent(str(folder))
     own = stage_planner(agent, task, AdaptConfig(), seed=5)
     assert {k: own.config.to_planner_dict()[k] for k in OWN} == OWN and own.config.settings["seed"] == 5
-    fewer = stage_planner(agent, task, AdaptConfig(num_samples=12), seed=5)
+    fewer = stage_planner(agent, task, AdaptConfig(planner_overrides={"num_samples": 12}), seed=5)
     assert (_mppi(fewer).num_samples, _mppi(fewer).temperature, fewer.planner.decay) == (12, 0.5, 0.5)
-    paper = stage_planner(agent, task, AdaptConfig(planner_preset="paper", num_samples=12, iterations=1), seed=5)
+    paper = stage_planner(agent, task, AdaptConfig(planner_preset="paper",
+                                                   planner_overrides={"num_samples": 12, "iterations": 1}), seed=5)
     assert (_mppi(paper).num_samples, _mppi(paper).iterations, _mppi(paper).temperature) == (12, 1, 0.25)
     assert not isinstance(paper.planner, TemporalEnsemble)
+
+
+def test_planner_overrides_reach_the_planner_from_the_command_line(folder: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """``--planner.num_samples 7`` reaches the planner that acts; a bad key is one line before any work."""
+    base = ["evaluate", "--task", "toy-reach", "--agent", str(folder), "--trials", "1", "--envs", "1", "--json"]
+    assert main([*base, "--planner.num_samples", "7", "--planner.temperature=0.3"]) == 0
+    ran = json.loads(capsys.readouterr().out)["details"]["settings"]
+    assert (ran["planner_settings"]["num_samples"], ran["planner_settings"]["temperature"]) == (7, 0.3)
+    assert ran["planner_overrides"] == {"num_samples": 7, "temperature": 0.3}
+    agent = build_controller(str(folder), task=make_task("toy-reach"), overrides={"num_samples": 7})
+    assert _mppi(agent).num_samples == 7 and _mppi(agent).iterations == 2  # the rest: planner.json's
+    with pytest.raises(SystemExit) as exit_:
+        main([*base, "--planner.num_samples", "7", "--planner.bogus", "1"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.strip().splitlines()) == 1
+    assert "--planner.bogus: not a setting of any registered planner" in err

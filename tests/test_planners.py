@@ -520,11 +520,12 @@ def test_build_planner_from_a_planner_json_mapping(wm):
     from simdist.components.planners.policy import PolicyPlanner
     from simdist.components.planners.presets import REALTIME
     from simdist.planning import TemporalEnsemble, build_planner
+    from simdist.planning.settings import stated_settings
 
-    settings = {"planner": "mppi", **REALTIME, "temporal_ensemble": 0.8}
+    settings = {"planner": "mppi", **stated_settings(REALTIME), "temporal_ensemble": 0.8}
     planner = build_planner(wm, settings)
     assert isinstance(planner, TemporalEnsemble) and isinstance(planner.planner, MPPIPlanner)
-    assert planner.decay == 0.8 and planner.num_samples == REALTIME["num_samples"]  # settings reach the planner
+    assert planner.decay == 0.8 and planner.num_samples == REALTIME.num_samples  # settings reach the planner
     assert settings["temporal_ensemble"] == 0.8  # the caller's mapping is left as it was
     assert isinstance(build_planner(wm, {"planner": "policy"}), PolicyPlanner)
     assert build_planner(wm, {"planner": "policy"}).act(history_for(wm, 2)).shape == (2, wm.config.action_dim)

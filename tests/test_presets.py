@@ -1,33 +1,42 @@
 """Planner presets beside the algorithm (``simdist.components.planners.presets``, read by name through
-``simdist.planning.planner_preset``), the planner options as partial overrides of an agent's ``planner.json``, and
-``--planner-preset``."""
+``simdist.planning.planner_preset``), the planner options (``--planner.KEY VALUE``) as partial overrides of an agent's
+``planner.json``, and ``--planner-preset``."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 
 import pytest
 import torch
 
 from simdist import WorldModel, WorldModelConfig
-from simdist.arguments import acting_settings, add_mppi_arguments, planner_overrides, preset_budget
+from simdist.arguments import acting_settings, add_mppi_arguments, add_planner_arguments, planner_keywords, tool_parser
+from simdist.components.planners import mppi
 from simdist.components.planners import presets as P
 from simdist.components.planners.mppi import MPPIPlanner
 from simdist.planning import TemporalEnsemble, build_planner, planner_preset, planner_presets, preset_settings
+from simdist.planning.legacy import recorded_budget
 
 
 def test_presets_are_complete_build_planner_settings():
+    from simdist.planning.settings import stated_settings
+
     assert set(P.PLANNER_PRESETS) == {"paper", "realtime", "manipulation"} == set(planner_presets())
     paper, realtime = planner_preset("paper"), planner_preset("realtime")
-    assert paper == {"planner": "mppi", **P.PAPER, "temporal_ensemble": None}
-    assert realtime == {"planner": "mppi", **P.REALTIME, "temporal_ensemble": P.REALTIME_DECAY}
+    assert paper == {"planner": "mppi", **stated_settings(P.PAPER), "temporal_ensemble": None}
+    assert realtime == {"planner": "mppi", **stated_settings(P.REALTIME), "temporal_ensemble": P.REALTIME_DECAY}
+    # the zoo's planner.json form: the paper's table, then what differs from the defaults, in that order
+    assert list(realtime) == ["planner", "num_samples", "mixture_coef", "iterations", "num_elites", "temperature",
+                              "init_std", "min_std", "base_act_std", "momentum", "discount", "seed",
+                              "num_policy_samples", "warm_start", "tick_threads", "temporal_ensemble"]
     paper["num_samples"] = 1  # a copy
-    assert P.PLANNER_PRESETS["paper"]["num_samples"] == 450
+    assert planner_preset("paper")["num_samples"] == 450
     assert planner_preset("realtime", seed=3)["seed"] == 3
     with pytest.raises(KeyError, match="known presets"):
         planner_preset("fast")
-    assert P.scaled_settings(16, 1, init_std=0.1, warm_start="policy", tick_threads="auto") == P.REALTIME
+    assert P.PAPER.at_budget(16, 1, init_std=0.1, warm_start="policy", tick_threads="auto") == P.REALTIME
 
 
 def test_manipulation_preset_is_the_papers_table_iii():
@@ -37,24 +46,32 @@ def test_manipulation_preset_is_the_papers_table_iii():
     assert (m["init_std"], m["min_std"], m["base_act_std"], m["temperature"], m["momentum"], m["discount"]) == (
         1.0, 0.05, 0.1, 0.4, 0.0, 0.99)
     assert (m["num_samples"], m["iterations"], m["temporal_ensemble"]) == (256, 3, None)
-    scaled = P.scaled_settings(128, 3, base=m)
-    assert scaled["temperature"] == 0.4 and scaled["init_std"] == 1.0 and scaled["num_elites"] == 32
-    assert "planner" not in scaled and "temporal_ensemble" not in scaled
-    assert preset_settings("manipulation", 128, 3) == scaled  # the core scales through the planner's own rule
+    scaled = P.MANIPULATION.at_budget(128, 3)
+    assert scaled.temperature == 0.4 and scaled.init_std == 1.0 and scaled.num_elites == 32
+    assert (scaled.num_policy_samples, P.MANIPULATION.at_budget(16).num_policy_samples) == (6, 2)  # at least 2
+    settings = preset_settings("manipulation", num_samples=128, iterations=3)
+    assert "planner" not in settings and "temporal_ensemble" not in settings
+    assert mppi.MPPIConfig(**settings) == scaled  # the core scales through the planner's own rule
 
 
-def test_constructor_defaults_are_the_paper_preset():
+def test_the_config_is_the_one_declaration_of_the_settings():
+    """No second list of defaults: the constructor takes its config's, keywords replace single ones."""
     params = inspect.signature(MPPIPlanner.__init__).parameters
-    assert {k: params[k].default for k in P.PAPER} == P.PAPER
+    assert list(params) == ["self", "world_model", "config", "settings"]
+    assert P.PAPER == mppi.MPPIConfig()
+    wm = WorldModel.from_preset("toy").eval()
+    planner = MPPIPlanner(wm, num_samples=12, iterations=2)
+    assert (planner.num_samples, planner.iterations, planner.temperature) == (12, 2, 0.25)
+    assert MPPIPlanner(wm, P.MANIPULATION, seed=3).config == dataclasses.replace(P.MANIPULATION, seed=3)
+    with pytest.raises(TypeError):
+        MPPIPlanner(wm, samples_per_step=4)
 
 
 def test_the_planner_declares_its_presets_and_schema():
-    from simdist.components.planners import mppi
-
     assert mppi.PAPER is P.PAPER and mppi.REALTIME is P.REALTIME
     assert MPPIPlanner.presets is P.PLANNER_PRESETS and MPPIPlanner.config_class is mppi.MPPIConfig
-    for settings in P.PLANNER_PRESETS.values():  # every preset passes the schema
-        mppi.MPPIConfig.from_dict({k: v for k, v in settings.items() if k not in ("planner", "temporal_ensemble")})
+    for preset in P.PLANNER_PRESETS.values():  # every preset is an instance of the schema
+        assert isinstance(preset.config, mppi.MPPIConfig)
 
 
 def test_build_planner_from_a_preset_name():
@@ -74,45 +91,67 @@ def test_build_planner_from_a_preset_name():
 
 
 def parse(argv: list[str], **defaults) -> dict:
-    parser = argparse.ArgumentParser(prog="simdist test")
-    add_mppi_arguments(parser, **defaults)
+    parser = tool_parser("test", "planner options")
+    add_planner_arguments(parser, **defaults)
     return vars(parser.parse_args(argv))
 
 
-def test_planner_options_are_named_as_planner_json_keys():
-    """``--num-samples`` sets ``num_samples``; unset options stay None (the agent's own value); no preset fills them."""
-    assert parse([]) == {"planner_preset": None, "num_samples": None, "iterations": None, "init_std": None,
-                         "warm_start": None, "temporal_ensemble": None}
-    given = parse(["--num-samples", "32", "--iterations", "2", "--planner-preset", "realtime"])
-    assert given["num_samples"] == 32 and given["iterations"] == 2 and given["init_std"] is None
-    assert planner_overrides(argparse.Namespace(**given)) == {"preset": "realtime", "num_samples": 32,
-                                                              "iterations": 2, "init_std": None,
-                                                              "warm_start": None, "temporal_ensemble": None}
+def test_planner_options_are_a_name_a_preset_and_overrides():
+    """``--planner.KEY VALUE`` sets ``planner_overrides[KEY]`` (a YAML value); unset: the agent's own settings."""
+    assert parse([]) == {"planner": None, "planner_preset": None, "planner_overrides": {}}
+    given = parse(["--planner.num_samples", "32", "--planner.iterations=2", "--planner.warm_start", "policy",
+                   "--planner-preset", "realtime"])
+    assert given["planner_overrides"] == {"num_samples": 32, "iterations": 2, "warm_start": "policy"}
+    assert planner_keywords(argparse.Namespace(**given)) == {
+        "planner": None, "preset": "realtime", "overrides": {"num_samples": 32, "iterations": 2,
+                                                             "warm_start": "policy"}}
     assert parse([], preset="realtime")["planner_preset"] == "realtime"
+    assert parse(["--planner", "policy", "--planner.score", "true"])["planner_overrides"] == {"score": True}
     with pytest.raises(SystemExit):
         parse(["--planner-preset", "fast"])
 
 
-def test_the_old_samples_flag_is_a_deprecated_alias():
-    with pytest.warns(FutureWarning, match="--samples is deprecated; use --num-samples"):
-        assert parse(["--samples", "24"])["num_samples"] == 24
+@pytest.mark.parametrize("argv, says", [
+    (["--planner.num_samples", "7", "--planner.bogus", "1"], "--planner.bogus: not a setting of any registered"),
+    (["--planner.num_samples", "many"], "--planner.num_samples: expected an integer >= 0, got 'many'"),
+    (["--planner", "policy", "--planner.num_samples", "7"], "--planner.num_samples: not a setting of planner 'policy'"),
+    (["--planner", "nowhere"], "--planner nowhere: not a registered planner"),
+    (["--planner.num_samples"], "--planner.num_samples: expected a value"),
+    (["--planner.temporal_ensemble", "1.5"], "--planner.temporal_ensemble: expected a decay in [0, 1)"),
+])
+def test_a_bad_override_is_one_line_naming_it(argv: list[str], says: str, capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit) as exit_:
+        parse(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.strip().splitlines()) == 1 and says in err, err
+
+
+def test_the_old_flags_are_deprecated_aliases_of_overrides():
+    with pytest.warns(FutureWarning, match="--samples is deprecated; use --planner.num_samples"):
+        assert parse(["--samples", "24"])["planner_overrides"] == {"num_samples": 24}
+    with pytest.warns(FutureWarning, match="--init-std is deprecated; use --planner.init_std"):
+        given = parse(["--init-std", "0.5", "--temporal-ensemble", "0.8", "--iterations", "2"])
+    assert given["planner_overrides"] == {"init_std": 0.5, "temporal_ensemble": 0.8, "iterations": 2}
     with pytest.raises(SystemExit):
-        parse(["--samples", "0"])  # checked like the new spelling
+        parse(["--num-samples", "0"])  # checked as before
+    with pytest.warns(FutureWarning, match="add_mppi_arguments is deprecated"):
+        add_mppi_arguments(tool_parser("test", "old"))
 
 
 def test_by_default_the_agent_settings_run_with_single_keys_replaced():
     assert acting_settings(None, seed=3) == {"seed": 3}
     assert acting_settings(None, seed=3, num_samples=32, temporal_ensemble=0.0, init_std=None) == {
         "num_samples": 32, "temporal_ensemble": 0.0, "seed": 3}
-    assert acting_settings(None, planner="mppi", current="mppi", seed=1, iterations=2) == {"iterations": 2, "seed": 1}
+    assert acting_settings(None, planner="mppi", current="mppi", seed=1, overrides={"iterations": 2}) == {
+        "iterations": 2, "seed": 1}
     assert acting_settings(None, planner="agent", seed=1) == {"seed": 1}
-    # another planner: that planner's defaults; MPPI options go to MPPI planners only
-    assert acting_settings(None, planner="policy", current="mppi", seed=1, num_samples=8, temporal_ensemble=0.5) == {
+    # another planner: that planner's defaults with the overrides its schema takes
+    assert acting_settings(None, planner="policy", current="mppi", seed=1, temporal_ensemble=0.5) == {
         "planner": "policy", "temporal_ensemble": 0.5, "seed": 1}
-    with pytest.raises(ValueError, match="--num-samples: the agent plans with 'policy'"):
+    with pytest.raises(ValueError, match="--planner.num_samples: not a setting of planner 'policy'"):
         acting_settings(None, current="policy", num_samples=8)
     assert acting_settings(None, current="policy", temporal_ensemble=0.5) == {"temporal_ensemble": 0.5, "seed": None}
-    with pytest.raises(TypeError, match="samples"):
+    with pytest.raises(ValueError, match="--planner.samples: not a setting"):
         acting_settings(None, samples=8)
     with pytest.raises(ValueError, match="give one of them"):
         acting_settings(None, planner="agent", preset="paper")
@@ -143,16 +182,16 @@ def test_a_preset_acts_as_the_tools_did_before_planner_json_was_the_default():
 
     task = make_task("toy-reach")
     rt = acting_settings(task, preset="realtime", seed=2)
-    assert rt == {**preset_settings("paper", 16, 1, init_std=0.1, warm_start="policy", **task.planner_defaults),
-                  "planner": "mppi", "temporal_ensemble": 0.8, "seed": 2}
+    assert rt == {**preset_settings("paper", num_samples=16, iterations=1, init_std=0.1, warm_start="policy",
+                                    **task.planner_defaults), "planner": "mppi", "temporal_ensemble": 0.8, "seed": 2}
     assert rt["num_policy_samples"] == 2
-    bigger = acting_settings(task, preset="realtime", seed=2, num_samples=64, temporal_ensemble=0.0)
+    bigger = acting_settings(task, preset="realtime", seed=2, overrides={"num_samples": 64, "temporal_ensemble": 0.0})
     assert (bigger["num_samples"], bigger["num_policy_samples"], bigger["init_std"], bigger["temporal_ensemble"]) == (
         64, 3, 0.1, 0.0)
     assert acting_settings(task, preset="paper", seed=0) == {
         **preset_settings("paper"), **task.planner_defaults, "planner": "mppi", "temporal_ensemble": None, "seed": 0}
     # what each preset fills: samples and iterations always, the rest where it differs from the task's preset
-    assert preset_budget("paper", "paper", {"num_samples": 128}) == {
+    assert recorded_budget("paper", "paper", {"num_samples": 128}) == {
         "num_samples": 128, "iterations": 8, "init_std": None, "warm_start": None, "temporal_ensemble": None}
-    assert preset_budget("realtime", "paper", {}) == {
+    assert recorded_budget("realtime", "paper", {}) == {
         "num_samples": 16, "iterations": 1, "init_std": 0.1, "warm_start": "policy", "temporal_ensemble": 0.8}

@@ -107,7 +107,7 @@ def test_bad_demos_and_models_without_a_policy_head_are_refused_before_training(
 
 
 def test_acts_like_simdist_and_keeps_its_type_with_settings(bc_tuned: SimDistBCAgent) -> None:
-    agent = bc_tuned.with_settings(num_samples=16, iterations=1, seed=0)
+    agent = bc_tuned.with_settings(planner_overrides={"num_samples": 16}, iterations=1, seed=0)
     assert isinstance(agent, SimDistBCAgent) and agent.demos == bc_tuned.demos and agent.plans
     history = agent.new_history(3)
     history.reset({"state": torch.randn(3, 4, generator=torch.Generator().manual_seed(0))})
@@ -155,8 +155,8 @@ def test_the_adaptation_loop_finetunes_with_the_saved_demos(bc_tuned: SimDistBCA
     stage model is SimDist+BC, its dynamics and policy head changed, its encoder, reward and value not."""
     start = SimDistBCAgent.from_simdist(base, demos=bc_tuned.demos)
     folder = start.save_pretrained(tmp_path / "start")
-    config = AdaptConfig(schedule=[0.0, 0.1], episodes_per_eval=2, num_envs=2, heldout_episodes=2, num_samples=16,
-                         iterations=1, **TRAIN)
+    config = AdaptConfig(schedule=[0.0, 0.1], episodes_per_eval=2, num_envs=2, heldout_episodes=2,
+                         planner_overrides={"num_samples": 16, "iterations": 1}, **TRAIN)
     curve = AdaptationLoop(str(folder), ToyReachTask(), tmp_path / "run", config, log=lambda m: None).run()
     stage = load_agent(tmp_path / "run" / "stages" / "stage-1")
     assert type(stage) is SimDistBCAgent and stage.demos == bc_tuned.demos and len(curve["value"]) == 2

@@ -51,11 +51,12 @@ def test_planner_ticks_memory_flat() -> None:
     from simdist.agents import load_agent
     from simdist.components.planners.mppi import REALTIME
     from simdist.planning import ObservationHistory
+    from simdist.planning.settings import stated_settings
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        agent = load_agent(str(REPO / "hub" / "models" / "go2-slope")).with_settings(**REALTIME)
+        agent = load_agent(str(REPO / "hub" / "models" / "go2-slope")).with_settings(**stated_settings(REALTIME))
         cfg = agent.world_model.config
         history = ObservationHistory.for_model(agent.world_model, num_envs=1)
         rng = np.random.default_rng(0)
