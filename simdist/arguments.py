@@ -280,16 +280,19 @@ def add_planner_overrides(parser: argparse.ArgumentParser, aliases: Sequence[str
     ``planner.json`` names, checked against the planner's schema (``args.planner_overrides``, a dict), and the
     deprecated flags ``aliases`` (:data:`simdist.planning.legacy.FLAGS`) that set them. Only a
     :func:`tool_parser` reads the dotted options."""
-    from simdist.planning.legacy import FLAGS, flag_types
+    from simdist.planning.legacy import FLAG_TYPES, FLAGS
+
+    types: dict[str, Any] = {"positive_int": positive_int, "positive_float": positive_float, "decay": decay,
+                             "str": str}
 
     parser.set_defaults(planner_overrides=None)
     parser.add_argument("--planner.KEY", dest="planner_overrides_help", metavar="VALUE", default=None,
                         help="replace one setting of the planner (a key of its planner.json, checked against the "
                              "planner's schema; repeatable; the value is read as YAML: 64, 0.5, true, null, shift)")
-    types = flag_types()
     for flag in aliases:
-        parser.add_argument(flag, dest="planner_overrides", type=types[flag], action=PlannerAlias, key=FLAGS[flag],
-                            default=None, metavar=FLAGS[flag].upper(), help=f"deprecated: --planner.{FLAGS[flag]}")
+        parser.add_argument(flag, dest="planner_overrides", type=types[FLAG_TYPES[flag]], action=PlannerAlias,
+                            key=FLAGS[flag], default=None, metavar=FLAGS[flag].upper(),
+                            help=f"deprecated: --planner.{FLAGS[flag]}")
     if isinstance(parser, OneLineParser):
         parser.planner_options = True
 
@@ -353,17 +356,17 @@ def acting_settings(task: Any = None, *, planner: str | None = None, current: st
       (:func:`~simdist.planning.settings.preset_acting`).
 
     ``seed`` reseeds the planner."""
-    from simdist.planning.settings import check_overrides, preset_acting
+    from simdist.planning.settings import check_overrides, preset_acting, preset_of
 
     merged = {k: v for k, v in {**given, **(overrides or {})}.items() if v is not None}
     if planner == "agent" and preset is not None:
         raise ValueError(f"--planner agent keeps the agent's planner.json; --planner-preset {preset} replaces it: "
                          "give one of them")
     if preset is not None:
+        check_overrides(planner or preset_of(preset)[0], merged)
         base = task.planner_preset if task is not None else "paper"
         defaults = task.planner_defaults if task is not None else {}
         settings = preset_acting(preset, planner=planner, base=base, defaults=defaults, overrides=merged)
-        check_overrides(settings["planner"], merged)
         return {**settings, "seed": seed}
     if planner in (None, "agent", current):
         check_overrides(current, merged)

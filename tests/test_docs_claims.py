@@ -14,6 +14,7 @@ COMMAND_LINE = ("simdist/cli.py", "simdist/tools/")
 #: the modules outside the command line that docs/architecture.md names as parsing arguments of their own
 DOCUMENTED = {
     "simdist/tasks.py", "simdist/training/cli.py", "simdist/training/run_state.py", "simdist/fsutil.py",
+    "simdist/arguments.py",
     "components/tasks/toy_reach/demo.py",
     "components/tasks/go2/train_expert.py", "components/tasks/gym/train_expert.py", "components/tasks/go2/ppo.py",
     "components/tasks/ur5e/images.py", "components/tasks/ur5e/labels.py", "components/tasks/ur5e/video.py",

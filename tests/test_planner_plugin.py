@@ -105,7 +105,7 @@ def test_a_planner_with_its_own_schema_takes_overrides_with_no_core_edit() -> No
         config_class = StepConfig
 
         def __init__(self, world_model: object, **settings: object) -> None:
-            self.config = StepConfig(**settings)  # type: ignore[arg-type]
+            self.config = StepConfig(**settings)
 
     register("planner", "step-test")(StepPlanner)
     try:

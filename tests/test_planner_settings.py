@@ -137,7 +137,6 @@ def test_planner_overrides_reach_the_planner_from_the_command_line(folder: Path,
     assert main([*base, "--planner.num_samples", "7", "--planner.temperature=0.3"]) == 0
     ran = json.loads(capsys.readouterr().out)["details"]["settings"]
     assert (ran["planner_settings"]["num_samples"], ran["planner_settings"]["temperature"]) == (7, 0.3)
-    assert ran["planner_overrides"] == {"num_samples": 7, "temperature": 0.3}
     agent = build_controller(str(folder), task=make_task("toy-reach"), overrides={"num_samples": 7})
     assert _mppi(agent).num_samples == 7 and _mppi(agent).iterations == 2  # the rest: planner.json's
     with pytest.raises(SystemExit) as exit_:

@@ -22,6 +22,7 @@ _LAZY = {
     "planner_preset": "base",
     "planner_presets": "base",
     "preset_settings": "base",
+    "PlannerPreset": "settings",
 }
 
 __all__ = ["ObservationHistory", "PlannerPolicy", "history_for", *_LAZY]

@@ -23,13 +23,10 @@ ALWAYS_RECORDED = ("num_samples", "iterations")
 FIELDS: dict[str, str] = {**{key: key for key in RECORDED}, "samples": "num_samples"}
 
 
-def flag_types() -> dict[str, Any]:
-    """Each deprecated flag's argparse type, as it had it (values checked as before)."""
-    from simdist.arguments import decay, positive_float, positive_int
-
-    return {"--num-samples": positive_int, "--samples": positive_int, "--iterations": positive_int,
-            "--init-std": positive_float, "--warm-start": str, "--temporal-ensemble": decay,
-            "--score-chunk": positive_int}
+#: each deprecated flag's value type, as it had it (values checked as before): a type of :mod:`simdist.arguments`
+FLAG_TYPES: dict[str, str] = {"--num-samples": "positive_int", "--samples": "positive_int",
+                              "--iterations": "positive_int", "--init-std": "positive_float", "--warm-start": "str",
+                              "--temporal-ensemble": "decay", "--score-chunk": "positive_int"}
 
 
 def warn(old: str, key: str, prog: str) -> None:

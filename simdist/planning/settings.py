@@ -98,6 +98,10 @@ def check_overrides(planner: str | None, overrides: Mapping[str, Any]) -> dict[s
     unknown key or a bad value; returns a copy."""
     from simdist.registry import list_components
 
+    if not overrides:
+        if planner is not None:
+            planner_class(planner)
+        return {}
     names = list_components("planner") if planner is None else [planner]
     schemas = [config_fields(planner_class(name)) for name in names]
     hints = [typing.get_type_hints(planner_class(name).config_class) if fields else {}

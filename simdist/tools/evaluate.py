@@ -95,8 +95,6 @@ def main(argv: list[str]) -> int:
     to_planner_dict = getattr(getattr(controller, "config", None), "to_planner_dict", None)
     if callable(to_planner_dict):  # the planner settings that ran: planner.json with the options given
         result.details["settings"]["planner_settings"] = to_planner_dict()
-    if args.planner_overrides:
-        result.details["settings"]["planner_overrides"] = args.planner_overrides
     if args.workers > 1:  # one torch thread each (the one-process default records none of this)
         result.details["settings"] |= {"workers": args.workers, "worker_torch_threads": 1}
     if args.json:
