@@ -111,7 +111,7 @@ def test_every_task_takes_the_same_options() -> None:
     (["--option", "ensemble=0"], "ensemble must be an integer >= 1"),
     (["--option", "dynamics_hidden=64,x"], "dynamics_hidden must be positive integer widths"),
     (["--minutes", "2", "--option", "explore=1"], "--minutes: the toy demo logs --minutes of real data"),
-    (["--temporal-ensemble", "0.5"], "--temporal-ensemble: the toy demo's planner replans every step"),
+    (["--planner.temporal_ensemble", "0.5"], "--planner.temporal_ensemble: the toy demo's planner replans every step"),
     (["--pretrain-only", "--pretrained", "nowhere"], "--pretrain-only pretrains a model"),
     (["--freeze", "dynamics,wings"],
      "--freeze dynamics,wings: freeze='dynamics,wings' is not a freeze policy: 'wings' is not a component"),

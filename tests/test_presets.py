@@ -68,7 +68,6 @@ def test_the_config_is_the_one_declaration_of_the_settings():
 
 
 def test_the_planner_declares_its_presets_and_schema():
-    assert mppi.PAPER is P.PAPER and mppi.REALTIME is P.REALTIME
     assert MPPIPlanner.presets is P.PLANNER_PRESETS and MPPIPlanner.config_class is mppi.MPPIConfig
     for preset in P.PLANNER_PRESETS.values():  # every preset is an instance of the schema
         assert isinstance(preset.config, mppi.MPPIConfig)

@@ -49,7 +49,7 @@ def test_planner_ticks_memory_flat() -> None:
     import torch
 
     from simdist.agents import load_agent
-    from simdist.components.planners.mppi import REALTIME
+    from simdist.components.planners.presets import REALTIME
     from simdist.planning import ObservationHistory
     from simdist.planning.settings import stated_settings
 

@@ -195,8 +195,8 @@ class MPPIPlanner(Planner):
     """
 
     per_env_state = True  # the warm start
-    config_class = MPPIConfig  # the one declaration of its settings (presets: set below, from .presets)
-    presets: ClassVar[dict[str, Any]] = {}
+    config_class = MPPIConfig  # the one declaration of its settings
+    presets: ClassVar[dict[str, Any]] = {}  # its named settings: .presets attaches them (PAPER, REALTIME, ...)
 
     def __init__(self, world_model: nn.Module, config: MPPIConfig | None = None, **settings: Any) -> None:
         """``config`` (None: the defaults, the paper's) with ``settings`` replacing any of its fields
@@ -458,9 +458,4 @@ class NaiveMPPIPlanner(MPPIPlanner):
     def __init__(self, world_model: nn.Module, config: MPPIConfig | None = None, **settings: Any) -> None:
         settings.setdefault("naive", True)
         super().__init__(world_model, config, **settings)
-
-
-from .presets import MANIPULATION, PAPER, PLANNER_PRESETS, REALTIME  # noqa: E402,F401  (re-exported)
-
-MPPIPlanner.presets = PLANNER_PRESETS  # its named settings (simdist.planning.planner_preset reads them by name)
 

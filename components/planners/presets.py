@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from simdist.planning.settings import PlannerPreset
 
-from .mppi import MPPIConfig
+from .mppi import MPPIConfig, MPPIPlanner
 
 # Measured on the 2-core dev machine (1 thread, shared with other jobs): 16 + 2 sequences in one
 # iteration cost ≈ 15 ms CPU per tick (encoder 1 ms, policy head 2.3 ms, one imagine ≈ 8 ms); each
@@ -52,3 +52,5 @@ PLANNER_PRESETS: dict[str, PlannerPreset] = {
     "manipulation": PlannerPreset(MANIPULATION),
     "realtime": PlannerPreset(REALTIME, REALTIME_DECAY),
 }
+
+MPPIPlanner.presets = PLANNER_PRESETS  # the planner declares them (simdist.planning.planner_preset reads them by name)

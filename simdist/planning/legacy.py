@@ -51,7 +51,7 @@ def dotted_argv(argv: Sequence[str], prog: str) -> list[str]:
 
 def from_fields(given: Mapping[str, Any], prog: str = "AdaptConfig") -> dict[str, Any]:
     """The overrides the old ``AdaptConfig`` fields in ``given`` set (None: not given), warning for each."""
-    out = {}
+    out: dict[str, Any] = {}
     for name, key in FIELDS.items():
         if given.get(name) is not None:
             warnings.warn(f"{prog}: {name} is deprecated; use planner_overrides={{{key!r}: ...}}", FutureWarning,
