@@ -21,8 +21,9 @@ SCHEDULE = [0.0, 0.15]  # minutes at 10 Hz: 90 steps, two 60-step episodes
 
 
 def _config(**overrides: object) -> AdaptConfig:
-    base = dict(schedule=SCHEDULE, episodes_per_eval=2, num_envs=2, heldout_episodes=2, num_samples=16,
-                iterations=1, epochs=1, windows_per_epoch=128, batch_size=32, lr=1e-3, warmup_steps=5)
+    base = dict(schedule=SCHEDULE, episodes_per_eval=2, num_envs=2, heldout_episodes=2,
+                planner_overrides={"num_samples": 16, "iterations": 1}, epochs=1, windows_per_epoch=128, batch_size=32,
+                lr=1e-3, warmup_steps=5)
     return AdaptConfig(**{**base, **overrides})  # type: ignore[arg-type]
 
 
@@ -292,11 +293,12 @@ def test_episode_value_score_reads_the_value_of_the_episodes_end(toy_model: str,
 def test_temporal_ensemble_planner_collects_and_evaluates(toy_model: str, tmp_path: Path) -> None:
     from simdist.planning.ensemble import TemporalEnsemble
 
-    loop = AdaptationLoop(toy_model, ToyTask(), tmp_path, _config(temporal_ensemble=0.5), log=lambda m: None)
+    cfg = _config(planner_overrides={"num_samples": 16, "iterations": 1, "temporal_ensemble": 0.5})
+    loop = AdaptationLoop(toy_model, ToyTask(), tmp_path, cfg, log=lambda m: None)
     planner = loop.planner(loop.base, seed=0).planner
     assert isinstance(planner, TemporalEnsemble) and planner.decay == 0.5
     assert not isinstance(AdaptationLoop(toy_model, ToyTask(), tmp_path / "off", _config(), log=lambda m: None)
                           .planner(loop.base, seed=0).planner, TemporalEnsemble)
     loop.collect_until(SCHEDULE[1], loop.base, stage=1)  # rollouts reset finished envs one by one
     assert loop.minutes(sum(e.length for e in loop.episodes(loop.data_dir))) >= SCHEDULE[1]
-    assert json.loads((tmp_path / "state.json").read_text())["config"]["temporal_ensemble"] == 0.5
+    assert json.loads((tmp_path / "state.json").read_text())["config"]["planner_overrides"]["temporal_ensemble"] == 0.5

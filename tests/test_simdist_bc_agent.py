@@ -107,7 +107,7 @@ def test_bad_demos_and_models_without_a_policy_head_are_refused_before_training(
 
 
 def test_acts_like_simdist_and_keeps_its_type_with_settings(bc_tuned: SimDistBCAgent) -> None:
-    agent = bc_tuned.with_settings(planner_overrides={"num_samples": 16}, iterations=1, seed=0)
+    agent = bc_tuned.with_settings(num_samples=16, iterations=1, seed=0)
     assert isinstance(agent, SimDistBCAgent) and agent.demos == bc_tuned.demos and agent.plans
     history = agent.new_history(3)
     history.reset({"state": torch.randn(3, 4, generator=torch.Generator().manual_seed(0))})
