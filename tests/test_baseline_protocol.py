@@ -34,8 +34,8 @@ def test_tiny_protocol_budgets(compare, tmp_path: Path, monkeypatch: pytest.Monk
     generate_toy_dataset(str(work / "sim"), transitions=400, num_envs=2, seed=0, values="mc")
     model = str(toy_world_model(work / "sim").save_pretrained(tmp_path / "model"))
     tiny = {**compare.TASKS["toy-reach"], "schedule": [0, 2, 3],
-            "eval": {"episodes_per_eval": 2, "num_envs": 2, "planner_preset": "paper", "num_samples": 8,
-                     "iterations": 1},
+            "eval": {"episodes_per_eval": 2, "num_envs": 2, "planner_preset": "paper",
+                     "planner_overrides": {"num_samples": 8, "iterations": 1}},
             "simdist": {"epochs": 1, "windows_per_epoch": 64, "batch_size": 16, "lr": 2e-4, "warmup_steps": 2},
             "bc": {"hidden": [16], "steps": 4, "batch_size": 16, "lr": 1e-3}, "rl": {"hidden": [16], "batch_size": 16},
             "iql": {"pretrain_updates": 4}, "rlpd": {"utd": 2, "num_critics": 3}, "dp": {"steps": 2, "batch_size": 8,

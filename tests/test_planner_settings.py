@@ -95,6 +95,9 @@ def test_adapt_config_names_and_the_recorded_budget() -> None:
     own names), so those runs resume."""
     from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
 
+    with pytest.warns(FutureWarning, match="samples is deprecated"):  # the old fields: overrides, for one release
+        old_style = AdaptConfig(samples=64, iterations=2)
+    assert old_style.planner_overrides == {"num_samples": 64, "iterations": 2}
     with pytest.raises(ValueError, match="planner_preset"):
         AdaptConfig(planner_preset="fast")
     with pytest.raises(ValueError, match="--planner.num_sample: not a setting"):

@@ -16,6 +16,7 @@ is done by the loop's parts (:mod:`simdist.workflows.loop_parts`), which a demo 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import shutil
@@ -281,6 +282,27 @@ class AdaptConfig:
         """The finetuning of each stage (:class:`~simdist.model.freeze.FinetuneConfig`): the run's policy and budget."""
         return FinetuneConfig(freeze=self.freeze_policy, epochs=self.epochs, windows_per_epoch=self.windows_per_epoch,
                               batch_size=self.batch_size, lr=self.lr, warmup_steps=self.warmup_steps)
+
+
+def _accept_old_planner_fields(cls: type[AdaptConfig]) -> None:
+    """``AdaptConfig(num_samples=64, ...)``: the fields that named planner settings before ``planner_overrides``
+    (deprecated; :data:`simdist.planning.legacy.FIELDS`) become overrides, with a warning each. The signature shown
+    (and read by ``simdist adapt``'s parser) is the dataclass's own."""
+    init = cls.__init__
+
+    @functools.wraps(init)
+    def __init__(self: AdaptConfig, *args: Any, **kwargs: Any) -> None:
+        from simdist.planning.legacy import FIELDS, from_fields
+
+        old = {name: kwargs.pop(name) for name in list(kwargs) if name in FIELDS}
+        if old:
+            kwargs["planner_overrides"] = {**from_fields(old), **(kwargs.get("planner_overrides") or {})}
+        init(self, *args, **kwargs)
+
+    cls.__init__ = __init__  # type: ignore[method-assign]
+
+
+_accept_old_planner_fields(AdaptConfig)
 
 
 class AdaptationLoop:
