@@ -285,7 +285,7 @@ class AdaptConfig:
 
 
 def _accept_old_planner_fields(cls: type[AdaptConfig]) -> None:
-    """``AdaptConfig(num_samples=64, ...)``: the fields that named planner settings before ``planner_overrides``
+    """``AdaptConfig(OLD_FIELD=VALUE, ...)``: the fields that named planner settings before ``planner_overrides``
     (deprecated; :data:`simdist.planning.legacy.FIELDS`) become overrides, with a warning each. The signature shown
     (and read by ``simdist adapt``'s parser) is the dataclass's own."""
     init = cls.__init__
