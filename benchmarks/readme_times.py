@@ -110,6 +110,7 @@ def run_step(step: str, bin_dir: Path, scratch: Path, source: Path, log: Path) -
             if rc:
                 break
     shown = " && ".join(lines).replace(f"{bin_dir}/", "").replace(f"{scratch}/", "")
+    shown = shown.replace(str(REPO), "<this checkout>")
     wall, own = time.perf_counter() - started, children_cpu_seconds() - own_before
     others = max(0.0, machine_cpu_seconds() - machine_before - own) / wall
     return Timing(step, shown, wall, rc, own, others)
