@@ -15,7 +15,7 @@ from simdist.components.tasks.go2 import Go2Task
 from simdist.components.tasks.toy_reach import ToyReachTask as ToyTask
 from simdist.tasks import make_task
 from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig, roc_auc
-from simdist.workflows.rollout import RolloutResult
+from simdist.workflows.rollout import RolloutResult, collect_episodes
 
 SCHEDULE = [0.0, 0.15]  # minutes at 10 Hz: 90 steps, two 60-step episodes
 
@@ -193,7 +193,7 @@ def test_task_factory_and_go2_construction() -> None:
     zero = lambda obs: np.zeros((len(obs["proprio"]), 12), np.float32)  # noqa: E731
     result = task.evaluate(zero, trials=1, seed=0)
     assert np.isfinite(result.mean) and result.trials == 1 and len(result.details["protocol"]["speeds"]) == 1
-    episodes, ok = task.collect(zero, episodes=1, num_envs=1, seed=0)
+    episodes, ok = collect_episodes(task, zero, episodes=1, num_envs=1, seed=0)
     assert len(episodes) == 1 and len(ok) == 1 and episodes[0].meta["task"] == task.name
     fell = Go2Task().success(RolloutResult(returns=np.zeros(2), lengths=np.ones(2, int),
                                            terminated=np.array([True, False]), final_info=[{}, {}]))

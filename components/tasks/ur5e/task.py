@@ -15,11 +15,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from simdist.capabilities import DataGeneration, EvaluationProtocol, StateCloning
 from simdist.data.schema import DatasetSpec
+from simdist.evaluation import EvaluationResult
 from simdist.profiles import ProfileSchema
 from simdist.registry import register
-from simdist.tasks import Task, TaskError
-from simdist.workflows.evaluation import EvaluationResult
+from simdist.tasks import TaskError
 
 LATTICE_CELLS = 20
 
@@ -29,7 +30,7 @@ UR5E_OBS_NOISE = {"proprio": [0.002] * 6 + [0.02] * 6 + [0.0005] * 3 + [0.002] *
 
 
 @dataclass
-class UR5eTask(Task):
+class UR5eTask(EvaluationProtocol, StateCloning, DataGeneration):
     """Shared by both UR5e tasks. ``profile``: a built-in name, a YAML path or a mapping (None: the training
     simulator); ``grid``: ``narrow`` or ``wide``; ``control_hz``: 5 (the paper) or 10; ``contacts``: the
     contact recipe (``noslip``, the calibrated physics; ``fast``: no no-slip iterations, a stiffer gripper and
