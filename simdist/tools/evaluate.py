@@ -8,7 +8,8 @@ the planner options replace single settings of it (``--num-samples``, ``--iterat
 swaps the planner, ``--planner-preset NAME`` acts with a preset's budget instead
 (:func:`simdist.arguments.acting_settings`).
 ``--workers N`` spreads the protocol's independent passes over N processes (tasks that have them:
-:meth:`simdist.tasks.Task.evaluation_passes`); the result equals the one-process run at one torch thread.
+:meth:`~simdist.capabilities.EvaluationProtocol.evaluation_passes`); the result equals the one-process run at one
+torch thread.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``simdist generate --task NAME --out DIR [--experts NAME|DIR] [--preset P]``: a pretraining dataset.
 
-The task's data generator (:meth:`simdist.tasks.Task.generate`) writes the dataset folder; rerunning the
-same command resumes. ``--parts N`` splits the run into N parts that independent workers can share
+The task's data generator (:meth:`~simdist.capabilities.DataGeneration.generate`) writes the dataset folder;
+rerunning the same command resumes. ``--parts N`` splits the run into N parts that independent workers can share
 (``torchrun --nproc-per-node W -m simdist.cli generate ... --parts N``, or a SLURM array; see
 :mod:`simdist.data.parts`); every worker runs the same command and the last one to finish leaves the
 index of the whole dataset. The folder's ``origin.json`` records the settings that made it: a rerun with other
