@@ -32,7 +32,7 @@ from simdist.profiles import ProfileSchema, builtin_names, load_profile_data
 from simdist.registry import create, get, list_components, list_families, registered_name
 
 #: the commands that let a task add options (:meth:`Task.add_arguments`)
-COMMANDS = ("evaluate", "adapt", "generate", "demo", "train-expert")
+COMMANDS = ("evaluate", "adapt", "generate", "demo")
 
 
 class TaskError(InputError):
@@ -46,8 +46,8 @@ class Task(abc.ABC):  # noqa: B024 - the capabilities (simdist.capabilities) dec
     keeps the parsed object in ``profile``: that object travels to its envs, courses and protocol, not the name.
 
     Subclasses set ``dt`` (control period, s), ``planner_preset`` (the planner preset of the paper's setting for
-    this task, which the tools scale) and ``planner_defaults`` (planner keyword overrides), and list the
-    capabilities they have beside this class (:mod:`simdist.capabilities`): this class alone makes no envs.
+    this task, which the tools scale) and ``planner_defaults`` (planner keyword overrides), and derive from the
+    capabilities they have (:mod:`simdist.capabilities`, each a ``Task`` itself): this class alone makes no envs.
     """
 
     dt: ClassVar[float] = 0.02

@@ -1,4 +1,5 @@
-"""What a task can do, one named capability each: a task class lists those it has beside :class:`~simdist.tasks.Task`.
+"""What a task can do, one named capability each: a task class derives from those it has (each a
+:class:`~simdist.tasks.Task`).
 
 * :class:`EnvFactory`: batched envs on the task's profile (proxy-real) or the training simulator, the dataset spec
   and the training-time observation noise;

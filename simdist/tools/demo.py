@@ -3,8 +3,9 @@
 The remaining arguments go to the task's demo or expert trainer; without ``--task`` the task that declares itself
 the default runs (for the demo ``Task.default_demo``: the task where the demo shows adaptation's effect; for the
 expert trainer ``Task.default``). Every task's demo takes the same options and runs the demo pipeline
-(:mod:`simdist.workflows.demo_pipeline`) with the task's hook (``Task.demo_hook``); a task with its own ``demo_module``
-runs that instead.
+(:mod:`simdist.workflows.demo_pipeline`) with the task's hook (``Task.demo_hook``); it needs a task with an
+evaluation protocol. The expert trainer is the task's :class:`~simdist.capabilities.ExpertTrainer`: this command
+builds the parser, the task adds its options and trains with the parsed ones.
 """
 
 from __future__ import annotations
