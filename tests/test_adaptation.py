@@ -14,6 +14,7 @@ from simdist import FreezePolicy, WorldModel
 from simdist.components.tasks.go2 import Go2Task
 from simdist.components.tasks.toy_reach import ToyReachTask as ToyTask
 from simdist.tasks import make_task
+from simdist.workflows import rollout
 from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig, roc_auc
 from simdist.workflows.rollout import RolloutResult, collect_episodes
 
@@ -94,7 +95,7 @@ def test_resume_with_other_settings_reruns_the_stages_on_the_logged_data(toy_mod
     out = tmp_path / "run"
     AdaptationLoop(toy_model, ToyTask(), out, _config(), log=lambda m: None).run()
     task = ToyTask()
-    monkeypatch.setattr(task, "collect", lambda *a, **k: pytest.fail("the data is logged already"))
+    monkeypatch.setattr(rollout, "collect_episodes", lambda *a, **k: pytest.fail("the data is logged already"))
     same = AdaptationLoop(toy_model, task, out, _config(), log=lambda m: None)
     assert same.stages_done() == 2
     lines: list[str] = []
@@ -152,7 +153,7 @@ def test_ablation_reuses_another_runs_data(toy_model: str, tmp_path: Path, monke
     main = tmp_path / "main"
     AdaptationLoop(toy_model, ToyTask(), main, _config(), log=lambda m: None).run()
     task = ToyTask()
-    monkeypatch.setattr(task, "collect", lambda *a, **k: pytest.fail("the ablation collected new data"))
+    monkeypatch.setattr(rollout, "collect_episodes", lambda *a, **k: pytest.fail("the ablation collected new data"))
     out = tmp_path / "all"
     curve = AdaptationLoop(toy_model, task, out, _config(freeze="all"), log=lambda m: None, data_from=main).run()
     main_state = json.loads((main / "state.json").read_text())
