@@ -228,7 +228,8 @@ class EvaluationResult:
 
     @classmethod
     def concat(cls, results: Sequence[EvaluationResult]) -> EvaluationResult:
-        """Consecutive passes of one protocol as one result (:meth:`simdist.tasks.Task.evaluation_passes`).
+        """Consecutive passes of one protocol as one result
+        (:meth:`~simdist.capabilities.EvaluationProtocol.evaluation_passes`).
 
         ``values``, ``success``, ``diverged`` and ``groups`` are concatenated in order; so is every detail that
         is a list with one entry per trial in every pass. Any other detail must be the same in every pass: where
