@@ -4,13 +4,15 @@ commands and the demo. Prints a Markdown table (and writes it as JSON with ``--j
 
     python benchmarks/readme_times.py                                  # install, quickstart, evaluate, checks, tests
     python benchmarks/readme_times.py --steps quickstart,evaluate      # some of them (with this interpreter's simdist)
-    python benchmarks/readme_times.py --steps demo                     # the toy demo too (25+ minutes on 2 cores)
+    python benchmarks/readme_times.py --steps demo,go2-demo            # the toy and Go2 demos (minutes each)
 
 Every step runs as a user would type it, in a scratch folder (the repository's outputs/, data/ and runs/ are not
 touched). Steps after ``install`` use the environment it made; without ``install`` they use the ``simdist`` beside
 this interpreter. Models load offline (``HF_HUB_OFFLINE=1``: the zoo's bundled copies), so no step waits on the
-network after the install. The load average before and after each step is recorded: a time is an idle machine's
-only when both are near zero, and the table says so.
+network after the install. Beside each step's wall time the script records its own CPU time (its processes') and
+the load of everything else on the machine while it ran (the machine's busy CPU time less the step's, per second
+of wall time): a time is an idle machine's only when the other jobs' load stayed below a tenth of the cores, and
+the table says so.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -28,10 +31,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-STEPS = ("install", "quickstart", "evaluate", "checks", "tests", "demo")
+STEPS = ("install", "quickstart", "evaluate", "checks", "tests", "demo", "go2-demo")
 DEFAULT_STEPS = ("install", "quickstart", "evaluate", "checks", "tests")
-#: a load average (per core) below which a step counts as measured on an idle machine
-IDLE_LOAD_PER_CORE = 0.25
+#: the other jobs' load (cores in use on average, per core) below which a step counts as measured on an idle machine
+IDLE_LOAD_PER_CORE = 0.1
 
 
 @dataclass
@@ -42,16 +45,23 @@ class Timing:
     command: str
     seconds: float
     returncode: int
-    load_before: float
-    load_after: float
+    cpu_seconds: float
+    others_load: float
 
 
-def load() -> float:
-    """The one-minute load average (0 where the platform has none)."""
-    try:
-        return os.getloadavg()[0]
-    except OSError:
+def machine_cpu_seconds() -> float:
+    """CPU seconds every process of the machine has used since boot (``/proc/stat``; 0 where there is none)."""
+    stat = Path("/proc/stat")
+    if not stat.is_file():
         return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, stat.read_text().split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds() -> float:
+    """CPU seconds used by this process's finished children (the step's commands and what they waited for)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def proc_field(path: str, key: str) -> str | None:
@@ -82,6 +92,7 @@ def commands(step: str, bin_dir: Path, scratch: Path) -> list[str]:
         "checks": [f"{bin_dir / 'ruff'} check .", f"{bin_dir / 'mypy'}"],
         "tests": [f"{python} -m pytest -q"],
         "demo": [f"{simdist} demo --out {scratch / 'toy-demo'}"],
+        "go2-demo": [f"{simdist} demo --task go2 --no-video --out {scratch / 'go2-demo'}"],
     }[step]
 
 
@@ -89,7 +100,7 @@ def run_step(step: str, bin_dir: Path, scratch: Path, source: Path, log: Path) -
     """Run ``step``'s commands one after the other (stopping at a failure); their output goes to ``log``."""
     cwd = source if step in ("checks", "tests") else scratch
     lines = commands(step, bin_dir, scratch)
-    before, started, rc = load(), time.perf_counter(), 0
+    machine_before, own_before, started, rc = machine_cpu_seconds(), children_cpu_seconds(), time.perf_counter(), 0
     with log.open("a") as out:
         for line in lines:
             out.write(f"$ {line}\n")
@@ -99,19 +110,22 @@ def run_step(step: str, bin_dir: Path, scratch: Path, source: Path, log: Path) -
             if rc:
                 break
     shown = " && ".join(lines).replace(f"{bin_dir}/", "").replace(f"{scratch}/", "")
-    return Timing(step, shown, time.perf_counter() - started, rc, before, load())
+    shown = shown.replace(str(REPO), "<this checkout>")
+    wall, own = time.perf_counter() - started, children_cpu_seconds() - own_before
+    others = max(0.0, machine_cpu_seconds() - machine_before - own) / wall
+    return Timing(step, shown, wall, rc, own, others)
 
 
 def table(timings: list[Timing], info: dict[str, object]) -> str:
     """The Markdown table of the timings, with the machine and the conditions."""
     cores = os.cpu_count() or 1
-    rows = ["| step | time | load average before / after | result |", "|---|---:|---|---|"]
+    rows = ["| step | time | its CPU time | other jobs' load (cores) | result |", "|---|---:|---:|---|---|"]
     for t in timings:
-        idle = max(t.load_before, t.load_after) < IDLE_LOAD_PER_CORE * cores
+        idle = t.others_load < IDLE_LOAD_PER_CORE * cores
         minutes, seconds = divmod(round(t.seconds), 60)
         result = "ok" if t.returncode == 0 else f"failed ({t.returncode})"
-        rows.append(f"| {t.step} | {minutes} min {seconds:02d} s | {t.load_before:.1f} / {t.load_after:.1f}"
-                    f"{' (idle)' if idle else ' (busy)'} | {result} |")
+        rows.append(f"| {t.step} | {minutes} min {seconds:02d} s | {t.cpu_seconds / 60:.1f} min | "
+                    f"{t.others_load:.2f}{' (idle)' if idle else ' (busy)'} | {result} |")
     head = (f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by `python benchmarks/readme_times.py` "
             f"on {info['cores']} cores ({info['cpu']}), {info['memory']}, Python {info['python']}.")
     return "\n".join([head, "", *rows, "", "Commands:", *(f"- {t.step}: `{t.command}`" for t in timings)])

@@ -21,7 +21,13 @@ _LAZY = {
     "Agent": "agents",
     "make_task": "tasks",
     "Task": "tasks",
-    "EvaluationResult": "workflows.evaluation",
+    "EnvFactory": "capabilities",
+    "EvaluationProtocol": "capabilities",
+    "StateCloning": "capabilities",
+    "DataGeneration": "capabilities",
+    "ExpertTrainer": "capabilities",
+    "EvaluationResult": "evaluation",
+    "collect_episodes": "workflows.rollout",
     "build_planner": "planning.base",
     "WorldModel": "model.world_model",
     "WorldModelConfig": "model.config",
@@ -34,8 +40,8 @@ _LAZY = {
     "AdaptConfig": "workflows.adaptation",
     "value_trace": "workflows.adaptation",
     "roc_auc": "workflows.adaptation",
-    "bootstrap_ci": "workflows.evaluation",
-    "seeds_bootstrap_ci": "workflows.evaluation",
+    "bootstrap_ci": "evaluation",
+    "seeds_bootstrap_ci": "evaluation",
 }
 
 __all__ = ["KINDS", "create", "get", "list_components", "register", "__version__", *_LAZY]

@@ -227,9 +227,10 @@ def check_model_for_task(config: Any, task: Task, option: str = "--agent") -> No
     """Refuse a world model of another task (an :class:`~simdist.errors.InputError` naming ``option``): every
     observation group the model (its ``WorldModelConfig`` ``config``) reads, with its shape, and its action size
     must be the task's."""
+    from simdist.capabilities import EnvFactory, require
     from simdist.errors import InputError
 
-    spec = task.dataset_spec()
+    spec = require(task, EnvFactory, "a world model's check against its task").dataset_spec()
     have = {k: list(v) for k, v in spec.obs.items()}
     wanted = {k: list(v) for k, v in config.obs_spec.items()}
     if any(have.get(k) != v for k, v in wanted.items()) or config.action_dim != spec.action_dim:

@@ -1,7 +1,7 @@
-"""Any simdist task as a :class:`gymnasium.Env` (:meth:`simdist.tasks.Task.gym_env`).
+"""Any simdist task as a :class:`gymnasium.Env` (:meth:`simdist.capabilities.EnvFactory.gym_env`).
 
-One env of the task's batched env (:meth:`~simdist.tasks.Task.make_env` with ``num_envs=1``) behind Gymnasium's
-single-env API: ``reset(seed=None, options=None) -> (obs, info)`` and ``step(a) -> (obs, reward, terminated,
+One env of the task's batched env (:meth:`~simdist.capabilities.EnvFactory.make_env` with ``num_envs=1``) behind
+Gymnasium's single-env API: ``reset(seed=None, options=None) -> (obs, info)`` and ``step(a) -> (obs, reward, terminated,
 truncated, info)``. Observations are a ``Dict`` of the task's observation groups (``flatten=True``: one ``Box`` of
 the groups concatenated in the spec's order); the action space is a ``Box`` of the task's action spec (unbounded
 dimensions stay unbounded). ``reset(seed=s)`` reseeds the task's env, so two resets with one seed start alike;

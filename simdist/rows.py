@@ -1,5 +1,5 @@
 """Row-first state trees: nested dicts whose leaves are arrays with one row per env (cloned simulation
-states, :meth:`simdist.tasks.Task.snapshot_states`)."""
+states, :meth:`simdist.capabilities.StateCloning.snapshot_states`)."""
 
 from __future__ import annotations
 

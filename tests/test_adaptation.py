@@ -14,8 +14,9 @@ from simdist import FreezePolicy, WorldModel
 from simdist.components.tasks.go2 import Go2Task
 from simdist.components.tasks.toy_reach import ToyReachTask as ToyTask
 from simdist.tasks import make_task
+from simdist.workflows import rollout
 from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig, roc_auc
-from simdist.workflows.rollout import RolloutResult
+from simdist.workflows.rollout import RolloutResult, collect_episodes
 
 SCHEDULE = [0.0, 0.15]  # minutes at 10 Hz: 90 steps, two 60-step episodes
 
@@ -95,7 +96,7 @@ def test_resume_with_other_settings_reruns_the_stages_on_the_logged_data(toy_mod
     out = tmp_path / "run"
     AdaptationLoop(toy_model, ToyTask(), out, _config(), log=lambda m: None).run()
     task = ToyTask()
-    monkeypatch.setattr(task, "collect", lambda *a, **k: pytest.fail("the data is logged already"))
+    monkeypatch.setattr(rollout, "collect_episodes", lambda *a, **k: pytest.fail("the data is logged already"))
     same = AdaptationLoop(toy_model, task, out, _config(), log=lambda m: None)
     assert same.stages_done() == 2
     lines: list[str] = []
@@ -153,7 +154,7 @@ def test_ablation_reuses_another_runs_data(toy_model: str, tmp_path: Path, monke
     main = tmp_path / "main"
     AdaptationLoop(toy_model, ToyTask(), main, _config(), log=lambda m: None).run()
     task = ToyTask()
-    monkeypatch.setattr(task, "collect", lambda *a, **k: pytest.fail("the ablation collected new data"))
+    monkeypatch.setattr(rollout, "collect_episodes", lambda *a, **k: pytest.fail("the ablation collected new data"))
     out = tmp_path / "all"
     curve = AdaptationLoop(toy_model, task, out, _config(freeze="all"), log=lambda m: None, data_from=main).run()
     main_state = json.loads((main / "state.json").read_text())
@@ -194,7 +195,7 @@ def test_task_factory_and_go2_construction() -> None:
     zero = lambda obs: np.zeros((len(obs["proprio"]), 12), np.float32)  # noqa: E731
     result = task.evaluate(zero, trials=1, seed=0)
     assert np.isfinite(result.mean) and result.trials == 1 and len(result.details["protocol"]["speeds"]) == 1
-    episodes, ok = task.collect(zero, episodes=1, num_envs=1, seed=0)
+    episodes, ok = collect_episodes(task, zero, episodes=1, num_envs=1, seed=0)
     assert len(episodes) == 1 and len(ok) == 1 and episodes[0].meta["task"] == task.name
     fell = Go2Task().success(RolloutResult(returns=np.zeros(2), lengths=np.ones(2, int),
                                            terminated=np.array([True, False]), final_info=[{}, {}]))

@@ -67,7 +67,9 @@ def test_same_seed_same_demos_and_an_interrupted_run_resumes_to_them(recorded: t
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     out, _ = recorded
     expert = task.builtin_agent("expert")
-    collect, calls = task.collect, []
+    import simdist.workflows.rollout as rollout
+
+    collect, calls = rollout.collect_episodes, []
 
     def killed_after_one_chunk(*args, **kwargs):
         calls.append(1)
@@ -75,7 +77,7 @@ def test_same_seed_same_demos_and_an_interrupted_run_resumes_to_them(recorded: t
             raise KeyboardInterrupt
         return collect(*args, **kwargs)
 
-    monkeypatch.setattr(task, "collect", killed_after_one_chunk)
+    monkeypatch.setattr(rollout, "collect_episodes", killed_after_one_chunk)
     with pytest.raises(KeyboardInterrupt):
         record_demos(task, expert, EPISODES, tmp_path / "b", seed=0, num_envs=ENVS)
     assert len(episodes_of(tmp_path / "b")) < EPISODES

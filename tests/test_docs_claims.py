@@ -16,8 +16,6 @@ DOCUMENTED = {
     "simdist/tasks.py", "simdist/training/cli.py", "simdist/training/run_state.py", "simdist/fsutil.py",
     "simdist/arguments.py",
     "components/tasks/toy_reach/demo.py",
-    "components/tasks/go2/train_expert.py", "components/tasks/gym/train_expert.py", "components/tasks/go2/ppo.py",
-    "components/tasks/ur5e/images.py", "components/tasks/ur5e/labels.py", "components/tasks/ur5e/video.py",
 }
 #: component folders whose ``__init__`` imports every module it holds (``registry.import_submodules``)
 DISCOVERING = ("encoders", "dynamics", "heads", "planners")

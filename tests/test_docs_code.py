@@ -154,9 +154,9 @@ def test_public_api_is_exported() -> None:
     """What users call is a top-level name of ``simdist``, listed in ``__all__``, and is the job module's object."""
     import simdist
     from simdist.agents import Agent, build_controller, load_agent
+    from simdist.evaluation import EvaluationResult
     from simdist.planning.base import build_planner
     from simdist.tasks import Task, make_task
-    from simdist.workflows.evaluation import EvaluationResult
 
     assert set(PUBLIC) <= set(simdist.__all__)
     assert (simdist.load_agent, simdist.build_controller, simdist.make_task, simdist.Task, simdist.Agent,

@@ -50,9 +50,10 @@ class InterruptAt(Callback):
 
 @pytest.fixture(autouse=True)
 def _restore_sigint() -> Iterator[None]:
-    """Lightning ignores SIGINT after an interrupt (against a second Ctrl-C); give the test process its handler
-    back."""
-    handler = signal.getsignal(signal.SIGINT)
+    """Python's Ctrl-C handler during the test, whatever the suite was started with (a shell's background job
+    starts with SIGINT ignored, which Python keeps), and the process's own handler back afterwards (Lightning
+    ignores SIGINT after an interrupt, against a second Ctrl-C)."""
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, handler)
 

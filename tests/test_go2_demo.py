@@ -16,6 +16,7 @@ import simdist.envs  # noqa: F401 - first, so that MUJOCO_GL defaults to egl bef
 pytest.importorskip("mujoco.batch")
 
 from simdist.components.tasks.go2 import Go2Task  # noqa: E402
+from simdist.workflows import rollout  # noqa: E402
 from tests.helpers import json_differences  # noqa: E402
 
 
@@ -71,7 +72,7 @@ def test_demo_smoke_and_resume(go2_model: str, tmp_path: Path, monkeypatch: pyte
     def no_collection(*args: object, **kwargs: object) -> None:
         raise AssertionError("a finished demo must not collect again")
 
-    monkeypatch.setattr(Go2Task, "collect", no_collection)
+    monkeypatch.setattr(rollout, "collect_episodes", no_collection)
     assert _demo(["--model", go2_model, *SMOKE, "--out", str(out)]) == 0
     assert "resuming: 2 of 2 stages done" in capsys.readouterr().out
     assert json.loads((out / "results.json").read_text())["rows"] == results["rows"]

@@ -255,13 +255,15 @@ def test_simulation_episodes_carry_success_and_real_logs_termination(sim_data: P
     eps = episodes(sim_data)
     assert all(isinstance(ep.meta["success"], bool) for ep in eps)
     task = ToyReachTask()
-    logged, ok = task.collect(task.builtin_agent("expert"), 3, 3, seed=0)
+    from simdist.workflows.rollout import collect_episodes
+
+    logged, ok = collect_episodes(task, task.builtin_agent("expert"), 3, 3, seed=0)
     assert all("terminated" in ep.meta for ep in logged) and len(ok) == 3
     assert SUCCESS_RADIUS == 0.15
 
 
 def test_seeds_bootstrap_interval() -> None:
-    from simdist.workflows.evaluation import seeds_bootstrap_ci
+    from simdist.evaluation import seeds_bootstrap_ci
 
     est = seeds_bootstrap_ci([[1, 1, 0, 1], [0, 0, 0, 1], [1, 1, 1, 1]])
     assert est.mean == pytest.approx((0.75 + 0.25 + 1.0) / 3) and est.n == 12

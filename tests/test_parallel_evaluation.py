@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from simdist.components.tasks.toy_reach import ToyReachTask
+from simdist.evaluation import DIFFERS_BY_PASS, EvaluationResult
 from simdist.tasks import make_task
 from simdist.tools import evaluate as evaluate_tool
 from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
-from simdist.workflows.evaluation import DIFFERS_BY_PASS, EvaluationResult
 from simdist.workflows.parallel import evaluate_in_workers
 
 

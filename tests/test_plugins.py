@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from simdist.agents import agent_types, load_agent, read_agent_type
+from simdist.evaluation import EvaluationResult, bootstrap_ci, compare
 from simdist.tasks import TaskError, make_task, task_names
-from simdist.workflows.evaluation import EvaluationResult, bootstrap_ci, compare
 
 ROOT = Path(__file__).resolve().parents[1]
 #: words that name a built-in task or its robot; the generic core (everything under simdist/) must not use them

@@ -18,9 +18,10 @@ from simdist import WorldModel
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
 from simdist.components.tasks.toy_reach import ToyReachTask
+from simdist.evaluation import EvaluationResult, bootstrap_ci, compare
 from simdist.model.presets import preset_config
 from simdist.provenance import weights_fingerprint
-from simdist.workflows.evaluation import EvaluationResult, bootstrap_ci, compare
+from simdist.workflows.rollout import collect_episodes
 
 ROOT = Path(__file__).resolve().parents[1]
 ZOO_MODEL = ROOT / "hub" / "models" / "go2-slope"
@@ -59,7 +60,7 @@ def test_toy_evaluation_repeats_bit_for_bit_with_the_same_agent(toy_model: World
     task = ToyReachTask()
     agent = _agent(toy_model)
     first = task.evaluate(agent, trials=4, seed=3, num_envs=2)
-    task.collect(agent, episodes=2, num_envs=2, seed=11)  # uses the planner's random stream
+    collect_episodes(task, agent, episodes=2, num_envs=2, seed=11)  # uses the planner's random stream
     again = task.evaluate(agent, trials=4, seed=3, num_envs=2)
     fresh = task.evaluate(_agent(toy_model), trials=4, seed=3, num_envs=2)
     assert first.values == again.values == fresh.values

@@ -10,6 +10,7 @@ import pytest
 from simdist.diagnostics.mechanism import MechanismConfig, run_mechanism
 from simdist.diagnostics.response import response_report
 from simdist.tasks import make_task
+from simdist.workflows.rollout import open_loop_observations
 from tests.test_mechanism_tasks import _toy_agent, stepped_toy_env
 
 
@@ -54,7 +55,7 @@ def test_a_state_whose_candidates_barely_differ_cannot_dominate_the_pooled_ratio
 
 
 def test_the_pooled_ratio_and_its_interval() -> None:
-    from simdist.workflows.evaluation import ratio_bootstrap_ci
+    from simdist.evaluation import ratio_bootstrap_ci
 
     est = ratio_bootstrap_ci([1.0, 2.0, 3.0], [2.0, 4.0, 6.0])
     assert est.mean == est.low == est.high == pytest.approx(0.5)
@@ -84,7 +85,7 @@ def test_toy_open_loop_observations_are_the_original_env_stepped() -> None:
         rows = np.array([2, 0])
         snap = task.snapshot_states(env, rows)
         plan = rng.uniform(-1, 1, (2, 5, 2)).astype(np.float32)
-        seen = task.open_loop_observations(snap, np.array([0, 1, 1]), plan[[0, 1, 1]], seed=3)
+        seen = open_loop_observations(task, snap, np.array([0, 1, 1]), plan[[0, 1, 1]], seed=3)
         full = np.zeros((3, 2), np.float32)
         for t in range(5):
             full[rows] = plan[:, t]
@@ -105,7 +106,7 @@ def test_ur5e_open_loop_observations_are_the_original_env_stepped() -> None:
             env.step(rng.uniform(-0.3, 0.3, (2, 7)).astype(np.float32))
         snap = task.snapshot_states(env, np.array([1, 0]))
         plan = rng.uniform(-0.3, 0.3, (2, 3, 7)).astype(np.float32)
-        seen = task.open_loop_observations(snap, np.array([0, 1]), plan, seed=0)
+        seen = open_loop_observations(task, snap, np.array([0, 1]), plan, seed=0)
         for t in range(3):
             step = env.step(plan[[1, 0], t])
             for key in ("proprio", "object"):
@@ -124,7 +125,7 @@ def test_go2_open_loop_observations_are_the_original_env_stepped() -> None:
             env.step(0.2 * rng.standard_normal((2, 12)))
         snap = task.snapshot_states(env, np.array([1, 0]))
         plan = (0.3 * rng.standard_normal((2, 3, 12))).astype(np.float32)
-        seen = task.open_loop_observations(snap, np.array([0, 1]), plan, seed=4)
+        seen = open_loop_observations(task, snap, np.array([0, 1]), plan, seed=4)
         for t in range(3):
             step = env.step(plan[[1, 0], t])
             for key, value in step.obs.items():

@@ -7,7 +7,10 @@ Every script is parsed with ``ast``; every import counts, at module level or ins
 ``import simdist``. The checks:
 
 * a simdist name is imported from a public module and is in its ``__all__`` (plug-ins are reached by registered
-  name, ``simdist.get("agent", "bc")``, or through the public objects that return them, ``make_task(...)``);
+  name, ``simdist.get("agent", "bc")``, or through the public objects that return them, ``make_task(...)``); the one
+  exception is research on one robot's own internals: a script under ``results/AREA/`` may import the task plug-in
+  of the same name, ``simdist.components.tasks.AREA`` (e.g. ``results/ur5e/label_gate.py`` studies the UR5e
+  plug-in's value labels), never another plug-in and never the core's inside;
 * no name starting with ``_`` is imported from another package;
 * no script edits ``sys.path`` or sets ``PYTHONPATH`` for a child: the runners run as modules from the repository
   root (``python -m results run EXPERIMENT``, ``python -m results.go2.analysis.walk_ci``), and simdist is installed.
@@ -38,14 +41,27 @@ def _is_simdist(module: str) -> bool:
     return module == "simdist" or module.startswith("simdist.")
 
 
-def _module_problem(module: str, api: Api) -> str | None:
-    if _is_simdist(module) and module not in api:
+def studied_plugin(path: Path, root: Path, folder: str) -> str | None:
+    """``simdist.components.tasks.AREA`` for a script under ``results/AREA/`` when ``components/tasks/AREA`` is a
+    task plug-in: the one plug-in that script may reach below the public API."""
+    parts = path.relative_to(root / folder).parts
+    if folder != "results" or len(parts) < 2 or not (REPO / "components" / "tasks" / parts[0]).is_dir():
+        return None
+    return f"simdist.components.tasks.{parts[0]}"
+
+
+def _studies(module: str, plugin: str | None) -> bool:
+    return plugin is not None and (module == plugin or module.startswith(plugin + "."))
+
+
+def _module_problem(module: str, api: Api, plugin: str | None = None) -> str | None:
+    if _is_simdist(module) and module not in api and not _studies(module, plugin):
         return f"{module} is not a public module"
     return None
 
 
-def _name_problem(module: str, name: str, api: Api) -> str | None:
-    if not _is_simdist(module):
+def _name_problem(module: str, name: str, api: Api, plugin: str | None = None) -> str | None:
+    if not _is_simdist(module) or _studies(module, plugin) or _studies(f"{module}.{name}", plugin):
         return None
     if module not in api:
         return f"{module} is not a public module"
@@ -70,8 +86,8 @@ def _literal_import(node: ast.Call) -> str | None:
     return None
 
 
-def _problems(path: Path, folder: str, api: Api) -> Iterator[tuple[int, str]]:
-    """``(line, what)`` for each broken rule in one script."""
+def _problems(path: Path, folder: str, api: Api, plugin: str | None = None) -> Iterator[tuple[int, str]]:
+    """``(line, what)`` for each broken rule in one script (``plugin``: the task plug-in it may study)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     aliases = {a.asname or "simdist" for node in ast.walk(tree) if isinstance(node, ast.Import)
                for a in node.names if a.name == "simdist" or (a.asname is None and _is_simdist(a.name))}
@@ -84,7 +100,7 @@ def _problems(path: Path, folder: str, api: Api) -> Iterator[tuple[int, str]]:
             yield line, "PYTHONPATH set"
         elif isinstance(node, ast.Import):
             for a in node.names:
-                problem = _module_problem(a.name, api)
+                problem = _module_problem(a.name, api, plugin)
                 if problem:
                     yield line, f"import {a.name}: {problem}"
                 if any(part.startswith("_") for part in a.name.split(".")) and not _own(a.name, path, folder):
@@ -92,13 +108,13 @@ def _problems(path: Path, folder: str, api: Api) -> Iterator[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom) and not node.level:
             module = node.module or ""
             for a in node.names:
-                problem = _name_problem(module, a.name, api)
+                problem = _name_problem(module, a.name, api, plugin)
                 if problem:
                     yield line, f"from {module} import {a.name}: {problem}"
                 if a.name.startswith("_") and not _own(module, path, folder):
                     yield line, f"from {module} import {a.name}: a private name of another package"
         elif isinstance(node, ast.Call) and (target := _literal_import(node)) is not None:
-            problem = _module_problem(target, api)
+            problem = _module_problem(target, api, plugin)
             if problem:
                 yield line, f"import_module({target!r}): {problem}"
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
@@ -111,7 +127,8 @@ def script_violations(root: Path = REPO, folders: tuple[str, ...] = SCRIPTS, api
     """``file:line: what`` for every broken rule in the scripts under ``folders`` (see the module docstring)."""
     api = public_api() if api is None else api
     found = {(str(path.relative_to(root)), line, what) for folder in folders
-             for path in (root / folder).rglob("*.py") for line, what in _problems(path, folder, api)}
+             for path in (root / folder).rglob("*.py")
+             for line, what in _problems(path, folder, api, studied_plugin(path, root, folder))}
     return [f"{file}:{line}: {what}" for file, line, what in sorted(found)]
 
 
@@ -141,9 +158,13 @@ def test_checker_finds_each_rule(tmp_path: Path) -> None:
         "helper.py": "",
         "ok.py": "from simdist import get, make_task\nfrom simdist.data import iter_episodes\nimport simdist.data\n"
                  "import importlib\nimportlib.import_module('json')\n",
+        # a script of results/ur5e/ studies the UR5e plug-in, and that one only
+        "ur5e/study.py": "from simdist.components.tasks.ur5e.value import run_prefix\n"
+                         "import simdist.components.tasks.ur5e.expert\n"
+                         "from simdist.components.tasks.go2 import protocol\nfrom simdist.rows import take_rows\n",
     }
     for name, text in scripts.items():
-        (tmp_path / "results").mkdir(exist_ok=True)
+        (tmp_path / "results" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "results" / name).write_text(text)
     assert script_violations(tmp_path, ("results",), api) == [
         "results/a.py:2: sys.path edited",
@@ -158,4 +179,7 @@ def test_checker_finds_each_rule(tmp_path: Path) -> None:
         "results/d.py:4: simdist.WorldModel: WorldModel is not in simdist.__all__",
         "results/e.py:2: import_module('simdist.tasks'): simdist.tasks is not a public module",
         "results/e.py:5: from numpy import _private: a private name of another package",
+        "results/ur5e/study.py:3: from simdist.components.tasks.go2 import protocol: simdist.components.tasks.go2 is "
+        "not a public module",
+        "results/ur5e/study.py:4: from simdist.rows import take_rows: simdist.rows is not a public module",
     ]

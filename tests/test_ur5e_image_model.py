@@ -200,14 +200,18 @@ def test_images_are_rendered_per_episode_with_their_own_visuals(gl, tmp_path: Pa
     np.testing.assert_array_equal(same[0].obs["image_front"], same[2].obs["image_front"])
 
 
-def test_the_cli_names_bad_options(gl, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from simdist.components.tasks.ur5e.images import main
+def test_the_command_names_bad_options(gl, tmp_path: Path) -> None:
+    """``simdist generate --task ur5e-peg --images-from SRC``: a folder that is no dataset and an unknown camera
+    are named in one line before any work."""
+    from simdist.data.schema import DataError
+    from simdist.tasks import TaskError
+    from simdist.tools.generate import main
 
-    assert main(["--src", str(tmp_path / "none"), "--out", str(tmp_path / "o")]) == 2
-    assert "--src" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["--src", str(tmp_path), "--out", str(tmp_path / "o"), "--cameras", "front,top"])
-    assert "--cameras 'front,top'" in capsys.readouterr().err
+    with pytest.raises(DataError, match="--images-from .*not a dataset folder"):
+        main(["--task", "ur5e-peg", "--images-from", str(tmp_path / "none"), "--out", str(tmp_path / "o")])
+    src = write_state_dataset(tmp_path / "state", length=4, copies=1)
+    with pytest.raises(TaskError, match="--cameras 'front,top'"):
+        main(["--task", "ur5e-peg", "--images-from", str(src), "--out", str(tmp_path / "o"), "--cameras", "front,top"])
 
 
 # ---- end to end ----------------------------------------------------------------------------------------

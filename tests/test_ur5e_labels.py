@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simdist.components.tasks.ur5e import labels as L
+from results.ur5e import label_gate as L
 from simdist.components.tasks.ur5e.assembly import PegAssembly
 from simdist.components.tasks.ur5e.env import ArmEnvConfig, UR5eEnv
 from simdist.components.tasks.ur5e.expert import make_expert

@@ -34,8 +34,9 @@ A step is one existing runner's subcommand, an analysis module or a shell stage;
 result file exists is skipped, training resumes from its `last.ckpt`, `simdist adapt` and `simdist generate`
 resume themselves. Steps that read another experiment's outputs say so in their outputs' paths. Outputs too large
 to commit (datasets, checkpoints, adaptation runs) go to `data/`, `outputs/` and `runs/`, which git ignores. The
-scripts use simdist's public API and the `simdist` command only (`tests/test_results_api.py`); what the runners
-share is `results/runner.py`.
+scripts use simdist's public API and the `simdist` command only (`tests/test_results_api.py`), except that research
+on one robot's internals in `results/AREA/` may import that robot's task plug-in, `simdist.components.tasks.AREA`
+(`results/ur5e/label_gate.py`, `results/ur5e/video.py`); what the runners share is `results/runner.py`.
 
 Besides the experiments: `results/bench/` holds `simdist bench --json` ([docs/speed.md](../docs/speed.md)) and
 `results/go2/diagnostics/` `simdist diagnose` of the Go2 zoo models. Figures made by earlier code are marked

@@ -50,6 +50,12 @@ EXPERIMENTS = (
                         what="options: --contacts RECIPE, --size ENVSxSTEPS"),
                    ur5e("creep", "creep", f"{R}/contacts/creep.json"),
                    ur5e("table", "contacts", f"{R}/contacts/table.md"))),
+    Experiment("ur5e-videos", "What does one lattice episode of the scripted expert look like?", TASKS_DOC,
+               "8. Videos", tuple(
+                   step(short, f"python -m results.ur5e.video --task {task} --agent expert --profile sim --grid wide "
+                        f"--cell 0 --cameras front,wrist --out {R}/{short}-expert-sim-front-wrist.gif",
+                        f"{R}/{short}-expert-sim-front-wrist.gif", what="one episode rendered afterwards, seconds")
+                   for short, task in (("peg", PEG), ("leg", LEG)))),
     Experiment("ur5e-pretrain", "Does the cpu recipe give a model folder that plans with the manipulation MPPI?", DOC,
                "2. Pretraining", (fit("peg", PEG), fit("leg", LEG),
                                   *both("export", "outputs/{task}/model/", what="the exported model, seconds"))),

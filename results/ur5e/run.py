@@ -313,12 +313,12 @@ GATE_SIZES = ["--critic-envs", "16", "--critic-steps", "200", "--larger", "2", "
 
 
 def labels(task: str, dry: bool) -> None:
-    """The value-label gate (``python -m simdist.components.tasks.ur5e.labels``): 16 expert-visited Narrow states x
+    """The value-label gate (``python -m results.ur5e.label_gate``): 16 expert-visited Narrow states x
     16 candidates (the expert's action held plus noise σ 0.3 and 1.0), the ranking of every value-label method
     beside the ceiling; the critic states are cached in ``outputs/ur5e/labels`` (a rerun resumes)."""
     for sigma in ("0.3", "1.0"):
         out = OUT / "labels" / f"{task}-sigma{sigma}.json"
-        cmd = [sys.executable, "-m", "simdist.components.tasks.ur5e.labels", "--task", task, "--grid", "narrow",
+        cmd = [sys.executable, "-m", "results.ur5e.label_gate", "--task", task, "--grid", "narrow",
                "--sigma", sigma, *GATE_SIZES, "--out", str(out.relative_to(ROOT))]
         print(("[dry-run] " if dry else "") + shlex.join(cmd), flush=True)
         if dry or (out.is_file() and "partial" not in json.loads(out.read_text(encoding="utf-8"))):

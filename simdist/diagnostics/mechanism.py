@@ -2,10 +2,10 @@
 
 A better held-out consistency loss only helps the robot if the planner's choice changes for the better. This
 module measures that choice directly. The reference agent's planner drives the proxy-real env; every
-``every`` steps, each env's state is cloned (``Task.snapshot_states``) with the agent's observation
+``every`` steps, each env's state is cloned (``StateCloning.snapshot_states``) with the agent's observation
 history, and K of the sequences the planner scored at that tick are kept (its own sampling distribution:
 every iteration's samples and the base-policy samples). Each candidate is executed open loop on the
-proxy-real env from a clone of its state and then continued by the task's expert (``Task.true_returns``:
+proxy-real env from a clone of its state and then continued by the task's expert (``StateCloning.true_returns``:
 Σ_{k<T} γ^k r_k + γ^T V^e(s_T), the quantity the planner predicts). Every model under test scores the same
 candidates from the same histories as its planner does (Σ γ^k r̂_k + γ^(T+offset) V̂, less MPPI's ensemble
 disagreement penalty when it has one). Per state: Spearman's ρ between predicted and true returns, the
@@ -25,10 +25,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from simdist.capabilities import StateCloning, require
 from simdist.data.engine import action_hold
 from simdist.diagnostics.visited import VisitedStates, candidate_rows, imagine_candidates
+from simdist.evaluation import bootstrap_ci, seeds_bootstrap_ci
 from simdist.tasks import Task
-from simdist.workflows.evaluation import bootstrap_ci, seeds_bootstrap_ci
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +100,7 @@ def drive_and_clone(task: Task, planner: Any, history: Any, cfg: MechanismConfig
     if not getattr(planner, "keep_candidates", False):
         raise ValueError(f"{type(planner).__name__} does not keep its candidates; the analysis needs an MPPI agent")
     shadows = dict(shadows or {})
+    task = require(task, StateCloning, "the plan-ranking analysis")
     env = task.make_env(cfg.num_envs, cfg.seed, real=True)
     rng = np.random.default_rng(cfg.seed)
     snaps: list[Any] = []
@@ -209,7 +211,7 @@ def _centred_rms(pred: np.ndarray, true: np.ndarray) -> np.ndarray:
 
 
 def split_truth(parts: Mapping[str, np.ndarray]) -> dict[str, Any]:
-    """Where the true candidate spread lies, from (S, K) true-return parts (:meth:`Task.true_return_parts`):
+    """Where the true candidate spread lies, from (S, K) true-return parts (:meth:`StateCloning.true_return_parts`):
     ``tail_share``, the tail's within-state variance over the horizon's plus the tail's;
     ``term_shares``, each reward term's within-state variance over the sum of every term's and the tail's;
     the fall rate per state and the share of states where at least one candidate falls."""
@@ -298,9 +300,10 @@ def by_episode(per_state: Sequence[float] | np.ndarray, episodes: np.ndarray) ->
 
 
 def true_returns(task: Task, visited: VisitedStates, cfg: MechanismConfig, progress: bool = False) -> np.ndarray:
-    """(S, K) true returns of the candidates on the task's real env (see :meth:`Task.true_returns`)."""
+    """(S, K) true returns of the candidates on the task's real env (see :meth:`StateCloning.true_returns`)."""
     rows, actions = candidate_rows(visited)
-    out = task.true_returns(visited.states, rows, actions, gamma=cfg.gamma, seed=cfg.seed, progress=progress)
+    cloning = require(task, StateCloning, "the plan-ranking analysis")
+    out = cloning.true_returns(visited.states, rows, actions, gamma=cfg.gamma, seed=cfg.seed, progress=progress)
     return np.asarray(out, np.float64).reshape(visited.candidates.shape[:2])
 
 
@@ -339,9 +342,10 @@ def planner_value_weight(agent: Any) -> float:
 
 def true_return_parts(task: Task, visited: VisitedStates, cfg: MechanismConfig, progress: bool = False
                       ) -> dict[str, np.ndarray]:
-    """(S, K) parts of the candidates' true returns (see :meth:`Task.true_return_parts`)."""
+    """(S, K) parts of the candidates' true returns (see :meth:`StateCloning.true_return_parts`)."""
     rows, actions = candidate_rows(visited)
-    out = task.true_return_parts(visited.states, rows, actions, gamma=cfg.gamma, seed=cfg.seed, progress=progress)
+    cloning = require(task, StateCloning, "the plan-ranking analysis")
+    out = cloning.true_return_parts(visited.states, rows, actions, gamma=cfg.gamma, seed=cfg.seed, progress=progress)
     return {name: np.asarray(v, np.float64).reshape(visited.candidates.shape[:2]) for name, v in out.items()}
 
 
@@ -351,7 +355,7 @@ def run_mechanism(task: Task, reference: Any, models: Mapping[str, Any], cfg: Me
     """States visited by ``reference``'s planner on the task's real env; one report per model of ``models``
     (name → agent with a ``world_model``) on the same states and candidates, each scored as its own planner
     scores them (with its planner's disagreement penalty, if any). ``split`` also splits the true returns into
-    their parts (the task's :meth:`~Task.true_return_parts`) and each model's score into its horizon rewards and
+    their parts (the task's :meth:`StateCloning.true_return_parts`) and each model's score into its horizon rewards and
     value term (:func:`split_truth`, :func:`split_report`; the raw parts are kept). ``response`` also measures how
     well each model's dynamics predicts the candidates' differences (:mod:`simdist.diagnostics.response`).
     ``true_value`` (needs ``split``) also scores each candidate's true latents, encoded from the observations it

@@ -5,8 +5,8 @@ changes from one candidate to another, not the trajectory's level. Adaptation ca
 consistency loss by learning the level alone (where the state drifts whatever the action), and then no
 candidate's rank moves. This module splits the latent error along that line. On the states and candidates of
 :func:`~simdist.diagnostics.mechanism.visit_states`, each candidate runs open loop on the task's real env
-(``Task.open_loop_observations``) and every model under test encodes the observations it reached
-(``target_latents``: y, (S, K, T, D)) and predicts them (p). Per state, over its K candidates and T steps:
+(:func:`simdist.workflows.rollout.open_loop_observations`) and every model under test encodes the observations it
+reached (``target_latents``: y, (S, K, T, D)) and predicts them (p). Per state, over its K candidates and T steps:
 
 - ``latent_error``: mean (p − y)², the consistency loss on these candidates;
 - ``offset_error``: mean (p̄ − ȳ)² of the candidate means, the part of it no ranking sees;
@@ -33,16 +33,21 @@ from typing import Any
 import numpy as np
 import torch
 
+from simdist.capabilities import StateCloning, require
 from simdist.diagnostics.visited import VisitedStates, candidate_rows, imagine_candidates
+from simdist.evaluation import bootstrap_ci, ratio_bootstrap_ci
 from simdist.tasks import Task
-from simdist.workflows.evaluation import bootstrap_ci, ratio_bootstrap_ci
 
 
 def candidate_observations(task: Task, visited: VisitedStates, seed: int, progress: bool = False
                            ) -> dict[str, np.ndarray]:
-    """The observations (S, K, T, ...) each candidate reaches open loop on the task's real env."""
+    """The observations (S, K, T, ...) each candidate reaches open loop on the task's real env (the task needs
+    :class:`~simdist.capabilities.StateCloning` with ``restore_states``)."""
+    from simdist.workflows.rollout import open_loop_observations
+
     rows, actions = candidate_rows(visited)
-    obs = task.open_loop_observations(visited.states, rows, actions, seed=seed, progress=progress)
+    obs = open_loop_observations(require(task, StateCloning, "the response diagnostic"), visited.states, rows,
+                                 actions, seed=seed, progress=progress)
     lead = visited.candidates.shape[:3]
     return {k: np.asarray(v).reshape(*lead, *np.shape(v)[2:]) for k, v in obs.items()}
 

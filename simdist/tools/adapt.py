@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING
 
 from simdist.agents import check_agent_for_task, load_agent
 from simdist.arguments import dashes_to_underscores, jsonargparse_parser, setup_logging, split_planner_options
+from simdist.capabilities import EnvFactory, EvaluationProtocol, require, require_class
 from simdist.errors import InputError
 from simdist.fsutil import check_output_path, output_lock
 from simdist.planning.legacy import dotted_argv
 from simdist.resources import check_memory, step_bytes
-from simdist.tasks import Task, TaskError, add_task_argument, preparse_task, task_class
+from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
 
 if TYPE_CHECKING:
     from simdist.workflows.adaptation import AdaptConfig
@@ -43,7 +44,7 @@ def _plain_forms(argv: list[str]) -> list[str]:
     return [a.replace("--envs=", "--num_envs=", 1) if a.startswith("--envs=") else a for a in out]
 
 
-def check_requests(config: AdaptConfig, task: Task) -> None:
+def check_requests(config: AdaptConfig, task: EnvFactory) -> None:
     """ValueError, naming the option, when the run's envs or its schedule's real data cannot fit in memory."""
     check_memory("--envs", config.num_envs, task.env_memory, "parallel envs")
     if config.schedule_unit == "minutes":
@@ -55,7 +56,7 @@ def main(argv: list[str]) -> int:
     from simdist.workflows.adaptation import RUN_MARKERS, AdaptationLoop, AdaptConfig
 
     try:
-        cls = task_class(preparse_task(argv))
+        cls = require_class(task_class(preparse_task(argv)), EvaluationProtocol, "simdist adapt")
     except TaskError as err:
         print(f"simdist adapt: error: {err}", file=sys.stderr)
         return 2
@@ -80,7 +81,7 @@ def main(argv: list[str]) -> int:
     try:
         given = {f: args[f] for f in fields}
         config = AdaptConfig(**{**given, "planner_overrides": {**(given["planner_overrides"] or {}), **dotted}})
-        task = cls.from_args(args, "adapt", profile=args.real)
+        task = require(cls.from_args(args, "adapt", profile=args.real), EvaluationProtocol)
         check_requests(config, task)
     except ValueError as err:
         parser.error(str(err))
@@ -104,7 +105,7 @@ def main(argv: list[str]) -> int:
                      zip(amounts, curve["value"], curve["ci95"], curve["trials"]))
     print(f"{curve['metric']} by real data ({config.schedule_unit}), mean [95 % CI] (trials): {rows}")
     if len(curve["value"]) > 1:
-        from simdist.workflows.evaluation import Estimate, compare
+        from simdist.evaluation import Estimate, compare
 
         first, last = (Estimate(curve["value"][k], curve["ci95"][k][0], curve["ci95"][k][1], curve["trials"][k])
                        for k in (0, -1))

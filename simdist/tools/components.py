@@ -27,6 +27,7 @@ def tasks_main(argv: list[str]) -> int:
                         help="print TASK's reality-profile keys (type, accepted range, default, unit) as a "
                              "Markdown table")
     args = parser.parse_args(argv)
+    from simdist.capabilities import capabilities_of
     from simdist.profiles import profile_table
     from simdist.registry import get
     from simdist.tasks import TaskError, task_class, task_families, task_names
@@ -47,8 +48,10 @@ def tasks_main(argv: list[str]) -> int:
         default = " (default)" if getattr(cls, "default", False) else ""
         schema = cls.profile_schema()
         keys = ", ".join(k for k in schema.names if k not in ("name", "description")) if schema else "-"
-        print(f"{name}{default}: metric {cls.metric}, dt {cls.dt:g} s, preset {cls.preset or '-'}; "
-              f"profiles: {', '.join(cls.profiles()) or '-'}; profile keys: {keys}")
+        metric = getattr(cls, "metric", None) or "- (no evaluation protocol)"
+        print(f"{name}{default}: metric {metric}, dt {cls.dt:g} s, preset {cls.preset or '-'}; "
+              f"profiles: {', '.join(cls.profiles()) or '-'}; profile keys: {keys}; "
+              f"capabilities: {', '.join(capabilities_of(cls)) or '-'}")
     from simdist.registry import family_doc
 
     for family in task_families():

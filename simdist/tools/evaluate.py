@@ -8,7 +8,8 @@ per condition, or the whole result as JSON with ``--json``. Planning agents act 
 schema), ``--planner NAME`` swaps the planner, ``--planner-preset NAME`` acts with a preset's budget instead
 (:func:`simdist.arguments.acting_settings`).
 ``--workers N`` spreads the protocol's independent passes over N processes (tasks that have them:
-:meth:`simdist.tasks.Task.evaluation_passes`); the result equals the one-process run at one torch thread.
+:meth:`~simdist.capabilities.EvaluationProtocol.evaluation_passes`); the result equals the one-process run at one
+torch thread.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from simdist.arguments import (
     setup_logging,
     tool_parser,
 )
+from simdist.capabilities import EvaluationProtocol, require, require_class
 from simdist.resources import MAX_ENVS, MAX_TRIALS, MAX_WORKERS, check_memory
 from simdist.tasks import Task, TaskError, add_task_argument, preparse_task, task_class
 from simdist.workflows.parallel import evaluate_in_workers, evaluation_passes
@@ -42,7 +44,7 @@ def controller_for(task: Task, spec: str, **settings: Any) -> Any:
 
 def main(argv: list[str]) -> int:
     try:
-        cls = task_class(preparse_task(argv))
+        cls = require_class(task_class(preparse_task(argv)), EvaluationProtocol, "simdist evaluate")
     except TaskError as err:
         print(f"simdist evaluate: error: {err}", file=sys.stderr)
         return 2
@@ -71,7 +73,7 @@ def main(argv: list[str]) -> int:
     if not args.json:
         setup_logging()
     try:
-        task = cls.from_args(args, "evaluate", profile=args.profile)
+        task = require(cls.from_args(args, "evaluate", profile=args.profile), EvaluationProtocol)
         evaluation_passes(task, args.trials, args.seed, args.workers)  # refuse --workers N before any work
         batch = task.evaluation_batch(args.trials, args.envs)
         check_memory("--envs" if batch == args.envs else "--trials", batch, task.env_memory, "parallel envs")

@@ -1,7 +1,7 @@
 """``simdist generate --task NAME --out DIR [--experts NAME|DIR] [--preset P]``: a pretraining dataset.
 
-The task's data generator (:meth:`simdist.tasks.Task.generate`) writes the dataset folder; rerunning the
-same command resumes. ``--parts N`` splits the run into N parts that independent workers can share
+The task's data generator (:meth:`~simdist.capabilities.DataGeneration.generate`) writes the dataset folder;
+rerunning the same command resumes. ``--parts N`` splits the run into N parts that independent workers can share
 (``torchrun --nproc-per-node W -m simdist.cli generate ... --parts N``, or a SLURM array; see
 :mod:`simdist.data.parts`); every worker runs the same command and the last one to finish leaves the
 index of the whole dataset. The folder's ``origin.json`` records the settings that made it: a rerun with other
@@ -16,6 +16,7 @@ import logging
 import sys
 
 from simdist.arguments import int_range, nonnegative_int, positive_int, seed_int, setup_logging, tool_parser
+from simdist.capabilities import DataGeneration, require, require_class
 from simdist.data.origin import check_origin, generate_settings
 from simdist.data.shards import DATASET_MARKERS
 from simdist.fsutil import check_output_path, output_lock
@@ -27,7 +28,7 @@ logger = logging.getLogger(__name__)
 
 def main(argv: list[str]) -> int:
     try:
-        cls = task_class(preparse_task(argv))
+        cls = require_class(task_class(preparse_task(argv)), DataGeneration, "simdist generate")
     except TaskError as err:
         print(f"simdist generate: error: {err}", file=sys.stderr)
         return 2
@@ -77,7 +78,7 @@ def main(argv: list[str]) -> int:
     if world > 1 and (args.parts or 0) < world:
         parser.error(f"--parts ({args.parts}) must be at least the number of workers ({world}): "
                      "each worker runs the parts k with k % workers == its rank")
-    task = cls.from_args(args, "generate")
+    task = require(cls.from_args(args, "generate"), DataGeneration)
     try:
         check_memory("--envs", num_envs, task.env_memory, "parallel envs")
     except ValueError as err:

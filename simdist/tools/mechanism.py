@@ -22,6 +22,7 @@ from simdist.arguments import (
     setup_logging,
     tool_parser,
 )
+from simdist.capabilities import StateCloning, require, require_class
 from simdist.fsutil import check_output_path
 from simdist.resources import MAX_ENVS, check_memory
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
@@ -95,7 +96,7 @@ def main(argv: list[str]) -> int:
     from simdist.diagnostics.mechanism import POOLS, MechanismConfig, run_mechanism
 
     try:
-        cls = task_class(preparse_task(argv))
+        cls = require_class(task_class(preparse_task(argv)), StateCloning, "simdist mechanism")
     except TaskError as err:
         print(f"simdist mechanism: error: {err}", file=sys.stderr)
         return 2
@@ -138,16 +139,14 @@ def main(argv: list[str]) -> int:
         reference = args.reference or next(iter(specs))
         if reference not in specs:
             raise ValueError(f"--reference {reference!r} is not one of the --model names {sorted(specs)}")
-        from simdist.tasks import Task
-
-        if args.split and cls.true_return_parts is Task.true_return_parts:
+        if args.split and not cls.splits_returns():
             raise ValueError(f"--split: task {args.task!r} cannot split its true returns into their parts")
         if args.true_value and not args.split:
             raise ValueError("--true-value compares the heads on true latents with the true parts: add --split")
-        if (args.response or args.true_value) and cls.restore_states is Task.restore_states:
+        if (args.response or args.true_value) and not cls.restores_states():
             flag = "--response" if args.response else "--true-value"
             raise ValueError(f"{flag}: task {args.task!r} cannot run open-loop candidates from cloned states")
-        task = cls.from_args(args, "evaluate", profile=args.real)
+        task = require(cls.from_args(args, "evaluate", profile=args.real), StateCloning)
         check_memory("--envs", args.envs, task.env_memory, "parallel envs")
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed, pool=args.pool)

@@ -14,6 +14,7 @@ import math
 import sys
 
 from simdist.arguments import int_range, positive_int, seed_int, setup_logging, tool_parser
+from simdist.capabilities import EvaluationProtocol, require, require_class
 from simdist.data.shards import DATASET_MARKERS
 from simdist.fsutil import check_output_path, output_lock
 from simdist.resources import MAX_ENVS, MAX_EPISODES, check_memory
@@ -22,7 +23,7 @@ from simdist.tasks import TaskError, add_task_argument, preparse_task, task_clas
 
 def main(argv: list[str]) -> int:
     try:
-        cls = task_class(preparse_task(argv))
+        cls = require_class(task_class(preparse_task(argv)), EvaluationProtocol, "simdist demos")
     except TaskError as err:
         print(f"simdist demos: error: {err}", file=sys.stderr)
         return 2
@@ -58,7 +59,7 @@ def main(argv: list[str]) -> int:
 
     check_output_path(args.out, kind="dataset", markers=DATASET_MARKERS)
     try:  # before the lock: a refused input leaves no file behind
-        task = cls.from_args(args, "adapt", profile=profile)
+        task = require(cls.from_args(args, "adapt", profile=profile), EvaluationProtocol)
         check_memory("--num-envs", args.num_envs, task.env_memory, "parallel envs")
         agent = controller_for(task, args.agent, planner="agent", seed=args.seed)
     except (ValueError, FileNotFoundError) as err:

@@ -32,6 +32,7 @@ from simdist.arguments import (
     tool_parser,
     unit_interval,
 )
+from simdist.capabilities import StateCloning, require, require_class
 from simdist.fsutil import atomic_write_json, check_output_path
 from simdist.resources import MAX_ENVS, check_memory
 from simdist.tasks import TaskError, add_task_argument, preparse_task, task_class
@@ -43,7 +44,7 @@ def collect_main(argv: list[str]) -> int:
     from simdist.training.candidate_ranking import collect_candidate_set
 
     try:
-        cls = task_class(preparse_task(argv))
+        cls = require_class(task_class(preparse_task(argv)), StateCloning, "simdist value-rank collect")
     except TaskError as err:
         print(f"simdist value-rank collect: error: {err}", file=sys.stderr)
         return 2
@@ -69,7 +70,7 @@ def collect_main(argv: list[str]) -> int:
         return 0
     setup_logging()
     try:
-        task = cls.from_args(args, "evaluate", profile=args.profile)
+        task = require(cls.from_args(args, "evaluate", profile=args.profile), StateCloning)
         check_memory("--envs", args.envs, task.env_memory, "parallel envs")
         cfg = MechanismConfig(states=args.states, candidates=args.candidates, every=args.every, skip=args.skip,
                               num_envs=args.envs, seed=args.seed)

@@ -338,7 +338,8 @@ def resolve_obs_noise(obs_noise: dict[str, list[float]] | str | None) -> dict[st
     if obs_noise is None:
         return {}
     if isinstance(obs_noise, str):
+        from simdist.capabilities import EnvFactory, require_class
         from simdist.tasks import task_class
 
-        return dict(task_class(obs_noise).obs_noise or {})
+        return dict(require_class(task_class(obs_noise), EnvFactory, "obs_noise: TASK").obs_noise or {})
     return dict(obs_noise)

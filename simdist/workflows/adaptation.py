@@ -33,6 +33,7 @@ import torch
 
 from simdist.agents import Agent, load_agent
 from simdist.arguments import INT_LIMIT
+from simdist.capabilities import EvaluationProtocol, require
 from simdist.data.engine import PerturbationConfig
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.fsutil import atomic_path, atomic_write_json, remove_stale_temporaries
@@ -319,9 +320,9 @@ class AdaptationLoop:
                  base: Agent | None = None, parts: LoopParts | None = None,
                  stage_folders: dict[int, str] | None = None) -> None:
         self.model_id = str(model)
-        self.task = task
+        self.task = require(task, EvaluationProtocol, "the adaptation loop")
         self.cfg = config or AdaptConfig()
-        evaluation_passes(task, self.cfg.episodes_per_eval, self.cfg.seed + 1, self.cfg.eval_workers,
+        evaluation_passes(self.task, self.cfg.episodes_per_eval, self.cfg.seed + 1, self.cfg.eval_workers,
                           "--eval-workers")  # a task that cannot split its evaluation: refused before any work
         self.parts = parts or default_parts(self.cfg)
         self.stage_folders = dict(stage_folders or {})

@@ -37,6 +37,7 @@ from simdist.arguments import (
     seed_int,
     tool_parser,
 )
+from simdist.capabilities import EnvFactory, EvaluationProtocol, require, require_class
 from simdist.model.freeze import FINETUNE
 from simdist.resources import (
     MAX_ENVS,
@@ -157,8 +158,8 @@ class DemoHook:
         """Pretrain the demo's model in ``out``; returns its folder."""
         raise ValueError(f"--model: the {self.task_name} demo starts from a pretrained model; pass one")
 
-    def make_task(self, args: argparse.Namespace) -> Task:
-        return self.task_cls.from_args(args, "demo", profile=args.real)
+    def make_task(self, args: argparse.Namespace) -> EvaluationProtocol:
+        return require(self.task_cls.from_args(args, "demo", profile=args.real), EvaluationProtocol, "simdist demo")
 
     def adapt_config(self, args: argparse.Namespace) -> AdaptConfig:
         """The loop's schedule ``[0, budget]`` and budgets from the common options (the other fields: the
@@ -188,7 +189,7 @@ class DemoHook:
     # -- outputs ----------------------------------------------------------------------------------
     def results(self, args: argparse.Namespace, loop: AdaptationLoop, curve: dict[str, Any]) -> dict[str, Any]:
         """The numbers of ``results.json``: per side the metric's mean, 95 % interval and trial count."""
-        from simdist.workflows.evaluation import EvaluationResult, compare
+        from simdist.evaluation import EvaluationResult, compare
 
         zero, adapted = loop.state["stages"][:2]
         estimates = {key: EvaluationResult.from_dict(s["eval"]).estimate() for key, s in
@@ -343,7 +344,8 @@ def resolve(hook: DemoHook, args: argparse.Namespace) -> None:
     for option, name in LOOP_OPTIONS.items():
         if getattr(args, option, None) is None:
             setattr(args, option, getattr(d.loop, name))
-    check_memory("--envs", args.envs, hook.task_cls.env_memory, "parallel envs")
+    check_memory("--envs", args.envs, require_class(hook.task_cls, EnvFactory, "simdist demo").env_memory,
+                 "parallel envs")
     args.freeze = _freeze_spec(args.freeze)
     if args.real is None:
         raise ValueError(f"--real: name a reality profile of {hook.task_name} (a built-in name or a YAML file)")

@@ -1,7 +1,8 @@
 """Demonstrations: episodes of a demonstrator on a task's proxy-real env, the paper's teleoperated demos.
 
 :func:`record_demos` rolls an agent (a task's scripted expert, ``task.builtin_agent("expert")``, stands in for
-the teleoperator) on the real env with :meth:`simdist.tasks.Task.collect` in chunks of one episode per env and
+the teleoperator) on the real env with :func:`~simdist.workflows.rollout.collect_episodes` in chunks of one episode
+per env and
 writes the episodes, by default only the successful ones, to a dataset folder in the trajectory schema; each
 carries ``success`` and ``source: "demo"`` in its meta, and every step is expert-flagged (the demonstrator's
 actions, no noise injected: expert-only imitation, such as the single-step BC start, learns from them). Attempts not
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from simdist.tasks import Task
+from simdist.capabilities import EvaluationProtocol
 
 __all__ = ["DEMO_SOURCE", "record_demos"]
 
@@ -88,8 +89,8 @@ def _progress(info: dict[str, Any] | None) -> tuple[int, int, int]:
     return len(ids), len(ids) + len(dropped), max(ids + dropped, default=-1) + 1
 
 
-def record_demos(task: Task, agent: Any, episodes: int, out: str | Path, *, seed: int = 0, num_envs: int = 8,
-                 successful_only: bool = True, max_attempts: int | None = None,
+def record_demos(task: EvaluationProtocol, agent: Any, episodes: int, out: str | Path, *, seed: int = 0,
+                 num_envs: int = 8, successful_only: bool = True, max_attempts: int | None = None,
                  progress: bool = False) -> dict[str, Any]:
     """Write ``episodes`` demonstrations of ``agent`` on ``task``'s real env to the dataset folder ``out``.
 
@@ -103,6 +104,7 @@ def record_demos(task: Task, agent: Any, episodes: int, out: str | Path, *, seed
     ``success_rate`` (of the attempts), ``written`` (by this call) and ``seconds``.
     """
     from simdist.data import DatasetSpec, EpisodeWriter
+    from simdist.workflows.rollout import collect_episodes
 
     episodes = _positive("episodes", episodes)
     num_envs = _positive("num_envs", num_envs)
@@ -128,7 +130,8 @@ def record_demos(task: Task, agent: Any, episodes: int, out: str | Path, *, seed
                     f"{task.name}: only {have} of {episodes} {'successful ' if successful_only else ''}demos after "
                     f"max_attempts={limit} attempts; raise max_attempts or use a better demonstrator (written "
                     f"episodes stay in {str(out)!r}; rerun to continue)")
-            eps, ok = task.collect(agent, num_envs, num_envs, _chunk_seed(seed, first), first_episode_id=first)
+            eps, ok = collect_episodes(task, agent, num_envs, num_envs, _chunk_seed(seed, first),
+                                       first_episode_id=first)
             if writer is None:
                 spec = DatasetSpec.from_episode(eps[0]) if eps else task.dataset_spec()
                 writer = EpisodeWriter(out, spec, metadata={"demos": settings})

@@ -28,17 +28,18 @@ from simdist.workflows.collection import CollectionProgress, acting_planner, sta
 
 if TYPE_CHECKING:
     from simdist.agents import Agent
+    from simdist.capabilities import EvaluationProtocol
     from simdist.data.engine import PerturbationConfig
     from simdist.data.schema import Episode
+    from simdist.evaluation import EvaluationResult
     from simdist.model.freeze import FinetuneConfig
     from simdist.tasks import Task
-    from simdist.workflows.evaluation import EvaluationResult
 
 
 class Run(Protocol):
     """What a part sees of the running loop: its task, folders, models, state and records."""
 
-    task: Task
+    task: EvaluationProtocol
     out: Path
     base: Agent
     model_id: str
@@ -147,8 +148,10 @@ class TaskHeldout:
     seed: int
 
     def collect_heldout(self, run: Run) -> tuple[list[Episode], Sequence[bool] | np.ndarray]:
+        from simdist.workflows.rollout import collect_episodes
+
         actor = run.planner(run.base, self.seed)
-        eps, ok = run.task.collect(actor, self.episodes, self.num_envs, self.seed, first_episode_id=0)
+        eps, ok = collect_episodes(run.task, actor, self.episodes, self.num_envs, self.seed, first_episode_id=0)
         stamp_planner(eps, actor)
         return eps, ok
 
@@ -183,6 +186,8 @@ class ScheduleCollector:
         return actor.with_settings(explore=True) if getattr(agent, "explores", False) else actor
 
     def collect(self, run: Run, agent: Agent, amount: float, stage: int) -> Agent:
+        from simdist.workflows.rollout import collect_episodes
+
         target = int(round(amount)) if self.by_episodes else int(np.ceil(amount * 60.0 / run.task.dt - 1e-6))
         measure = "num_episodes" if self.by_episodes else "num_steps"
         every, updated_at = self.update_every, 0
@@ -206,7 +211,7 @@ class ScheduleCollector:
             if progress is None:
                 progress = CollectionProgress(run.log, f"stage {stage}", target, measure[4:], have,
                                               acting_planner(actor))
-            eps, ok = run.task.collect(actor, chunk, chunk, seed, first_episode_id=first,
+            eps, ok = collect_episodes(run.task, actor, chunk, chunk, seed, first_episode_id=first,
                                        perturbation=self.perturbation, on_episode=progress.chunk_episode(first))
             stamp_planner(eps, actor)
             keep, steps = 0, have

@@ -1,11 +1,11 @@
 """An evaluation protocol's passes spread over worker processes, with the numbers of one process.
 
 A task whose protocol is a sequence of independent passes (each its own env and a reseeded agent) says so
-with :meth:`simdist.tasks.Task.evaluation_passes`: ``(trials, seed)`` pairs whose results, concatenated in
-order (:meth:`EvaluationResult.concat`), are ``task.evaluate(agent, trials, seed)``. :func:`evaluate_in_workers`
-runs those passes in ``workers`` processes (``spawn``, one torch thread each). Each worker builds its own
-agent from a spec string with ``build(task, spec)`` (a Hub id or folder, or one the task provides: a loaded
-model is never pickled), so ``task`` and ``build`` must pickle (a module-level function, or a
+with :meth:`~simdist.capabilities.EvaluationProtocol.evaluation_passes`: ``(trials, seed)`` pairs whose results,
+concatenated in order (:meth:`EvaluationResult.concat`), are ``task.evaluate(agent, trials, seed)``.
+:func:`evaluate_in_workers` runs those passes in ``workers`` processes (``spawn``, one torch thread each). Each
+worker builds its own agent from a spec string with ``build(task, spec)`` (a Hub id or folder, or one the task
+provides: a loaded model is never pickled), so ``task`` and ``build`` must pickle (a module-level function, or a
 ``functools.partial`` of one). The parent merges the passes in pass order, whichever worker ran them.
 
 The result equals the one-process evaluation at one torch thread (``OMP_NUM_THREADS=1``); at more threads
@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from simdist.workflows.evaluation import EvaluationResult
+from simdist.evaluation import EvaluationResult
 
 if TYPE_CHECKING:
-    from simdist.tasks import Task
+    from simdist.capabilities import EvaluationProtocol
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 Build = Callable[[Any, str], Any]
 
 
-def evaluation_passes(task: Task, trials: int, seed: int, workers: int,
+def evaluation_passes(task: EvaluationProtocol, trials: int, seed: int, workers: int,
                       option: str = "--workers") -> list[tuple[int, int]] | None:
     """The passes ``workers`` processes would run (None: ``workers`` is 1, one direct call). Refuses a worker
     count that is not a positive integer, and ``workers > 1`` for a task that cannot split its protocol, with
@@ -51,13 +51,13 @@ def evaluation_passes(task: Task, trials: int, seed: int, workers: int,
     return [(int(t), int(s)) for t, s in passes]
 
 
-def evaluate_in_workers(task: Task, agent_spec: str, trials: int, seed: int, *, workers: int, num_envs: int,
-                        build: Build, agent: Any = None, log: Callable[[str], None] | None = None,
+def evaluate_in_workers(task: EvaluationProtocol, agent_spec: str, trials: int, seed: int, *, workers: int,
+                        num_envs: int, build: Build, agent: Any = None, log: Callable[[str], None] | None = None,
                         option: str = "--workers") -> EvaluationResult:
     """``task.evaluate(agent, trials, seed, num_envs=num_envs)``, over ``workers`` processes.
 
     ``workers`` 1: one direct call in this process, with ``agent`` (or ``build(task, agent_spec)`` when it is
-    None) and ``log`` (passed on when given). ``workers`` > 1: the task's :meth:`~simdist.tasks.Task.evaluation_passes`
+    None) and ``log`` (passed on when given). ``workers`` > 1: the task's :meth:`EvaluationProtocol.evaluation_passes`
     run in ``min(workers, passes)`` spawned processes, each on one torch thread with its own
     ``build(task, agent_spec)``; the results are merged in pass order (:meth:`EvaluationResult.concat`) and
     ``log`` gets one line per pass. Errors name ``option`` (the command-line flag) and the task.
@@ -96,7 +96,7 @@ def evaluate_in_workers(task: Task, agent_spec: str, trials: int, seed: int, *, 
 _WORKER: dict[str, Any] = {}
 
 
-def _start_worker(task: Task, agent_spec: str, build: Build) -> None:
+def _start_worker(task: EvaluationProtocol, agent_spec: str, build: Build) -> None:
     torch.set_num_threads(1)
     _WORKER.clear()
     _WORKER.update(task=task, spec=agent_spec, build=build, agent=None)

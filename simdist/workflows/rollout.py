@@ -9,10 +9,11 @@ physical robots, and the logged episodes use the trajectory schema, so they are 
 from __future__ import annotations
 
 import inspect
+import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -22,7 +23,12 @@ from simdist.data.recorder import EpisodeRecorder
 from simdist.data.schema import DatasetSpec, Episode
 from simdist.envs.base import BatchedEnv
 from simdist.planning.history import history_for
-from simdist.rows import row_batches
+from simdist.rows import row_batches, take_rows
+
+if TYPE_CHECKING:
+    from simdist.capabilities import EvaluationProtocol, StateCloning
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -233,6 +239,46 @@ def open_loop_from_clones(make_env: Callable[[int, int], Any], restore: Callable
     finally:
         env.close()
     return out
+
+
+def open_loop_observations(task: StateCloning, states: Any, rows: np.ndarray, actions: np.ndarray, *, seed: int,
+                           progress: bool = False) -> dict[str, np.ndarray]:
+    """The observations, each (N, T, ...), after every step of ``actions[i]`` (N, T, A) executed open loop on
+    ``task``'s env (its profile) from state ``rows[i]`` of ``states`` (restored by ``task.restore_states``,
+    ``task.clone_batch`` at a time; an episode that ends early repeats its last observation): what a world
+    model's dynamics predicts for the same sequence (:mod:`simdist.diagnostics.response`)."""
+    rows = np.asarray(rows, np.int64)
+    if len(actions) != len(rows):
+        raise ValueError(f"actions must be (N={len(rows)}, T, A) open-loop sequences, got {np.shape(actions)}")
+
+    def restore(env: Any, idx: np.ndarray, into: np.ndarray) -> dict[str, np.ndarray]:
+        return task.restore_states(env, take_rows(states, rows[idx]), into)
+
+    return open_loop_from_clones(lambda n, s: task.make_env(n, s, real=True), restore, actions, seed=seed,
+                                 batch=task.clone_batch)
+
+
+def collect_episodes(task: EvaluationProtocol, agent: Any, episodes: int, num_envs: int, seed: int,
+                     first_episode_id: int = 0, perturbation: PerturbationConfig | None = None,
+                     on_episode: Callable[[int, int], None] | None = None) -> tuple[list[Episode], np.ndarray]:
+    """Roll ``agent`` on ``task``'s real env for ``episodes`` logged episodes; returns them and their success flags
+    (the task's :meth:`~simdist.capabilities.EvaluationProtocol.success`). ``perturbation`` adds its noise windows
+    to the actions (the recorded action is the applied one); ``on_episode(done, total)`` is called as episodes
+    finish (progress). Episodes whose simulation diverged are dropped with a warning: never logged, never
+    trained on."""
+    env = task.make_env(num_envs, seed, real=True)
+    try:
+        result = rollout(env, agent, episodes=episodes, seed=seed, record_spec=task.dataset_spec(),
+                         first_episode_id=first_episode_id, meta={"source": "real", "task": task.name},
+                         perturbation=perturbation, on_episode=on_episode)
+    finally:
+        env.close()
+    n = len(result.episodes)
+    ok, sound = task.success(result)[:n], ~result.diverged[:n]
+    if not sound.all():
+        logger.warning("%s: dropped %d of %d logged episodes whose simulation diverged", task.name,
+                       int((~sound).sum()), n)
+    return [ep for ep, keep in zip(result.episodes, sound) if keep], ok[sound]
 
 
 def open_loop_then_policy(env: Any, obs: dict[str, np.ndarray], actions: np.ndarray, policy: Callable[..., Any], *,

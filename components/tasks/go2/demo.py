@@ -408,7 +408,7 @@ def _num(x: float | None, fmt: str) -> str:
 
 def _comparison(zero: dict[str, Any], adapted: dict[str, Any]) -> tuple[bool, str]:
     """Whether the two 95 % intervals overlap, and the sentence that says so plainly."""
-    from simdist.workflows.evaluation import EvaluationResult, compare
+    from simdist.evaluation import EvaluationResult, compare
 
     before, after = (EvaluationResult.from_dict(s["eval"]).estimate() for s in (zero, adapted))
     detail = compare(before, after, "forward progress (m), adapted vs zero-shot", ".3f")

@@ -12,14 +12,14 @@ auto-reset inside ``step`` (rsl-rl expects that, unlike the simdist protocol), a
 network width (default [128, 128, 128]: 3x faster on CPU, PPO_NOTES 1) and observation
 normalisation (on by default; the raw privileged vector mixes scales). Checkpoints
 ``model_<it>.pt`` are written every ``save_interval`` iterations into ``log_dir``;
-calling :func:`train` again with the same ``log_dir`` resumes from the newest one.
+calling :func:`train` again with the same ``log_dir`` resumes from the newest one. Its command is the Go2
+task's expert trainer (:mod:`.train_expert`)::
 
-    PYTHONPATH=. python -m simdist.components.tasks.go2.ppo --log-dir runs/go2_ppo --iterations 1500
+    simdist train-expert --task go2 --log-dir runs/go2_ppo --iterations 1500 --terrain flat
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
 from typing import Any
@@ -111,20 +111,3 @@ def train(log_dir: str | Path, iterations: int, num_envs: int = 512, seed: int =
     env = Go2VecEnv(Go2Env(num_envs, seed=seed, **kwargs))
     runner = OnPolicyRunner(env, cfg or ppo_config(), log_dir=str(log_dir), device="cpu")
     return resume_and_learn(runner, log_dir, iterations, init_at_random_ep_len=True)
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description="Train the Go2 PPO expert (resumable).")
-    ap.add_argument("--log-dir", required=True)
-    ap.add_argument("--iterations", type=int, default=1500)
-    ap.add_argument("--envs", type=int, default=512)
-    ap.add_argument("--terrain", default="flat", choices=["flat", "rough"])
-    ap.add_argument("--save-interval", type=int, default=50)
-    ap.add_argument("--seed", type=int, default=42)
-    args = ap.parse_args()
-    train(args.log_dir, args.iterations, args.envs, args.seed, env_kwargs={"terrain": args.terrain},
-          cfg=ppo_config(save_interval=args.save_interval))
-
-
-if __name__ == "__main__":
-    main()

@@ -40,7 +40,7 @@ from simdist.components.tasks.go2.commands import CommandGenerator
 from simdist.components.tasks.go2.kinematics import quat_to_rotmat, yaw_from_rotmat
 from simdist.components.tasks.go2.profiles import RealityProfile, load_profile
 from simdist.components.tasks.go2.terrain import Terrain, sub_terrain
-from simdist.workflows.evaluation import EvaluationResult, bootstrap_ci
+from simdist.evaluation import EvaluationResult, bootstrap_ci
 
 logger = logging.getLogger(__name__)
 

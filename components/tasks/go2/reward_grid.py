@@ -25,7 +25,7 @@ import numpy as np
 
 from simdist.components.tasks.go2.robot import CONTROL_DT
 from simdist.components.tasks.go2.terrain import OFFICIAL_PROPORTIONS, TERRAIN_TYPES
-from simdist.workflows.evaluation import EvaluationResult
+from simdist.evaluation import EvaluationResult
 
 #: metres of strip kept beyond the furthest a cell's robot can walk in its episode
 STRIP_MARGIN = 2.0

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from simdist.capabilities import DataGeneration, EvaluationProtocol, ExpertTrainer, StateCloning
 from simdist.data.schema import DatasetSpec
+from simdist.evaluation import EvaluationResult
 from simdist.registry import register
-from simdist.tasks import Task, TaskError
-from simdist.workflows.evaluation import EvaluationResult
+from simdist.tasks import TaskError
 
 if TYPE_CHECKING:
     from simdist.components.tasks.go2.walk_compare import WalkComparison
@@ -55,7 +56,7 @@ ENV_MEMORY = 1 << 20
 
 @register("task", "go2")
 @dataclass
-class Go2Task(Task):
+class Go2Task(EvaluationProtocol, StateCloning, DataGeneration, ExpertTrainer):
     """A Go2 reality profile (a built-in name, a YAML path or a ``RealityProfile``, parsed once into the latter;
     None: the training simulator on ``terrain``)."""
 
@@ -80,7 +81,7 @@ class Go2Task(Task):
     obs_noise: ClassVar[dict[str, list[float]] | None] = GO2_OBS_NOISE
     default: ClassVar[bool] = True
     demo_hook: ClassVar[str | None] = "simdist.components.tasks.go2.demo:Go2Demo"
-    train_expert_module: ClassVar[str | None] = "simdist.components.tasks.go2.train_expert"
+    expert_description: ClassVar[str] = "train (or resume) the Go2 PPO expert and export the expert set"
     profile_module: ClassVar[str | None] = "simdist.components.tasks.go2.profiles"
     preset: ClassVar[str | None] = "go2"
     pretrain_batch: ClassVar[int | None] = 128  # recipes/go2/base.yaml
@@ -247,6 +248,18 @@ class Go2Task(Task):
         folder = resolve_experts(experts or self.data_defaults["experts"])
         return generate_go2(folder, out, num_envs=num_envs, transitions=transitions, seed=seed, preset=preset,
                             progress=progress, env_kwargs=env_kwargs, student=student, takeover=takeover, **options)
+
+    @classmethod
+    def add_expert_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        from simdist.components.tasks.go2.train_expert import add_arguments
+
+        add_arguments(parser)
+
+    @classmethod
+    def train_expert(cls, args: argparse.Namespace) -> int:
+        from simdist.components.tasks.go2.train_expert import run
+
+        return run(args)
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser, command: str) -> None:

@@ -1,5 +1,8 @@
 """``simdist train-expert --log-dir runs/go2_ppo --iterations 3000 [--export experts/go2]``: Go2 PPO expert.
 
+The Go2 task's expert trainer (:class:`~simdist.capabilities.ExpertTrainer`): :func:`add_arguments` adds its options
+to ``simdist train-expert``'s parser and :func:`run` trains with the parsed options.
+
 Trains (or resumes: rerunning with the same ``--log-dir`` continues from the newest ``model_<it>.pt``)
 with rsl-rl's ``OnPolicyRunner`` (:func:`simdist.components.tasks.go2.ppo.train`); rsl-rl prints progress and ETA
 every iteration. ``--export DIR`` then writes the expert set the data generator reads
@@ -8,7 +11,9 @@ every iteration. ``--export DIR`` then writes the expert set the data generator 
 
 from __future__ import annotations
 
-from simdist.arguments import positive_int, tool_parser
+import argparse
+
+from simdist.arguments import positive_int
 from simdist.experts import add_export_arguments, export_request
 
 
@@ -34,8 +39,8 @@ def parse_proportions(text: str) -> dict[str, float]:
     return out
 
 
-def main(argv: list[str]) -> int:
-    parser = tool_parser("train-expert", "train (or resume) the Go2 PPO expert and export the expert set")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The trainer's options: the rsl-rl run folder and budget, the terrain and commands, and the export."""
     parser.add_argument("--log-dir", required=True, help="rsl-rl run folder (model_<it>.pt, tensorboard)")
     parser.add_argument("--iterations", type=positive_int, default=3000, help="train until this many iterations exist")
     parser.add_argument("--envs", type=positive_int, default=512)
@@ -56,8 +61,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--straight-speed", default="0.5",
                         help="straight-mode speed (m/s), or LOW,HIGH drawn per episode, e.g. 0.1,0.5")
     add_export_arguments(parser, save_interval=50, suboptimal_default="the paper's 11")
-    args = parser.parse_args(argv)
 
+
+def run(args: argparse.Namespace) -> int:
+    """Train (or resume) until ``--iterations`` exist in ``--log-dir``, then export the expert set (``--export``)."""
     if args.iterations > 0:
         from simdist.components.tasks.go2.ppo import ppo_config, train
 

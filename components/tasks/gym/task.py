@@ -15,17 +15,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from simdist.capabilities import DataGeneration, EvaluationProtocol, ExpertTrainer, StateCloning
 from simdist.data.schema import DatasetSpec
+from simdist.evaluation import EvaluationResult
 from simdist.model.presets import preset
 from simdist.registry import register_family
 from simdist.tasks import Task
-from simdist.workflows.evaluation import EvaluationResult
 
 PREFIX = "gym"
 
 
 @dataclass
-class GymTask(Task):
+class GymTask(EvaluationProtocol, StateCloning, DataGeneration, ExpertTrainer):
     """A Gymnasium env on one profile (None or ``sim``: the env as shipped). Subclasses set :attr:`env_id`.
     ``experts``: the expert set (``simdist train-expert --export``) whose actor and critic continue candidates in
     the plan-ranking analysis (:meth:`true_returns`)."""
@@ -39,7 +40,6 @@ class GymTask(Task):
     metric: ClassVar[str] = "return"
     dt: ClassVar[float] = 0.05
     profile_module: ClassVar[str | None] = "simdist.components.tasks.gym.profiles"
-    train_expert_module: ClassVar[str | None] = "simdist.components.tasks.gym.train_expert"
     planner_defaults: ClassVar[dict[str, Any]] = {}
     data_defaults: ClassVar[dict[str, Any]] = {"presets": {"small": {"num_envs": 8, "transitions": 20_000},
                                                            "paper": {"num_envs": 32, "transitions": 1_000_000}}}
@@ -127,10 +127,16 @@ class GymTask(Task):
                                            critic=critic, gamma=gamma, seed=seed)
 
     @classmethod
-    def train_expert(cls, argv: Any) -> int:
-        from simdist.components.tasks.gym.train_expert import main
+    def add_expert_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        from simdist.components.tasks.gym.train_expert import add_arguments
 
-        return int(main(list(argv), task=get_name(cls)) or 0)
+        add_arguments(parser)
+
+    @classmethod
+    def train_expert(cls, args: argparse.Namespace) -> int:
+        from simdist.components.tasks.gym.train_expert import run
+
+        return run(get_name(cls), args)
 
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser, command: str) -> None:
@@ -190,5 +196,7 @@ def gym_task_class(spec: str) -> type[GymTask]:
     preset(name)(lambda: gym_preset(spec, "mlp"))
     preset(f"{name}+transformer")(lambda: gym_preset(spec, "transformer"))
     cls = type(f"GymTask_{spec}", (GymTask,), {"env_id": spec, **dims, "preset": name,
-                                                "__doc__": f"Gymnasium env {spec} as a simdist task."})
+                                                "__doc__": f"Gymnasium env {spec} as a simdist task.",
+                                                "expert_description": f"train (or resume) a PPO expert for {name} "
+                                                                      "and export the expert set"})
     return dataclass(cls)

@@ -1,16 +1,21 @@
 """``simdist train-expert --task gym:ID --log-dir DIR --iterations N [--profile P] [--export DIR]``: a PPO expert
 for a Gymnasium env, resumable (rerunning with the same ``--log-dir`` continues from the newest ``model_<it>.pt``);
 ``--export DIR`` writes the expert set (the expert with its critic and the sub-optimal checkpoint ladder) that
-``simdist generate --task gym:ID --experts DIR`` mixes; with ``--iterations 0`` only the export runs."""
+``simdist generate --task gym:ID --experts DIR`` mixes; with ``--iterations 0`` only the export runs.
+
+The gym tasks' expert trainer (:class:`~simdist.capabilities.ExpertTrainer`): :func:`add_arguments` adds its options
+to ``simdist train-expert``'s parser and :func:`run` trains with the parsed options."""
 
 from __future__ import annotations
 
-from simdist.arguments import nonnegative_int, positive_int, tool_parser
+import argparse
+
+from simdist.arguments import nonnegative_int, positive_int
 from simdist.experts import add_export_arguments, export_request
 
 
-def main(argv: list[str], task: str = "gym:?") -> int:
-    parser = tool_parser("train-expert", f"train (or resume) a PPO expert for {task} and export the expert set")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The trainer's options: the rsl-rl run folder and budget, the profile to train on, and the export."""
     parser.add_argument("--log-dir", required=True, help="rsl-rl run folder (model_<it>.pt, tensorboard)")
     parser.add_argument("--iterations", type=nonnegative_int, default=300,
                         help="train until this many iterations exist (0: export only)")
@@ -18,7 +23,10 @@ def main(argv: list[str], task: str = "gym:?") -> int:
     parser.add_argument("--steps-per-env", type=positive_int, default=64, help="rollout length per iteration")
     parser.add_argument("--profile", default=None, help="train on a reality profile (name or YAML), e.g. lag")
     add_export_arguments(parser, save_interval=25, suboptimal_default="10 evenly spaced")
-    args = parser.parse_args(argv)
+
+
+def run(task: str, args: argparse.Namespace) -> int:
+    """Train (or resume) ``task``'s (``gym:ID``) expert until ``--iterations`` exist, then export it (``--export``)."""
     from simdist.tasks import make_task
 
     t = make_task(task, profile=args.profile)  # a bad profile is refused here, before any work

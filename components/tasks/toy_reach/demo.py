@@ -374,8 +374,8 @@ class ToyDemo(DemoHook):
     def results(self, args: argparse.Namespace, loop: AdaptationLoop, curve: dict[str, Any]) -> dict[str, Any]:
         from simdist.components.tasks.toy_reach.loop import ToyEvaluator, ToyFinetuner
         from simdist.components.tasks.toy_reach.task import final_distances
+        from simdist.evaluation import bootstrap_ci, compare
         from simdist.workflows.adaptation import world_model_of
-        from simdist.workflows.evaluation import bootstrap_ci, compare
 
         finetuner, evaluator = loop.parts.finetuner, loop.parts.evaluator
         assert isinstance(finetuner, ToyFinetuner) and isinstance(evaluator, ToyEvaluator)

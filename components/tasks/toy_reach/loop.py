@@ -23,8 +23,8 @@ from simdist.workflows.loop_parts import Collector, LoopParts, Run
 if TYPE_CHECKING:
     from simdist.agents import Agent
     from simdist.data.schema import Episode
+    from simdist.evaluation import EvaluationResult
     from simdist.tasks import Task
-    from simdist.workflows.evaluation import EvaluationResult
 
 #: MPPI sequences per ``imagine`` call: the toy's tiny model is bound by per-call overhead at the CPU default of
 #: 128, so 1,024 plans the same actions 1.85x faster (16 envs x 128 samples x 4 iterations, one thread)
@@ -209,7 +209,7 @@ class ToyEvaluator:
 
     def evaluate(self, run: Run, agent: Agent, stage: int, path: str) -> EvaluationResult:
         from simdist.components.tasks.toy_reach.task import TOY_SUCCESS_RADIUS, final_distances
-        from simdist.workflows.evaluation import EvaluationResult
+        from simdist.evaluation import EvaluationResult
 
         if stage == 0:
             self.log(f"3/6 planning with MPPI in simulation and zero-shot on {self.real.name!r}")

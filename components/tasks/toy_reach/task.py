@@ -8,11 +8,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from simdist.capabilities import DataGeneration, EvaluationProtocol, StateCloning
 from simdist.components.tasks.toy_reach.constants import SUCCESS_RADIUS
 from simdist.data.schema import DatasetSpec
+from simdist.evaluation import EvaluationResult
 from simdist.registry import register
-from simdist.tasks import Task
-from simdist.workflows.evaluation import EvaluationResult
 
 #: success: the puck ends within this distance (m) of the goal
 TOY_SUCCESS_RADIUS = SUCCESS_RADIUS
@@ -20,7 +20,7 @@ TOY_SUCCESS_RADIUS = SUCCESS_RADIUS
 
 @register("task", "toy-reach")
 @dataclass
-class ToyReachTask(Task):
+class ToyReachTask(EvaluationProtocol, StateCloning, DataGeneration):
     """``profile``: ``real`` (the proxy-real variant), ``sim`` or None (both: the training simulator), or any
     toy-reach profile (a YAML path or a dict; keys in :data:`.profiles.PROFILE_SCHEMA`)."""
 

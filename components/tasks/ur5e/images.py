@@ -7,10 +7,11 @@ them). The images are drawn from the stored ``physics`` rows (:mod:`.render`) wi
 :class:`~.render.VisualRandomization` draw per episode (seeded by the run's seed and the episode id; stored
 as ``meta["visual_seed"]``). Images are stored as uint8 ``.npy`` (a quarter of float32); reading gives float
 0..255, which the ``timm_image`` encoder with ``raw_pixels`` scales itself. Shards and ``dataset.json`` are
-written atomically and an interrupted run resumes where it stopped (rerun the same command)::
+written atomically and an interrupted run resumes where it stopped (rerun the same command). It is the UR5e
+tasks' data generator with ``--images-from`` (:meth:`UR5eTask.generate <.task.UR5eTask.generate>`)::
 
-    MUJOCO_GL=egl python -m simdist.components.tasks.ur5e.images --src outputs/ur5e/ur5e-peg-cpu \\
-        --out outputs/ur5e/ur5e-peg-cpu-images --cameras front,side,wrist --size 64 --max-episodes 1000
+    simdist generate --task ur5e-peg --images-from outputs/ur5e/ur5e-peg-cpu \\
+        --out outputs/ur5e/ur5e-peg-cpu-images --cameras front,side,wrist --image-size 64 --max-episodes 1000
 
 Disk: one step costs 3 x S x S x 3 bytes (36 kB at 64 px), so 1,000 episodes of about 130 steps take
 about 4.8 GB at 64 px.
@@ -21,9 +22,7 @@ agent's world model reads, for the task to build envs that render them.
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -34,7 +33,8 @@ import numpy as np
 
 from simdist.data.schema import DataError, DatasetSpec, Episode
 
-__all__ = ["PixelEpisode", "add_images", "camera_settings", "image_spec", "main", "render_episode", "visual_seed"]
+__all__ = ["PixelEpisode", "add_images", "camera_settings", "image_spec", "parse_cameras", "render_episode",
+           "visual_seed"]
 
 IMAGE_PREFIX = "image_"
 JOINTS = "joints"
@@ -139,9 +139,9 @@ def _check_paths(src: str, out: str) -> None:
     from simdist.data.shards import DATASET_INFO
 
     if not os.path.isfile(os.path.join(src, DATASET_INFO)):
-        raise DataError(f"--src {src!r}: not a dataset folder (no {DATASET_INFO})")
+        raise DataError(f"--images-from {src!r}: not a dataset folder (no {DATASET_INFO})")
     if Path(src).resolve() == Path(out).resolve():
-        raise ValueError(f"--out {out!r} is the source folder; give a new folder")
+        raise DataError(f"--out {out!r} is the source folder (--images-from); give a new folder")
 
 
 def first_episode_ids(src: str, max_episodes: int | None) -> list[int]:
@@ -154,9 +154,9 @@ def first_episode_ids(src: str, max_episodes: int | None) -> list[int]:
 
 def _check_options(size: int, max_episodes: int | None) -> None:
     if size < 8:
-        raise ValueError(f"--size must be >= 8 pixels, got {size}")
+        raise DataError(f"--image-size must be >= 8 pixels, got {size}")
     if max_episodes is not None and max_episodes < 1:
-        raise ValueError(f"--max-episodes must be >= 1, got {max_episodes}")
+        raise DataError(f"--max-episodes must be >= 1, got {max_episodes}")
 
 
 def add_images(src: str | os.PathLike, out: str | os.PathLike, *, cameras: Sequence[str] = CAMERAS,
@@ -237,48 +237,18 @@ def _square_size(cam: str, shape: Sequence[int]) -> int:
     return int(shape[0])
 
 
-# ---- command line ------------------------------------------------------------------------------------
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m simdist.components.tasks.ur5e.images",
-                                description="Render camera images (and joints) into a copy of a UR5e state dataset.")
-    p.add_argument("--src", required=True, help="state dataset folder (from `simdist generate --task ur5e-...`)")
-    p.add_argument("--out", required=True, help="new dataset folder (an interrupted run resumes)")
-    p.add_argument("--cameras", default=",".join(CAMERAS), help=f"comma-separated, of {', '.join(CAMERAS)}")
-    p.add_argument("--size", type=int, default=64, help="image side in pixels (the paper: 224)")
-    p.add_argument("--max-episodes", type=int, default=None, help="render only the first N episodes")
-    p.add_argument("--task", default=None, help="task of the data (default: dataset.json's metadata)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the per-episode visual randomisation")
-    p.add_argument("--no-randomize", action="store_true", help="nominal visuals (no per-episode randomisation)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    return p
+def check_request(src: str, out: str, cameras: str) -> None:
+    """Refuse, before any work, a source that is no dataset folder, ``out`` the source itself, or bad cameras."""
+    _check_paths(src, out)
+    parse_cameras(cameras)
 
 
-def _cameras(parser: argparse.ArgumentParser, text: str) -> tuple[str, ...]:
+def parse_cameras(text: str) -> tuple[str, ...]:
+    """``--cameras front,wrist`` → ``("front", "wrist")``: distinct names of :data:`CAMERAS`."""
+    from simdist.tasks import TaskError
+
     cams = tuple(c.strip() for c in text.split(",") if c.strip())
     bad = [c for c in cams if c not in CAMERAS]
     if not cams or bad or len(set(cams)) != len(cams):
-        parser.error(f"--cameras {text!r}: give distinct names of {', '.join(CAMERAS)} (bad: {bad or 'none given'})")
+        raise TaskError(f"--cameras {text!r}: give distinct names of {', '.join(CAMERAS)} (bad: {bad or 'none given'})")
     return cams
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from simdist.offscreen import default_offscreen_gl
-
-    default_offscreen_gl()  # before MuJoCo is imported: MUJOCO_GL=egl on a headless machine
-    parser = _parser()
-    args = parser.parse_args(argv)
-    cameras = _cameras(parser, args.cameras)
-    try:
-        summary = add_images(args.src, args.out, cameras=cameras, size=args.size, max_episodes=args.max_episodes,
-                             task=args.task, seed=args.seed, randomization=None if args.no_randomize else "default",
-                             progress=not args.no_progress)
-    except (DataError, ValueError, KeyError, RuntimeError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    print(" ".join(f"{k}={v}" for k, v in summary.items()))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
-

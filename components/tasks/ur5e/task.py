@@ -15,11 +15,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from simdist.capabilities import DataGeneration, EvaluationProtocol, StateCloning
 from simdist.data.schema import DatasetSpec
+from simdist.evaluation import EvaluationResult
 from simdist.profiles import ProfileSchema
 from simdist.registry import register
-from simdist.tasks import Task, TaskError
-from simdist.workflows.evaluation import EvaluationResult
+from simdist.tasks import TaskError
 
 LATTICE_CELLS = 20
 
@@ -29,7 +30,7 @@ UR5E_OBS_NOISE = {"proprio": [0.002] * 6 + [0.02] * 6 + [0.0005] * 3 + [0.002] *
 
 
 @dataclass
-class UR5eTask(Task):
+class UR5eTask(EvaluationProtocol, StateCloning, DataGeneration):
     """Shared by both UR5e tasks. ``profile``: a built-in name, a YAML path or a mapping (None: the training
     simulator); ``grid``: ``narrow`` or ``wide``; ``control_hz``: 5 (the paper) or 10; ``contacts``: the
     contact recipe (``noslip``, the calibrated physics; ``fast``: no no-slip iterations, a stiffer gripper and
@@ -210,17 +211,28 @@ class UR5eTask(Task):
                  progress: bool = True, preset: str = "custom", args: argparse.Namespace | None = None,
                  **options: Any) -> dict[str, Any]:
         """The scripted expert / degraded-variant mixture on the training simulator (``experts`` unused: the
-        experts are scripted); values from the expert critic fitted on continuations (:mod:`.value`)."""
+        experts are scripted); values from the expert critic fitted on continuations (:mod:`.value`). With
+        ``--images-from SRC`` (``args.images_from``): a copy of the state dataset ``SRC`` with camera images and
+        joints instead, for the image world models (:func:`.images.add_images`; ``seed`` draws the visuals)."""
         from simdist.components.tasks.ur5e.data import generate_ur5e
 
         if experts is not None:
             raise TaskError(f"{self.task_name}: the experts are scripted; --experts does not apply")
+        if args is not None and getattr(args, "images_from", None):
+            return self._render_images(out, args, seed=seed, progress=progress)
         if args is not None:
             options.update({k: getattr(args, k) for k in ("critic_envs", "critic_steps", "critic_epochs", "values",
                                                           "value_horizon")
                             if getattr(args, k, None) is not None})
         return generate_ur5e(self, out, num_envs=num_envs, transitions=transitions, seed=seed, progress=progress,
                              preset=preset, **options)
+
+    def _render_images(self, out: str, args: argparse.Namespace, *, seed: int, progress: bool) -> dict[str, Any]:
+        from simdist.components.tasks.ur5e.images import add_images, parse_cameras
+
+        return add_images(args.images_from, out, cameras=parse_cameras(args.cameras), size=args.image_size,
+                          max_episodes=args.max_episodes, task=self.task_name, seed=seed,
+                          randomization=None if args.no_randomize else "default", progress=progress)
 
     # ---- command line ----
     @classmethod
@@ -235,7 +247,7 @@ class UR5eTask(Task):
                                      "fast: none, a 8000 N/m gripper and pads at 5/3 of their friction; "
                                      "fast-stiff: fast with stiff joint dry friction)")
         if command == "generate":
-            from simdist.arguments import positive_int
+            from simdist.arguments import int_range, positive_int
 
             for flag, default, what in (("--critic-envs", 32, "parallel envs of the expert critic's states"),
                                         ("--critic-steps", 300, "control steps those envs run (a state every 10)"),
@@ -247,9 +259,27 @@ class UR5eTask(Task):
             parser.add_argument("--value-horizon", type=positive_int, default=None,
                                 help="ur5e: with --values continuation, expert steps before the critic's bootstrap "
                                      "(default: to the episode's end)")
+            parser.add_argument("--images-from", default=None, metavar="DIR",
+                                help="ur5e: instead of generating, render camera images (and joints) into a copy of "
+                                     "this state dataset, for the image world models (an interrupted run resumes)")
+            parser.add_argument("--cameras", default="front,side,wrist",
+                                help="ur5e: with --images-from, comma-separated of front, side, wrist")
+            parser.add_argument("--image-size", type=int_range(8, 1024), default=64,
+                                help="ur5e: with --images-from, the image side in pixels (the paper: 224)")
+            parser.add_argument("--max-episodes", type=positive_int, default=None,
+                                help="ur5e: with --images-from, render only the first N episodes")
+            parser.add_argument("--no-randomize", action="store_true",
+                                help="ur5e: with --images-from, nominal visuals (no per-episode randomisation)")
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, command: str, profile: Any = None) -> UR5eTask:
+        if command == "generate" and getattr(args, "images_from", None):
+            from simdist.components.tasks.ur5e.images import check_request
+
+            if getattr(args, "parts", None) is not None or getattr(args, "expert_only", False):
+                raise TaskError("--images-from renders a copy of one dataset in one process: --parts and "
+                                "--expert-only do not apply")
+            check_request(args.images_from, args.out, args.cameras)  # before any work
         try:
             return cls(profile=profile, grid=getattr(args, "grid", "wide"),
                        control_hz=getattr(args, "control_hz", 5), contacts=getattr(args, "contacts", "noslip"))

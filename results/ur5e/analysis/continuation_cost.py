@@ -2,7 +2,7 @@
 
 Batches of 16 peg simulations (four by default) in the training simulator are driven 20 steps by the scripted expert
 with N(0, 0.5²) action noise (a perturbed data-engine state), cloned, and labelled twice by the task's expert
-continuation (``Task.true_returns`` with no prefix: the scripted expert until each episode ends): once as the
+continuation (``StateCloning.true_returns`` with no prefix: the scripted expert until each episode ends): once as the
 library does now (``active``: finished rows stop costing physics), once with every row stepped to the end (the
 earlier behaviour, by making ``active`` always None for the run). Prints the rows still running along the
 continuation, both CPU times and the largest label difference (0: the same labels), and writes them as JSON:

@@ -4,7 +4,7 @@ A perfect world model would predict each candidate's rewards exactly and reach i
 thing left between the planner and the true ranking is then the value label at that end state. This module
 measures that gap with no model at all. States the scripted expert visits on the task's profile and grid are
 cloned; at each, K candidates of T steps (the expert's action held, plus Gaussian noise σ: the planner's prior
-samples) run open loop from a clone (:func:`~.value.run_prefix`), giving their true discounted rewards and
+samples) run open loop from a clone (the plug-in's ``value.run_prefix``), giving their true discounted rewards and
 their true end states. The truth is what the planner predicts with a perfect value: the rewards plus γ^T times
 the expert's own continuation from the end state until the episode ends (success absorbing, as the labels).
 A value-label method scores the candidates as Σγ^k r_k + γ^T V(s_T) with its V; Spearman's ρ against the truth
@@ -12,12 +12,16 @@ A value-label method scores the candidates as Σγ^k r_k + γ^T V(s_T) with its 
 test with V replaced by the expert's continuation return computed again in a fresh simulation (1 up to
 simulation noise: the truth is that quantity).
 
-Methods (:func:`run_gate`): ``rewards`` (V = 0), the continuation critic of the data engine (:mod:`.value`) at
+Methods (:func:`run_gate`): ``rewards`` (V = 0), the continuation critic of the data engine (the UR5e plug-in's
+``value`` module) at
 its default size and larger, each with and without the privileged inputs, a TD(λ) critic fitted on the
 expert's own transitions, and n-step Monte-Carlo V^e (the expert for n steps, then the critic), with the
 cost of each: the one-off fitting cost and the labelling cost per state.
 
-    python -m simdist.components.tasks.ur5e.labels --task ur5e-peg --grid narrow --out results/ur5e/labels/ur5e-peg.json
+    python -m results.ur5e.label_gate --task ur5e-peg --grid narrow --out results/ur5e/labels/ur5e-peg.json
+
+A research script on the UR5e plug-in's own value labels: it imports the plug-in's modules (``value``, ``expert``,
+``data``), which results/ allows for the plug-in of its area only (``tests/test_results_api.py``).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from results.runner import atomic_path
 from simdist.components.tasks.ur5e.value import (
     FEATURE_GROUPS,
     ArmCritic,
@@ -43,7 +48,6 @@ from simdist.components.tasks.ur5e.value import (
     fit_critic,
     run_prefix,
 )
-from simdist.rows import concat_rows, take_rows
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +127,15 @@ def expert_states(task: Any, cfg: GateConfig) -> tuple[Any, np.ndarray]:
                 expert.reset(done)
     finally:
         env.close()
-    return concat_rows(snaps), np.concatenate(acts)
+    return task.merge_states(snaps), np.concatenate(acts)
+
+
+def take_rows(states: Any, rows: np.ndarray) -> Any:
+    """Rows ``rows`` of every leaf of a row-first tree of cloned states (repeats allowed: one state, many
+    candidates)."""
+    if isinstance(states, dict):
+        return {k: take_rows(v, rows) for k, v in states.items()}
+    return states[rows]
 
 
 def hold_candidates(actions: np.ndarray, cfg: GateConfig) -> np.ndarray:
@@ -172,7 +184,7 @@ def expert_return(task: Any, states: Any, *, gamma: float, seed: int, horizon: i
 def label_report(o: Oracle, labels: np.ndarray, gamma: float) -> dict[str, Any]:
     """The ranking of the candidates scored with ``labels`` against the truth, and the labels' own error at the
     end states (R² and RMS against the expert's continuation, where the episode had not ended)."""
-    from simdist.diagnostics.mechanism import ranking_report
+    from simdist.diagnostics import ranking_report
 
     rep = ranking_report(o.score(labels, gamma), o.truth)
     live = ~o.ended.ravel()
@@ -190,7 +202,6 @@ def critic_states(task: Any, *, num_envs: int, steps: int, every: int, seed: int
     labels, with the CPU seconds they took; cached in ``cache`` (an .npz) so a rerun resumes."""
     from simdist.components.tasks.ur5e.data import PolicyMixture
     from simdist.components.tasks.ur5e.expert import make_expert, suboptimal_experts
-    from simdist.fsutil import atomic_path
 
     if cache is not None and cache.is_file():
         z = np.load(cache)
@@ -289,8 +300,6 @@ def cached_oracle(task: Any, cfg: GateConfig, cache: Path | None, progress: bool
     """:func:`oracle`, kept in ``cache`` (a pickle named by the config) so a rerun resumes after it."""
     import pickle
 
-    from simdist.fsutil import atomic_path
-
     name = "oracle-" + "-".join(f"{k}{v}" for k, v in asdict(cfg).items()) + f"-{task.name}.pkl"
     path = None if cache is None else cache / name
     if path is not None and path.is_file():
@@ -374,9 +383,9 @@ def run_gate(task: Any, cfg: GateConfig, *, cache: Path | None = None, critic_en
 
 def main(argv: list[str] | None = None) -> None:
     from simdist import get
-    from simdist.fsutil import atomic_write_json
+    from simdist.data import atomic_write_json
 
-    p = argparse.ArgumentParser(prog="python -m simdist.components.tasks.ur5e.labels",
+    p = argparse.ArgumentParser(prog="python -m results.ur5e.label_gate",
                                 description=__doc__.split("\n")[0])
     p.add_argument("--task", default="ur5e-peg", choices=("ur5e-peg", "ur5e-table-leg"))
     p.add_argument("--profile", default="sim", help="the profile the states and candidates run on (default sim)")
@@ -402,7 +411,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as err:  # noqa: BLE001 - a bad profile: one line, exit 2
         p.error(f"--profile {args.profile}: {err}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    command = "python -m simdist.components.tasks.ur5e.labels " + " ".join(argv or sys.argv[1:])
+    command = "python -m results.ur5e.label_gate " + " ".join(argv or sys.argv[1:])
 
     def write(report: dict[str, Any]) -> None:
         atomic_write_json(Path(args.out), report | {"command": command})
