@@ -29,7 +29,7 @@ OUT = Path("results/official/protocol/foam-hard")
 OFFICIAL = "simdist/go2-official"
 #: the official robot's planner: the ``paper`` preset (450 + 22 x 8, std 2.0, no ensembling) with the released
 #: initial mean (SIMDIST 11.1a: the previous plan's last step, then zeros)
-PAPER = ["--planner-preset", "paper", "--warm-start", "official"]
+PAPER = ["--planner-preset", "paper", "--planner.warm_start", "official"]
 #: the closed loop at the speed where zero-shot fell in every trial so far (docs/official.md 6.1-6.2); the paper's
 #: planner costs about 0.4 s of CPU per env and tick here, so the two slower-walking speeds are left out, and the
 #: 30 trials run as 3 chunks of 10 (seeds 0-2), each its own result file, so that an interrupted run loses one chunk
@@ -51,8 +51,8 @@ def control(driver: str, std: str, pool: str) -> tuple[Path, list[str]]:
     """``simdist mechanism --split --true-value``: the frozen heads on the candidates' true latents beside their
     predicted ones, ρ bootstrapped over episodes; ``driver`` ``realtime`` (docs 6.2's states) or ``paper``,
     candidates from every iteration (``all``) or from the last one (``last``)."""
-    planner = (["--planner-preset", "realtime", "--init-std", std] if driver == "realtime" else [*PAPER, "--init-std",
-                                                                                                  std])
+    planner = ["--planner-preset", "realtime"] if driver == "realtime" else PAPER
+    planner = [*planner, "--planner.init_std", std]
     out = OUT / f"control_{driver}_std{std}_{pool}.json"
     return out, simdist_command("mechanism", "--task", "go2", "--real", PROFILE, "--model", f"zero-shot={OFFICIAL}",
                                 *planner, *ON_FOAM, "--pool", pool, "--split", "--true-value", "--out", str(out))
