@@ -158,7 +158,7 @@ class CEMPlanner(Planner):
         needs_chunk = self.num_policy_samples or cfg.warm_start == "policy"
         chunk = wm.policy_actions(encoding, command) if needs_chunk else None
         fixed: list[Tensor] = []  # the policy samples and their scores: drawn and scored once per tick
-        if self.num_policy_samples:
+        if chunk is not None and self.num_policy_samples:
             noise = torch.randn(b, self.num_policy_samples, t, a, generator=gen, device=dev, dtype=dt)
             policy_samples = self.clip(chunk[:, None] + cfg.base_act_std * noise)
             fixed = [policy_samples, self.executor.score(policy_samples, *ctx)]
