@@ -16,7 +16,7 @@ EXPERIMENTS = (
                    step("agents", f"{CEM} agents", "outputs/planners/agents/", dry="--dry-run",
                         needs=("outputs/planners/toy/toy-sim/config.json",)),
                    step("evaluate", f"{CEM} evaluate", f"{R}/{{toy,toy-lag,go2,go2-slope}}_{{mppi,cem}}.json",
-                        dry="--dry-run"),
+                        f"{R}/go2-slope_{{mppi,cem}}_seed1.json", dry="--dry-run"),
                    step("ticks", f"{CEM} ticks", f"{R}/ticks_{{toy,go2}}.json", dry="--dry-run"),
                    step("table", f"{CEM} table", "printed"))),
 )
