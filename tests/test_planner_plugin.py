@@ -57,7 +57,7 @@ def test_a_planner_from_outside_the_repository_runs_from_the_command_line(tmp_pa
     folder = agent.save_pretrained(tmp_path / "toy-agent")
     listed = _simdist(tmp_path / "site", "components")
     assert listed.returncode == 0, listed.stderr
-    assert re.search(r"^planner +mppi, mppi_naive, policy, zero$", listed.stdout, re.M), listed.stdout
+    assert re.search(r"^planner +cem, mppi, mppi_naive, policy, zero$", listed.stdout, re.M), listed.stdout
     ran = _simdist(tmp_path / "site", "evaluate", "--task", "toy-reach", "--agent", str(folder), "--planner", "zero",
                    "--trials", "1", "--envs", "1", "--json")
     assert ran.returncode == 0, ran.stderr
