@@ -141,3 +141,20 @@ def test_simdist_evaluate_acts_with_it_from_planner_json(toy: WorldModel, tmp_pa
     assert code == 0
     settings = json.loads(capsys.readouterr().out)["details"]["settings"]
     assert settings["planner_settings"]["planner"] == "cem" and settings["planner_settings"]["num_samples"] == 8
+
+
+def test_its_options_work_on_the_command_line(toy: WorldModel, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """An MPPI agent acts with CEM by ``--planner cem``; ``--planner.KEY`` sets CEM's own options, checked against
+    ``CEMConfig`` (one line for a key CEM does not have), with nothing in the core naming them."""
+    folder = save_agent(toy, tmp_path / "agent", {"planner": "mppi", "num_samples": 16, "iterations": 1})
+    base = ["evaluate", "--task", "toy-reach", "--agent", str(folder), "--trials", "1", "--envs", "1", "--json",
+            "--planner", "cem"]
+    assert simdist_main([*base, "--planner.num_samples", "8", "--planner.num_elites=3", "--planner.momentum",
+                         "0.2"]) == 0
+    ran = json.loads(capsys.readouterr().out)["details"]["settings"]["planner_settings"]
+    assert (ran["planner"], ran["num_samples"], ran["num_elites"], ran["momentum"]) == ("cem", 8, 3, 0.2)
+    with pytest.raises(SystemExit) as exit_:
+        simdist_main([*base, "--planner.temperature", "0.3"])  # an MPPI setting CEM does not have
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.strip().splitlines()) == 1 and "--planner.temperature" in err
