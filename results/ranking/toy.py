@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +39,14 @@ TASK = ["--task", "toy-reach", "--profile", "sim"]
 SPREAD = ["--init-std", "2.0"]
 #: how states are visited and candidates drawn (16 of the planner's candidates a state, every 10th control step)
 VISIT = ["--candidates", "16", "--every", "10", "--envs", "16"]
-SHARDS, SHARD_STATES, TRAIN_SEED = 10, 400, 100
+SHARDS, SHARD_STATES, TRAIN_SEED = 30, 400, 100
 HELDOUT_STATES = 400
 #: held-out sets: name -> (seed, pool, truth)
 HELDOUT = {"all": (900, "all", "expert"), "last": (901, "last", "expert"), "all-critic": (900, "all", "critic")}
-SIZES = (400, 1200, 4000)
+SIZES = (400, 1200, 4000, 12000)
+#: the expert-truth training shards: the first of the critic's seeds (the same states and candidates), to compare the
+#: two truths at equal states
+EXPERT_SHARDS = 3
 #: levers: name -> (description, value-rank fit options)
 LEVERS = {
     "within-value": ("value head on the within-state error (`value-rank fit` before this work)",
@@ -66,11 +70,14 @@ def pretrain(dry: bool) -> None:
          "pretrain", dry)
 
 
-def collect(dry: bool, rank: int, world: int) -> None:
-    _run(simdist_command("value-rank", "collect", *TASK, "--agent", str(MODEL), *SPREAD, *VISIT, "--truth", "critic",
-                         "--shards", str(SHARDS), "--states", str(SHARD_STATES), "--seed", str(TRAIN_SEED),
-                         "--rank", str(rank), "--world", str(world), "--out", str(DATA / "train-critic")),
-         f"collect-{rank}", dry)
+def collect(dry: bool, rank: int, world: int, only: str | None) -> None:
+    for truth, shards in (("critic", SHARDS), ("expert", EXPERT_SHARDS)):
+        if only and truth != only:
+            continue
+        _run(simdist_command("value-rank", "collect", *TASK, "--agent", str(MODEL), *SPREAD, *VISIT, "--truth", truth,
+                             *(["--parts"] if truth == "expert" else []), "--shards", str(shards), "--states",
+                             str(SHARD_STATES), "--seed", str(TRAIN_SEED), "--rank", str(rank), "--world", str(world),
+                             "--out", str(DATA / f"train-{truth}")), f"collect-{truth}-{rank}", dry)
 
 
 def heldout_path(name: str) -> Path:
@@ -91,22 +98,34 @@ def fitted(lever: str, size: int) -> Path:
     return OUT / f"{lever}-{size}"
 
 
+def fits() -> dict[str, list[str]]:
+    """Every fit: its model's name -> its ``value-rank fit`` options (each lever at each size on the critic's
+    truth; ListNet on the expert's truth of the same first states)."""
+    rows = {f"{lever}-{size}": ["--data", str(DATA / "train-critic"), "--max-states", str(size), *options]
+            for lever, (_, options) in LEVERS.items() for size in SIZES}
+    expert = EXPERT_SHARDS * SHARD_STATES
+    rows[f"listnet-expert-{expert}"] = ["--data", str(DATA / "train-expert"), "--max-states", str(expert),
+                                        *LEVERS["listnet"][1]]
+    return rows
+
+
+def fit_command(name: str) -> list[str]:
+    return ["value-rank", "fit", "--agent", str(MODEL), *fits()[name], *FIT_STEPS, "--out", str(OUT / name)]
+
+
 def fit(dry: bool, only: str | None) -> None:
-    for lever, (_, options) in LEVERS.items():
-        if only and lever != only:
+    for name in fits():
+        if only and not name.startswith(only):
             continue
-        for size in SIZES:
-            if (ROOT / fitted(lever, size) / "config.json").is_file():
-                print(f"{fitted(lever, size)} exists: kept")
-                continue
-            _run(simdist_command("value-rank", "fit", "--agent", str(MODEL), "--data", str(DATA / "train-critic"),
-                                 "--max-states", str(size), *options, *FIT_STEPS, "--out", str(fitted(lever, size))),
-                 f"fit-{lever}-{size}", dry)
+        if (ROOT / OUT / name / "config.json").is_file():
+            print(f"{OUT / name} exists: kept")
+            continue
+        _run(simdist_command(*fit_command(name)), f"fit-{name}", dry)
 
 
 def models() -> list[str]:
     """``NAME=FOLDER`` of the base model and every fitted one."""
-    return [f"base={MODEL}"] + [f"{lever}-{size}={fitted(lever, size)}" for lever in LEVERS for size in SIZES]
+    return [f"base={MODEL}"] + [f"{name}={OUT / name}" for name in fits()]
 
 
 def score(dry: bool) -> None:
@@ -143,8 +162,8 @@ def _estimate(e: dict[str, Any]) -> dict[str, Any]:
 
 def _closed_loop(name: str) -> dict[str, Any]:
     result = _load(OUT / "eval" / f"{name}.json")
-    row = {"return": _estimate(vars(bootstrap_ci(result["values"]))),
-           "success": _estimate(vars(bootstrap_ci([float(s) for s in result["success"]])))}
+    row = {"return": _estimate(asdict(bootstrap_ci(result["values"]))),
+           "success": _estimate(asdict(bootstrap_ci([float(s) for s in result["success"]])))}
     agent, extra = agents()[name]
     return row | {"command": shlex.join(["simdist", "evaluate", *TASK, "--agent", str(agent), *extra, *TRIALS])}
 
@@ -172,19 +191,23 @@ def gates(dry: bool) -> None:
         "cost": _shard_cost(), "critic_vs_expert": {k: truth["compare"][k] for k in ("spearman", "top1", "regret")},
         "command": f"{score_cmd} --compare {heldout_path('all-critic')}"})
     curve = {}
-    for lever, (what, options) in LEVERS.items():
+    for lever, (what, _) in LEVERS.items():
         rows = [{"states": 0, "last": _estimate(scores["last"]["scores"]["base"]["spearman"]),
                  "pooled": _estimate(scores["all"]["scores"]["base"]["spearman"])}]
         rows += [{"states": size, "last": _estimate(scores["last"]["scores"][f"{lever}-{size}"]["spearman"]),
                   "pooled": _estimate(scores["all"]["scores"][f"{lever}-{size}"]["spearman"])} for size in SIZES]
         curve[lever] = rows
+        if lever == "listnet":
+            expert = f"listnet-expert-{EXPERT_SHARDS * SHARD_STATES}"
+            curve["listnet-expert"] = [{"states": EXPERT_SHARDS * SHARD_STATES,
+                                        "last": _estimate(scores["last"]["scores"][expert]["spearman"]),
+                                        "pooled": _estimate(scores["all"]["scores"][expert]["spearman"]),
+                                        "command": shlex.join(["simdist", *fit_command(expert)])}]
         name = f"{lever}-{SIZES[-1]}"
         split = {pool: {k: _estimate(scores[pool]["scores"][name]["split"][k]) for k in
                         ("rho_reward", "rho_value", "rho_score_vs_horizon", "rho_score_vs_tail",
                          "predicted_reward_spread", "predicted_value_spread")} for pool in scores}
-        fit_cmd = shlex.join(["simdist", "value-rank", "fit", "--agent", str(MODEL), "--data",
-                              str(DATA / "train-critic"), "--max-states", str(SIZES[-1]), *options, *FIT_STEPS,
-                              "--out", str(fitted(lever, SIZES[-1]))])
+        fit_cmd = shlex.join(["simdist", *fit_command(name)])
         last, pooled = (_estimate(scores[p]["scores"][name]["spearman"]) for p in ("last", "all"))
         write_json(ROOT / RESULTS / f"gate-a_{lever}.json", {
             "lever": lever, "what": what, "task": "toy-reach", "gate": "a", "threshold": 0.7,
@@ -238,6 +261,11 @@ def table(dry: bool) -> None:
     for lever, r in a.items():
         lines.append(f"| {lever} | " + " | ".join(f"{_cell(row['last'])} / {_cell(row['pooled'])}"
                                                   for row in r["curve"]) + " |")
+    curve = _load(RESULTS / "curve.json")["curve"]
+    for row in curve.get("listnet-expert", []):
+        lines += ["", f"ListNet on the expert's truth of the first {row['states']} training states (the same states "
+                  f"and candidates): ρ last iteration {_cell(row['last'])}, pooled {_cell(row['pooled'])} "
+                  f"(`{row['command']}`)."]
     write_text(ROOT / RESULTS / "tables.md", "\n".join(lines) + "\n")
     print((ROOT / RESULTS / "tables.md").read_text())
 
@@ -245,14 +273,15 @@ def table(dry: bool) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("stage", choices=("pretrain", "collect", "heldout", "fit", "score", "evaluate", "gates", "table"))
-    p.add_argument("--only", default=None, help="heldout, fit, evaluate: only this set, lever or row")
+    p.add_argument("--only", default=None,
+                   help="collect: only this truth; heldout, fit, evaluate: only this set, fit (prefix) or row")
     p.add_argument("--rank", type=int, default=0)
     p.add_argument("--world", type=int, default=1)
     p.add_argument("--dry-run", action="store_true")
     args = p.parse_args()
     dry = args.dry_run
     if args.stage == "collect":
-        collect(dry, args.rank, args.world)
+        collect(dry, args.rank, args.world, args.only)
     elif args.stage in ("heldout", "fit", "evaluate"):
         {"heldout": heldout, "fit": fit, "evaluate": evaluate}[args.stage](dry, args.only)
     else:
