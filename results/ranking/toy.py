@@ -35,18 +35,19 @@ DATA = Path("data/ranking/toy")
 RESULTS = Path("results/ranking/toy")
 MODEL = OUT / "pre" / "toy-sim"
 TASK = ["--task", "toy-reach", "--profile", "sim"]
-#: the planner's spread for every stage: the paper's MPPI initial std
-SPREAD = ["--init-std", "2.0"]
+#: the planner for every stage: the toy demo's MPPI budget (128 samples x 4 iterations; the pretrained folder has no
+#: planner.json) at the paper's initial spread
+SPREAD = ["--num-samples", "128", "--iterations", "4", "--init-std", "2.0"]
 #: how states are visited and candidates drawn (16 of the planner's candidates a state, every 10th control step)
 VISIT = ["--candidates", "16", "--every", "10", "--envs", "16"]
-SHARDS, SHARD_STATES, TRAIN_SEED = 30, 400, 100
-HELDOUT_STATES = 400
+SHARDS, SHARD_STATES, TRAIN_SEED = 4, 400, 100
+HELDOUT_STATES = 200
 #: held-out sets: name -> (seed, pool, truth)
 HELDOUT = {"all": (900, "all", "expert"), "last": (901, "last", "expert"), "all-critic": (900, "all", "critic")}
-SIZES = (400, 1200, 4000, 12000)
+SIZES = (400, 1600)
 #: the expert-truth training shards: the first of the critic's seeds (the same states and candidates), to compare the
 #: two truths at equal states
-EXPERT_SHARDS = 3
+EXPERT_SHARDS = 0
 #: levers: name -> (description, value-rank fit options)
 LEVERS = {
     "within-value": ("value head on the within-state error (`value-rank fit` before this work)",
@@ -54,8 +55,8 @@ LEVERS = {
     "listnet": ("ListNet + parts regression, reward and value heads (`score_heads`)",
                 ["--objective", "listnet", "--train", "score_heads"]),
 }
-FIT_STEPS = ["--steps", "2000", "--batch-states", "32"]
-TRIALS = ["--trials", "32", "--seed", "2", "--envs", "16"]
+FIT_STEPS = ["--steps", "600", "--batch-states", "32"]
+TRIALS = ["--trials", "16", "--seed", "2", "--envs", "16"]
 
 
 def _run(cmd: list[str], name: str, dry: bool) -> None:
@@ -72,7 +73,7 @@ def pretrain(dry: bool) -> None:
 
 def collect(dry: bool, rank: int, world: int, only: str | None) -> None:
     for truth, shards in (("critic", SHARDS), ("expert", EXPERT_SHARDS)):
-        if only and truth != only:
+        if (only and truth != only) or not shards:
             continue
         _run(simdist_command("value-rank", "collect", *TASK, "--agent", str(MODEL), *SPREAD, *VISIT, "--truth", truth,
                              *(["--parts"] if truth == "expert" else []), "--shards", str(shards), "--states",
@@ -104,8 +105,9 @@ def fits() -> dict[str, list[str]]:
     rows = {f"{lever}-{size}": ["--data", str(DATA / "train-critic"), "--max-states", str(size), *options]
             for lever, (_, options) in LEVERS.items() for size in SIZES}
     expert = EXPERT_SHARDS * SHARD_STATES
-    rows[f"listnet-expert-{expert}"] = ["--data", str(DATA / "train-expert"), "--max-states", str(expert),
-                                        *LEVERS["listnet"][1]]
+    if expert:
+        rows[f"listnet-expert-{expert}"] = ["--data", str(DATA / "train-expert"), "--max-states", str(expert),
+                                            *LEVERS["listnet"][1]]
     return rows
 
 
@@ -130,7 +132,7 @@ def models() -> list[str]:
 
 def score(dry: bool) -> None:
     for pool in ("all", "last"):
-        compare = ["--compare", str(heldout_path("all-critic"))] if pool == "all" else []
+        compare = ["--compare", str(heldout_path("all-critic"))] if pool == "all" and (ROOT / heldout_path("all-critic")).is_file() else []
         cmd = simdist_command("value-rank", "score", *[a for m in models() for a in ("--model", m)], "--data",
                               str(heldout_path(pool)), *compare, "--out", str(OUT / f"score-{pool}.json"))
         run_result_step(OUT / f"score-{pool}.json", cmd, dry)
@@ -197,7 +199,7 @@ def gates(dry: bool) -> None:
         rows += [{"states": size, "last": _estimate(scores["last"]["scores"][f"{lever}-{size}"]["spearman"]),
                   "pooled": _estimate(scores["all"]["scores"][f"{lever}-{size}"]["spearman"])} for size in SIZES]
         curve[lever] = rows
-        if lever == "listnet":
+        if lever == "listnet" and EXPERT_SHARDS:
             expert = f"listnet-expert-{EXPERT_SHARDS * SHARD_STATES}"
             curve["listnet-expert"] = [{"states": EXPERT_SHARDS * SHARD_STATES,
                                         "last": _estimate(scores["last"]["scores"][expert]["spearman"]),

@@ -97,7 +97,7 @@ class CandidateSet:
         sets = list(sets)
         if not sets:
             raise ValueError("no candidate sets to join")
-        parts = set.intersection(*(set(s.parts) for s in sets))
+        parts = set(sets[0].parts).intersection(*(s.parts for s in sets[1:]))
         return cls({k: torch.cat([s.obs_hist[k] for s in sets]) for k in sets[0].obs_hist},
                    torch.cat([s.act_hist for s in sets]), torch.cat([s.command for s in sets]),
                    torch.cat([s.candidates for s in sets]), torch.cat([s.returns for s in sets]),
