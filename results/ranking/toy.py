@@ -47,7 +47,7 @@ HELDOUT = {"all": (900, "all", "expert"), "last": (901, "last", "expert"), "all-
 SIZES = (400, 1600)
 #: the expert-truth training shards: the first of the critic's seeds (the same states and candidates), to compare the
 #: two truths at equal states
-EXPERT_SHARDS = 0
+EXPERT_SHARDS, EXPERT_STATES = 2, 200
 #: levers: name -> (description, value-rank fit options)
 LEVERS = {
     "within-value": ("value head on the within-state error (`value-rank fit` before this work)",
@@ -72,12 +72,12 @@ def pretrain(dry: bool) -> None:
 
 
 def collect(dry: bool, rank: int, world: int, only: str | None) -> None:
-    for truth, shards in (("critic", SHARDS), ("expert", EXPERT_SHARDS)):
+    for truth, shards, states in (("critic", SHARDS, SHARD_STATES), ("expert", EXPERT_SHARDS, EXPERT_STATES)):
         if (only and truth != only) or not shards:
             continue
         _run(simdist_command("value-rank", "collect", *TASK, "--agent", str(MODEL), *SPREAD, *VISIT, "--truth", truth,
                              *(["--parts"] if truth == "expert" else []), "--shards", str(shards), "--states",
-                             str(SHARD_STATES), "--seed", str(TRAIN_SEED), "--rank", str(rank), "--world", str(world),
+                             str(states), "--seed", str(TRAIN_SEED), "--rank", str(rank), "--world", str(world),
                              "--out", str(DATA / f"train-{truth}")), f"collect-{truth}-{rank}", dry)
 
 
@@ -104,7 +104,7 @@ def fits() -> dict[str, list[str]]:
     truth; ListNet on the expert's truth of the same first states)."""
     rows = {f"{lever}-{size}": ["--data", str(DATA / "train-critic"), "--max-states", str(size), *options]
             for lever, (_, options) in LEVERS.items() for size in SIZES}
-    expert = EXPERT_SHARDS * SHARD_STATES
+    expert = EXPERT_SHARDS * EXPERT_STATES
     if expert:
         rows[f"listnet-expert-{expert}"] = ["--data", str(DATA / "train-expert"), "--max-states", str(expert),
                                             *LEVERS["listnet"][1]]
@@ -132,7 +132,8 @@ def models() -> list[str]:
 
 def score(dry: bool) -> None:
     for pool in ("all", "last"):
-        compare = ["--compare", str(heldout_path("all-critic"))] if pool == "all" and (ROOT / heldout_path("all-critic")).is_file() else []
+        critic = heldout_path("all-critic")
+        compare = ["--compare", str(critic)] if pool == "all" and (ROOT / critic).is_file() else []
         cmd = simdist_command("value-rank", "score", *[a for m in models() for a in ("--model", m)], "--data",
                               str(heldout_path(pool)), *compare, "--out", str(OUT / f"score-{pool}.json"))
         run_result_step(OUT / f"score-{pool}.json", cmd, dry)
@@ -200,8 +201,8 @@ def gates(dry: bool) -> None:
                   "pooled": _estimate(scores["all"]["scores"][f"{lever}-{size}"]["spearman"])} for size in SIZES]
         curve[lever] = rows
         if lever == "listnet" and EXPERT_SHARDS:
-            expert = f"listnet-expert-{EXPERT_SHARDS * SHARD_STATES}"
-            curve["listnet-expert"] = [{"states": EXPERT_SHARDS * SHARD_STATES,
+            expert = f"listnet-expert-{EXPERT_SHARDS * EXPERT_STATES}"
+            curve["listnet-expert"] = [{"states": EXPERT_SHARDS * EXPERT_STATES,
                                         "last": _estimate(scores["last"]["scores"][expert]["spearman"]),
                                         "pooled": _estimate(scores["all"]["scores"][expert]["spearman"]),
                                         "command": shlex.join(["simdist", *fit_command(expert)])}]
