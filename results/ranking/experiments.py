@@ -15,15 +15,17 @@ EXPERIMENTS = (
                "2. The toy: gates (a) and (b)", (
                    step("pretrain", f"{TOY} pretrain", "outputs/ranking/toy/pre/", dry="--dry-run",
                         what="the toy demo's data and pretraining, seed 0 (~4 min)"),
-                   step("collect", f"{TOY} collect", "data/ranking/toy/train-critic/", dry="--dry-run", needs=MODEL,
-                        what="30 shards of 400 states; `-- --rank R --world W` spreads them over processes"),
+                   step("collect", f"{TOY} collect", "data/ranking/toy/train-{critic,expert}/", dry="--dry-run",
+                        needs=MODEL, what="4 shards of 400 states (critic truth), 2 of 200 (expert truth); "
+                        "`-- --rank R --world W` spreads them"),
                    step("heldout", f"{TOY} heldout", "data/ranking/toy/heldout-*.safetensors", dry="--dry-run",
-                        needs=MODEL, what="400 states each, the expert's continuation as truth"),
-                   step("fit", f"{TOY} fit", "outputs/ranking/toy/*-{400,1200,4000,12000}/", dry="--dry-run",
+                        needs=MODEL, what="200 states a pool, the expert's continuation as truth, and the critic's "
+                        "on the same states"),
+                   step("fit", f"{TOY} fit", "outputs/ranking/toy/*-{400,1600}/", dry="--dry-run",
                         needs=MODEL),
                    step("score", f"{TOY} score", "outputs/ranking/toy/score-{all,last}.json", dry="--dry-run"),
                    step("evaluate", f"{TOY} evaluate", "outputs/ranking/toy/eval/", dry="--dry-run",
-                        what="32 trials a row in the training simulator"),
+                        what="16 trials a row in the training simulator"),
                    step("gates", f"{TOY} gates", "results/ranking/toy/*.json", dry="--dry-run"),
                    step("table", f"{TOY} table", "results/ranking/toy/tables.md", dry="--dry-run"))),
 )

@@ -142,7 +142,10 @@ def score(dry: bool) -> None:
 #: the closed-loop rows of gate b: name -> (agent, extra options)
 def agents() -> dict[str, tuple[Path, list[str]]]:
     rows = {"policy-head": (MODEL, ["--planner", "policy"]), "planner-base": (MODEL, SPREAD)}
-    return rows | {f"planner-{lever}": (fitted(lever, SIZES[-1]), SPREAD) for lever in LEVERS}
+    rows |= {f"planner-{lever}": (fitted(lever, SIZES[-1]), SPREAD) for lever in LEVERS}
+    if EXPERT_SHARDS:
+        rows["planner-listnet-expert"] = (OUT / f"listnet-expert-{EXPERT_SHARDS * EXPERT_STATES}", SPREAD)
+    return rows
 
 
 def evaluate(dry: bool, only: str | None) -> None:
@@ -206,26 +209,39 @@ def gates(dry: bool) -> None:
                                         "last": _estimate(scores["last"]["scores"][expert]["spearman"]),
                                         "pooled": _estimate(scores["all"]["scores"][expert]["spearman"]),
                                         "command": shlex.join(["simdist", *fit_command(expert)])}]
-        name = f"{lever}-{SIZES[-1]}"
-        split = {pool: {k: _estimate(scores[pool]["scores"][name]["split"][k]) for k in
-                        ("rho_reward", "rho_value", "rho_score_vs_horizon", "rho_score_vs_tail",
-                         "predicted_reward_spread", "predicted_value_spread")} for pool in scores}
-        fit_cmd = shlex.join(["simdist", *fit_command(name)])
-        last, pooled = (_estimate(scores[p]["scores"][name]["spearman"]) for p in ("last", "all"))
-        write_json(ROOT / RESULTS / f"gate-a_{lever}.json", {
-            "lever": lever, "what": what, "task": "toy-reach", "gate": "a", "threshold": 0.7,
-            "estimate": {"last": last, "pooled": pooled}, "states": last["n"], "training_states": SIZES[-1],
-            "passes": bool(last["mean"] >= 0.7 and pooled["mean"] >= 0.7), "split": split,
-            "truth_spread": {k: _estimate(truth[k]) for k in ("true_spread", "horizon_spread", "tail_spread")},
-            "curve": rows, "command": fit_cmd, "score_command": score_cmd})
-        planner, policy = _closed_loop(f"planner-{lever}"), _closed_loop("policy-head")
-        write_json(ROOT / RESULTS / f"gate-b_{lever}.json", {
-            "lever": lever, "what": what, "task": "toy-reach", "gate": "b",
-            "estimate": planner["return"], "success": planner["success"], "trials": planner["return"]["n"],
-            "policy_head": policy, "planner_before": _closed_loop("planner-base"),
-            "passes": bool(planner["return"]["low"] > policy["return"]["high"]), "command": planner["command"]})
+        _write_gates(lever, what, f"{lever}-{SIZES[-1]}", SIZES[-1], scores, score_cmd, rows)
+    if EXPERT_SHARDS:
+        size = EXPERT_SHARDS * EXPERT_STATES
+        _write_gates("listnet-expert", "ListNet + parts regression on `score_heads`, the expert's truth",
+                     f"listnet-expert-{size}", size, scores, score_cmd, curve["listnet-expert"])
     write_json(ROOT / RESULTS / "curve.json", {"task": "toy-reach", "what": "whole-score Spearman ρ on held-out "
                                                "states against training states", "curve": curve})
+
+
+def _write_gates(lever: str, what: str, name: str, size: int, scores: dict[str, Any], score_cmd: str,
+                 rows: list[dict[str, Any]]) -> None:
+    """``gate-a_LEVER.json`` from the held-out scores of model ``name``; ``gate-b_LEVER.json`` from its closed loop
+    when that was evaluated."""
+    truth = scores["all"]["truth"]
+    split = {pool: {k: _estimate(scores[pool]["scores"][name]["split"][k]) for k in
+                    ("rho_reward", "rho_value", "rho_score_vs_horizon", "rho_score_vs_tail",
+                     "predicted_reward_spread", "predicted_value_spread")} for pool in scores}
+    fit_cmd = shlex.join(["simdist", *fit_command(name)])
+    last, pooled = (_estimate(scores[p]["scores"][name]["spearman"]) for p in ("last", "all"))
+    write_json(ROOT / RESULTS / f"gate-a_{lever}.json", {
+        "lever": lever, "what": what, "task": "toy-reach", "gate": "a", "threshold": 0.7,
+        "estimate": {"last": last, "pooled": pooled}, "states": last["n"], "training_states": size,
+        "passes": bool(last["mean"] >= 0.7 and pooled["mean"] >= 0.7), "split": split,
+        "truth_spread": {k: _estimate(truth[k]) for k in ("true_spread", "horizon_spread", "tail_spread")},
+        "curve": rows, "command": fit_cmd, "score_command": score_cmd})
+    if not (ROOT / OUT / "eval" / f"planner-{lever}.json").is_file():
+        return
+    planner, policy = _closed_loop(f"planner-{lever}"), _closed_loop("policy-head")
+    write_json(ROOT / RESULTS / f"gate-b_{lever}.json", {
+        "lever": lever, "what": what, "task": "toy-reach", "gate": "b",
+        "estimate": planner["return"], "success": planner["success"], "trials": planner["return"]["n"],
+        "policy_head": policy, "planner_before": _closed_loop("planner-base"),
+        "passes": bool(planner["return"]["low"] > policy["return"]["high"]), "command": planner["command"]})
 
 
 def _cell(e: dict[str, Any]) -> str:
@@ -236,8 +252,10 @@ def table(dry: bool) -> None:
     if dry:
         print(f"+ write {RESULTS}/tables.md from {RESULTS}/*.json")
         return
-    a = {lever: _load(RESULTS / f"gate-a_{lever}.json") for lever in LEVERS}
-    b = {lever: _load(RESULTS / f"gate-b_{lever}.json") for lever in LEVERS}
+    levers = [*LEVERS, *(["listnet-expert"] if EXPERT_SHARDS else [])]
+    a = {lever: _load(RESULTS / f"gate-a_{lever}.json") for lever in levers}
+    b = {lever: _load(RESULTS / f"gate-b_{lever}.json") for lever in levers
+         if (ROOT / RESULTS / f"gate-b_{lever}.json").is_file()}
     lines = ["<!-- Generated by `python -m results.ranking.toy table` from results/ranking/toy/*.json. -->", "",
              "**Gate (a)**: the whole score's Spearman ρ against the true return on held-out states (ρ ≥ 0.7).", "",
              "| lever | task | training states | ρ last iteration | ρ pooled | held-out states | passes | command |",
@@ -262,13 +280,10 @@ def table(dry: bool) -> None:
               "| lever | " + " | ".join(f"{row['states']} states" for row in a[next(iter(a))]["curve"]) + " |",
               "|---|" + "---|" * len(SIZES + (0,))]
     for lever, r in a.items():
+        if lever not in LEVERS:
+            continue
         lines.append(f"| {lever} | " + " | ".join(f"{_cell(row['last'])} / {_cell(row['pooled'])}"
                                                   for row in r["curve"]) + " |")
-    curve = _load(RESULTS / "curve.json")["curve"]
-    for row in curve.get("listnet-expert", []):
-        lines += ["", f"ListNet on the expert's truth of the first {row['states']} training states (the same states "
-                  f"and candidates): ρ last iteration {_cell(row['last'])}, pooled {_cell(row['pooled'])} "
-                  f"(`{row['command']}`)."]
     write_text(ROOT / RESULTS / "tables.md", "\n".join(lines) + "\n")
     print((ROOT / RESULTS / "tables.md").read_text())
 

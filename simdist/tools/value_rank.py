@@ -267,8 +267,12 @@ def score_main(argv: list[str]) -> int:
     setup_logging()
     try:
         agents = {name: load_agent(target) for name, target in models.items()}
-        report = score_candidates({n: a.world_model for n, a in agents.items()}, sets["--data"], gamma=args.gamma,
-                                  compare=sets.get("--compare"))
+        world_models = {n: getattr(a, "world_model", None) for n, a in agents.items()}
+        lacking = [n for n, wm in world_models.items() if wm is None]
+        if lacking:
+            raise ValueError(f"--model {lacking[0]}: a {type(agents[lacking[0]]).__name__} has no world model to "
+                             "score with")
+        report = score_candidates(world_models, sets["--data"], gamma=args.gamma, compare=sets.get("--compare"))
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
     report = {"data": args.data, "models": models, "compare": args.compare} | report
