@@ -1,4 +1,5 @@
-"""Registered freeze policies: ``all`` (pretraining), ``dynamics_only`` (SimDist's finetuning) and ``heads_only``.
+"""Registered freeze policies: ``all`` (pretraining), ``dynamics_only`` (SimDist's finetuning), ``heads_only`` and
+``score_heads`` (the reward and value heads, for ranking distillation).
 A comma-separated list of component names is a policy too (:meth:`simdist.model.freeze.FreezePolicy.parse`)."""
 
 from __future__ import annotations
@@ -29,3 +30,13 @@ class HeadsOnly(FreezePolicy):
 
     def __init__(self, eval_frozen: bool = True) -> None:
         super().__init__({"reward", "value", "policy"}, eval_frozen)
+
+
+@register("freeze_policy", "score_heads")
+class ScoreHeads(FreezePolicy):
+    """The reward and value heads train, the two parts of the planner's score; the encoder, dynamics, policy head
+    and embeddings are frozen (``simdist value-rank fit --train score_heads``: the heads learn to score the
+    frozen dynamics' imagined latents)."""
+
+    def __init__(self, eval_frozen: bool = True) -> None:
+        super().__init__({"reward", "value"}, eval_frozen)

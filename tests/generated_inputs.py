@@ -41,6 +41,7 @@ COMMANDS: dict[str, list[str]] = {
     "value-rank collect": ["--task", "toy-reach", "--agent", "{model}", "--profile", "real", "--out",
                            "{work}/set.safetensors"],
     "value-rank fit": ["--agent", "{model}", "--data", "{work}/set.safetensors", "--out", "{work}/ranked"],
+    "value-rank score": ["--model", "m={model}", "--data", "{work}/set.safetensors"],
     "convert": ["official", "--checkpoint", "{work}/no-such-run", "--out", "{work}/converted"],
     "zoo": ["list"],
 }

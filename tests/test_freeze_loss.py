@@ -27,6 +27,7 @@ def test_go2_dynamics_only_leaves_exactly_the_dynamics() -> None:
     ("dynamics,value", {"dynamics", "value"}),
     (["dynamics", "encoder"], {"dynamics", "encoder"}),
     ("heads_only", {"reward", "value", "policy"}),
+    ("score_heads", {"reward", "value"}),
 ])
 def test_named_sets(spec, expected) -> None:
     wm = WorldModel.from_preset("go2")
@@ -139,7 +140,7 @@ def test_presets_register_like_other_components() -> None:
     from simdist import get, list_components
 
     names = list(list_components("freeze_policy"))
-    assert {"all", "dynamics_only", "heads_only"} <= set(names)
+    assert {"all", "dynamics_only", "heads_only", "score_heads"} <= set(names)
     for name in names:
         cls = get("freeze_policy", name)
         assert cls.__module__ == "simdist.components.freeze_policies" and issubclass(cls, FreezePolicy)

@@ -8,6 +8,7 @@ from results.gym.experiments import EXPERIMENTS as GYM
 from results.lab.spec import Experiment
 from results.official.experiments import EXPERIMENTS as OFFICIAL
 from results.planners.experiments import EXPERIMENTS as PLANNERS
+from results.ranking.experiments import EXPERIMENTS as RANKING
 from results.scaling.experiments import EXPERIMENTS as SCALING
 from results.table1.experiments import EXPERIMENTS as TABLE1
 from results.toy.experiments import EXPERIMENTS as TOY
@@ -16,6 +17,7 @@ from results.ur5e.experiments import EXPERIMENTS as UR5E
 #: every experiment, by area, in the order results/README.md lists them
 EXPERIMENTS: tuple[Experiment, ...] = (*GO2, *UR5E, *TOY, *GYM, *OFFICIAL, *TABLE1, *BASELINES, *SCALING,
                                       *PLANNERS)
+EXPERIMENTS: tuple[Experiment, ...] = (*GO2, *UR5E, *TOY, *RANKING, *GYM, *OFFICIAL, *TABLE1, *BASELINES, *SCALING)
 
 
 def find(name: str) -> Experiment:

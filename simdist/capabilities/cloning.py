@@ -50,6 +50,15 @@ class StateCloning(EnvFactory):
         and optionally ``reward/NAME`` per reward term. Tasks that can split their returns implement it."""
         raise TaskError(f"task {self.task_name!r} cannot split its true returns into their parts")
 
+    def critic_return_parts(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
+                            progress: bool = False) -> dict[str, np.ndarray]:
+        """A cheap stand-in for :meth:`true_return_parts`: ``actions[i]`` open loop from state ``rows[i]``, then
+        the task's fitted expert critic at the end state instead of the expert's rollout, Σ_{k<T} γ^k r_k +
+        γ^T V̂^e(s_T); parts ``total``, ``horizon`` and ``tail``, each (N,). Tasks whose critic is valid on their
+        profile implement it (``simdist value-rank collect --truth critic``)."""
+        raise TaskError(f"task {self.task_name!r} has no fitted expert critic to end its candidates with "
+                        "(use the expert's continuation, --truth expert)")
+
     def restore_states(self, env: Any, states: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
         """Write the cloned states ``states`` (from :meth:`snapshot_states`, one per entry of ``rows``) into rows
         ``rows`` of ``env``, an env of this task's profile, and return ``env``'s observations. Tasks that can

@@ -16,6 +16,10 @@ time) and leaving the arena absorbing with zero reward. The return here follows 
 rolled rather than read off the fitted critic because that critic is a regression fitted on the training
 simulator, while the truth is wanted on the task's profile (the proxy-real puck on its slope), and because a
 rollout of the PD expert costs little.
+
+:func:`critic_continuation_parts` is the cheap alternative on the training simulator, where that critic was
+fitted: the candidate's T steps rolled, then V̂^e(s_T) read off the critic (T steps a candidate instead of
+T + 400), for the ranking data of ``simdist value-rank collect --truth critic``.
 """
 
 from __future__ import annotations
@@ -101,3 +105,29 @@ def expert_continuation_returns(make_env: Callable[[int, int], Any], snap: dict[
         bar.close()
     return out
 
+
+
+def critic_continuation_parts(make_env: Callable[[int, int], Any], snap: dict[str, np.ndarray],
+                              actions: np.ndarray, critic: Callable[[dict[str, np.ndarray]], np.ndarray], *,
+                              gamma: float, seed: int = 0, batch: int = 256) -> dict[str, np.ndarray]:
+    """(N,) parts ``horizon`` Σ_{k<T} γ^k r_k of ``actions[i]`` open loop from snapshot row i, ``tail``
+    γ^T V̂^e(s_T) with ``critic`` (observations → values) where the puck is still in the arena (0 where it left:
+    absorbing, as the critic's labels), and ``total``, their sum."""
+    actions = np.asarray(actions, np.float32)
+    n = len(snap["physics"])
+    if actions.ndim != 3 or len(actions) != n:
+        raise ValueError(f"actions must be (N={n}, T, A) open-loop sequences, got {actions.shape}")
+    horizon, tail = np.zeros(n), np.zeros(n)
+    for lo in range(0, n, batch):
+        idx = np.arange(lo, min(lo + batch, n))
+        env = make_env(len(idx), seed)
+        try:
+            env.reset(seed=seed)
+            obs = restore(env, take_rows(snap, idx))
+            ret, alive, last, disc = open_loop_then_policy(env, obs, actions[idx], lambda o: None, gamma=gamma,
+                                                           policy_steps=0)
+        finally:
+            env.close()
+        horizon[idx] = ret
+        tail[idx] = np.where(alive, disc * np.asarray(critic(last), np.float64), 0.0)
+    return {"total": horizon + tail, "horizon": horizon, "tail": tail}

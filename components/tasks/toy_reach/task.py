@@ -3,6 +3,7 @@ slippery slope the simulator does not model (profiles: :mod:`.profiles`). Metric
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -13,6 +14,7 @@ from simdist.components.tasks.toy_reach.constants import SUCCESS_RADIUS
 from simdist.data.schema import DatasetSpec
 from simdist.evaluation import EvaluationResult
 from simdist.registry import register
+from simdist.tasks import TaskError
 
 #: success: the puck ends within this distance (m) of the goal
 TOY_SUCCESS_RADIUS = SUCCESS_RADIUS
@@ -109,6 +111,22 @@ class ToyReachTask(EvaluationProtocol, StateCloning, DataGeneration):
         horizon = self._continued(states, rows, actions, gamma, seed, 0, progress)
         return {"total": total, "horizon": horizon, "tail": total - horizon}
 
+    def critic_return_parts(self, states: Any, rows: np.ndarray, actions: np.ndarray, *, gamma: float, seed: int,
+                            progress: bool = False) -> dict[str, np.ndarray]:
+        """The candidates open loop, then the toy's expert critic V̂^e at the end state (fitted as the one that
+        labels the pretraining data's values, :func:`.critic.fit_expert_critic`, seed 0, 300 epochs) instead of
+        the expert's 400-step rollout: T env steps a candidate instead of T + 400. Only on the training
+        simulator, where the critic is fitted; another profile is refused."""
+        from simdist.components.tasks.toy_reach.clone import critic_continuation_parts
+        from simdist.rows import take_rows
+
+        if self.profile_name not in (None, "sim"):
+            raise TaskError(f"the toy's critic is fitted on the training simulator; profile {self.profile_name!r} "
+                            "needs the expert's continuation (--truth expert)")
+        return critic_continuation_parts(lambda n, s: self.make_env(n, s, real=True),
+                                         take_rows(states, np.asarray(rows, np.int64)), actions, _critic(),
+                                         gamma=gamma, seed=seed)
+
     def restore_states(self, env: Any, states: Any, rows: np.ndarray) -> dict[str, np.ndarray]:
         """:func:`.clone.restore`: the point masses written into ``env``'s ``rows``; their observations."""
         from simdist.components.tasks.toy_reach.clone import restore
@@ -133,6 +151,14 @@ class ToyReachTask(EvaluationProtocol, StateCloning, DataGeneration):
         options.pop("preset", None)
         return generate_toy_dataset(out, variant="sim", num_envs=num_envs, transitions=transitions, seed=seed,
                                     progress=progress, **options)
+
+
+@functools.lru_cache(maxsize=1)
+def _critic() -> Any:
+    """The toy's expert critic of seed 0, fitted once per process (a few seconds)."""
+    from simdist.components.tasks.toy_reach.critic import fit_expert_critic
+
+    return fit_expert_critic(seed=0)
 
 
 def final_distances(result: Any) -> np.ndarray:

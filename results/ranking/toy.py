@@ -1,0 +1,310 @@
+"""Plan ranking as a training signal on the toy (docs/ranking.md): candidate ranking data from the training
+simulator, ranking distillation into the reward and value heads, and the two gates.
+
+    python -m results.ranking.toy STAGE [--dry-run]
+
+Stages, in order (each resumes: a file or model that exists is kept):
+
+- ``pretrain``: the toy demo's data and pretraining, seed 0 (the model every lever starts from);
+- ``collect``: the training shards (the planner's candidates in the training simulator, the toy's critic ending
+  each; ``--rank R --world W`` spreads the shards over W processes);
+- ``heldout``: held-out states of other seeds with the expert's 400-step continuation as truth (every
+  iteration's candidates, and the last iteration's), and the same states ended by the critic (its fidelity);
+- ``fit``: each lever at each training size (:data:`SIZES`);
+- ``score``: every model's ranking of the held-out sets (gate a, the ρ-vs-states curve);
+- ``evaluate``: the planner with each lever's largest model, the base planner and the policy head in the training
+  simulator (gate b);
+- ``gates``: the result files ``results/ranking/toy/*.json`` from the outputs;
+- ``table``: ``results/ranking/toy/tables.md`` from the result files (docs/ranking.md includes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from results.runner import ROOT, run_command, run_result_step, simdist_command, write_json, write_text
+from simdist import bootstrap_ci
+
+OUT = Path("outputs/ranking/toy")
+DATA = Path("data/ranking/toy")
+RESULTS = Path("results/ranking/toy")
+MODEL = OUT / "pre" / "toy-sim"
+TASK = ["--task", "toy-reach", "--profile", "sim"]
+#: the planner for every stage: the toy demo's MPPI budget (128 samples x 4 iterations; the pretrained folder has no
+#: planner.json) at the paper's initial spread
+SPREAD = ["--num-samples", "128", "--iterations", "4", "--init-std", "2.0"]
+#: how states are visited and candidates drawn (16 of the planner's candidates a state, every 10th control step)
+VISIT = ["--candidates", "16", "--every", "10", "--envs", "16"]
+SHARDS, SHARD_STATES, TRAIN_SEED = 4, 400, 100
+HELDOUT_STATES = 200
+#: held-out sets: name -> (seed, pool, truth)
+HELDOUT = {"all": (900, "all", "expert"), "last": (901, "last", "expert"), "all-critic": (900, "all", "critic")}
+SIZES = (400, 1600)
+#: the expert-truth training shards: the first of the critic's seeds (the same states and candidates), to compare the
+#: two truths at equal states
+EXPERT_SHARDS, EXPERT_STATES = 2, 200
+#: levers: name -> (description, value-rank fit options)
+LEVERS = {
+    "within-value": ("value head on the within-state error (`value-rank fit` before this work)",
+                     ["--objective", "within", "--train", "value"]),
+    "listnet": ("ListNet + parts regression, reward and value heads (`score_heads`)",
+                ["--objective", "listnet", "--train", "score_heads"]),
+}
+FIT_STEPS = ["--steps", "600", "--batch-states", "32"]
+TRIALS = ["--trials", "16", "--seed", "2", "--envs", "16"]
+
+
+def _run(cmd: list[str], name: str, dry: bool) -> None:
+    run_command(cmd, ROOT / OUT / "logs" / f"{name}.log", dry)
+
+
+def pretrain(dry: bool) -> None:
+    if (ROOT / MODEL / "config.json").is_file():
+        print(f"{MODEL} exists: kept")
+        return
+    _run(simdist_command("demo", "--task", "toy-reach", "--pretrain-only", "--seed", "0", "--out", str(OUT / "pre")),
+         "pretrain", dry)
+
+
+def collect(dry: bool, rank: int, world: int, only: str | None) -> None:
+    for truth, shards, states in (("critic", SHARDS, SHARD_STATES), ("expert", EXPERT_SHARDS, EXPERT_STATES)):
+        if (only and truth != only) or not shards:
+            continue
+        _run(simdist_command("value-rank", "collect", *TASK, "--agent", str(MODEL), *SPREAD, *VISIT, "--truth", truth,
+                             *(["--parts"] if truth == "expert" else []), "--shards", str(shards), "--states",
+                             str(states), "--seed", str(TRAIN_SEED), "--rank", str(rank), "--world", str(world),
+                             "--out", str(DATA / f"train-{truth}")), f"collect-{truth}-{rank}", dry)
+
+
+def heldout_path(name: str) -> Path:
+    return DATA / f"heldout-{name}.safetensors"
+
+
+def heldout(dry: bool, only: str | None) -> None:
+    for name, (seed, pool, truth) in HELDOUT.items():
+        if only and name != only:
+            continue
+        parts = ["--parts"] if truth == "expert" else []
+        _run(simdist_command("value-rank", "collect", *TASK, "--agent", str(MODEL), *SPREAD, *VISIT,
+                             "--states", str(HELDOUT_STATES), "--seed", str(seed), "--pool", pool, "--truth", truth,
+                             *parts, "--out", str(heldout_path(name))), f"heldout-{name}", dry)
+
+
+def fitted(lever: str, size: int) -> Path:
+    return OUT / f"{lever}-{size}"
+
+
+def fits() -> dict[str, list[str]]:
+    """Every fit: its model's name -> its ``value-rank fit`` options (each lever at each size on the critic's
+    truth; ListNet on the expert's truth of the same first states)."""
+    rows = {f"{lever}-{size}": ["--data", str(DATA / "train-critic"), "--max-states", str(size), *options]
+            for lever, (_, options) in LEVERS.items() for size in SIZES}
+    expert = EXPERT_SHARDS * EXPERT_STATES
+    if expert:
+        rows[f"listnet-expert-{expert}"] = ["--data", str(DATA / "train-expert"), "--max-states", str(expert),
+                                            *LEVERS["listnet"][1]]
+    return rows
+
+
+def fit_command(name: str) -> list[str]:
+    return ["value-rank", "fit", "--agent", str(MODEL), *fits()[name], *FIT_STEPS, "--out", str(OUT / name)]
+
+
+def fit(dry: bool, only: str | None) -> None:
+    for name in fits():
+        if only and not name.startswith(only):
+            continue
+        if (ROOT / OUT / name / "config.json").is_file():
+            print(f"{OUT / name} exists: kept")
+            continue
+        _run(simdist_command(*fit_command(name)), f"fit-{name}", dry)
+
+
+def models() -> list[str]:
+    """``NAME=FOLDER`` of the base model and every fitted one."""
+    return [f"base={MODEL}"] + [f"{name}={OUT / name}" for name in fits()]
+
+
+def score(dry: bool) -> None:
+    for pool in ("all", "last"):
+        critic = heldout_path("all-critic")
+        compare = ["--compare", str(critic)] if pool == "all" and (ROOT / critic).is_file() else []
+        cmd = simdist_command("value-rank", "score", *[a for m in models() for a in ("--model", m)], "--data",
+                              str(heldout_path(pool)), *compare, "--out", str(OUT / f"score-{pool}.json"))
+        run_result_step(OUT / f"score-{pool}.json", cmd, dry)
+
+
+#: the closed-loop rows of gate b: name -> (agent, extra options)
+def agents() -> dict[str, tuple[Path, list[str]]]:
+    rows = {"policy-head": (MODEL, ["--planner", "policy"]), "planner-base": (MODEL, SPREAD)}
+    rows |= {f"planner-{lever}": (fitted(lever, SIZES[-1]), SPREAD) for lever in LEVERS}
+    if EXPERT_SHARDS:
+        rows["planner-listnet-expert"] = (OUT / f"listnet-expert-{EXPERT_SHARDS * EXPERT_STATES}", SPREAD)
+    return rows
+
+
+def evaluate(dry: bool, only: str | None) -> None:
+    for name, (agent, extra) in agents().items():
+        out = OUT / "eval" / f"{name}.json"
+        if (only and name != only) or (ROOT / out).is_file():
+            continue
+        run_result_step(out, simdist_command("evaluate", *TASK, "--agent", str(agent), *extra, *TRIALS, "--json"),
+                        dry)
+
+
+# ------------------------------------------------------------------------------------------------ results
+def _load(path: Path) -> Any:
+    return json.loads((ROOT / path).read_text())
+
+
+def _estimate(e: dict[str, Any]) -> dict[str, Any]:
+    return {"mean": round(e["mean"], 4), "low": round(e["low"], 4), "high": round(e["high"], 4), "n": e["n"]}
+
+
+def _closed_loop(name: str) -> dict[str, Any]:
+    result = _load(OUT / "eval" / f"{name}.json")
+    row = {"return": _estimate(asdict(bootstrap_ci(result["values"]))),
+           "success": _estimate(asdict(bootstrap_ci([float(s) for s in result["success"]])))}
+    agent, extra = agents()[name]
+    return row | {"command": shlex.join(["simdist", "evaluate", *TASK, "--agent", str(agent), *extra, *TRIALS])}
+
+
+def _shard_cost() -> dict[str, Any]:
+    sidecars = sorted((ROOT / DATA / "train-critic").glob("shard-*.json"))
+    info = [json.loads(p.read_text()) for p in sidecars]
+    per = {name: json.loads((ROOT / heldout_path(name)).with_suffix(".json").read_text()) for name in HELDOUT}
+    states = sum(i["states"] for i in info)
+    return {"train_shards": len(info), "train_states": states,
+            "critic_cpu_s_per_state": round(sum(i["cpu_seconds"] for i in info) / max(1, states), 4),
+            "heldout": {k: {f: v[f] for f in ("states", "pool", "truth", "cpu_seconds", "cpu_seconds_per_state",
+                                              "spread_per_state")} for k, v in per.items()}}
+
+
+def gates(dry: bool) -> None:
+    if dry:
+        print(f"+ write {RESULTS}/*.json from {OUT}")
+        return
+    scores = {pool: _load(OUT / f"score-{pool}.json") for pool in ("all", "last")}
+    score_cmd = "simdist value-rank score --model NAME=MODEL ... --data " + str(heldout_path("{all,last}"))
+    truth = scores["all"]["truth"]
+    write_json(ROOT / RESULTS / "truth.json", {
+        "task": "toy-reach", "what": "the cost and fidelity of the critic's truth against the expert's continuation",
+        "cost": _shard_cost(), "critic_vs_expert": {k: truth["compare"][k] for k in ("spearman", "top1", "regret")},
+        "command": f"{score_cmd} --compare {heldout_path('all-critic')}"})
+    curve = {}
+    for lever, (what, _) in LEVERS.items():
+        rows = [{"states": 0, "last": _estimate(scores["last"]["scores"]["base"]["spearman"]),
+                 "pooled": _estimate(scores["all"]["scores"]["base"]["spearman"])}]
+        rows += [{"states": size, "last": _estimate(scores["last"]["scores"][f"{lever}-{size}"]["spearman"]),
+                  "pooled": _estimate(scores["all"]["scores"][f"{lever}-{size}"]["spearman"])} for size in SIZES]
+        curve[lever] = rows
+        if lever == "listnet" and EXPERT_SHARDS:
+            expert = f"listnet-expert-{EXPERT_SHARDS * EXPERT_STATES}"
+            curve["listnet-expert"] = [{"states": EXPERT_SHARDS * EXPERT_STATES,
+                                        "last": _estimate(scores["last"]["scores"][expert]["spearman"]),
+                                        "pooled": _estimate(scores["all"]["scores"][expert]["spearman"]),
+                                        "command": shlex.join(["simdist", *fit_command(expert)])}]
+        _write_gates(lever, what, f"{lever}-{SIZES[-1]}", SIZES[-1], scores, score_cmd, rows)
+    if EXPERT_SHARDS:
+        size = EXPERT_SHARDS * EXPERT_STATES
+        _write_gates("listnet-expert", "ListNet + parts regression on `score_heads`, the expert's truth",
+                     f"listnet-expert-{size}", size, scores, score_cmd, curve["listnet-expert"])
+    write_json(ROOT / RESULTS / "curve.json", {"task": "toy-reach", "what": "whole-score Spearman ρ on held-out "
+                                               "states against training states", "curve": curve})
+
+
+def _write_gates(lever: str, what: str, name: str, size: int, scores: dict[str, Any], score_cmd: str,
+                 rows: list[dict[str, Any]]) -> None:
+    """``gate-a_LEVER.json`` from the held-out scores of model ``name``; ``gate-b_LEVER.json`` from its closed loop
+    when that was evaluated."""
+    truth = scores["all"]["truth"]
+    split = {pool: {k: _estimate(scores[pool]["scores"][name]["split"][k]) for k in
+                    ("rho_reward", "rho_value", "rho_score_vs_horizon", "rho_score_vs_tail",
+                     "predicted_reward_spread", "predicted_value_spread")} for pool in scores}
+    fit_cmd = shlex.join(["simdist", *fit_command(name)])
+    last, pooled = (_estimate(scores[p]["scores"][name]["spearman"]) for p in ("last", "all"))
+    write_json(ROOT / RESULTS / f"gate-a_{lever}.json", {
+        "lever": lever, "what": what, "task": "toy-reach", "gate": "a", "threshold": 0.7,
+        "estimate": {"last": last, "pooled": pooled}, "states": last["n"], "training_states": size,
+        "passes": bool(last["mean"] >= 0.7 and pooled["mean"] >= 0.7), "split": split,
+        "truth_spread": {k: _estimate(truth[k]) for k in ("true_spread", "horizon_spread", "tail_spread")},
+        "curve": rows, "command": fit_cmd, "score_command": score_cmd})
+    if not (ROOT / OUT / "eval" / f"planner-{lever}.json").is_file():
+        return
+    planner, policy = _closed_loop(f"planner-{lever}"), _closed_loop("policy-head")
+    write_json(ROOT / RESULTS / f"gate-b_{lever}.json", {
+        "lever": lever, "what": what, "task": "toy-reach", "gate": "b",
+        "estimate": planner["return"], "success": planner["success"], "trials": planner["return"]["n"],
+        "policy_head": policy, "planner_before": _closed_loop("planner-base"),
+        "passes": bool(planner["return"]["low"] > policy["return"]["high"]), "command": planner["command"]})
+
+
+def _cell(e: dict[str, Any]) -> str:
+    return f"{e['mean']:.2f} [{e['low']:.2f}, {e['high']:.2f}]"
+
+
+def table(dry: bool) -> None:
+    if dry:
+        print(f"+ write {RESULTS}/tables.md from {RESULTS}/*.json")
+        return
+    levers = [*LEVERS, *(["listnet-expert"] if EXPERT_SHARDS else [])]
+    a = {lever: _load(RESULTS / f"gate-a_{lever}.json") for lever in levers}
+    b = {lever: _load(RESULTS / f"gate-b_{lever}.json") for lever in levers
+         if (ROOT / RESULTS / f"gate-b_{lever}.json").is_file()}
+    lines = ["<!-- Generated by `python -m results.ranking.toy table` from results/ranking/toy/*.json. -->", "",
+             "**Gate (a)**: the whole score's Spearman ρ against the true return on held-out states (ρ ≥ 0.7).", "",
+             "| lever | task | training states | ρ last iteration | ρ pooled | held-out states | passes | command |",
+             "|---|---|---|---|---|---|---|---|"]
+    base = next(iter(a.values()))["curve"][0]
+    lines.append(f"| none (the pretrained model) | toy-reach | 0 | {_cell(base['last'])} | {_cell(base['pooled'])} | "
+                 f"{base['last']['n']} | {'yes' if min(base['last']['mean'], base['pooled']['mean']) >= 0.7 else 'no'}"
+                 " | `simdist demo --task toy-reach --pretrain-only --seed 0` |")
+    for r in a.values():
+        lines.append(f"| {r['what']} | toy-reach | {r['training_states']} | {_cell(r['estimate']['last'])} | "
+                     f"{_cell(r['estimate']['pooled'])} | {r['states']} | {'yes' if r['passes'] else 'no'} | "
+                     f"`{r['command']}` |")
+    lines += ["", "**Gate (b)**: the planner's return in the training simulator against the policy head's "
+              "(MPPI initial std 2.0).", "",
+              "| lever | task | planner return | success | policy head return | planner before | trials | beats the "
+              "policy head | command |", "|---|---|---|---|---|---|---|---|---|"]
+    for lever, r in b.items():
+        lines.append(f"| {a[lever]['what']} | toy-reach | {_cell(r['estimate'])} | {r['success']['mean']:.2f} | "
+                     f"{_cell(r['policy_head']['return'])} | {_cell(r['planner_before']['return'])} | {r['trials']} | "
+                     f"{'yes' if r['passes'] else 'no'} | `{r['command']}` |")
+    lines += ["", "**The ρ-vs-states curve** (held-out states; ρ last iteration / pooled).", "",
+              "| lever | " + " | ".join(f"{row['states']} states" for row in a[next(iter(a))]["curve"]) + " |",
+              "|---|" + "---|" * len(SIZES + (0,))]
+    for lever, r in a.items():
+        if lever not in LEVERS:
+            continue
+        lines.append(f"| {lever} | " + " | ".join(f"{_cell(row['last'])} / {_cell(row['pooled'])}"
+                                                  for row in r["curve"]) + " |")
+    write_text(ROOT / RESULTS / "tables.md", "\n".join(lines) + "\n")
+    print((ROOT / RESULTS / "tables.md").read_text())
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("stage", choices=("pretrain", "collect", "heldout", "fit", "score", "evaluate", "gates", "table"))
+    p.add_argument("--only", default=None,
+                   help="collect: only this truth; heldout, fit, evaluate: only this set, fit (prefix) or row")
+    p.add_argument("--rank", type=int, default=0)
+    p.add_argument("--world", type=int, default=1)
+    p.add_argument("--dry-run", action="store_true")
+    args = p.parse_args()
+    dry = args.dry_run
+    if args.stage == "collect":
+        collect(dry, args.rank, args.world, args.only)
+    elif args.stage in ("heldout", "fit", "evaluate"):
+        {"heldout": heldout, "fit": fit, "evaluate": evaluate}[args.stage](dry, args.only)
+    else:
+        {"pretrain": pretrain, "score": score, "gates": gates, "table": table}[args.stage](dry)
+
+
+if __name__ == "__main__":
+    main()
