@@ -53,10 +53,11 @@ def test_parts_loss_is_zero_on_the_true_parts_and_sees_a_swap_between_them() -> 
 
 def _agent() -> SimDistAgent:
     torch.manual_seed(0)
-    from simdist.components.planners.presets import scaled_settings
+    from simdist.planning import preset_settings
 
     wm = WorldModel.from_preset("toy").eval()
-    return SimDistAgent(wm, SimDistAgentConfig.from_planner_dict({"planner": "mppi", **scaled_settings(16, 2)}))
+    settings = preset_settings("paper", num_samples=16, iterations=2)
+    return SimDistAgent(wm, SimDistAgentConfig.from_planner_dict({"planner": "mppi", **settings}))
 
 
 CFG = MechanismConfig(states=6, candidates=4, every=3, num_envs=3, seed=0)
