@@ -3,7 +3,7 @@
 
     simdist value-rank collect --task NAME --agent MODEL --profile sim --states 72 --every 25 --seed 1 \\
         --out candidates/seed1.safetensors
-    simdist value-rank collect --task toy-reach --agent MODEL --profile sim --truth critic --shards 10 \\
+    simdist value-rank collect --task NAME --agent MODEL --profile sim --truth critic --shards 10 \\
         --states 400 --seed 100 --rank 0 --world 2 --out candidates/train
     simdist value-rank fit --agent MODEL --data candidates/seed1.safetensors,candidates/train \\
         --out MODEL-ranked
