@@ -30,6 +30,18 @@ def tiny_config(**overrides: Any) -> WorldModelConfig:
     return WorldModelConfig(**cfg)
 
 
+def toy_history(wm: Any, batch: int, seed: int = 1) -> Any:
+    """A toy world model's observation history of ``batch`` envs: a random reset and three random steps."""
+    from simdist.planning import ObservationHistory
+
+    g = torch.Generator().manual_seed(seed)
+    hist = ObservationHistory.for_model(wm, batch)
+    hist.reset({"state": torch.randn(batch, 4, generator=g)})
+    for _ in range(3):
+        hist.push({"state": torch.randn(batch, 4, generator=g)}, torch.rand(batch, 2, generator=g) * 2 - 1)
+    return hist
+
+
 def random_batch(cfg: WorldModelConfig, batch: int = 3, seed: int = 0) -> dict[str, Any]:
     """A window batch with the shapes ``WorldModel.predict`` and the loss expect."""
     g = torch.Generator().manual_seed(seed)

@@ -19,6 +19,7 @@ from simdist.model.presets import preset_config
 from simdist.planning import ObservationHistory, plan_score
 from simdist.registry import get
 from simdist.schema import SettingError
+from tests.helpers import toy_history
 
 SMALL = {"planner": "cem", "num_samples": 32, "num_policy_samples": 4, "iterations": 3, "num_elites": 8}
 
@@ -33,12 +34,7 @@ def toy() -> WorldModel:
 
 
 def history(wm: WorldModel, batch: int = 4, seed: int = 1) -> ObservationHistory:
-    g = torch.Generator().manual_seed(seed)
-    hist = ObservationHistory.for_model(wm, batch)
-    hist.reset({"state": torch.randn(batch, 4, generator=g)})
-    for _ in range(3):
-        hist.push({"state": torch.randn(batch, 4, generator=g)}, torch.rand(batch, 2, generator=g) * 2 - 1)
-    return hist
+    return toy_history(wm, batch, seed)
 
 
 def save_agent(wm: WorldModel, folder: Path, planner: dict) -> Path:

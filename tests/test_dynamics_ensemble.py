@@ -14,7 +14,7 @@ from simdist.components.agents.simdist import SimDistAgent, SimDistAgentConfig
 from simdist.diagnostics.mechanism import VisitedStates, planner_disagreement, predicted_returns
 from simdist.model.types import Imagination
 from simdist.planning import ObservationHistory, discounted_return, plan_score
-from tests.helpers import random_batch
+from tests.helpers import random_batch, toy_history
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -32,12 +32,7 @@ def toy(members: int = 3, seed: int = 0) -> WorldModel:
 
 
 def history(wm: WorldModel, batch: int = 2, seed: int = 1) -> ObservationHistory:
-    g = torch.Generator().manual_seed(seed)
-    hist = ObservationHistory.for_model(wm, batch)
-    hist.reset({"state": torch.randn(batch, 4, generator=g)})
-    for _ in range(3):
-        hist.push({"state": torch.randn(batch, 4, generator=g)}, torch.rand(batch, 2, generator=g) * 2 - 1)
-    return hist
+    return toy_history(wm, batch, seed)
 
 
 def member_model(wm: WorldModel, k: int) -> WorldModel:
