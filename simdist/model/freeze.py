@@ -143,10 +143,11 @@ class FinetuneConfig(Validated):
     """The finetuning defaults: SimDist's supervised system identification on real data (SIMDIST.md 5).
 
     ``freeze``: the trainable parts (a preset name, a component set, or a :class:`FreezePolicy`; only the dynamics
-    by default). The budget of one finetuning: ``epochs`` of ``windows_per_epoch`` windows in batches of
-    ``batch_size``. The schedule: warm up to ``lr`` over ``warmup_steps``, then cosine down to ``end_lr`` (None:
-    ``lr / 2``) over ``decay_steps`` (None: ``max(10 * warmup_steps, 2000)``, a short run's). ``value_target``: what
-    a value head trains on when the policy trains it (real data has no value labels: the TD return).
+    by default). The budget of one finetuning: ``epochs`` of ``windows_per_epoch`` windows (None: one pass over
+    the data) in batches of ``batch_size``. The schedule: warm up to ``lr`` over ``warmup_steps``, then cosine down
+    to ``end_lr`` (None: ``lr / 2``) over ``decay_steps`` (None: ``max(10 * warmup_steps, 2000)``, a short run's).
+    ``value_target``: what a value head trains on when the policy trains it (real data has no value labels: the TD
+    return).
 
     ``FinetuneConfig()`` is an adaptation stage's finetuning (``simdist adapt``, ``Agent.finetune``);
     :meth:`official` is the official recipe's long schedule (warm-up 2,000 steps, decay over 400,000), the
@@ -155,7 +156,7 @@ class FinetuneConfig(Validated):
 
     freeze: Any = "dynamics_only"
     epochs: int = field(default=3, metadata=bounds(ge=1))
-    windows_per_epoch: int = field(default=6_000, metadata=bounds(ge=1))
+    windows_per_epoch: int | None = field(default=6_000, metadata=bounds(ge=1))
     batch_size: int = field(default=32, metadata=bounds(ge=1))
     lr: float = field(default=2e-4, metadata=bounds(gt=0))
     end_lr: float | None = field(default=None, metadata=bounds(gt=0))
@@ -185,9 +186,12 @@ class FinetuneConfig(Validated):
 
     def budget(self) -> dict[str, Any]:
         """The budget and schedule as the keyword arguments an agent's ``finetune`` takes (``epochs``,
-        ``windows_per_epoch``, ``batch_size``, ``lr``, ``warmup_steps``)."""
-        return {"epochs": self.epochs, "windows_per_epoch": self.windows_per_epoch, "batch_size": self.batch_size,
-                "lr": self.lr, "warmup_steps": self.warmup_steps}
+        ``windows_per_epoch``, ``batch_size``, ``lr``, ``warmup_steps``; ``decay_steps`` when set)."""
+        budget: dict[str, Any] = {"epochs": self.epochs, "windows_per_epoch": self.windows_per_epoch,
+                                  "batch_size": self.batch_size, "lr": self.lr, "warmup_steps": self.warmup_steps}
+        if self.decay_steps is not None:
+            budget["decay_steps"] = self.decay_steps
+        return budget
 
 
 #: the finetuning defaults of an adaptation stage and of ``Agent.finetune``

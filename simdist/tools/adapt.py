@@ -101,10 +101,17 @@ def main(argv: list[str]) -> int:
         curve = loop.run()
     amounts = [f"{e} episodes" if config.schedule_unit == "episodes" else f"{m:.1f} min"
                for e, m in zip(curve["episodes"], curve["minutes"])]
-    rows = ", ".join(f"{a}: {v:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] (n={n})" for a, v, ci, n in
-                     zip(amounts, curve["value"], curve["ci95"], curve["trials"]))
-    print(f"{curve['metric']} by real data ({config.schedule_unit}), mean [95 % CI] (trials): {rows}")
-    if len(curve["value"]) > 1:
+    if config.episodes_per_eval == 0:
+        rows = ", ".join(f"{a}: {before:.4f} -> {after:.4f}" for a, before, after in
+                         zip(amounts, curve["consistency_before"], curve["consistency_after"]))
+        print(f"held-out consistency by real data ({config.schedule_unit}), before -> after finetuning: {rows}; "
+              f"no closed-loop evaluation (--episodes_per_eval 0): judge {args.out}/stages/stage-K with "
+              "`simdist evaluate`")
+    else:
+        rows = ", ".join(f"{a}: {v:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] (n={n})" for a, v, ci, n in
+                         zip(amounts, curve["value"], curve["ci95"], curve["trials"]))
+        print(f"{curve['metric']} by real data ({config.schedule_unit}), mean [95 % CI] (trials): {rows}")
+    if len(curve["value"]) > 1 and config.episodes_per_eval:
         from simdist.evaluation import Estimate, compare
 
         first, last = (Estimate(curve["value"][k], curve["ci95"][k][0], curve["ci95"][k][1], curve["trials"][k])

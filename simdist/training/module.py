@@ -322,6 +322,46 @@ def epoch_trainer(root: str | Path, epochs: int, progress: bool = False) -> L.Tr
     )
 
 
+#: how often a resumable scripted fit (:func:`resumable_fit`) saves its checkpoint, besides every epoch's end
+RESUME_EVERY_MINUTES = 10.0
+
+
+def resumable_fit(module: L.LightningModule, data: L.LightningDataModule, root: str | Path, epochs: int,
+                  signature: Mapping[str, Any], progress: bool = False,
+                  every_minutes: float = RESUME_EVERY_MINUTES) -> None:
+    """Fit ``module`` on ``data`` for ``epochs`` as :func:`epoch_trainer` does, saving ``root/resume/last.ckpt``
+    (atomically) every ``every_minutes`` and at each epoch's end, and resuming from it when a killed fit with the
+    same ``signature`` (everything its result depends on, JSON) left one: the data module's window order depends
+    only on the seed and the epoch, and Lightning restores the batches consumed, so a resumed fit ends with the
+    weights of an uninterrupted one. A checkpoint of another signature is removed. The folder is removed once
+    the fit ends (its result is the caller's to save)."""
+    import json
+    import shutil
+    from datetime import timedelta
+
+    from lightning.pytorch.callbacks import ModelCheckpoint
+
+    from simdist.fsutil import atomic_write_json
+    from simdist.training.checkpoint_io import use_atomic_checkpoints
+
+    folder = Path(root) / "resume"
+    stamp, last = folder / "signature.json", folder / "last.ckpt"
+    wanted = json.loads(json.dumps(dict(signature), default=str))
+    if folder.is_dir() and (not stamp.is_file() or json.loads(stamp.read_text()) != wanted):
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(stamp, wanted)
+    saver = ModelCheckpoint(dirpath=folder, save_last=True, save_top_k=0, save_on_train_epoch_end=True,
+                            train_time_interval=timedelta(minutes=every_minutes))
+    trainer = L.Trainer(
+        accelerator="cpu", max_epochs=epochs, logger=False, default_root_dir=str(root), callbacks=[saver],
+        enable_progress_bar=progress, enable_model_summary=False, num_sanity_val_steps=0, limit_val_batches=0,
+    )
+    use_atomic_checkpoints(trainer)
+    trainer.fit(module, data, ckpt_path=str(last) if last.is_file() else None)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def add_obs_noise(obs: Mapping[str, Tensor], obs_noise: Mapping[str, list[float]]) -> dict[str, Tensor]:
     """``obs`` with Gaussian noise of per-dimension stds ``obs_noise[key]`` (raw units) on the groups it names."""
     out = dict(obs)

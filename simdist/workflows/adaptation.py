@@ -53,6 +53,7 @@ from simdist.tasks import Task
 from simdist.workflows.loop_parts import (
     AgentFinetuner,
     LoopParts,
+    NoEvaluation,
     PlannerActing,
     ProtocolEvaluator,
     ScheduleCollector,
@@ -150,7 +151,9 @@ class AdaptConfig:
             dynamics retrained every 20 episodes)
         freeze: trainable components: dynamics_only, all, heads_only, or a set such as dynamics,encoder
         init: finetune every stage from the "base" model (on all data) or from the "previous" stage's model
-        episodes_per_eval: evaluation trials (per condition of the task's protocol; at most 100000)
+        episodes_per_eval: evaluation trials (per condition of the task's protocol; at most 100000); 0: no
+            closed-loop evaluation (each stage logs, finetunes and records its held-out consistency; judge the saved
+            stage models with ``simdist evaluate``)
         num_envs: parallel envs for collection and evaluation (at most 4096)
         eval_workers: processes each stage's evaluation is spread over (tasks whose protocol splits into
             independent passes; the numbers equal one process at one torch thread, so stages recorded with
@@ -164,10 +167,13 @@ class AdaptConfig:
         planner_overrides: single planner settings by their planner.json names (``--planner.KEY VALUE``), checked
             against the acting planner's schema; unset keys: the agent's own (or the preset's)
         epochs: finetuning epochs per stage
-        windows_per_epoch: training windows per epoch
+        windows_per_epoch: training windows per epoch (None: one pass over the real data, as the official recipe's
+            epochs)
         batch_size: finetuning batch size
         lr: peak learning rate (decays to lr / 2)
         warmup_steps: learning-rate warm-up steps
+        decay_steps: steps the learning rate decays over after the warm-up (None: ``max(10 * warmup_steps, 2000)``,
+            a short run's; the official recipe: 400000)
         seed: base seed of collection, finetuning and evaluation
         update_every: update the agent after every this many real episodes while collecting (the model-free
             baselines update after every episode: 1; counted in episodes whatever the schedule's unit), each update
@@ -195,10 +201,11 @@ class AdaptConfig:
     planner_preset: str | None = None
     planner_overrides: dict[str, Any] = field(default_factory=dict)
     epochs: int = FINETUNE.epochs
-    windows_per_epoch: int = FINETUNE.windows_per_epoch
+    windows_per_epoch: int | None = FINETUNE.windows_per_epoch
     batch_size: int = FINETUNE.batch_size
     lr: float = FINETUNE.lr
     warmup_steps: int = FINETUNE.warmup_steps
+    decay_steps: int | None = None
     seed: int = 0
     update_every: int | None = None
     prior: list[str] = field(default_factory=list)
@@ -221,11 +228,12 @@ class AdaptConfig:
                              f"got {len(s)} stages up to {s[-1]:g}")
         if self.init not in ("base", "previous"):
             raise ValueError(f"init must be 'base' or 'previous', got {self.init!r}")
-        for name in ("episodes_per_eval", "num_envs", "eval_workers", "heldout_episodes", "epochs",
-                     "windows_per_epoch", "batch_size"):
+        for name in ("episodes_per_eval", "num_envs", "eval_workers", "heldout_episodes", "epochs", "batch_size",
+                     "warmup_steps", "seed"):
             self._check_int(name, getattr(self, name))
-        for name in ("warmup_steps", "seed"):
-            self._check_int(name, getattr(self, name))
+        for name in ("windows_per_epoch", "decay_steps"):
+            if getattr(self, name) is not None:
+                self._check_int(name, getattr(self, name))
         if not (isinstance(self.lr, (int, float)) and np.isfinite(self.lr) and self.lr > 0):
             raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
         self.check_planner()
@@ -246,7 +254,7 @@ class AdaptConfig:
     @staticmethod
     def int_bounds(name: str) -> tuple[int, int]:
         """The range integer field ``name`` accepts."""
-        return (0 if name in ("warmup_steps", "seed") else 1), INT_LIMITS.get(name, INT_LIMIT)
+        return (0 if name in ("warmup_steps", "seed", "episodes_per_eval") else 1), INT_LIMITS.get(name, INT_LIMIT)
 
     def check_planner(self) -> None:
         """The planner, preset and overrides the loop acts with: a registered planner, a known preset, each override a
@@ -282,7 +290,8 @@ class AdaptConfig:
     def finetuning(self) -> FinetuneConfig:
         """The finetuning of each stage (:class:`~simdist.model.freeze.FinetuneConfig`): the run's policy and budget."""
         return FinetuneConfig(freeze=self.freeze_policy, epochs=self.epochs, windows_per_epoch=self.windows_per_epoch,
-                              batch_size=self.batch_size, lr=self.lr, warmup_steps=self.warmup_steps)
+                              batch_size=self.batch_size, lr=self.lr, warmup_steps=self.warmup_steps,
+                              decay_steps=self.decay_steps)
 
 
 def _accept_old_planner_fields(cls: type[AdaptConfig]) -> None:
@@ -541,9 +550,12 @@ class AdaptationLoop:
                                       metrics={"real_minutes": entry["minutes"], "stage": k,
                                                "heldout_consistency": entry["consistency"]["after"]})
         result = self.parts.evaluator.evaluate(self, model, k, path)
-        entry["eval"] = result.to_dict()
-        estimate = result.estimate()
-        entry["value"], entry["ci95"], entry["trials"] = estimate.mean, [estimate.low, estimate.high], estimate.n
+        entry["eval"] = None if result is None else result.to_dict()
+        if result is None:
+            entry["value"], entry["ci95"], entry["trials"] = None, None, 0
+        else:
+            estimate = result.estimate()
+            entry["value"], entry["ci95"], entry["trials"] = estimate.mean, [estimate.low, estimate.high], estimate.n
         entry["seconds"] = time.perf_counter() - started
         return entry
 
@@ -560,7 +572,7 @@ class AdaptationLoop:
         the default, and the overrides as runs recorded them before ``planner_overrides``
         (:func:`~simdist.planning.legacy.recorded_settings`), so those runs resume when given the same settings."""
         # unset: as before they existed
-        defaults: dict[str, Any] = {"schedule_unit": "minutes", "update_every": None, "prior": []}
+        defaults: dict[str, Any] = {"schedule_unit": "minutes", "update_every": None, "prior": [], "decay_steps": None}
         config = {key: value for key, value in asdict(self.cfg).items()
                   if key not in ("schedule", "eval_workers") and not (key in defaults and value == defaults[key])}
         from simdist.planning.legacy import recorded_settings
@@ -595,10 +607,12 @@ class AdaptationLoop:
             times.append(entry["seconds"])
             eta = np.mean(times) * (n - k - 1)
             auc = "n/a" if entry["value_auc"] is None else f"{entry['value_auc']:.2f}"
-            low, high = entry["ci95"]
+            judged = "not evaluated here"
+            if entry["value"] is not None:
+                low, high = entry["ci95"]
+                judged = f"{self.task.metric} {entry['value']:.3f} [{low:.3f}, {high:.3f}] (n={entry['trials']})"
             self.log(f"[stage {k + 1}/{n}] {entry['minutes']:.2f} min ({entry['episodes']} episodes) real data: "
-                     f"{self.task.metric} "
-                     f"{entry['value']:.3f} [{low:.3f}, {high:.3f}] (n={entry['trials']}), "
+                     f"{judged}, "
                      f"held-out consistency {entry['consistency']['before']:.4f} -> "
                      f"{entry['consistency']['after']:.4f}, value AUC {auc}; "
                      f"elapsed {time.perf_counter() - started:.0f}s, ETA {eta:.0f}s")
@@ -637,7 +651,8 @@ def default_parts(cfg: AdaptConfig) -> LoopParts:
         collector=ScheduleCollector(cfg.num_envs, cfg.seed, by_episodes=cfg.schedule_unit == "episodes",
                                     update_every=cfg.update_every, perturbation=cfg.perturbation),
         finetuner=AgentFinetuner(cfg.finetuning, cfg.seed, tuple(cfg.prior)),
-        evaluator=ProtocolEvaluator(cfg.episodes_per_eval, cfg.num_envs, cfg.seed + 1, cfg.eval_workers))
+        evaluator=(ProtocolEvaluator(cfg.episodes_per_eval, cfg.num_envs, cfg.seed + 1, cfg.eval_workers)
+                   if cfg.episodes_per_eval else NoEvaluation()))
 
 
 def stage_planner(agent: Agent, task: Task, cfg: AdaptConfig, seed: int) -> Agent:
@@ -657,7 +672,7 @@ def plot_curve(curve: dict[str, Any], path: str | Path) -> None:
     x = curve["episodes"] if unit == "episodes" else curve["minutes"]
     label = "real episodes" if unit == "episodes" else "real data (min)"
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-    axes[0].plot(x, curve["value"], "o-", color="#48c")
+    axes[0].plot(x, [np.nan if v is None else v for v in curve["value"]], "o-", color="#48c")
     bands = [(m, ci) for m, ci in zip(x, curve.get("ci95") or []) if ci]
     if bands:
         axes[0].fill_between([m for m, _ in bands], [ci[0] for _, ci in bands], [ci[1] for _, ci in bands],

@@ -94,9 +94,9 @@ class Finetuner(Protocol):
 
 class Evaluator(Protocol):
     """``evaluate(run, agent, stage, path)``: stage ``stage``'s evaluation of ``agent`` (saved at ``path``;
-    stage 0: the model id)."""
+    stage 0: the model id); None: the stage is not evaluated in the loop."""
 
-    def evaluate(self, run: Run, agent: Agent, stage: int, path: str) -> EvaluationResult: ...
+    def evaluate(self, run: Run, agent: Agent, stage: int, path: str) -> EvaluationResult | None: ...
 
 
 @dataclass
@@ -265,6 +265,16 @@ class AgentFinetuner:
         if self.prior:
             options["prior"] = list(self.prior)
         return start.finetune(run.data_dir, **options)
+
+
+@dataclass(frozen=True)
+class NoEvaluation:
+    """No closed-loop evaluation in the loop: each stage logs, finetunes and records its held-out consistency,
+    and its saved model is judged apart (``simdist evaluate --agent OUT/stages/stage-k``), as a protocol whose
+    trials cost more than its data do."""
+
+    def evaluate(self, run: Run, agent: Agent, stage: int, path: str) -> None:
+        return None
 
 
 @dataclass(frozen=True)

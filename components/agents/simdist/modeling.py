@@ -78,20 +78,23 @@ class SimDistAgent(Agent):
 
     def finetune(self, data: str | Path, *, freeze: FreezePolicy | str = FINETUNE.freeze,
                  out: str | Path | None = None, seed: int = 0, epochs: int = FINETUNE.epochs,
-                 windows_per_epoch: int = FINETUNE.windows_per_epoch, batch_size: int = FINETUNE.batch_size,
-                 lr: float = FINETUNE.lr, warmup_steps: int = FINETUNE.warmup_steps, obs_noise: Any = None,
+                 windows_per_epoch: int | None = FINETUNE.windows_per_epoch,
+                 batch_size: int = FINETUNE.batch_size, lr: float = FINETUNE.lr,
+                 warmup_steps: int = FINETUNE.warmup_steps, decay_steps: int | None = None, obs_noise: Any = None,
                  loss_weights: dict[str, float] | None = None, progress: bool = False) -> SimDistAgent:
         """Finetune a copy on the dataset folder ``data`` (``front_pad`` = the model's history, no held-out
         split) under ``freeze`` (a :class:`~simdist.model.freeze.FreezePolicy`, or text parsed here); the defaults
-        and the schedule (warm-up over ``warmup_steps``, decay to ``lr / 2``) are
-        :class:`~simdist.model.freeze.FinetuneConfig`'s.
-        ``loss_weights`` None: those of the policy (:meth:`~simdist.model.freeze.FreezePolicy.loss_weights`)."""
+        and the schedule (warm-up over ``warmup_steps``, decay to ``lr / 2`` over ``decay_steps``) are
+        :class:`~simdist.model.freeze.FinetuneConfig`'s; ``windows_per_epoch`` None: each epoch is one pass.
+        ``loss_weights`` None: those of the policy (:meth:`~simdist.model.freeze.FreezePolicy.loss_weights`).
+        With ``out``, a killed finetuning resumes where it stopped when called again with the same arguments
+        (:func:`~simdist.training.module.resumable_fit`)."""
         from simdist.data import TrajectoryDataModule
         from simdist.training import FinetuneModule
-        from simdist.training.module import epoch_trainer
+        from simdist.training.module import epoch_trainer, resumable_fit
 
         ft = FinetuneConfig(freeze=FreezePolicy.parse(freeze), epochs=epochs, windows_per_epoch=windows_per_epoch,
-                            batch_size=batch_size, lr=lr, warmup_steps=warmup_steps)
+                            batch_size=batch_size, lr=lr, warmup_steps=warmup_steps, decay_steps=decay_steps)
         torch.manual_seed(seed)
         mcfg = self.world_model.config
         module = FinetuneModule(model=mcfg.to_dict(), freeze=ft.freeze, lr=ft.lr, end_lr=ft.final_lr,
@@ -101,8 +104,13 @@ class SimDistAgent(Agent):
         dm = TrajectoryDataModule(str(data), history=mcfg.history, horizon=mcfg.horizon, batch_size=ft.batch_size,
                                   windows_per_epoch=ft.windows_per_epoch, heldout_fraction=0.0,
                                   front_pad=mcfg.history, seed=seed)
-        root = Path(out) if out is not None else Path("lightning_logs")
-        epoch_trainer(root, ft.epochs, progress).fit(module, dm)
+        if out is None:
+            epoch_trainer(Path("lightning_logs"), ft.epochs, progress).fit(module, dm)
+        else:
+            signature = {"data": str(Path(data).resolve()), "source": self.source, "seed": seed,
+                         "finetune": ft.budget(), "freeze": str(ft.freeze), "obs_noise": obs_noise,
+                         "loss_weights": loss_weights}
+            resumable_fit(module, dm, out, ft.epochs, signature, progress)
         return SimDistAgent(module.world_model.eval(), copy.deepcopy(self.config), self.source)
 
     # -- Hub I/O -----------------------------------------------------------------------------
