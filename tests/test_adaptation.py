@@ -89,6 +89,28 @@ def test_adaptation_curve_and_resume(toy_model: str, tmp_path: Path) -> None:
     assert again["consistency_after"] == curve["consistency_after"]
 
 
+def test_a_loop_without_evaluation_logs_finetunes_and_records_consistency(toy_model: str, tmp_path: Path) -> None:
+    """``episodes_per_eval=0``: no closed loop inside the loop (the stage models are judged apart); every stage
+    still logs its data, finetunes (one pass per epoch with ``windows_per_epoch=None``, the official decay) and
+    records its held-out consistency, and the saved model differs from the base."""
+    from simdist.agents import load_agent
+    from simdist.provenance import weights_fingerprint
+
+    out = tmp_path / "run"
+    lines: list[str] = []
+    curve = AdaptationLoop(toy_model, ToyTask(), out, _config(episodes_per_eval=0, windows_per_epoch=None,
+                                                                 decay_steps=400_000), log=lines.append).run()
+    assert curve["value"] == [None, None] and curve["trials"] == [0, 0] and curve["ci95"] == [None, None]
+    assert "not evaluated here" in lines[-1] and (out / "curve.png").is_file()
+    assert np.isfinite(curve["consistency_after"][1]) and curve["minutes"][1] >= SCHEDULE[1]
+    tuned = load_agent(str(out / "stages" / "stage-1"))
+    assert weights_fingerprint(tuned.world_model) != weights_fingerprint(load_agent(toy_model).world_model)
+    config = json.loads((out / "state.json").read_text())["stages"][1]["settings"]["config"]
+    assert config["episodes_per_eval"] == 0 and config["decay_steps"] == 400_000
+    assert config["windows_per_epoch"] is None
+    assert not (out / "lightning" / "stage-1" / "resume").exists()
+
+
 def test_resume_with_other_settings_reruns_the_stages_on_the_logged_data(toy_model: str, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """A folder never reports numbers of another command: stages recorded with other settings (here more
