@@ -65,15 +65,22 @@ def closed_loop(name: str, agent: str) -> list[tuple[Path, list[str]]]:
         for seed in range(CHUNKS)]
 
 
-def control(driver: str, std: str, pool: str) -> tuple[Path, list[str]]:
+def control(driver: str, std: str, pool: str, adapted: int | None = None) -> tuple[Path, list[str]]:
     """``simdist mechanism --split --true-value``: the frozen heads on the candidates' true latents beside their
     predicted ones, ρ bootstrapped over episodes; ``driver`` ``realtime`` (docs 6.2's states) or ``paper``,
-    candidates from every iteration (``all``) or from the last one (``last``)."""
+    candidates from every iteration (``all``) or from the last one (``last``). With ``adapted`` (a finetuning
+    budget in passes) the adapted model scores the same states and candidates beside zero-shot, whose planner
+    visits them (``control-adapted-<P>pass_...``): how adaptation moved the ranking."""
     planner = ["--planner-preset", "realtime"] if driver == "realtime" else PAPER
     planner = [*planner, "--planner.init_std", std]
-    out = OUT / f"control_{driver}_std{std}_{pool}.json"
-    return out, simdist_command("mechanism", "--task", "go2", "--real", PROFILE, "--model", f"zero-shot={OFFICIAL}",
-                                *planner, *ON_FOAM, "--pool", pool, "--split", "--true-value", "--out", str(out))
+    models = ["--model", f"zero-shot={OFFICIAL}"]
+    name = f"control_{driver}_std{std}_{pool}.json"
+    if adapted is not None:
+        models += ["--model", f"adapted={adapt_run(adapted) / 'stages' / 'stage-1'}", "--reference", "zero-shot"]
+        name = f"control-adapted-{adapted}pass_{driver}_std{std}_{pool}.json"
+    out = OUT / name
+    return out, simdist_command("mechanism", "--task", "go2", "--real", PROFILE, *models, *planner, *ON_FOAM,
+                                "--pool", pool, "--split", "--true-value", "--out", str(out))
 
 
 def adapt_run(passes: int) -> Path:
@@ -105,6 +112,7 @@ def plan(what: str) -> list[tuple[Path, list[str]]]:
         steps += [adapt(passes) for passes in PASSES]
     if what in ("adapted", "all"):
         for passes in PASSES:
+            steps += [control("paper", "2.0", "last", passes), control("realtime", "2.0", "all", passes)]
             steps += closed_loop(f"adapted-{passes}pass", str(adapt_run(passes) / "stages" / "stage-1"))
     return steps
 
@@ -160,6 +168,23 @@ def table() -> str:
             _, driver, std, pool = out.stem.split("_")
             lines.append(control_row(f"{driver}, {std.removeprefix('std')}, {pool}",
                                      json.loads((ROOT / out).read_text())))
+    adapted = [(out, json.loads((ROOT / out).read_text())) for out, _ in plan("adapted")
+               if out.name.startswith("control-") and (ROOT / out).is_file()]
+    for out, report in adapted:
+        run, driver, std, pool = out.stem.split("_")
+        for name in ("zero-shot", "adapted"):
+            one = {**report, "models": {name: report["models"][name]}}
+            lines.append(control_row(f"{driver}, {std.removeprefix('std')}, {pool}: {name} "
+                                     f"({run.removeprefix('control-adapted-')})", one))
+    closed = {}
+    for passes in PASSES:
+        runs = [json.loads((ROOT / out).read_text()) for out, _ in closed_loop(f"adapted-{passes}pass", "")
+                if (ROOT / out).is_file()]
+        if runs:
+            closed[f"adapted, {passes} passes"] = runs
+    if closed:
+        lines += ["", lines[0], lines[1]]
+        lines += [closed_loop_row(name, chunks) for name, chunks in closed.items()]
     return "\n".join(lines)
 
 
