@@ -79,7 +79,9 @@ class ToyOptions:
     ρ^k. Adaptation: ``explore`` the largest noise σ of the data engine's manipulation perturbation windows
     added to the planner's actions while logging real episodes (0: on-policy planner data), so the finetuned
     dynamics see actions like those MPPI samples; ``anchor`` an L2 pull towards the pretrained weights;
-    ``sim_mix`` the share of simulation transitions mixed into the finetuning data (0: real data only).
+    ``sim_mix`` the share of simulation transitions mixed into the finetuning data (0: real data only);
+    ``decision`` the weight of the decision-aware consistency term in finetuning (the frozen heads on the
+    predicted against the true latents, :class:`~simdist.model.losses.WorldModelLoss`; 0: SimDist's loss).
     ``ranking``: run both diagnostics (module docstring); ``ranking_states``: cloned states per ranking.
     ``ensemble``: 1 a single dynamics; K >= 2 wraps the demo's dynamics spec (``action_context`` included) in a
     ``dynamics/ensemble`` of K members. ``disagreement``: MPPI's penalty λ on the members' disagreement (needs
@@ -97,6 +99,7 @@ class ToyOptions:
     explore: float = 0.0
     anchor: float = 0.0
     sim_mix: float = 0.0
+    decision: float = 0.0
     ranking: bool = False
     ranking_states: int = 40
     ensemble: int = 1
@@ -132,6 +135,8 @@ class ToyOptions:
             raise ValueError(f"explore must be a noise std in [0, 2.5], got {self.explore!r}")
         if not 0.0 <= self.anchor < float("inf"):
             raise ValueError(f"anchor must be a finite number >= 0, got {self.anchor!r}")
+        if not 0.0 <= self.decision < float("inf"):
+            raise ValueError(f"decision must be a finite number >= 0, got {self.decision!r}")
         if not 0.0 <= self.sim_mix < 1.0:
             raise ValueError(f"sim_mix must be a share in [0, 1), got {self.sim_mix!r}")
         whole("ensemble", 1)
