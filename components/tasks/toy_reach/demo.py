@@ -223,6 +223,16 @@ def check_pretrained(folder: str | Path | None, ensemble: int | None = None) -> 
                              "member(s)")
 
 
+#: options added after the demo's results were first recorded: written into results.json only when set, so a
+#: run with the earlier options records (and regenerates) the same file
+LATER_OPTIONS = {"decision": 0.0}
+
+
+def recorded_options(options: ToyOptions) -> dict[str, object]:
+    """``options`` as results.json records them (:data:`LATER_OPTIONS` left out at their defaults)."""
+    return {k: v for k, v in asdict(options).items() if not (k in LATER_OPTIONS and v == LATER_OPTIONS[k])}
+
+
 def check_sim_mix(pretrained: str | Path | None, options: ToyOptions) -> None:
     """``sim_mix`` with a ``--pretrained`` model reads the simulation data its demo run left beside it
     (``<run>/sim-data``): InputError naming the folder when it is not there."""
@@ -394,7 +404,7 @@ class ToyDemo(DemoHook):
         results = {
             "profile": self.real.to_dict(),
             "scale": asdict(self.scale),
-            "options": asdict(args.options),
+            "options": recorded_options(args.options),
             "dynamics": model.config.to_dict()["dynamics"],
             "sim_data": self.sim_data,
             "real_minutes": minutes,
