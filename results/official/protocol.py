@@ -40,7 +40,7 @@ JUDGE = ["--profile", PROFILE, "--speeds", "0.7", "--trials", "10", "--envs", "1
 CHUNKS = 3
 #: the real data and the finetuning: ``simdist adapt`` logs 8 minutes (24,000 steps at 50 Hz) plus 4 held-out
 #: episodes with the paper's planner, one env at a time (a batch keeps planning for envs whose counted episode has
-#: ended until its last one ends, which cost 40 % of a 4-env chunk's ticks here, while one env's tick costs the
+#: ended until its last one ends: 47 % of the first 4-env chunk's ticks here, while one env's tick costs the
 #: same CPU per env as four's; an interruption loses at most one episode; ``torch.compile``), then finetunes the dynamics alone with the
 #: official recipe (100 passes over the real data at batch 32, lr 2e-4 to 1e-4 with 2,000 warm-up steps and a
 #: cosine decay over 400,000 steps: ``config/finetune_model.yaml``); the closed loop is not run inside the loop
