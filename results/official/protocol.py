@@ -40,12 +40,12 @@ JUDGE = ["--profile", PROFILE, "--speeds", "0.7", "--trials", "10", "--envs", "1
 CHUNKS = 3
 #: the real data and the finetuning: ``simdist adapt`` logs 8 minutes (24,000 steps at 50 Hz) plus 4 held-out
 #: episodes with the paper's planner, one env at a time (a batch keeps planning for envs whose counted episode has
-#: ended until its last one ends: 47 % of the first 4-env chunk's ticks here, while one env's tick costs the
-#: same CPU per env as four's; an interruption loses at most one episode; ``torch.compile``), then finetunes the dynamics alone with the
-#: official recipe (100 passes over the real data at batch 32, lr 2e-4 to 1e-4 with 2,000 warm-up steps and a
-#: cosine decay over 400,000 steps: ``config/finetune_model.yaml``); the closed loop is not run inside the loop
-#: (``--episodes_per_eval 0``) but by the same ``simdist evaluate`` as zero-shot. A killed run resumes at the last
-#: chunk or finetuning checkpoint when the same command runs again.
+#: ended until its last one ends: 47 % of the first 4-env chunk's ticks here, while one env's tick costs the same
+#: CPU per env as four's; an interruption loses at most one episode; ``torch.compile``), then finetunes the
+#: dynamics alone with the official recipe (100 passes over the real data at batch 32, lr 2e-4 to 1e-4 with 2,000
+#: warm-up steps and a cosine decay over 400,000 steps: ``config/finetune_model.yaml``); the closed loop is not run
+#: inside the loop (no evaluation trials) but by the same ``simdist evaluate`` as zero-shot. A killed run resumes
+#: at the last episode or finetuning checkpoint when the same command runs again.
 ADAPT_RUN = Path("outputs/official-protocol/foam-hard")
 COLLECT = ["--schedule", "[0, 8]", "--episodes_per_eval", "0", "--num_envs", "1", "--heldout_episodes", "4",
            "--planner-preset", "paper", "--planner.warm_start", "official", "--planner.compile", "true"]
