@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -24,10 +25,13 @@ from simdist.workflows.rollout import RolloutResult, collect_episodes
 SCHEDULE = [0.0, 0.15]  # minutes at 10 Hz: 90 steps, two 60-step episodes
 
 
+#: the tests' finetuning budget
+BUDGET = FinetuneConfig(epochs=1, windows_per_epoch=128, batch_size=32, lr=1e-3, warmup_steps=5)
+
+
 def _config(**overrides: object) -> AdaptConfig:
     base = dict(schedule=SCHEDULE, evaluation=EvaluationConfig(trials=2), num_envs=2, heldout_episodes=2,
-                planner_overrides={"num_samples": 16, "iterations": 1},
-                finetune=FinetuneConfig(epochs=1, windows_per_epoch=128, batch_size=32, lr=1e-3, warmup_steps=5))
+                planner_overrides={"num_samples": 16, "iterations": 1}, finetune=BUDGET)
     return AdaptConfig(**{**base, **overrides})  # type: ignore[arg-type]
 
 
@@ -90,6 +94,29 @@ def test_adaptation_curve_and_resume(toy_model: str, tmp_path: Path) -> None:
     assert json.loads((out / "real-data" / "dataset.json").read_text())["num_steps"] == steps
     assert again["minutes"] == curve["minutes"] and again["value"] == curve["value"]  # the rerun stage: bit for bit
     assert again["consistency_after"] == curve["consistency_after"]
+
+
+def test_a_loop_without_evaluation_logs_finetunes_and_records_consistency(toy_model: str, tmp_path: Path) -> None:
+    """``evaluation.trials=0``: no closed loop inside the loop (the stage models are judged apart); every stage
+    still logs its data, finetunes (one pass per epoch with ``finetune.windows_per_epoch=None``, the official
+    decay) and records its held-out consistency, and the saved model differs from the base."""
+    from simdist.agents import load_agent
+    from simdist.provenance import weights_fingerprint
+
+    out = tmp_path / "run"
+    lines: list[str] = []
+    cfg = _config(evaluation=EvaluationConfig(trials=0),
+                  finetune=replace(BUDGET, windows_per_epoch=None, decay_steps=400_000))
+    curve = AdaptationLoop(toy_model, ToyTask(), out, cfg, log=lines.append).run()
+    assert curve["value"] == [None, None] and curve["trials"] == [0, 0] and curve["ci95"] == [None, None]
+    assert "not evaluated here" in lines[-1] and (out / "curve.png").is_file()
+    assert np.isfinite(curve["consistency_after"][1]) and curve["minutes"][1] >= SCHEDULE[1]
+    tuned = load_agent(str(out / "stages" / "stage-1"))
+    assert weights_fingerprint(tuned.world_model) != weights_fingerprint(load_agent(toy_model).world_model)
+    config = json.loads((out / "state.json").read_text())["stages"][1]["settings"]["config"]
+    assert config["episodes_per_eval"] == 0 and config["decay_steps"] == 400_000
+    assert config["windows_per_epoch"] is None
+    assert not (out / "lightning" / "stage-1" / "resume").exists()
 
 
 def test_resume_with_other_settings_reruns_the_stages_on_the_logged_data(toy_model: str, tmp_path: Path,

@@ -172,3 +172,49 @@ def test_simdist_evaluate_in_two_processes_gives_the_same_json(tmp_path: Path) -
     assert first == second
     assert outputs[0] == outputs[1]
     assert len(first["values"]) == 4 and np.isfinite(first["values"]).all()
+
+
+def test_a_killed_finetuning_resumes_to_the_weights_of_an_uninterrupted_one(tmp_path: Path,
+                                                                            toy_model: WorldModel) -> None:
+    """``resumable_fit`` checkpoints (here after every batch) and a rerun with the same signature continues
+    mid-epoch from the last checkpoint: the weights equal those of one uninterrupted fit, bit for bit; a
+    checkpoint of another signature is not resumed."""
+    import lightning as L
+
+    from simdist.components.tasks.toy_reach import generate_toy_dataset
+    from simdist.data import TrajectoryDataModule
+    from simdist.training import FinetuneModule
+    from simdist.training.module import resumable_fit
+
+    warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__|max_epochs).*")
+    generate_toy_dataset(str(tmp_path / "data"), transitions=400, seed=0, num_envs=2, critic_epochs=1,
+                         progress=False)
+    cfg = toy_model.config
+
+    class Killed(Exception):
+        pass
+
+    class KillAt(L.Callback):
+        def on_train_batch_end(self, trainer: L.Trainer, *args: object) -> None:
+            if trainer.global_step == 5:
+                raise Killed
+
+    def fit(root: Path, signature: dict[str, object], kill: bool = False, lr: float = 1e-3) -> str:
+        torch.manual_seed(0)
+        module = FinetuneModule(model=cfg.to_dict(), freeze="dynamics_only", lr=lr, warmup_steps=2,
+                                decay_steps=20)
+        module.world_model.load_state_dict(toy_model.state_dict())
+        dm = TrajectoryDataModule(str(tmp_path / "data"), history=cfg.history, horizon=cfg.horizon, batch_size=16,
+                                  windows_per_epoch=48, heldout_fraction=0.0, front_pad=cfg.history, seed=0)
+        resumable_fit(module, dm, root, 3, signature, every_minutes=1e-9, callbacks=[KillAt()] if kill else None)
+        return weights_fingerprint(module.world_model)
+
+    whole = fit(tmp_path / "whole", {"run": 1})
+    with pytest.raises(Killed):
+        fit(tmp_path / "killed", {"run": 1}, kill=True)
+    assert (tmp_path / "killed" / "resume" / "last.ckpt").is_file()
+    assert fit(tmp_path / "killed", {"run": 1}) == whole
+    assert not (tmp_path / "killed" / "resume").exists()  # removed once the fit ended
+    with pytest.raises(Killed):  # a fit of other settings killed in the same folder
+        fit(tmp_path / "other", {"run": 1, "lr": 1e-2}, kill=True, lr=1e-2)
+    assert fit(tmp_path / "other", {"run": 1}) == whole  # its checkpoint is not resumed: a fresh fit

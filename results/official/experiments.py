@@ -49,5 +49,8 @@ EXPERIMENTS = (
                "7. SimDist's own protocol: the paper's planner acts, logs and judges", (
                    protocol("control", "the frozen heads on the candidates' true futures, by states and episodes"),
                    protocol("zero-shot", "30 trials at 0.7 m/s with the paper's planner (hours on 2 cores)"),
+                   protocol("adapt", "8 minutes logged by the paper's planner, then 100 and 10 finetuning passes "
+                            "(a day of 2 cores; resumes at the last chunk or checkpoint)"),
+                   protocol("adapted", "the adapted models, 30 trials each as zero-shot"),
                    step("table", "python -m results.official.protocol table", "printed"))),
 )

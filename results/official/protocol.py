@@ -39,14 +39,15 @@ PAPER = ["--planner-preset", "paper", "--planner.warm_start", "official"]
 JUDGE = ["--profile", PROFILE, "--speeds", "0.7", "--trials", "10", "--envs", "10"]
 CHUNKS = 3
 #: the real data and the finetuning: ``simdist adapt`` logs 8 minutes (24,000 steps at 50 Hz) plus 4 held-out
-#: episodes with the paper's planner (4 envs a chunk, so an interruption loses at most one chunk of 4 episodes;
-#: ``torch.compile``, 15 % less CPU per env-tick at 4 envs here), then finetunes the dynamics alone with the
+#: episodes with the paper's planner, one env at a time (a batch keeps planning for envs whose counted episode has
+#: ended until its last one ends: 47 % of the first 4-env chunk's ticks here, while one env's tick costs the
+#: same CPU per env as four's; an interruption loses at most one episode; ``torch.compile``), then finetunes the dynamics alone with the
 #: official recipe (100 passes over the real data at batch 32, lr 2e-4 to 1e-4 with 2,000 warm-up steps and a
 #: cosine decay over 400,000 steps: ``config/finetune_model.yaml``); the closed loop is not run inside the loop
 #: (``--episodes_per_eval 0``) but by the same ``simdist evaluate`` as zero-shot. A killed run resumes at the last
 #: chunk or finetuning checkpoint when the same command runs again.
 ADAPT_RUN = Path("outputs/official-protocol/foam-hard")
-COLLECT = ["--schedule", "[0, 8]", "--episodes_per_eval", "0", "--num_envs", "4", "--heldout_episodes", "4",
+COLLECT = ["--schedule", "[0, 8]", "--episodes_per_eval", "0", "--num_envs", "1", "--heldout_episodes", "4",
            "--planner-preset", "paper", "--planner.warm_start", "official", "--planner.compile", "true"]
 OFFICIAL_RECIPE = ["--windows_per_epoch", "null", "--batch_size", "32", "--lr", "2e-4", "--warmup_steps", "2000",
                    "--decay_steps", "400000", "--seed", "0"]
@@ -65,15 +66,22 @@ def closed_loop(name: str, agent: str) -> list[tuple[Path, list[str]]]:
         for seed in range(CHUNKS)]
 
 
-def control(driver: str, std: str, pool: str) -> tuple[Path, list[str]]:
+def control(driver: str, std: str, pool: str, adapted: int | None = None) -> tuple[Path, list[str]]:
     """``simdist mechanism --split --true-value``: the frozen heads on the candidates' true latents beside their
     predicted ones, ρ bootstrapped over episodes; ``driver`` ``realtime`` (docs 6.2's states) or ``paper``,
-    candidates from every iteration (``all``) or from the last one (``last``)."""
+    candidates from every iteration (``all``) or from the last one (``last``). With ``adapted`` (a finetuning
+    budget in passes) the adapted model scores the same states and candidates beside zero-shot, whose planner
+    visits them (``control-adapted-<P>pass_...``): how adaptation moved the ranking."""
     planner = ["--planner-preset", "realtime"] if driver == "realtime" else PAPER
     planner = [*planner, "--planner.init_std", std]
-    out = OUT / f"control_{driver}_std{std}_{pool}.json"
-    return out, simdist_command("mechanism", "--task", "go2", "--real", PROFILE, "--model", f"zero-shot={OFFICIAL}",
-                                *planner, *ON_FOAM, "--pool", pool, "--split", "--true-value", "--out", str(out))
+    models = ["--model", f"zero-shot={OFFICIAL}"]
+    name = f"control_{driver}_std{std}_{pool}.json"
+    if adapted is not None:
+        models += ["--model", f"adapted={adapt_run(adapted) / 'stages' / 'stage-1'}", "--reference", "zero-shot"]
+        name = f"control-adapted-{adapted}pass_{driver}_std{std}_{pool}.json"
+    out = OUT / name
+    return out, simdist_command("mechanism", "--task", "go2", "--real", PROFILE, *models, *planner, *ON_FOAM,
+                                "--pool", pool, "--split", "--true-value", "--out", str(out))
 
 
 def adapt_run(passes: int) -> Path:
@@ -105,6 +113,7 @@ def plan(what: str) -> list[tuple[Path, list[str]]]:
         steps += [adapt(passes) for passes in PASSES]
     if what in ("adapted", "all"):
         for passes in PASSES:
+            steps += [control("paper", "2.0", "last", passes), control("realtime", "2.0", "all", passes)]
             steps += closed_loop(f"adapted-{passes}pass", str(adapt_run(passes) / "stages" / "stage-1"))
     return steps
 
@@ -160,6 +169,23 @@ def table() -> str:
             _, driver, std, pool = out.stem.split("_")
             lines.append(control_row(f"{driver}, {std.removeprefix('std')}, {pool}",
                                      json.loads((ROOT / out).read_text())))
+    adapted = [(out, json.loads((ROOT / out).read_text())) for out, _ in plan("adapted")
+               if out.name.startswith("control-") and (ROOT / out).is_file()]
+    for out, report in adapted:
+        run, driver, std, pool = out.stem.split("_")
+        for name in ("zero-shot", "adapted"):
+            one = {**report, "models": {name: report["models"][name]}}
+            lines.append(control_row(f"{driver}, {std.removeprefix('std')}, {pool}: {name} "
+                                     f"({run.removeprefix('control-adapted-')})", one))
+    closed = {}
+    for passes in PASSES:
+        runs = [json.loads((ROOT / out).read_text()) for out, _ in closed_loop(f"adapted-{passes}pass", "")
+                if (ROOT / out).is_file()]
+        if runs:
+            closed[f"adapted, {passes} passes"] = runs
+    if closed:
+        lines += ["", lines[0], lines[1]]
+        lines += [closed_loop_row(name, chunks) for name, chunks in closed.items()]
     return "\n".join(lines)
 
 

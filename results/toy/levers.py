@@ -47,6 +47,7 @@ LEVERS: dict[str, tuple[str, Any, str]] = {
     "--sim-mix": ("sim_mix", float, "share of simulation transitions mixed into the finetuning data (default 0)"),
     "--explore": ("explore", float, "largest exploration noise std on the planner's actions while logging real data"),
     "--anchor": ("anchor", float, "L2 pull of the finetuned weights towards the pretrained ones (0: none)"),
+    "--decision": ("decision", float, "weight of the decision-aware consistency term in finetuning (0: none)"),
     "--ensemble": ("ensemble", int, "dynamics members: K >= 2 trains an ensemble of K dynamics (default 1)"),
     "--disagreement": ("disagreement", float,
                        "MPPI's penalty on the ensemble members' disagreement (needs --ensemble >= 2; default 0)"),

@@ -22,6 +22,12 @@ class WorldModelLoss(nn.Module):
     ``consistency_decay`` ρ weights L_dyn's horizon step k by ρ^k, normalised to a mean weight of 1 (1.0: every
     step alike, SimDist's; ρ < 1 stresses the near steps as TD-MPC2 does, ρ > 1 the far ones; not part of SimDist).
 
+    ``decision`` > 0 adds L_dec, decision-aware consistency (not part of SimDist): the reward and value heads read
+    on the predicted latents against the same heads read on the encoded true latents (stop-gradient targets),
+    ‖r(ẑ) − sg r(z)‖² + ‖V(ẑ) − sg V(z)‖², averaged. Under dynamics-only finetuning the heads are frozen, so its
+    gradient reaches only the dynamics, through the heads: the dynamics learn to put the predicted future where the
+    frozen score of the true one is, which is what the planner ranks by, rather than only near it in latent space.
+
     ``value_target``: ``"label"`` regresses the value head on the dataset's value labels (simulation data:
     the critic's values); ``"td"`` on n-step bootstrapped returns of the window's logged rewards,
     y_h = r_{h+1} + γ y_{h+1} with y_{H-1} the head's own (stop-gradient) last prediction, for real data
@@ -31,7 +37,7 @@ class WorldModelLoss(nn.Module):
 
     def __init__(self, dynamics: float = 1.0, reward: float = 1.0, value: float = 1.0, action: float = 4.0,
                  value_target: str = "label", gamma: float = 0.99, reconstruction: float = 0.0,
-                 consistency_decay: float = 1.0) -> None:
+                 consistency_decay: float = 1.0, decision: float = 0.0) -> None:
         super().__init__()
         if value_target not in ("label", "td"):
             raise ValueError(f"value_target must be 'label' or 'td', got {value_target!r}")
@@ -41,6 +47,8 @@ class WorldModelLoss(nn.Module):
         self.weights = {"dynamics": dynamics, "reward": reward, "value": value, "action": action}
         if reconstruction:  # Table I's ablation only: SimDist's objective has no reconstruction term
             self.weights["reconstruction"] = reconstruction
+        if decision:  # beyond SimDist: decision-aware consistency
+            self.weights["decision"] = decision
         self.value_target = value_target
         self.gamma = float(gamma)
 
@@ -55,8 +63,15 @@ class WorldModelLoss(nn.Module):
         pred = model.predict(batch, heads=bool(need - {"dynamics"}))
         norm = model.normalizer
         terms: dict[str, Tensor] = {}
-        if "dynamics" in need:
-            terms["dynamics"] = self.consistency(pred, model.consistency_targets(batch))
+        if need & {"dynamics", "decision"}:
+            targets = model.consistency_targets(batch)
+            if "dynamics" in need:
+                terms["dynamics"] = self.consistency(pred, targets)
+            if "decision" in need:
+                with torch.no_grad():
+                    true_rewards, true_values = model.heads_on_latents(batch, targets)
+                terms["decision"] = ((pred.rewards - true_rewards).pow(2).mean()
+                                     + (pred.values - true_values).pow(2).mean())
         if "reward" in need:
             target = norm.normalize("rewards", batch["rewards"].unsqueeze(-1)).squeeze(-1)
             terms["reward"] = (pred.rewards - target).pow(2).mean()

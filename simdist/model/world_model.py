@@ -217,6 +217,15 @@ class WorldModel(nn.Module, HubMixin):
         actions = self._policy(encoding, commands_n) if self.policy is not None else None
         return Prediction(latents=latents, rewards=rewards, values=values, actions=actions, member_latents=members)
 
+    def heads_on_latents(self, batch: Mapping[str, Any], latents: Tensor) -> tuple[Tensor, Tensor]:
+        """The reward and value heads (normalised units, (B, T) each) of a window batch read on ``latents``
+        (B, T, D) in place of the predicted ones: on the encoded true future, the scores the heads would give
+        the future that happened (the decision-aware finetuning term's targets)."""
+        encoding = self.encode(batch["obs_hist"], batch["act_hist"])
+        actions_n = self.normalizer.normalize("actions", batch["fut_acts"])
+        commands_n = self.normalizer.normalize("commands", batch["fut_cmds"])
+        return self._heads(encoding, latents, actions_n, commands_n)
+
     def reconstruction_error(self, obs: Mapping[str, Tensor]) -> Tensor:
         """The decoder's squared error reconstructing ``obs`` (each (B, T, *shape)) from E(o); gradients reach
         the encoder (Table I's reconstruction ablation).

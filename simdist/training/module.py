@@ -328,13 +328,13 @@ RESUME_EVERY_MINUTES = 10.0
 
 def resumable_fit(module: L.LightningModule, data: L.LightningDataModule, root: str | Path, epochs: int,
                   signature: Mapping[str, Any], progress: bool = False,
-                  every_minutes: float = RESUME_EVERY_MINUTES) -> None:
+                  every_minutes: float = RESUME_EVERY_MINUTES, callbacks: list[L.Callback] | None = None) -> None:
     """Fit ``module`` on ``data`` for ``epochs`` as :func:`epoch_trainer` does, saving ``root/resume/last.ckpt``
     (atomically) every ``every_minutes`` and at each epoch's end, and resuming from it when a killed fit with the
     same ``signature`` (everything its result depends on, JSON) left one: the data module's window order depends
     only on the seed and the epoch, and Lightning restores the batches consumed, so a resumed fit ends with the
     weights of an uninterrupted one. A checkpoint of another signature is removed. The folder is removed once
-    the fit ends (its result is the caller's to save)."""
+    the fit ends (its result is the caller's to save). ``callbacks``: more Lightning callbacks."""
     import json
     import shutil
     from datetime import timedelta
@@ -354,7 +354,8 @@ def resumable_fit(module: L.LightningModule, data: L.LightningDataModule, root: 
     saver = ModelCheckpoint(dirpath=folder, save_last=True, save_top_k=0, save_on_train_epoch_end=True,
                             train_time_interval=timedelta(minutes=every_minutes))
     trainer = L.Trainer(
-        accelerator="cpu", max_epochs=epochs, logger=False, default_root_dir=str(root), callbacks=[saver],
+        accelerator="cpu", max_epochs=epochs, logger=False, default_root_dir=str(root),
+        callbacks=[saver, *(callbacks or [])],
         enable_progress_bar=progress, enable_model_summary=False, num_sanity_val_steps=0, limit_val_batches=0,
     )
     use_atomic_checkpoints(trainer)

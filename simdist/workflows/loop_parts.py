@@ -146,7 +146,7 @@ def saved_actor(task: Task, path: str, *, acting: Acting, seed: int) -> Agent:
 @dataclass(frozen=True)
 class TaskHeldout:
     """``episodes`` held-out episodes of the zero-shot agent on the task's real env (``seed``), each naming the
-    planner that acted in its meta."""
+    planner that acted in its meta; ``run.log`` gets a line per finished episode."""
 
     episodes: int
     num_envs: int
@@ -156,8 +156,11 @@ class TaskHeldout:
         from simdist.workflows.rollout import collect_episodes
 
         actor = run.planner(run.base, self.seed)
-        eps, ok = collect_episodes(run.task, actor, self.episodes, self.num_envs, self.seed, first_episode_id=0)
+        progress = CollectionProgress(run.log, "held-out set", self.episodes, "episodes", 0, acting_planner(actor))
+        eps, ok = collect_episodes(run.task, actor, self.episodes, self.num_envs, self.seed, first_episode_id=0,
+                                   on_episode=progress.chunk_episode(0))
         stamp_planner(eps, actor)
+        progress.logged(len(eps), len(eps))
         return eps, ok
 
 

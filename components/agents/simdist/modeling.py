@@ -8,6 +8,7 @@ model's (``config.json``, ``model.safetensors``, card) plus ``planner.json``.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -107,8 +108,12 @@ class SimDistAgent(Agent):
         if out is None:
             epoch_trainer(Path("lightning_logs"), ft.epochs, progress).fit(module, dm)
         else:
-            signature = {"data": str(Path(data).resolve()), "source": self.source, "seed": seed,
-                         "finetune": ft.budget(), "freeze": str(ft.freeze), "obs_noise": obs_noise,
+            from simdist.provenance import weights_fingerprint
+
+            index = json.loads((Path(data) / "dataset.json").read_text())
+            signature = {"data": str(Path(data).resolve()), "steps": index.get("num_steps"),
+                         "episodes": index.get("num_episodes"), "start": weights_fingerprint(self.world_model),
+                         "seed": seed, "finetune": ft.budget(), "freeze": str(ft.freeze), "obs_noise": obs_noise,
                          "loss_weights": loss_weights}
             resumable_fit(module, dm, out, ft.epochs, signature, progress)
         return SimDistAgent(module.world_model.eval(), copy.deepcopy(self.config), self.source)

@@ -81,7 +81,9 @@ class ToyOptions:
     ρ^k. Adaptation: ``explore`` the largest noise σ of the data engine's manipulation perturbation windows
     added to the planner's actions while logging real episodes (0: on-policy planner data), so the finetuned
     dynamics see actions like those MPPI samples; ``anchor`` an L2 pull towards the pretrained weights;
-    ``sim_mix`` the share of simulation transitions mixed into the finetuning data (0: real data only).
+    ``sim_mix`` the share of simulation transitions mixed into the finetuning data (0: real data only);
+    ``decision`` the weight of the decision-aware consistency term in finetuning (the frozen heads on the
+    predicted against the true latents, :class:`~simdist.model.losses.WorldModelLoss`; 0: SimDist's loss).
     ``ranking``: run both diagnostics (module docstring); ``ranking_states``: cloned states per ranking.
     ``ensemble``: 1 a single dynamics; K >= 2 wraps the demo's dynamics spec (``action_context`` included) in a
     ``dynamics/ensemble`` of K members. ``disagreement``: MPPI's penalty λ on the members' disagreement (needs
@@ -99,6 +101,7 @@ class ToyOptions:
     explore: float = 0.0
     anchor: float = 0.0
     sim_mix: float = 0.0
+    decision: float = 0.0
     ranking: bool = False
     ranking_states: int = 40
     ensemble: int = 1
@@ -134,6 +137,8 @@ class ToyOptions:
             raise ValueError(f"explore must be a noise std in [0, 2.5], got {self.explore!r}")
         if not 0.0 <= self.anchor < float("inf"):
             raise ValueError(f"anchor must be a finite number >= 0, got {self.anchor!r}")
+        if not 0.0 <= self.decision < float("inf"):
+            raise ValueError(f"decision must be a finite number >= 0, got {self.decision!r}")
         if not 0.0 <= self.sim_mix < 1.0:
             raise ValueError(f"sim_mix must be a share in [0, 1), got {self.sim_mix!r}")
         whole("ensemble", 1)
@@ -219,6 +224,16 @@ def check_pretrained(folder: str | Path | None, ensemble: int | None = None) -> 
         if members != ensemble:
             raise InputError(f"--ensemble {ensemble}: the pretrained model in {folder} has {members} dynamics "
                              "member(s)")
+
+
+#: options added after the demo's results were first recorded: written into results.json only when set, so a
+#: run with the earlier options records (and regenerates) the same file
+LATER_OPTIONS = {"decision": 0.0}
+
+
+def recorded_options(options: ToyOptions) -> dict[str, object]:
+    """``options`` as results.json records them (:data:`LATER_OPTIONS` left out at their defaults)."""
+    return {k: v for k, v in asdict(options).items() if not (k in LATER_OPTIONS and v == LATER_OPTIONS[k])}
 
 
 def check_sim_mix(pretrained: str | Path | None, options: ToyOptions) -> None:
@@ -392,7 +407,7 @@ class ToyDemo(DemoHook):
         results = {
             "profile": self.real.to_dict(),
             "scale": asdict(self.scale),
-            "options": asdict(args.options),
+            "options": recorded_options(args.options),
             "dynamics": model.config.to_dict()["dynamics"],
             "sim_data": self.sim_data,
             "real_minutes": minutes,

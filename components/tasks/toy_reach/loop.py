@@ -160,13 +160,15 @@ class ToyCollector:
 class ToyFinetuner:
     """Only ``config``'s trainable parts (the dynamics), from the pretrained model, on the real data (and the
     ``share`` of simulation data its demo run left beside it), on the toy's learning-rate schedule with the
-    ``anchor`` pull; the finetuned world model is kept as ``adapted``."""
+    ``anchor`` pull and, with ``decision`` > 0, the decision-aware consistency term at that weight; the finetuned
+    world model is kept as ``adapted``."""
 
     config: FinetuneConfig
     seed: int
     anchor: float
     share: float
     log: Callable[[str], None]
+    decision: float = 0.0
     adapted: Any = field(default=None, init=False)
 
     def finetune(self, run: Run, start: Agent, stage: int) -> Agent:
@@ -181,8 +183,9 @@ class ToyFinetuner:
         self.log(f"5/6 finetuning {what} on {run.minutes(steps):.1f} min of 'real' data")
         model = world_model_of(run.base)
         assert model is not None
+        weights = {**c.policy.loss_weights(model), "decision": self.decision} if self.decision else None
         ft = FinetuneModule(init_from=run.model_id, lr=c.lr, end_lr=c.lr / 2, warmup_steps=c.warmup_steps,
-                            decay_steps=2_000, anchor=self.anchor, freeze=c.freeze)
+                            decay_steps=2_000, anchor=self.anchor, freeze=c.freeze, loss_weights=weights)
         data = [str(run.data_dir)]
         if self.share:
             source = Path(run.model_id).parent / "sim-data"  # where the demo run that pretrained it left its data
@@ -238,5 +241,5 @@ def toy_parts(cfg: AdaptConfig, real: Any, num_samples: int, iterations: int, op
         heldout=ToyHeldout(real, cfg.heldout_episodes, cfg.num_envs, seed + 4),
         collector=ToyCollector(real, cfg.num_envs, seed + 3, options.explore,
                                cfg.schedule_unit == "episodes", default_parts(cfg).collector, log),
-        finetuner=ToyFinetuner(cfg.finetuning, seed, options.anchor, options.sim_mix, log),
+        finetuner=ToyFinetuner(cfg.finetuning, seed, options.anchor, options.sim_mix, log, options.decision),
         evaluator=ToyEvaluator(real, cfg.evaluation.trials, cfg.num_envs, seed, log))

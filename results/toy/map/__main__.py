@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     resp.add_argument("--cells", required=True, help="comma-separated CELL-sSEED folder names")
     lev = sub.add_parser("levers", help="the levers against the mechanism on failing cells (a rerun resumes)")
     lev.add_argument("--levers", default="value,horizon16,epochs24,wide,narrow",
-                     help="comma-separated levers (value, horizon16, epochs24, wide, narrow, ensemble)")
+                     help="comma-separated levers (value, horizon16, epochs24, wide, narrow, ensemble, decision)")
     lev.add_argument("--cells", default=None, help="comma-separated cells (default: lag and four failing ones)")
     lev.add_argument("--seeds", type=int, nargs="+", default=[0])
     lev.add_argument("--out", default="outputs/toy-map", help="the map's run folder (its pretrained models)")

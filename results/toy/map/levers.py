@@ -15,7 +15,10 @@ tick) unless the lever is the budget's shape:
 - ``wide``: 256 samples × 2 iterations (a wider search, same budget);
 - ``narrow``: the initial sampling std 0.5 instead of MPPI's 2.0 (a narrower search);
 - ``ensemble``: four dynamics members with the disagreement penalty 1.0 (``--option ensemble=4``,
-  ``--option disagreement=1.0``; pretrained for it).
+  ``--option disagreement=1.0``; pretrained for it);
+- ``decision``: decision-aware finetuning (``--option decision=1.0``): besides latent consistency, the frozen
+  reward and value heads on the predicted latents against the same heads on the true ones, so the dynamics are
+  fitted where the planner's score reads them.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ LEVERS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None]] = {
     "wide": (("--num-samples", "256", "--iterations", "2"), None),
     "narrow": (("--init-std", "0.5"), None),
     "ensemble": (("--option", "ensemble=4", "--option", "disagreement=1.0"), ("--option", "ensemble=4")),
+    "decision": (("--option", "decision=1.0"), None),
 }
 #: the failing cells the levers run on first (the expert beats zero-shot, adapted does not), and ``lag`` to keep
 DEFAULT_CELLS = ("lag", "L2-G0.7-M2-F0.01-T-0.05", "G0.5", "L4", "G4")
