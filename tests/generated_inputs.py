@@ -228,7 +228,7 @@ def adapt_hints() -> dict[str, st.SearchStrategy[str]]:
     from simdist.resources import MAX_SCHEDULE_MINUTES, MAX_STAGES
     from simdist.workflows.adaptation import AdaptConfig
 
-    hints = typing.get_type_hints(AdaptConfig)
+    hints = im.adapt_hints()
     out: dict[str, st.SearchStrategy[str]] = {}
     for name, hint in hints.items():
         args = [x for x in typing.get_args(hint) if x is not type(None)] or [hint]
@@ -247,6 +247,7 @@ def bounded_options(values: dict[str, str]) -> list[dict[str, Any]]:
     """Every count option with an upper limit below the integer limit (AdaptConfig's fields too), its range and
     whether its help (``simdist adapt``: the AdaptConfig docstring ``--help`` shows) states the limit."""
     from simdist.workflows.adaptation import INT_LIMITS, AdaptConfig
+    from simdist.workflows.loop_parts import EvaluationConfig
 
     rows = []
     for command in COMMANDS:
@@ -261,7 +262,9 @@ def bounded_options(values: dict[str, str]) -> list[dict[str, Any]]:
                          "help_states_it": high in (action.help or "")})
     for name in INT_LIMITS:
         low, high = AdaptConfig.int_bounds(name)
-        doc = (AdaptConfig.__doc__ or "").split(f"{name}:", 1)[-1].split(":", 1)[0]
+        part, _, key = name.rpartition(".")
+        owner = EvaluationConfig if part == "evaluation" else AdaptConfig  # the docstring --help shows
+        doc = (owner.__doc__ or "").split(f"{key}:", 1)[-1].split(":", 1)[0]
         rows.append({"command": "adapt", "option": f"--{name}", "range": f"[{low}, {high}]",
                      "help_states_it": str(high) in doc})
     return rows

@@ -199,11 +199,22 @@ def _dataclass_hints(parser: argparse.ArgumentParser) -> dict[str, Any]:
     """Declared field types of the dataclass a jsonargparse parser was built from (``simdist adapt``)."""
     import jsonargparse
 
-    if isinstance(parser, jsonargparse.ArgumentParser):
-        from simdist.workflows.adaptation import AdaptConfig
+    return adapt_hints() if isinstance(parser, jsonargparse.ArgumentParser) else {}
 
-        return typing.get_type_hints(AdaptConfig)
-    return {}
+
+def adapt_hints() -> dict[str, Any]:
+    """``simdist adapt``'s declared types by option: AdaptConfig's own fields, its parts' settings as
+    ``finetune.KEY`` and ``evaluation.KEY``, and the flat spellings of those."""
+    from simdist.model.freeze import FinetuneConfig
+    from simdist.workflows.adaptation import FINETUNE_FIELDS, AdaptConfig
+    from simdist.workflows.flat_settings import TYPES
+    from simdist.workflows.loop_parts import EvaluationConfig
+
+    hints = {k: v for k, v in typing.get_type_hints(AdaptConfig).items() if k not in ("finetune", "evaluation")}
+    finetune = typing.get_type_hints(FinetuneConfig)
+    hints |= {f"finetune.{k}": finetune[k] for k in FINETUNE_FIELDS}
+    hints |= {f"evaluation.{k}": v for k, v in typing.get_type_hints(EvaluationConfig).items()}
+    return hints | TYPES
 
 
 # ------------------------------------------------------------------------------------------------- running

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,18 +15,23 @@ import torch
 from simdist import FreezePolicy, WorldModel
 from simdist.components.tasks.go2 import Go2Task
 from simdist.components.tasks.toy_reach import ToyReachTask as ToyTask
+from simdist.model.freeze import FinetuneConfig
 from simdist.tasks import make_task
 from simdist.workflows import rollout
 from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig, roc_auc
+from simdist.workflows.loop_parts import EvaluationConfig
 from simdist.workflows.rollout import RolloutResult, collect_episodes
 
 SCHEDULE = [0.0, 0.15]  # minutes at 10 Hz: 90 steps, two 60-step episodes
 
 
+#: the tests' finetuning budget
+BUDGET = FinetuneConfig(epochs=1, windows_per_epoch=128, batch_size=32, lr=1e-3, warmup_steps=5)
+
+
 def _config(**overrides: object) -> AdaptConfig:
-    base = dict(schedule=SCHEDULE, episodes_per_eval=2, num_envs=2, heldout_episodes=2,
-                planner_overrides={"num_samples": 16, "iterations": 1}, epochs=1, windows_per_epoch=128, batch_size=32,
-                lr=1e-3, warmup_steps=5)
+    base = dict(schedule=SCHEDULE, evaluation=EvaluationConfig(trials=2), num_envs=2, heldout_episodes=2,
+                planner_overrides={"num_samples": 16, "iterations": 1}, finetune=BUDGET)
     return AdaptConfig(**{**base, **overrides})  # type: ignore[arg-type]
 
 
@@ -90,16 +97,17 @@ def test_adaptation_curve_and_resume(toy_model: str, tmp_path: Path) -> None:
 
 
 def test_a_loop_without_evaluation_logs_finetunes_and_records_consistency(toy_model: str, tmp_path: Path) -> None:
-    """``episodes_per_eval=0``: no closed loop inside the loop (the stage models are judged apart); every stage
-    still logs its data, finetunes (one pass per epoch with ``windows_per_epoch=None``, the official decay) and
-    records its held-out consistency, and the saved model differs from the base."""
+    """``evaluation.trials=0``: no closed loop inside the loop (the stage models are judged apart); every stage
+    still logs its data, finetunes (one pass per epoch with ``finetune.windows_per_epoch=None``, the official
+    decay) and records its held-out consistency, and the saved model differs from the base."""
     from simdist.agents import load_agent
     from simdist.provenance import weights_fingerprint
 
     out = tmp_path / "run"
     lines: list[str] = []
-    curve = AdaptationLoop(toy_model, ToyTask(), out, _config(episodes_per_eval=0, windows_per_epoch=None,
-                                                                 decay_steps=400_000), log=lines.append).run()
+    cfg = _config(evaluation=EvaluationConfig(trials=0),
+                  finetune=replace(BUDGET, windows_per_epoch=None, decay_steps=400_000))
+    curve = AdaptationLoop(toy_model, ToyTask(), out, cfg, log=lines.append).run()
     assert curve["value"] == [None, None] and curve["trials"] == [0, 0] and curve["ci95"] == [None, None]
     assert "not evaluated here" in lines[-1] and (out / "curve.png").is_file()
     assert np.isfinite(curve["consistency_after"][1]) and curve["minutes"][1] >= SCHEDULE[1]
@@ -122,7 +130,7 @@ def test_resume_with_other_settings_reruns_the_stages_on_the_logged_data(toy_mod
     same = AdaptationLoop(toy_model, task, out, _config(), log=lambda m: None)
     assert same.stages_done() == 2
     lines: list[str] = []
-    curve = AdaptationLoop(toy_model, task, out, _config(episodes_per_eval=3), log=lines.append).run()
+    curve = AdaptationLoop(toy_model, task, out, _config(evaluation=EvaluationConfig(trials=3)), log=lines.append).run()
     assert len(lines) == 2 and curve["trials"] == [3, 3]
     state = json.loads((out / "state.json").read_text())
     assert all(s["settings"]["config"]["episodes_per_eval"] == 3 for s in state["stages"])
@@ -325,3 +333,75 @@ def test_temporal_ensemble_planner_collects_and_evaluates(toy_model: str, tmp_pa
     loop.collect_until(SCHEDULE[1], loop.base, stage=1)  # rollouts reset finished envs one by one
     assert loop.minutes(sum(e.length for e in loop.episodes(loop.data_dir))) >= SCHEDULE[1]
     assert json.loads((tmp_path / "state.json").read_text())["config"]["planner_overrides"]["temporal_ensemble"] == 0.5
+
+
+#: what a run of the default settings recorded before the loop's parts had their own configs (a run recorded so
+#: must resume: the record of the same settings may not change)
+RECORDED_DEFAULTS = {"freeze": "dynamics_only", "init": "base", "episodes_per_eval": 8, "num_envs": 8,
+                     "heldout_episodes": 4, "planner_preset": None, "epochs": 3, "windows_per_epoch": 6000,
+                     "batch_size": 32, "lr": 0.0002, "warmup_steps": 50, "seed": 0, "collect_perturbation": None,
+                     "num_samples": None, "iterations": None, "init_std": None, "warm_start": None,
+                     "temporal_ensemble": None}
+
+
+def test_the_parts_settings_are_their_own_and_recorded_as_before() -> None:
+    """AdaptConfig nests the finetuner's settings (a FinetuneConfig) and the evaluator's (an EvaluationConfig); the
+    flat fields still set them (deprecated, with a warning; ``freeze`` without), and a run records the same settings
+    as it did before, so runs recorded then resume."""
+    from simdist.workflows.adaptation import default_parts
+    from simdist.workflows.loop_parts import NoEvaluation, ProtocolEvaluator
+
+    task = make_task("toy-reach")
+
+    def recorded(cfg: AdaptConfig) -> dict[str, object]:
+        return AdaptationLoop.stage_settings(SimpleNamespace(cfg=cfg, task=task), 0)["config"]
+
+    assert recorded(AdaptConfig()) == RECORDED_DEFAULTS
+    budget = {"freeze": "dynamics,encoder", "epochs": 1, "windows_per_epoch": None, "batch_size": 16, "lr": 1e-3,
+              "warmup_steps": 0, "decay_steps": 400_000}
+    nested = AdaptConfig(finetune=FinetuneConfig(**budget), evaluation=EvaluationConfig(trials=0, workers=2))
+    with pytest.warns(FutureWarning, match="AdaptConfig: epochs is deprecated; use finetune.epochs"):
+        flat = AdaptConfig(**budget, episodes_per_eval=0, eval_workers=2)  # type: ignore[arg-type]
+    assert flat == nested == AdaptConfig(finetune=budget, evaluation={"trials": 0, "workers": 2})  # type: ignore[arg-type]
+    assert recorded(nested) == {**RECORDED_DEFAULTS, **budget, "episodes_per_eval": 0}
+    assert nested.freeze == "dynamics,encoder" and nested.finetuning.freeze is nested.freeze_policy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert AdaptConfig(freeze="all").finetune == FinetuneConfig(freeze="all")  # the short form: no warning
+    assert isinstance(default_parts(nested).evaluator, NoEvaluation)
+    assert default_parts(AdaptConfig(evaluation=EvaluationConfig(trials=3, workers=2), seed=4)).evaluator == \
+        ProtocolEvaluator(3, 8, 5, 2)
+    for bad, message in (({"finetune": {"epochs": 0}}, r"finetune.epochs must be an integer in \[1, "),
+                         ({"finetune": {"lr": float("nan")}}, "finetune.lr must be a positive finite number"),
+                         ({"finetune": {"end_lr": 1e-5}}, "finetune.end_lr is not a setting of the loop's finetuning"),
+                         ({"finetune": FinetuneConfig(value_target="label")}, "finetune.value_target is not"),
+                         ({"evaluation": {"trials": -1}}, r"evaluation.trials must be an integer in \[0, 100000\]"),
+                         ({"evaluation": {"passes": 2}}, "evaluation.passes is not a setting of the evaluation")):
+        with pytest.raises(ValueError, match=message):
+            AdaptConfig(**bad)  # type: ignore[arg-type]
+
+
+def test_adapt_command_line_nested_and_flat_options_are_one_run(toy_model: str, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """``simdist adapt``: ``--finetune.KEY`` and ``--evaluation.KEY`` set the parts' settings; the flat options of
+    before (``--epochs``, ``--episodes_per_eval``, ...) still do, with a warning, so a run started with them resumes
+    under the nested ones with nothing run again; a bad value is refused naming the nested option."""
+    from simdist.cli import main
+
+    common = ["adapt", "--task", "toy-reach", "--agent", toy_model, "--real", "real", "--schedule", "0",
+              "--out", str(tmp_path / "run"), "--num_envs", "2", "--heldout_episodes", "1",
+              "--planner.num_samples", "8", "--planner.iterations", "1"]
+    with pytest.warns(FutureWarning, match="--episodes_per_eval is deprecated; use --evaluation.trials"):
+        assert main([*common, "--episodes-per-eval", "1", "--epochs", "1", "--lr", "1e-3"]) == 0
+    state = json.loads((tmp_path / "run" / "state.json").read_text())
+    assert state["stages"][0]["settings"]["config"]["episodes_per_eval"] == 1 and state["stages"][0]["trials"] == 1
+    assert main([*common, "--evaluation.trials", "1", "--finetune.epochs", "1", "--finetune.lr", "1e-3"]) == 0
+    assert json.loads((tmp_path / "run" / "state.json").read_text())["stages"] == state["stages"]  # kept, not rerun
+    capsys.readouterr()
+    for option in ("--epochs", "--finetune.epochs", "--episodes_per_eval", "--evaluation.trials"):
+        with pytest.raises(SystemExit) as exit_info, warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            main([*common, option, "0" if "epochs" in option else "-1"])
+        assert exit_info.value.code == 2
+        low = 1 if "epochs" in option else 0
+        assert f"error: {option[2:]} must be an integer in [{low}, " in capsys.readouterr().err

@@ -176,12 +176,12 @@ def test_collection_logs_the_actions_of_the_acting_planner(go2_model: str, tmp_p
     from simdist.components.planners.mppi import MPPIPlanner
     from simdist.data import iter_episodes
     from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig, default_parts
-    from simdist.workflows.loop_parts import ScheduleCollector
+    from simdist.workflows.loop_parts import EvaluationConfig, ScheduleCollector
 
     task = Go2Task(profile="ptfe-slope-5.7deg", episode_length_s=0.7)  # 25 standing + 10 walking steps
     cfg = AdaptConfig(schedule=[0.0, 0.02], num_envs=2, planner_preset="paper",
                       planner_overrides={"warm_start": "official", "num_samples": 4, "iterations": 2},
-                      heldout_episodes=2, episodes_per_eval=1)
+                      heldout_episodes=2, evaluation=EvaluationConfig(trials=1))
     acted: list[np.ndarray] = []
     collectors: list[object] = []
 

@@ -16,7 +16,7 @@ from simdist.components.agents.iql import IQLAgent
 from simdist.components.agents.latent import encode_transitions
 from simdist.components.tasks.toy_reach import ToyReachTask
 from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig, default_parts
-from simdist.workflows.loop_parts import ScheduleCollector
+from simdist.workflows.loop_parts import EvaluationConfig, ScheduleCollector
 from tests.helpers import episodes_of, toy_world_model
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -36,7 +36,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
 
 def config(prior: str, **changes) -> AdaptConfig:
     base = dict(schedule=[0, 2, 3], schedule_unit="episodes", update_every=1, freeze="heads_only", prior=[prior],
-                episodes_per_eval=2, num_envs=2, heldout_episodes=1, seed=0)
+                evaluation=EvaluationConfig(trials=2), num_envs=2, heldout_episodes=1, seed=0)
     return AdaptConfig(**{**base, **changes})
 
 

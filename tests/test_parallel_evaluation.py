@@ -1,4 +1,4 @@
-"""An evaluation's passes over worker processes (``simdist evaluate --workers N``, ``AdaptConfig.eval_workers``):
+"""An evaluation's passes over worker processes (``simdist evaluate --workers N``, ``AdaptConfig.evaluation.workers``):
 the merged result equals the one-process evaluation, trial for trial; a task that cannot split is refused first."""
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ import pytest
 
 from simdist.components.tasks.toy_reach import ToyReachTask
 from simdist.evaluation import DIFFERS_BY_PASS, EvaluationResult
+from simdist.model.freeze import FinetuneConfig
 from simdist.tasks import make_task
 from simdist.tools import evaluate as evaluate_tool
 from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
+from simdist.workflows.loop_parts import EvaluationConfig
 from simdist.workflows.parallel import evaluate_in_workers
 
 
@@ -107,8 +109,8 @@ def test_workers_on_a_task_that_cannot_split_fail_before_any_work(capsys: pytest
         evaluate_tool.main(["--task", "toy-reach", "--agent", "no/such-agent", "--workers", "2"])
     assert exit_info.value.code == 2
     assert "--workers 2: task 'toy-reach' cannot split" in capsys.readouterr().err  # no --profile: the simulator
-    with pytest.raises(ValueError, match=r"--eval-workers 2: task 'toy-reach:real' cannot split"):
-        AdaptationLoop("no/such-agent", task, Path("unused"), AdaptConfig(eval_workers=2))
+    with pytest.raises(ValueError, match=r"--evaluation.workers 2: task 'toy-reach:real' cannot split"):
+        AdaptationLoop("no/such-agent", task, Path("unused"), AdaptConfig(evaluation=EvaluationConfig(workers=2)))
 
 
 @pytest.mark.slow  # two adaptation runs with a finetuned stage, 4 worker pools: about 20 s
@@ -120,10 +122,10 @@ def test_adaptation_eval_workers_give_the_one_process_stages(tiny_world_model: A
     folder = str(tiny_world_model.save_pretrained(tmp_path / "tiny"))
 
     def config(workers: int) -> AdaptConfig:
-        return AdaptConfig(schedule=[0.0, 0.15], episodes_per_eval=2, num_envs=2, eval_workers=workers,
-                           heldout_episodes=2, planner_overrides={"num_samples": 16, "iterations": 1}, epochs=1,
-                           windows_per_epoch=64,
-                           batch_size=16, lr=1e-3, warmup_steps=2)
+        return AdaptConfig(schedule=[0.0, 0.15], evaluation=EvaluationConfig(trials=2, workers=workers), num_envs=2,
+                           heldout_episodes=2, planner_overrides={"num_samples": 16, "iterations": 1},
+                           finetune=FinetuneConfig(epochs=1, windows_per_epoch=64, batch_size=16, lr=1e-3,
+                                                   warmup_steps=2))
 
     curves = [AdaptationLoop(folder, PassesToyTask(), tmp_path / f"run-{w}", config(w), log=lambda m: None).run()
               for w in (1, 2)]

@@ -16,8 +16,10 @@ from simdist.components.agents.simdist.bc import BC_CONFIG_NAME, SimDistBCAgent,
 from simdist.components.tasks.toy_reach import ToyReachTask
 from simdist.hub.load import CheckpointError
 from simdist.model.config import ConfigError
+from simdist.model.freeze import FinetuneConfig
 from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
 from simdist.workflows.demos import record_demos
+from simdist.workflows.loop_parts import EvaluationConfig
 from tests.helpers import toy_world_model
 
 pytestmark = [pytest.mark.usefixtures("single_thread"),
@@ -155,8 +157,8 @@ def test_the_adaptation_loop_finetunes_with_the_saved_demos(bc_tuned: SimDistBCA
     stage model is SimDist+BC, its dynamics and policy head changed, its encoder, reward and value not."""
     start = SimDistBCAgent.from_simdist(base, demos=bc_tuned.demos)
     folder = start.save_pretrained(tmp_path / "start")
-    config = AdaptConfig(schedule=[0.0, 0.1], episodes_per_eval=2, num_envs=2, heldout_episodes=2,
-                         planner_overrides={"num_samples": 16, "iterations": 1}, **TRAIN)
+    config = AdaptConfig(schedule=[0.0, 0.1], evaluation=EvaluationConfig(trials=2), num_envs=2, heldout_episodes=2,
+                         planner_overrides={"num_samples": 16, "iterations": 1}, finetune=FinetuneConfig(**TRAIN))
     curve = AdaptationLoop(str(folder), ToyReachTask(), tmp_path / "run", config, log=lambda m: None).run()
     stage = load_agent(tmp_path / "run" / "stages" / "stage-1")
     assert type(stage) is SimDistBCAgent and stage.demos == bc_tuned.demos and len(curve["value"]) == 2

@@ -14,14 +14,14 @@ one declaration of its settings (a ``planner.json``'s keys, every command-line o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
-from simdist.planning.base import NonFiniteError, Planner, PlanResult, plan_score
+from simdist.components.planners.sampling import SamplingPlanner, check_std_range, finite_returns
+from simdist.planning.base import PlanResult, plan_score
 from simdist.planning.execution import TickExecutor
 from simdist.registry import register
 from simdist.schema import SettingError, Validated, bounds
@@ -54,14 +54,13 @@ class CEMConfig(Validated):
 
     def validate(self) -> None:
         super().validate()
-        if self.min_std > self.max_std:
-            raise SettingError("min_std", f"need min_std <= max_std, got {self.min_std} and {self.max_std}")
+        check_std_range(self)
         if self.num_samples + self.num_policy_samples < 1:
             raise SettingError("num_samples", "need at least one sample; got num_samples=0 and num_policy_samples=0")
 
 
 @register("planner", "cem")
-class CEMPlanner(Planner):
+class CEMPlanner(SamplingPlanner):
     """The cross-entropy method with the policy prior, on MPPI's score.
 
     Each tick: the mean starts from the warm start (``warm_start``: ``"shift"``, the env's previous plan shifted
@@ -89,7 +88,8 @@ class CEMPlanner(Planner):
     def __init__(self, world_model: nn.Module, **settings: Any) -> None:
         self.config = cfg = CEMConfig.from_dict(settings)
         super().__init__(world_model, cfg.action_low, cfg.action_high)
-        self.num_samples, self.iterations, self.seed = cfg.num_samples, cfg.iterations, cfg.seed
+        self.num_samples, self.iterations = cfg.num_samples, cfg.iterations
+        self.init_sampling(cfg.seed)
         self.num_policy_samples = cfg.num_policy_samples if world_model.policy is not None else 0
         if world_model.policy is None and cfg.warm_start == "policy":
             raise SettingError("warm_start", "'policy' needs a world model with a policy head")
@@ -98,35 +98,17 @@ class CEMPlanner(Planner):
                                               "the policy samples")
         self.num_elites = min(cfg.num_elites, self.num_samples + self.num_policy_samples)
         self.executor = TickExecutor(self._score, chunk=cfg.score_chunk)
-        self.prev_mean: Tensor | None = None
-        self._gen: torch.Generator | None = None
 
     # ------------------------------------------------------------------ state
-    def _generator(self) -> torch.Generator:
-        if self._gen is None or self._gen.device != self.device:
-            self._gen = torch.Generator(device=self.device)
-            self._gen.manual_seed(self.seed)
-        return self._gen
-
-    def reset(self, ids: Sequence[int] | Tensor | None = None, seed: int | None = None) -> None:
-        """Drop the warm-start plan of envs ``ids`` (all if None); reseed the generator if ``seed``."""
-        if seed is not None:
-            self.seed = int(seed)
-            self._generator().manual_seed(self.seed)
-        if ids is None or self.prev_mean is None:
-            self.prev_mean = None
-        else:
-            self.prev_mean[torch.as_tensor(ids, device=self.prev_mean.device).long()] = 0.0
-
     def _initial_mean(self, batch: int, chunk: Tensor | None) -> Tensor:
         """This tick's initial mean (B, T, A) from ``warm_start``: the policy ``chunk``, the previous plan shifted,
         or zeros (also after a reset or a change of batch size)."""
         if self.config.warm_start == "policy" and chunk is not None:
             return self.clip(chunk).to(self.dtype)
-        prev = self.prev_mean
-        if self.config.warm_start == "none" or prev is None or prev.shape[0] != batch:
+        prev = self.previous_plan(batch)
+        if self.config.warm_start == "none" or prev is None:
             return torch.zeros(batch, self.horizon, self.action_dim, device=self.device, dtype=self.dtype)
-        return torch.cat([prev[:, 1:], prev[:, -1:]], dim=1).to(self.device, self.dtype)
+        return self.shifted(prev)
 
     # ------------------------------------------------------------------ scoring
     def _score(self, actions: Tensor, encoding: Any, prepared: Any, command: Tensor | None) -> Tensor:
@@ -134,14 +116,6 @@ class CEMPlanner(Planner):
         wm = self.world_model
         im = wm.imagine(encoding, actions, command, prepared=prepared, last_value_only=True)
         return plan_score(im, self.config.discount, wm.config.value_offset, value_weight=self.config.value_weight)
-
-    def _finite(self, returns: Tensor) -> Tensor:
-        """``returns`` with NaN ranked last; NonFiniteError when an env has no finite score at all."""
-        rows = torch.nonzero(~torch.isfinite(returns).any(dim=1)).flatten().tolist()
-        if rows:
-            raise NonFiniteError(f"every CEM candidate scored a non-finite return for env(s) {rows[:10]}: the world "
-                                 "model's rewards or values are NaN or Inf (check its weights)")
-        return torch.nan_to_num(returns, nan=torch.finfo(returns.dtype).min)
 
     # ------------------------------------------------------------------ planning
     def _plan(self, obs_hist: dict[str, Tensor], act_hist: Tensor, command: Tensor | None) -> PlanResult:
@@ -159,8 +133,7 @@ class CEMPlanner(Planner):
         chunk = wm.policy_actions(encoding, command) if needs_chunk else None
         fixed: list[Tensor] = []  # the policy samples and their scores: drawn and scored once per tick
         if chunk is not None and self.num_policy_samples:
-            noise = torch.randn(b, self.num_policy_samples, t, a, generator=gen, device=dev, dtype=dt)
-            policy_samples = self.clip(chunk[:, None] + cfg.base_act_std * noise)
+            policy_samples = self.policy_samples(chunk, self.num_policy_samples, cfg.base_act_std)
             fixed = [policy_samples, self.executor.score(policy_samples, *ctx)]
         mean = self._initial_mean(b, chunk)
         std = torch.full_like(mean, cfg.init_std)
@@ -171,7 +144,7 @@ class CEMPlanner(Planner):
             returns = self.executor.score(samples, *ctx) if self.num_samples else samples.new_zeros(b, 0)
             if fixed:
                 samples, returns = torch.cat([samples, fixed[0]], dim=1), torch.cat([returns, fixed[1]], dim=1)
-            elite_returns, idx = self._finite(returns).topk(self.num_elites, dim=1)
+            elite_returns, idx = finite_returns(returns, "CEM").topk(self.num_elites, dim=1)
             elites = samples.gather(1, idx[:, :, None, None].expand(-1, -1, t, a))
             mean = cfg.momentum * mean + keep * elites.mean(1)
             std = (cfg.momentum * std + keep * elites.std(1, correction=0)).clamp(cfg.min_std, cfg.max_std)

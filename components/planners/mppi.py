@@ -25,13 +25,8 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor, nn
 
-from simdist.planning.base import (
-    NonFiniteError,
-    Planner,
-    PlanResult,
-    check_disagreement,
-    plan_score,
-)
+from simdist.components.planners.sampling import SamplingPlanner, check_std_range, finite_returns
+from simdist.planning.base import PlanResult, check_disagreement, plan_score
 from simdist.planning.execution import TickExecutor
 from simdist.planning.intent import IntentReference
 from simdist.registry import register
@@ -100,8 +95,7 @@ class MPPIConfig(Validated):
             raise SettingError("tick_threads", f"expected an integer >= 1, 'auto' or null, got {self.tick_threads!r}")
         if isinstance(self.tick_threads, str) and self.tick_threads != "auto":
             raise SettingError("tick_threads", f"expected an integer >= 1, 'auto' or null, got {self.tick_threads!r}")
-        if self.min_std > self.max_std:
-            raise SettingError("min_std", f"need min_std <= max_std, got {self.min_std} and {self.max_std}")
+        check_std_range(self)
         if self.prior_weight > 0 and self.base_act_std <= 0:
             raise SettingError("prior_weight", "a policy prior needs base_act_std > 0 (its std), got "
                                                f"base_act_std={self.base_act_std}")
@@ -123,7 +117,7 @@ class MPPIConfig(Validated):
 
 
 @register("planner", "mppi")
-class MPPIPlanner(Planner):
+class MPPIPlanner(SamplingPlanner):
     """MPPI with elite re-fitting (TD-MPC semantics) and the official SimDist defaults.
 
     Each tick: the initial mean comes from the warm start and the std is reset to ``init_std``.
@@ -233,33 +227,20 @@ class MPPIPlanner(Planner):
         self.temperature, self.init_std, self.min_std, self.max_std = (cfg.temperature, cfg.init_std, cfg.min_std,
                                                                        cfg.max_std)
         self.base_act_std, self.momentum, self.discount = cfg.base_act_std, cfg.momentum, cfg.discount
-        self.warm_start, self.naive, self.seed = cfg.warm_start, cfg.naive, int(cfg.seed)
+        self.warm_start, self.naive = cfg.warm_start, cfg.naive
         self.score_chunk, self.compile, self.parallel_chunks = cfg.score_chunk, cfg.compile, cfg.parallel_chunks
         self.keep_candidates = bool(cfg.keep_candidates)
         self.tick_threads = cfg.tick_threads
         self.executor = TickExecutor(self._score_fast, chunk=cfg.score_chunk, parallel=cfg.parallel_chunks,
                                      compile=cfg.compile, tick_threads=cfg.tick_threads)
-        self.prev_mean: Tensor | None = None
-        self._gen: torch.Generator | None = None
+        self.init_sampling(cfg.seed)
         self._generator()
 
     # ------------------------------------------------------------------ state
-    def _generator(self) -> torch.Generator:
-        dev = self.device
-        if self._gen is None or self._gen.device != dev:
-            self._gen = torch.Generator(device=dev)
-            self._gen.manual_seed(self.seed)
-        return self._gen
-
     def reset(self, ids: Sequence[int] | Tensor | None = None, seed: int | None = None) -> None:
-        """Drop the warm-start plan of envs ``ids`` (all if None); reseed the generator if ``seed``."""
-        if seed is not None:
-            self.seed = int(seed)
-            self._generator().manual_seed(self.seed)
-        if ids is None or self.prev_mean is None:
-            self.prev_mean = None
-        else:
-            self.prev_mean[torch.as_tensor(ids, device=self.prev_mean.device).long()] = 0.0
+        """Drop the warm-start plan and the held binary command of envs ``ids`` (all if None); reseed the
+        generator if ``seed``."""
+        super().reset(ids, seed)
         if ids is None or self.binary_state is None:
             self.binary_state = None
         else:
@@ -268,12 +249,11 @@ class MPPIPlanner(Planner):
     def warm_start_mean(self, batch: int) -> Tensor:
         """The initial mean (B, T, A) of this tick, from ``prev_mean`` and ``warm_start``."""
         mean = torch.zeros(batch, self.horizon, self.action_dim, device=self.device, dtype=self.dtype)
-        prev = self.prev_mean
-        if prev is None or prev.shape[0] != batch or self.warm_start == "none":
+        prev = self.previous_plan(batch)
+        if prev is None or self.warm_start == "none":
             return mean
-        prev = prev.to(mean)
         if self.warm_start == "shift":
-            return torch.cat([prev[:, 1:], prev[:, -1:]], dim=1)
+            return self.shifted(prev)
         mean[:, 0] = prev[:, -1]  # "official"
         return mean
 
@@ -335,8 +315,7 @@ class MPPIPlanner(Planner):
         if self.intent is not None:
             ctx = (*ctx, self.intent.latents(encoding, self.clip(chunk).to(dt)))
         if self.num_policy_samples:
-            noise = torch.randn(b, self.num_policy_samples, t, a, generator=gen, device=dev, dtype=dt)
-            policy_samples = self.clip(chunk[:, None] + self.base_act_std * noise)
+            policy_samples = self.policy_samples(chunk, self.num_policy_samples, self.base_act_std)
 
         mean = self.clip(chunk).to(dt) if self.warm_start == "policy" else self.warm_start_mean(b)
         std = torch.full_like(mean, self.init_std)
@@ -353,12 +332,7 @@ class MPPIPlanner(Planner):
                     policy_returns = returns[:, self.num_samples:]
             else:
                 returns = torch.cat([self._score(samples[:, : self.num_samples], ctx), policy_returns], dim=1)
-            none_finite = ~torch.isfinite(returns).any(dim=1)
-            if none_finite.any():
-                rows = torch.nonzero(none_finite).flatten().tolist()
-                raise NonFiniteError(f"every MPPI candidate scored a non-finite return for env(s) {rows[:10]}: the "
-                                     "world model's rewards or values are NaN or Inf (check its weights)")
-            returns = torch.nan_to_num(returns, nan=torch.finfo(dt).min)
+            returns = finite_returns(returns, "MPPI")
             if self.keep_candidates:
                 n = samples.shape[1] if it == 0 else self.num_samples  # the fixed policy samples once
                 kept.append((samples[:, :n], returns[:, :n]))

@@ -220,10 +220,11 @@ def adapt(name: str, task_name: str, paths: dict[str, str], work: Path, results:
     spec = TASKS[task_name]
     start = initial_agent(name, spec, paths, work, seed)
     world_model = name in ("simdist", "simdist_bc")
-    options = {**spec["eval"], **(spec["simdist"] if world_model else {})}
+    loop = {key: value for key, value in spec["eval"].items() if key != "episodes_per_eval"}
+    finetune = {**(spec["simdist"] if world_model else {}), "freeze": "dynamics_only" if world_model else "heads_only"}
     cfg = AdaptConfig(schedule=spec["schedule"], schedule_unit=spec["schedule_unit"], seed=seed, heldout_episodes=2,
-                      freeze="dynamics_only" if world_model else "heads_only",
-                      update_every=None if world_model else 1, prior=[] if world_model else prior(paths), **options)
+                      update_every=None if world_model else 1, prior=[] if world_model else prior(paths), **loop,
+                      finetune=finetune, evaluation={"trials": spec["eval"]["episodes_per_eval"]})
     out = work / f"seed-{seed}" / name
     started = time.perf_counter()
     AdaptationLoop(start, make_task(spec), out, cfg, log=lambda m: print(f"[{name} seed {seed}] {m}", flush=True)

@@ -16,14 +16,15 @@ is done by the loop's parts (:mod:`simdist.workflows.loop_parts`), which a demo 
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import logging
 import shutil
 import time
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -52,12 +53,12 @@ from simdist.resources import (
 from simdist.tasks import Task
 from simdist.workflows.loop_parts import (
     AgentFinetuner,
+    EvaluationConfig,
     LoopParts,
-    NoEvaluation,
     PlannerActing,
-    ProtocolEvaluator,
     ScheduleCollector,
     TaskHeldout,
+    check_count,
 )
 from simdist.workflows.parallel import evaluation_passes
 
@@ -135,29 +136,28 @@ COLLECT_PERTURBATIONS: dict[str, Callable[[], PerturbationConfig]] = {
     "official": PerturbationConfig, "manipulation": PerturbationConfig.manipulation, "push": PerturbationConfig.push}
 
 
-#: upper limits of AdaptConfig's counts (the others: INT_LIMIT)
-INT_LIMITS = {"episodes_per_eval": MAX_TRIALS, "num_envs": MAX_ENVS, "eval_workers": MAX_WORKERS,
+#: upper limits of AdaptConfig's counts, by option (the others: INT_LIMIT)
+INT_LIMITS = {"evaluation.trials": MAX_TRIALS, "num_envs": MAX_ENVS, "evaluation.workers": MAX_WORKERS,
               "heldout_episodes": MAX_EPISODES}
+#: the counts that may be 0
+ZERO_ALLOWED = ("finetune.warmup_steps", "seed", "evaluation.trials")
+#: the finetuning settings an adaptation run sets (a stage decays to ``lr / 2`` and trains a value head, when its
+#: freeze policy trains one, on TD returns: ``FinetuneConfig``'s ``end_lr`` and ``value_target`` stay unset)
+FINETUNE_FIELDS = ("freeze", "epochs", "windows_per_epoch", "batch_size", "lr", "warmup_steps", "decay_steps")
 
 
 @dataclass
 class AdaptConfig:
-    """Schedule and per-stage budgets of an adaptation run (``simdist adapt`` builds its options from this).
+    """The adaptation loop's own settings (``simdist adapt`` builds its options from this), with its parts' settings
+    nested: ``finetune`` (the finetuner's) and ``evaluation`` (the evaluator's).
 
     Args:
         schedule: cumulative real data per stage in ``schedule_unit``, starting at 0 (the zero-shot stage); at
             most 100 stages and 10080 minutes (a week) or 100000 episodes
         schedule_unit: "minutes" of real data (the legged robot's Fig. 4 axis) or real "episodes" (the arm's: the
             dynamics retrained every 20 episodes)
-        freeze: trainable components: dynamics_only, all, heads_only, or a set such as dynamics,encoder
         init: finetune every stage from the "base" model (on all data) or from the "previous" stage's model
-        episodes_per_eval: evaluation trials (per condition of the task's protocol; at most 100000); 0: no
-            closed-loop evaluation (each stage logs, finetunes and records its held-out consistency; judge the saved
-            stage models with ``simdist evaluate``)
         num_envs: parallel envs for collection and evaluation (at most 4096)
-        eval_workers: processes each stage's evaluation is spread over (tasks whose protocol splits into
-            independent passes; the numbers equal one process at one torch thread, so stages recorded with
-            another count are kept on resume; at most 256)
         heldout_episodes: held-out real episodes for the consistency loss (collected once, never trained on; at
             most 1000000)
         planner: planning agents: another registered planner to act with (None: the one in the agent's
@@ -166,20 +166,12 @@ class AdaptConfig:
             replace its values; :func:`simdist.arguments.acting_settings`)
         planner_overrides: single planner settings by their planner.json names (``--planner.KEY VALUE``), checked
             against the acting planner's schema; unset keys: the agent's own (or the preset's)
-        epochs: finetuning epochs per stage
-        windows_per_epoch: training windows per epoch (None: one pass over the real data, as the official recipe's
-            epochs)
-        batch_size: finetuning batch size
-        lr: peak learning rate (decays to lr / 2)
-        warmup_steps: learning-rate warm-up steps
-        decay_steps: steps the learning rate decays over after the warm-up (None: ``max(10 * warmup_steps, 2000)``,
-            a short run's; the official recipe: 400000)
         seed: base seed of collection, finetuning and evaluation
         update_every: update the agent after every this many real episodes while collecting (the model-free
             baselines update after every episode: 1; counted in episodes whatever the schedule's unit), each update
             continuing from the last; None: once per stage (SimDist, finetuned from ``init`` on all data so far).
-            World-model finetuning options (epochs, lr, ...) go to world-model agents only; the others train with
-            their own settings
+            World-model finetuning options (``finetune.epochs``, ``finetune.lr``, ...) go to world-model agents only;
+            the others train with their own settings
         prior: dataset folders an agent that learns from prior data (the baselines' simulation data and demos)
             is finetuned with besides the real data
         collect_perturbation: None (the paper: on-policy episodes) or the data engine's action-perturbation windows
@@ -187,29 +179,37 @@ class AdaptConfig:
             "manipulation" (noised U[1, 5] steps with σ ~ U[0.05, 1.0], clean U[5, 10]), "push" (one offset with
             σ ~ U[0.05, 0.3] held over U[3, 10] steps, clean U[5, 10]) or "official" (the locomotion windows,
             SIMDIST 4.4). The held-out episodes stay on-policy
+        finetune: the finetuner's settings (:class:`~simdist.model.freeze.FinetuneConfig`; a mapping is read as
+            one): ``freeze`` (the trainable components: dynamics_only, all, heads_only, or a set such as
+            dynamics,encoder; ``--freeze`` for short), ``epochs`` per stage, ``windows_per_epoch`` (None: one pass
+            over the real data, as the official recipe's epochs), ``batch_size``, ``lr`` (the peak; decays to
+            lr / 2), ``warmup_steps``, ``decay_steps`` (the steps the learning rate decays over after the warm-up;
+            None: ``max(10 * warmup_steps, 2000)``, a short run's; the official recipe: 400000)
+        evaluation: the evaluator's settings (:class:`~simdist.workflows.loop_parts.EvaluationConfig`; a mapping is
+            read as one): ``trials`` per condition of the task's protocol (at most 100000; 0: no closed-loop
+            evaluation: each stage logs, finetunes and records its held-out consistency; judge the saved stage models
+            with ``simdist evaluate``) and ``workers``, the processes each stage's evaluation is spread over (tasks
+            whose protocol splits into independent passes; the numbers equal one process at one torch thread, so
+            stages recorded with another count are kept on resume; at most 256)
+
+    The flat fields of the finetuning and evaluation settings (``epochs``, ``episodes_per_eval``, ...;
+    :data:`simdist.workflows.flat_settings.FLAT`) are still accepted, deprecated, for one release.
     """
 
     schedule: list[float] = field(default_factory=lambda: [0.0, 8.0, 16.0, 27.0, 36.0])
     schedule_unit: str = "minutes"
-    freeze: str = FINETUNE.freeze
     init: str = "base"
-    episodes_per_eval: int = 8
     num_envs: int = 8
-    eval_workers: int = 1
     heldout_episodes: int = 4
     planner: str | None = None
     planner_preset: str | None = None
     planner_overrides: dict[str, Any] = field(default_factory=dict)
-    epochs: int = FINETUNE.epochs
-    windows_per_epoch: int | None = FINETUNE.windows_per_epoch
-    batch_size: int = FINETUNE.batch_size
-    lr: float = FINETUNE.lr
-    warmup_steps: int = FINETUNE.warmup_steps
-    decay_steps: int | None = None
     seed: int = 0
     update_every: int | None = None
     prior: list[str] = field(default_factory=list)
     collect_perturbation: str | None = None
+    finetune: FinetuneConfig = field(default_factory=FinetuneConfig)
+    evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
 
     def __post_init__(self) -> None:
         try:
@@ -228,14 +228,8 @@ class AdaptConfig:
                              f"got {len(s)} stages up to {s[-1]:g}")
         if self.init not in ("base", "previous"):
             raise ValueError(f"init must be 'base' or 'previous', got {self.init!r}")
-        for name in ("episodes_per_eval", "num_envs", "eval_workers", "heldout_episodes", "epochs", "batch_size",
-                     "warmup_steps", "seed"):
+        for name in ("num_envs", "heldout_episodes", "seed"):
             self._check_int(name, getattr(self, name))
-        for name in ("windows_per_epoch", "decay_steps"):
-            if getattr(self, name) is not None:
-                self._check_int(name, getattr(self, name))
-        if not (isinstance(self.lr, (int, float)) and np.isfinite(self.lr) and self.lr > 0):
-            raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
         self.check_planner()
         if self.update_every is not None:  # episodes
             self._check_int("update_every", self.update_every)
@@ -249,12 +243,67 @@ class AdaptConfig:
             raise ValueError(f"collect_perturbation must be one of {sorted(COLLECT_PERTURBATIONS)} or null, got "
                              f"{self.collect_perturbation!r}")
         self.schedule = s
-        self._freeze_policy = FreezePolicy.parse(self.freeze)  # the one parse of the run's policy
+        self.finetune = self._finetune_config(self.finetune)
+        self.evaluation = self._evaluation_config(self.evaluation)
+        self._freeze_policy = FreezePolicy.parse(self.finetune.freeze)  # the one parse of the run's policy
+
+    @classmethod
+    def check_budget(cls, name: str, value: Any) -> None:
+        """ValueError naming ``name`` (``finetune.KEY``, or a flat name of
+        :data:`~simdist.workflows.flat_settings.FLAT`) unless ``value`` is in the range of the finetuning or
+        evaluation setting it names (the freeze policy: parsed, and refused, where the config is made)."""
+        key = name.rpartition(".")[2]
+        if key == "lr":
+            if isinstance(value, bool) or not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        elif key != "freeze" and not (value is None and key in ("windows_per_epoch", "decay_steps")):
+            cls._check_int(name, value)
+
+    @classmethod
+    def _finetune_config(cls, value: FinetuneConfig | Mapping[str, Any]) -> FinetuneConfig:
+        """``value`` (a config, or a mapping of :data:`FINETUNE_FIELDS`) checked as the loop's finetuning."""
+        if isinstance(value, Mapping):
+            unknown = sorted(set(value) - set(FINETUNE_FIELDS))
+            if unknown:
+                raise ValueError(f"finetune.{unknown[0]} is not a setting of the loop's finetuning (one of "
+                                 f"{', '.join(FINETUNE_FIELDS)})")
+            value = {**{key: getattr(FINETUNE, key) for key in FINETUNE_FIELDS}, **value}
+            for name in FINETUNE_FIELDS:
+                cls.check_budget(f"finetune.{name}", value[name])
+            value = FinetuneConfig(**value)
+        if not isinstance(value, FinetuneConfig):
+            raise ValueError(f"finetune must be a FinetuneConfig or a mapping of its settings, got {value!r}")
+        for name in ("end_lr", "value_target"):
+            if getattr(value, name) != getattr(FINETUNE, name):
+                raise ValueError(f"finetune.{name} is not a setting of the loop's finetuning (one of "
+                                 f"{', '.join(FINETUNE_FIELDS)})")
+        return value
+
+    @staticmethod
+    def _evaluation_config(value: EvaluationConfig | Mapping[str, Any]) -> EvaluationConfig:
+        """``value`` (a config, or a mapping of its fields) as an :class:`EvaluationConfig`."""
+        if isinstance(value, EvaluationConfig):
+            return value
+        known = [f.name for f in fields(EvaluationConfig)]
+        if not isinstance(value, Mapping):
+            raise ValueError(f"evaluation must be an EvaluationConfig or a mapping of {', '.join(known)}, "
+                             f"got {value!r}")
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            raise ValueError(f"evaluation.{unknown[0]} is not a setting of the evaluation (one of {', '.join(known)})")
+        try:
+            return EvaluationConfig(**value)
+        except ValueError as err:
+            raise ValueError(f"evaluation.{err}") from err
 
     @staticmethod
     def int_bounds(name: str) -> tuple[int, int]:
-        """The range integer field ``name`` accepts."""
-        return (0 if name in ("warmup_steps", "seed", "episodes_per_eval") else 1), INT_LIMITS.get(name, INT_LIMIT)
+        """The range the integer option ``name`` accepts (a part's as ``finetune.epochs``; a flat name of
+        :data:`~simdist.workflows.flat_settings.FLAT` as the option it stands for)."""
+        from simdist.workflows.flat_settings import FLAT, nested
+
+        name = nested(name) if name in FLAT else name
+        return (0 if name in ZERO_ALLOWED else 1), INT_LIMITS.get(name, INT_LIMIT)
 
     def check_planner(self) -> None:
         """The planner, preset and overrides the loop acts with: a registered planner, a known preset, each override a
@@ -271,13 +320,18 @@ class AdaptConfig:
 
     @classmethod
     def _check_int(cls, name: str, value: Any) -> None:
-        low, high = cls.int_bounds(name)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+        check_count(name, value, *cls.int_bounds(name))
+
+    @property
+    def freeze(self) -> str:
+        """The finetuning's freeze policy as text (as given; a policy object: its spec)."""
+        given = self.finetune.freeze
+        return given if isinstance(given, str) else self._freeze_policy.spec
 
     @property
     def freeze_policy(self) -> FreezePolicy:
-        """``freeze`` as the policy the run hands its agent (parsed once, when the config was made)."""
+        """The finetuning's ``freeze`` as the policy the run hands its agent (parsed once, when the config was
+        made)."""
         return self._freeze_policy
 
     @property
@@ -288,31 +342,60 @@ class AdaptConfig:
 
     @property
     def finetuning(self) -> FinetuneConfig:
-        """The finetuning of each stage (:class:`~simdist.model.freeze.FinetuneConfig`): the run's policy and budget."""
-        return FinetuneConfig(freeze=self.freeze_policy, epochs=self.epochs, windows_per_epoch=self.windows_per_epoch,
-                              batch_size=self.batch_size, lr=self.lr, warmup_steps=self.warmup_steps,
-                              decay_steps=self.decay_steps)
+        """The finetuning of each stage (:class:`~simdist.model.freeze.FinetuneConfig`): ``finetune`` with the run's
+        parsed policy."""
+        return replace(self.finetune, freeze=self.freeze_policy)
+
+    def recorded(self) -> dict[str, Any]:
+        """The config in the flat form adaptation runs record it in
+        (:func:`~simdist.workflows.flat_settings.recorded_form`): the same settings give the same record as before
+        the parts had their own configs."""
+        from simdist.workflows.flat_settings import recorded_form
+
+        loop = {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self)
+                if f.name not in ("finetune", "evaluation")}
+        finetune = {key: getattr(self.finetune, key) for key in FINETUNE_FIELDS} | {"freeze": self.freeze}
+        return recorded_form(loop, {"finetune": finetune, "evaluation": asdict(self.evaluation)})
 
 
-def _accept_old_planner_fields(cls: type[AdaptConfig]) -> None:
+def _accept_old_fields(cls: type[AdaptConfig]) -> None:
     """``AdaptConfig(OLD_FIELD=VALUE, ...)``: the fields that named planner settings before ``planner_overrides``
-    (deprecated; :data:`simdist.planning.legacy.FIELDS`) become overrides, with a warning each. The signature shown
-    (and read by ``simdist adapt``'s parser) is the dataclass's own."""
+    (deprecated; :data:`simdist.planning.legacy.FIELDS`) become overrides, and the flat fields of the finetuning and
+    evaluation settings (:data:`simdist.workflows.flat_settings.FLAT`) set them, with a warning each (``freeze``:
+    none). The signature shown (and read by ``simdist adapt``'s parser) is the dataclass's own."""
     init = cls.__init__
 
     @functools.wraps(init)
     def __init__(self: AdaptConfig, *args: Any, **kwargs: Any) -> None:
         from simdist.planning.legacy import FIELDS, from_fields
+        from simdist.workflows.flat_settings import FLAT, nest
 
         old = {name: kwargs.pop(name) for name in list(kwargs) if name in FIELDS}
         if old:
             kwargs["planner_overrides"] = {**from_fields(old), **(kwargs.get("planner_overrides") or {})}
+        flat = {name: kwargs.pop(name) for name in list(kwargs) if name in FLAT}
+        for name, value in flat.items():  # refused under the name given
+            AdaptConfig.check_budget(name, value)
+        if flat:
+            parts = {name: _as_mapping(kwargs.get(name)) for name in ("finetune", "evaluation")}
+            kwargs.update(nest(flat, parts))
         init(self, *args, **kwargs)
 
     cls.__init__ = __init__  # type: ignore[method-assign]
 
 
-_accept_old_planner_fields(AdaptConfig)
+def _as_mapping(value: Any) -> dict[str, Any]:
+    """A part's settings (its config, a mapping or None) as a mapping of the settings given."""
+    if value is None:
+        return {}
+    if isinstance(value, FinetuneConfig):
+        return {key: getattr(value, key) for key in FINETUNE_FIELDS}
+    if isinstance(value, EvaluationConfig):
+        return asdict(value)
+    return dict(value)
+
+
+_accept_old_fields(AdaptConfig)
 
 
 class AdaptationLoop:
@@ -331,8 +414,8 @@ class AdaptationLoop:
         self.model_id = str(model)
         self.task = require(task, EvaluationProtocol, "the adaptation loop")
         self.cfg = config or AdaptConfig()
-        evaluation_passes(self.task, self.cfg.episodes_per_eval, self.cfg.seed + 1, self.cfg.eval_workers,
-                          "--eval-workers")  # a task that cannot split its evaluation: refused before any work
+        evaluation_passes(self.task, self.cfg.evaluation.trials, self.cfg.seed + 1, self.cfg.evaluation.workers,
+                          "--evaluation.workers")  # a task that cannot split its evaluation: refused before any work
         self.parts = parts or default_parts(self.cfg)
         self.stage_folders = dict(stage_folders or {})
         self.out = Path(out)
@@ -389,7 +472,7 @@ class AdaptationLoop:
     def _load_state(self) -> dict[str, Any]:
         fresh = {"model": self.model_id, "model_weights": weights_fingerprint(agent_module(self.base)),
                  "task": self.task.describe(),
-                 "freeze": self.cfg.freeze, "config": asdict(self.cfg), "stages": [], "labels": {}}
+                 "freeze": self.cfg.freeze, "config": self.cfg.recorded(), "stages": [], "labels": {}}
         if not self.state_path.exists():
             return fresh
         state = json.loads(self.state_path.read_text())
@@ -565,15 +648,17 @@ class AdaptationLoop:
 
     def stage_settings(self, k: int) -> dict[str, Any]:
         """Everything but the logged data that stage ``k``'s numbers depend on: the task, the schedule up to
-        ``k`` and every budget and seed of the config. The default ``schedule_unit`` (minutes) is left out, so
-        runs recorded before the option existed resume instead of running again, and so is ``eval_workers``,
-        which does not change the numbers; ``update_every`` and ``prior`` are left out while unset. With a
+        ``k`` and every budget and seed of the config, in the flat form runs recorded before the loop's parts had
+        their own configs (:meth:`AdaptConfig.recorded`). The default ``schedule_unit`` (minutes) is left out, so
+        runs recorded before the option existed resume instead of running again, and so is ``eval_workers``
+        (``evaluation.workers``), which does not change the numbers; ``update_every`` and ``prior`` are left out
+        while unset. With a
         ``planner_preset`` the planner budget is recorded as runs recorded it before a model's ``planner.json`` became
         the default, and the overrides as runs recorded them before ``planner_overrides``
         (:func:`~simdist.planning.legacy.recorded_settings`), so those runs resume when given the same settings."""
         # unset: as before they existed
         defaults: dict[str, Any] = {"schedule_unit": "minutes", "update_every": None, "prior": [], "decay_steps": None}
-        config = {key: value for key, value in asdict(self.cfg).items()
+        config = {key: value for key, value in self.cfg.recorded().items()
                   if key not in ("schedule", "eval_workers") and not (key in defaults and value == defaults[key])}
         from simdist.planning.legacy import recorded_settings
 
@@ -651,8 +736,7 @@ def default_parts(cfg: AdaptConfig) -> LoopParts:
         collector=ScheduleCollector(cfg.num_envs, cfg.seed, by_episodes=cfg.schedule_unit == "episodes",
                                     update_every=cfg.update_every, perturbation=cfg.perturbation),
         finetuner=AgentFinetuner(cfg.finetuning, cfg.seed, tuple(cfg.prior)),
-        evaluator=(ProtocolEvaluator(cfg.episodes_per_eval, cfg.num_envs, cfg.seed + 1, cfg.eval_workers)
-                   if cfg.episodes_per_eval else NoEvaluation()))
+        evaluator=cfg.evaluation.evaluator(cfg.num_envs, cfg.seed + 1))
 
 
 def stage_planner(agent: Agent, task: Task, cfg: AdaptConfig, seed: int) -> Agent:

@@ -70,7 +70,8 @@ class DemoDefaults:
     be given; ``model`` None means the demo pretrains its own, or must be given; exactly one of ``minutes`` and
     ``real_episodes`` is the real-data budget). The loop's budgets (the options of :data:`LOOP_OPTIONS`: trials,
     envs, planner budget, finetuning, held-out episodes) are ``loop``'s, an :class:`AdaptConfig`: the adaptation
-    loop's own defaults unless the task sets them; its other fields (e.g. ``warmup_steps``) reach the loop too."""
+    loop's own defaults unless the task sets them; its other settings (e.g. ``finetune.warmup_steps``) reach the
+    loop too."""
 
     real: str | None = None
     model: str | None = None
@@ -82,10 +83,27 @@ class DemoDefaults:
     loop: AdaptConfig = field(default_factory=AdaptConfig)
 
 
-#: the demo options that set the loop's budget -> their :class:`AdaptConfig` field
-LOOP_OPTIONS = {"trials": "episodes_per_eval", "envs": "num_envs", "epochs": "epochs",
-                "windows_per_epoch": "windows_per_epoch",
-                "batch_size": "batch_size", "lr": "lr", "heldout_episodes": "heldout_episodes"}
+#: the demo options that set the loop's budget -> their :class:`AdaptConfig` setting (a part's as ``PART.KEY``)
+LOOP_OPTIONS = {"trials": "evaluation.trials", "envs": "num_envs", "epochs": "finetune.epochs",
+                "windows_per_epoch": "finetune.windows_per_epoch", "batch_size": "finetune.batch_size",
+                "lr": "finetune.lr", "heldout_episodes": "heldout_episodes"}
+
+
+def loop_setting(cfg: AdaptConfig, key: str) -> Any:
+    """``cfg``'s setting ``key`` (a loop setting, or a part's as ``finetune.epochs``)."""
+    value: Any = cfg
+    for name in key.split("."):
+        value = getattr(value, name)
+    return value
+
+
+def with_loop_settings(cfg: AdaptConfig, values: dict[str, Any], **changes: Any) -> AdaptConfig:
+    """``cfg`` with the settings ``values`` (keys as :func:`loop_setting`'s) and the loop fields ``changes``."""
+    own = {key: value for key, value in values.items() if "." not in key}
+    parts = {part: replace(getattr(cfg, part), **{key.split(".", 1)[1]: value for key, value in values.items()
+                                                   if key.startswith(part + ".")})
+             for part in ("finetune", "evaluation")}
+    return replace(cfg, **changes, **own, **parts)
 
 
 @dataclass(frozen=True)
@@ -166,10 +184,11 @@ class DemoHook:
         defaults' ``loop``)."""
         unit, amount = ("minutes", float(args.minutes)) if args.minutes is not None else \
             ("episodes", float(args.real_episodes))
-        return replace(self.defaults(getattr(args, "quick", False)).loop, schedule=[0.0, amount], schedule_unit=unit,
-                       freeze=args.freeze, planner=args.planner, planner_preset=args.planner_preset,
-                       planner_overrides=dict(args.planner_overrides), seed=args.seed,
-                       **{name: getattr(args, option) for option, name in LOOP_OPTIONS.items()})
+        values = {name: getattr(args, option) for option, name in LOOP_OPTIONS.items()}
+        return with_loop_settings(self.defaults(getattr(args, "quick", False)).loop,
+                                  {**values, "finetune.freeze": args.freeze}, schedule=[0.0, amount],
+                                  schedule_unit=unit, planner=args.planner, planner_preset=args.planner_preset,
+                                  planner_overrides=dict(args.planner_overrides), seed=args.seed)
 
     def load_base(self, model: str) -> Any:
         from simdist.agents import load_agent
@@ -300,7 +319,7 @@ def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser
     parser.add_argument("--pretrain-only", action="store_true",
                         help="stop after pretraining (OUT/...), for several --model runs to reuse")
     parser.add_argument("--trials", type=int_range(1, MAX_TRIALS), default=None,
-                        help=f"evaluation trials per side (1 to {MAX_TRIALS}; default {loop.episodes_per_eval})")
+                        help=f"evaluation trials per side (1 to {MAX_TRIALS}; default {loop.evaluation.trials})")
     parser.add_argument("--envs", type=int_range(1, MAX_ENVS), default=None,
                         help=f"parallel envs (1 to {MAX_ENVS}; default {loop.num_envs})")
     add_planner_arguments(parser, preset=hook.planner_preset)
@@ -312,11 +331,12 @@ def demo_parser(task_cls: type[Task], hook: DemoHook) -> argparse.ArgumentParser
                         help=f"real data to log, in episodes (at most {MAX_SCHEDULE_EPISODES})"
                         + (f" (default {d.real_episodes})" if d.real_episodes is not None else ""))
     parser.add_argument("--epochs", "--finetune-epochs", dest="epochs", type=positive_int, default=None,
-                        help=f"finetuning epochs (default {loop.epochs})")
+                        help=f"finetuning epochs (default {loop.finetune.epochs})")
     parser.add_argument("--windows-per-epoch", type=positive_int, default=None,
-                        help=f"finetuning windows per epoch (default {loop.windows_per_epoch:,})")
-    parser.add_argument("--batch-size", type=positive_int, default=None, help=f"default {loop.batch_size}")
-    parser.add_argument("--lr", type=positive_float, default=None, help=f"finetuning learning rate ({loop.lr:g})")
+                        help=f"finetuning windows per epoch (default {loop.finetune.windows_per_epoch:,})")
+    parser.add_argument("--batch-size", type=positive_int, default=None, help=f"default {loop.finetune.batch_size}")
+    parser.add_argument("--lr", type=positive_float, default=None,
+                        help=f"finetuning learning rate ({loop.finetune.lr:g})")
     parser.add_argument("--freeze", default=None, metavar="POLICY",
                         help=f"what finetuning trains (default {FINETUNE_FREEZE}, the paper's); an ablation: "
                              "'dynamics,value' also trains the value head on the real episodes' TD returns")
@@ -343,7 +363,7 @@ def resolve(hook: DemoHook, args: argparse.Namespace) -> None:
             setattr(args, name, getattr(d, name))
     for option, name in LOOP_OPTIONS.items():
         if getattr(args, option, None) is None:
-            setattr(args, option, getattr(d.loop, name))
+            setattr(args, option, loop_setting(d.loop, name))
     check_memory("--envs", args.envs, require_class(hook.task_cls, EnvFactory, "simdist demo").env_memory,
                  "parallel envs")
     args.freeze = _freeze_spec(args.freeze)

@@ -9,6 +9,11 @@ a small object with one method and its own settings (:class:`LoopParts`):
 * finetuning (:class:`Finetuner`): a stage's model trained on the data so far;
 * evaluation (:class:`Evaluator`): a stage's model measured on the task's protocol.
 
+The default parts' settings are their own: the finetuner's budget is a
+:class:`~simdist.model.freeze.FinetuneConfig`, the evaluator's an :class:`EvaluationConfig`; the loop's config
+(:class:`~simdist.workflows.adaptation.AdaptConfig`) nests them and keeps only its own settings (the schedule, the
+envs, the planner budget, the seed).
+
 A task or a demo that adapts its own way supplies other parts (its own planner, rollouts or finetuning
 schedule) instead of subclassing the loop. A part sees the loop through :class:`Run`.
 """
@@ -280,6 +285,37 @@ class NoEvaluation:
         return None
 
 
+def check_count(name: str, value: Any, low: int, high: int) -> None:
+    """ValueError naming ``name`` unless ``value`` is an integer (not a bool) in ``[low, high]``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
+
+
+@dataclass(frozen=True)
+class EvaluationConfig:
+    """The evaluator's settings (``simdist adapt --evaluation.KEY``).
+
+    Args:
+        trials: trials per condition of the task's protocol (at most 100000); 0: no closed-loop evaluation in the
+            loop (judge the saved stage models with ``simdist evaluate``)
+        workers: processes each stage's evaluation is spread over (tasks whose protocol splits into independent
+            passes; the numbers equal one process at one torch thread; at most 256)
+    """
+
+    trials: int = 8
+    workers: int = 1
+
+    def __post_init__(self) -> None:
+        from simdist.resources import MAX_TRIALS, MAX_WORKERS
+
+        check_count("trials", self.trials, 0, MAX_TRIALS)
+        check_count("workers", self.workers, 1, MAX_WORKERS)
+
+    def evaluator(self, num_envs: int, seed: int) -> Evaluator:
+        """The evaluation part: the task's protocol in ``num_envs`` envs with ``seed``, or none (0 trials)."""
+        return ProtocolEvaluator(self.trials, num_envs, seed, self.workers) if self.trials else NoEvaluation()
+
+
 @dataclass(frozen=True)
 class ProtocolEvaluator:
     """``trials`` trials (per condition) of the task's protocol with ``seed``, in ``workers`` processes (each
@@ -298,4 +334,4 @@ class ProtocolEvaluator:
         return evaluate_in_workers(run.task, path, self.trials, self.seed, workers=self.workers,
                                    num_envs=self.num_envs,
                                    build=partial(saved_actor, acting=run.parts.acting, seed=self.seed),
-                                   option="--eval-workers")
+                                   option="--evaluation.workers")

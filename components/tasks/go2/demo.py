@@ -30,9 +30,18 @@ from typing import Any
 
 from simdist.arguments import positive_int
 from simdist.components.tasks.go2.task import Go2Task
+from simdist.model.freeze import FinetuneConfig
 from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig, default_parts
 from simdist.workflows.demo_pipeline import Bar, DemoDefaults, DemoHook, Panel
-from simdist.workflows.loop_parts import Collector, Evaluator, Finetuner, HeldoutCollector, LoopParts, Run
+from simdist.workflows.loop_parts import (
+    Collector,
+    EvaluationConfig,
+    Evaluator,
+    Finetuner,
+    HeldoutCollector,
+    LoopParts,
+    Run,
+)
 
 PREFIX = "[go2-demo]"
 #: entries that make a folder a Go2 demo's output (``--out``; rerun to resume)
@@ -60,10 +69,12 @@ class Go2Demo(DemoHook):
 
     DEFAULTS = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-official", out="outputs/go2-demo",
                             minutes=4.0, video=True, progress=False,
-                            loop=AdaptConfig(episodes_per_eval=DEMO_TRIALS, num_envs=16))  # the loop's budgets
+                            loop=AdaptConfig(evaluation=EvaluationConfig(trials=DEMO_TRIALS),
+                                             num_envs=16))  # the loop's budgets
     QUICK = DemoDefaults(real="ptfe-slope-5.7deg", model="simdist/go2-official", out="outputs/go2-demo", minutes=0.5,
                          video=False, progress=False,
-                         loop=AdaptConfig(episodes_per_eval=2, num_envs=8, epochs=1, windows_per_epoch=1_000,
+                         loop=AdaptConfig(evaluation=EvaluationConfig(trials=2), num_envs=8,
+                                          finetune=FinetuneConfig(epochs=1, windows_per_epoch=1_000),
                                           heldout_episodes=2))
     planner_preset = "realtime"  # the real-time preset (simdist.components.planners.presets)
     can_render = True
@@ -251,7 +262,8 @@ def phased_parts(cfg: AdaptConfig, phases: Progress) -> LoopParts:
     """The loop's default parts with a ``[go2-demo]`` phase line around the held-out collection, each
     collection and finetuning."""
     parts = default_parts(cfg)
-    title = f"finetuning dynamics: {cfg.epochs} epochs x {cfg.windows_per_epoch:,} windows, batch {cfg.batch_size}"
+    ft = cfg.finetune
+    title = f"finetuning dynamics: {ft.epochs} epochs x {ft.windows_per_epoch:,} windows, batch {ft.batch_size}"
     return replace(parts, heldout=PhasedHeldout(parts.heldout, phases, cfg.heldout_episodes),
                    collector=PhasedCollector(parts.collector, phases, cfg.num_envs, cfg.planner_preset),
                    finetuner=PhasedFinetuner(parts.finetuner, phases, title), evaluator=StageEvaluator(parts.evaluator))
@@ -291,7 +303,7 @@ def measure_rates(loop: Any, batches: set[int]) -> dict[str, Any]:
     wm = copy.deepcopy(model).train()
     create("freeze_policy", "dynamics_only").apply(wm)
     opt = torch.optim.Adam([p for p in wm.parameters() if p.requires_grad], lr=1e-6)
-    loss_fn, batch = WorldModelLoss.dynamics_only(), random_batch(wm, loop.cfg.batch_size)
+    loss_fn, batch = WorldModelLoss.dynamics_only(), random_batch(wm, loop.cfg.finetune.batch_size)
 
     def step() -> None:
         opt.zero_grad(set_to_none=True)
@@ -310,7 +322,7 @@ def estimate_phases(task: Any, cfg: Any, rates: dict[str, Any], *, stages_done: 
     course = make_course(profile=task.profile)
     episode = int(round(task.episode_length_s / task.dt))
     steps = sum(trial_steps(course, v, max_steps=task.max_steps) for v in task.speeds)
-    evaluation = tick[cfg.episodes_per_eval] * steps
+    evaluation = tick[cfg.evaluation.trials] * steps
     target = math.ceil(cfg.schedule[-1] * 60.0 / task.dt)
     windows = target + cfg.heldout_episodes * episode
     est: dict[str, float] = {}
@@ -320,9 +332,10 @@ def estimate_phases(task: Any, cfg: Any, rates: dict[str, Any], *, stages_done: 
         est["eval-zero-shot"] = evaluation
     if stages_done < 2:
         est["collect"] = tick[cfg.num_envs] * math.ceil(target / (cfg.num_envs * episode)) * episode
-        est["finetune"] = rates["train_step_s"] * cfg.epochs * math.ceil(cfg.windows_per_epoch / cfg.batch_size)
+        ft = cfg.finetune
+        est["finetune"] = rates["train_step_s"] * ft.epochs * math.ceil(ft.windows_per_epoch / ft.batch_size)
         est["eval-adapted"] = evaluation
-    est["value-auc"] = rates["train_step_s"] / 3 * windows / cfg.batch_size  # forward passes only
+    est["value-auc"] = rates["train_step_s"] / 3 * windows / cfg.finetune.batch_size  # forward passes only
     if video_steps:
         frames = video_steps // 2 + 1
         est["video-zero-shot"] = est["video-adapted"] = tick[1] * video_steps + RENDER_FRAME_S * frames

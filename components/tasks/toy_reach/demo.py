@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from simdist.model.freeze import FinetuneConfig
 from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
 from simdist.workflows.demo_pipeline import (
     DEMO_FILES,
@@ -36,6 +37,7 @@ from simdist.workflows.demo_pipeline import (
     DemoHook,
     Panel,
 )
+from simdist.workflows.loop_parts import EvaluationConfig
 
 #: entries that make a folder a toy demo's output (``--out``; rerunning into one overwrites what it writes)
 DEMO_MARKERS = ("results.json", "sim-data", "pretrain", "toy-sim", "real-data", "finetune", "toy-real", "sim-mix",
@@ -195,11 +197,12 @@ TEST = ToyScale(sim_transitions=3_000, pretrain_epochs=1, windows_per_epoch=2_00
 def scale_defaults(scale: ToyScale) -> DemoDefaults:
     """The demo options' defaults of a :class:`ToyScale` (its pretraining budget is not an option)."""
     return DemoDefaults(real="lag", out="outputs/toy-demo", real_episodes=scale.real_episodes, progress=True,
-                        loop=AdaptConfig(episodes_per_eval=scale.eval_episodes, num_envs=scale.num_envs,
+                        loop=AdaptConfig(evaluation=EvaluationConfig(trials=scale.eval_episodes),
+                                         num_envs=scale.num_envs,
                                          planner_overrides={"num_samples": scale.samples,
                                                             "iterations": scale.iterations},
-                                         epochs=scale.finetune_epochs,
-                                         windows_per_epoch=scale.finetune_windows_per_epoch,
+                                         finetune=FinetuneConfig(epochs=scale.finetune_epochs,
+                                                                 windows_per_epoch=scale.finetune_windows_per_epoch),
                                          heldout_episodes=scale.heldout_episodes))
 
 

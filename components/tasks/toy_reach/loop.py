@@ -242,4 +242,4 @@ def toy_parts(cfg: AdaptConfig, real: Any, num_samples: int, iterations: int, op
         collector=ToyCollector(real, cfg.num_envs, seed + 3, options.explore,
                                cfg.schedule_unit == "episodes", default_parts(cfg).collector, log),
         finetuner=ToyFinetuner(cfg.finetuning, seed, options.anchor, options.sim_mix, log, options.decision),
-        evaluator=ToyEvaluator(real, cfg.episodes_per_eval, cfg.num_envs, seed, log))
+        evaluator=ToyEvaluator(real, cfg.evaluation.trials, cfg.num_envs, seed, log))
