@@ -47,10 +47,10 @@ CHUNKS = 3
 #: inside the loop (no evaluation trials) but by the same ``simdist evaluate`` as zero-shot. A killed run resumes
 #: at the last episode or finetuning checkpoint when the same command runs again.
 ADAPT_RUN = Path("outputs/official-protocol/foam-hard")
-COLLECT = ["--schedule", "[0, 8]", "--episodes_per_eval", "0", "--num_envs", "1", "--heldout_episodes", "4",
+COLLECT = ["--schedule", "[0, 8]", "--evaluation.trials", "0", "--num_envs", "1", "--heldout_episodes", "4",
            "--planner-preset", "paper", "--planner.warm_start", "official", "--planner.compile", "true"]
-OFFICIAL_RECIPE = ["--windows_per_epoch", "null", "--batch_size", "32", "--lr", "2e-4", "--warmup_steps", "2000",
-                   "--decay_steps", "400000", "--seed", "0"]
+OFFICIAL_RECIPE = ["--finetune.windows_per_epoch", "null", "--finetune.batch_size", "32", "--finetune.lr", "2e-4",
+                   "--finetune.warmup_steps", "2000", "--finetune.decay_steps", "400000", "--seed", "0"]
 #: finetuning budgets in passes over the real data: the official recipe's 100 and one shorter, for the curve (the
 #: shorter run starts from the first run's logged data and held-out set)
 PASSES = (100, 10)
@@ -97,7 +97,7 @@ def adapt(passes: int) -> tuple[Path, list[str]]:
     start = [] if run == ADAPT_RUN else ["--data_from", str(ADAPT_RUN)]
     return run / "curve.json", simdist_command(
         "adapt", "--task", "go2", "--agent", OFFICIAL, "--real", PROFILE, "--out", str(run), *start, *COLLECT,
-        *OFFICIAL_RECIPE, "--epochs", str(passes))
+        *OFFICIAL_RECIPE, "--finetune.epochs", str(passes))
 
 
 def plan(what: str) -> list[tuple[Path, list[str]]]:
