@@ -17,6 +17,8 @@ from .history import InterleavedHistoryEncoder, flat_concat
 class ProprioMLPEncoder(InterleavedHistoryEncoder):
     """z = MLP(concat of the flattened groups ``keys``); the same MLP makes the history tokens."""
 
+    latent_obs_tokens = True
+
     def __init__(
         self,
         obs_spec: dict[str, Sequence[int]],

@@ -26,6 +26,7 @@ import torch
 from torch import Tensor, nn
 
 from simdist.components.planners.sampling import SamplingPlanner, check_std_range, finite_returns
+from simdist.model.expansion import check_expansion, expand_imagination
 from simdist.planning.base import PlanResult, check_disagreement, plan_score
 from simdist.planning.execution import TickExecutor
 from simdist.planning.intent import IntentReference
@@ -72,6 +73,7 @@ class MPPIConfig(Validated):
     tick_threads: int | str | None = None
     disagreement: float = field(default=0.0, metadata=bounds(ge=0))
     value_weight: float = field(default=1.0, metadata=bounds(ge=0))
+    value_expansion: int = field(default=0, metadata=bounds(ge=0))
     prior_weight: float = field(default=0.0, metadata=bounds(ge=0))
     intent_weight: float = field(default=0.0, metadata=bounds(ge=0))
     intent_model: Any = None
@@ -161,6 +163,11 @@ class MPPIPlanner(SamplingPlanner):
     w = 0 ranks by the horizon's predicted rewards alone, for a model whose value head cannot rank (measured
     with ``simdist mechanism``; the UR5e's, docs/ur5e-simdist.md 7.5). Reported returns are the weighted scores.
 
+    ``value_expansion`` K >= 0 (beyond the paper; 0: the paper's score): after each candidate's T steps the policy
+    head acts K more imagined steps from the imagined window and the value is read there,
+    Σ_{k<T+K} γ^k r̂_k + γ^(T+K+offset) V̂(ẑ_{T+K}) (:mod:`simdist.model.expansion`; K up to the horizon, on
+    models whose encoder can assemble an imagined window, ``encoder/mlp``; refused at construction otherwise).
+
     ``prior_weight`` β >= 0 (beyond the paper; 0: the paper's MPPI) ranks by R + β log N(a; π, σ²) instead of R:
     the base policy's chunk π as a Gaussian prior of std σ = ``base_act_std`` over every step and dimension
     (the control cost of information-theoretic MPPI with the policy as its nominal), so a candidate moves away
@@ -200,6 +207,7 @@ class MPPIPlanner(SamplingPlanner):
         super().__init__(world_model, cfg.action_low, cfg.action_high)
         self.disagreement = check_disagreement(cfg.disagreement, world_model)
         self.value_weight, self.prior_weight = float(cfg.value_weight), float(cfg.prior_weight)
+        self.value_expansion = check_expansion(world_model, cfg.value_expansion)
         num_policy_samples = cfg.num_policy_samples
         if num_policy_samples is None:
             num_policy_samples = int(cfg.num_samples * cfg.mixture_coef)
@@ -266,7 +274,8 @@ class MPPIPlanner(SamplingPlanner):
                     intent: Tensor | None = None) -> Tensor:
         wm = self.world_model
         im = wm.imagine(encoding, actions, command, prepared=prepared, last_value_only=True)
-        score = plan_score(im, self.discount, wm.config.value_offset, self.disagreement, self.value_weight)
+        scored = expand_imagination(wm, encoding, im, actions, command, self.value_expansion)
+        score = plan_score(scored, self.discount, wm.config.value_offset, self.disagreement, self.value_weight)
         if intent is None:
             return score
         return score - self.intent_weight * IntentReference.distance(im.latents, intent)
@@ -284,7 +293,8 @@ class MPPIPlanner(SamplingPlanner):
         cmd = None if command is None else rep(command)
         if wm.policy is not None:
             wm.policy_actions(encoding, cmd)  # computed and discarded, as in the official inference call
-        im = wm.imagine(encoding, actions.reshape(b * n, *actions.shape[2:]), cmd)
+        flat = actions.reshape(b * n, *actions.shape[2:])
+        im = expand_imagination(wm, encoding, wm.imagine(encoding, flat, cmd), flat, cmd, self.value_expansion)
         return plan_score(im, self.discount, wm.config.value_offset, self.disagreement, self.value_weight
                           ).reshape(b, n)
 

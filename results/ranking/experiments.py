@@ -16,14 +16,17 @@ EXPERIMENTS = (
                    step("pretrain", f"{TOY} pretrain", "outputs/ranking/toy/pre/", dry="--dry-run",
                         what="the toy demo's data and pretraining, seed 0 (~4 min)"),
                    step("collect", f"{TOY} collect", "data/ranking/toy/train-{critic,expert}/", dry="--dry-run",
-                        needs=MODEL, what="4 shards of 400 states (critic truth), 2 of 200 (expert truth); "
-                        "`-- --rank R --world W` spreads them"),
+                        needs=MODEL, what="4 shards of 400 states (critic truth), 20 of 200 (expert truth, "
+                        "0.5 CPU s a state); `-- --rank R --world W` spreads them"),
                    step("heldout", f"{TOY} heldout", "data/ranking/toy/heldout-*.safetensors", dry="--dry-run",
                         needs=MODEL, what="200 states a pool, the expert's continuation as truth, and the critic's "
                         "on the same states"),
-                   step("fit", f"{TOY} fit", "outputs/ranking/toy/*-{400,1600}/", dry="--dry-run",
+                   step("fit", f"{TOY} fit", "outputs/ranking/toy/*-{400,1200,1600,4000}/", dry="--dry-run",
                         needs=MODEL),
-                   step("score", f"{TOY} score", "outputs/ranking/toy/score-{all,last}.json", dry="--dry-run"),
+                   step("score", f"{TOY} score", "outputs/ranking/toy/score{,-expert}-{all,last}.json",
+                        dry="--dry-run"),
+                   step("expansion", f"{TOY} expansion", "outputs/ranking/toy/expansion/", dry="--dry-run",
+                        what="the value expansion K = 0, 1, 2, 4, 8 on the held-out sets"),
                    step("evaluate", f"{TOY} evaluate", "outputs/ranking/toy/eval/", dry="--dry-run",
                         what="16 trials a row in the training simulator"),
                    step("gates", f"{TOY} gates", "results/ranking/toy/*.json", dry="--dry-run"),

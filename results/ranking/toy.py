@@ -10,8 +10,11 @@ Stages, in order (each resumes: a file or model that exists is kept):
   each; ``--rank R --world W`` spreads the shards over W processes);
 - ``heldout``: held-out states of other seeds with the expert's 400-step continuation as truth (every
   iteration's candidates, and the last iteration's), and the same states ended by the critic (its fidelity);
-- ``fit``: each lever at each training size (:data:`SIZES`);
-- ``score``: every model's ranking of the held-out sets (gate a, the ρ-vs-states curve);
+- ``fit``: each lever at each training size (:data:`SIZES`; the expert's truth at :data:`EXPERT_SIZES`);
+- ``score``: every model's ranking of the held-out sets (gate a, the ρ-vs-states curves; the critic's levers and
+  the expert's truth in a file each);
+- ``expansion``: the planner's value expansion (``value_expansion`` K) on the held-out sets, K in
+  :data:`EXPANSIONS`, with the pretrained heads and the largest expert-truth ones;
 - ``evaluate``: the planner with each lever's largest model, the base planner and the policy head in the training
   simulator (gate b);
 - ``gates``: the result files ``results/ranking/toy/*.json`` from the outputs;
@@ -46,8 +49,12 @@ HELDOUT_STATES = 200
 HELDOUT = {"all": (900, "all", "expert"), "last": (901, "last", "expert"), "all-critic": (900, "all", "critic")}
 SIZES = (400, 1600)
 #: the expert-truth training shards: the first of the critic's seeds (the same states and candidates), to compare the
-#: two truths at equal states
-EXPERT_SHARDS, EXPERT_STATES = 2, 200
+#: two truths at equal states; shard i is seeded TRAIN_SEED + i, so every size below is a prefix of the next. Five
+#: shards are what one process with a fifth of a core collected in the time there was (0.55 CPU s a state); 20
+#: shards and a size of 4000 are the run the issue asked for
+EXPERT_SHARDS, EXPERT_STATES = 5, 200
+#: the expert-truth training sizes (the ρ-vs-states curve on the expert's truth); the largest drives gate b
+EXPERT_SIZES = (400, 800, 1000)
 #: levers: name -> (description, value-rank fit options)
 LEVERS = {
     "within-value": ("value head on the within-state error (`value-rank fit` before this work)",
@@ -99,15 +106,26 @@ def fitted(lever: str, size: int) -> Path:
     return OUT / f"{lever}-{size}"
 
 
+def expert_model(size: int) -> str:
+    """The name of the ListNet fit on the expert's truth of the first ``size`` training states."""
+    return f"listnet-expert-{size}"
+
+
+def critic_fits() -> list[str]:
+    return [f"{lever}-{size}" for lever in LEVERS for size in SIZES]
+
+
+def expert_fits() -> list[str]:
+    return [expert_model(size) for size in EXPERT_SIZES]
+
+
 def fits() -> dict[str, list[str]]:
     """Every fit: its model's name -> its ``value-rank fit`` options (each lever at each size on the critic's
-    truth; ListNet on the expert's truth of the same first states)."""
+    truth; ListNet on the expert's truth of the first states, the critic's first seeds, at each expert size)."""
     rows = {f"{lever}-{size}": ["--data", str(DATA / "train-critic"), "--max-states", str(size), *options]
             for lever, (_, options) in LEVERS.items() for size in SIZES}
-    expert = EXPERT_SHARDS * EXPERT_STATES
-    if expert:
-        rows[f"listnet-expert-{expert}"] = ["--data", str(DATA / "train-expert"), "--max-states", str(expert),
-                                            *LEVERS["listnet"][1]]
+    rows |= {expert_model(size): ["--data", str(DATA / "train-expert"), "--max-states", str(size),
+                                  *LEVERS["listnet"][1]] for size in EXPERT_SIZES}
     return rows
 
 
@@ -117,7 +135,7 @@ def fit_command(name: str) -> list[str]:
 
 def fit(dry: bool, only: str | None) -> None:
     for name in fits():
-        if only and not name.startswith(only):
+        if only and name != only and not name.startswith(f"{only}-"):
             continue
         if (ROOT / OUT / name / "config.json").is_file():
             print(f"{OUT / name} exists: kept")
@@ -125,26 +143,69 @@ def fit(dry: bool, only: str | None) -> None:
         _run(simdist_command(*fit_command(name)), f"fit-{name}", dry)
 
 
-def models() -> list[str]:
-    """``NAME=FOLDER`` of the base model and every fitted one."""
-    return [f"base={MODEL}"] + [f"{name}={OUT / name}" for name in fits()]
+def models(names: list[str]) -> list[str]:
+    """``NAME=FOLDER`` of the base model and the fitted ones ``names``."""
+    return [f"base={MODEL}"] + [f"{name}={OUT / name}" for name in names]
 
 
-def score(dry: bool) -> None:
-    for pool in ("all", "last"):
-        critic = heldout_path("all-critic")
-        compare = ["--compare", str(critic)] if pool == "all" and (ROOT / critic).is_file() else []
-        cmd = simdist_command("value-rank", "score", *[a for m in models() for a in ("--model", m)], "--data",
-                              str(heldout_path(pool)), *compare, "--out", str(OUT / f"score-{pool}.json"))
-        run_result_step(OUT / f"score-{pool}.json", cmd, dry)
+#: the score files: name -> the fitted models they rank (the critic's levers; the expert's truth at each size)
+SCORES = {"score": critic_fits, "score-expert": expert_fits}
+
+
+def score(dry: bool, only: str | None) -> None:
+    for prefix, names in SCORES.items():
+        if only and prefix != only:
+            continue
+        for pool in ("all", "last"):
+            out = OUT / f"{prefix}-{pool}.json"
+            if (ROOT / out).is_file():
+                print(f"{out} exists: kept")
+                continue
+            critic = heldout_path("all-critic")
+            compare = ["--compare", str(critic)] if prefix == "score" and pool == "all" and (ROOT / critic).is_file() \
+                else []
+            cmd = simdist_command("value-rank", "score", *[a for m in models(names()) for a in ("--model", m)],
+                                  "--data", str(heldout_path(pool)), *compare, "--out", str(out))
+            run_result_step(out, cmd, dry)
+
+
+#: the value expansions K measured (0: the paper's score, the same numbers as ``score``)
+EXPANSIONS = (0, 1, 2, 4, 8)
+
+
+def expansion_models() -> dict[str, Path]:
+    """The models the expansion is measured with: the pretrained heads and the largest expert-truth ones."""
+    return {"base": MODEL, expert_model(EXPERT_SIZES[-1]): OUT / expert_model(EXPERT_SIZES[-1])}
+
+
+def expansion_path(name: str, pool: str, k: int) -> Path:
+    return OUT / "expansion" / f"{name}-{pool}-k{k}.json"
+
+
+def expansion_command(name: str, pool: str, k: int) -> list[str]:
+    return ["value-rank", "score", "--model", f"{name}={expansion_models()[name]}", "--data", str(heldout_path(pool)),
+            "--expansion", str(k), "--out", str(expansion_path(name, pool, k))]
+
+
+def expansion(dry: bool) -> None:
+    for name, folder in expansion_models().items():
+        if not dry and not (ROOT / folder / "config.json").is_file():
+            print(f"{folder} is missing: run the fit stage first")
+            continue
+        for pool in ("all", "last"):
+            for k in EXPANSIONS:
+                out = expansion_path(name, pool, k)
+                if (ROOT / out).is_file():
+                    print(f"{out} exists: kept")
+                    continue
+                run_result_step(out, simdist_command(*expansion_command(name, pool, k)), dry)
 
 
 #: the closed-loop rows of gate b: name -> (agent, extra options)
 def agents() -> dict[str, tuple[Path, list[str]]]:
     rows = {"policy-head": (MODEL, ["--planner", "policy"]), "planner-base": (MODEL, SPREAD)}
     rows |= {f"planner-{lever}": (fitted(lever, SIZES[-1]), SPREAD) for lever in LEVERS}
-    if EXPERT_SHARDS:
-        rows["planner-listnet-expert"] = (OUT / f"listnet-expert-{EXPERT_SHARDS * EXPERT_STATES}", SPREAD)
+    rows |= {f"planner-{expert_model(size)}": (OUT / expert_model(size), SPREAD) for size in (400, EXPERT_SIZES[-1])}
     return rows
 
 
@@ -185,37 +246,94 @@ def _shard_cost() -> dict[str, Any]:
                                               "spread_per_state")} for k, v in per.items()}}
 
 
+def _scores(prefix: str) -> dict[str, Any] | None:
+    """The held-out scores of one score file pair (``prefix``-{all,last}.json), None where either is missing."""
+    paths = {pool: OUT / f"{prefix}-{pool}.json" for pool in ("all", "last")}
+    if not all((ROOT / p).is_file() for p in paths.values()):
+        return None
+    return {pool: _load(path) for pool, path in paths.items()}
+
+
+def _row(scores: dict[str, Any], name: str, states: int) -> dict[str, Any]:
+    return {"states": states, "last": _estimate(scores["last"]["scores"][name]["spearman"]),
+            "pooled": _estimate(scores["all"]["scores"][name]["spearman"])}
+
+
 def gates(dry: bool) -> None:
+    """The result files from whichever outputs exist (each family of rows from its own score files); a family
+    whose outputs are missing keeps its committed results."""
     if dry:
         print(f"+ write {RESULTS}/*.json from {OUT}")
         return
-    scores = {pool: _load(OUT / f"score-{pool}.json") for pool in ("all", "last")}
     score_cmd = "simdist value-rank score --model NAME=MODEL ... --data " + str(heldout_path("{all,last}"))
-    truth = scores["all"]["truth"]
-    write_json(ROOT / RESULTS / "truth.json", {
-        "task": "toy-reach", "what": "the cost and fidelity of the critic's truth against the expert's continuation",
-        "cost": _shard_cost(), "critic_vs_expert": {k: truth["compare"][k] for k in ("spearman", "top1", "regret")},
-        "command": f"{score_cmd} --compare {heldout_path('all-critic')}"})
-    curve = {}
-    for lever, (what, _) in LEVERS.items():
-        rows = [{"states": 0, "last": _estimate(scores["last"]["scores"]["base"]["spearman"]),
-                 "pooled": _estimate(scores["all"]["scores"]["base"]["spearman"])}]
-        rows += [{"states": size, "last": _estimate(scores["last"]["scores"][f"{lever}-{size}"]["spearman"]),
-                  "pooled": _estimate(scores["all"]["scores"][f"{lever}-{size}"]["spearman"])} for size in SIZES]
-        curve[lever] = rows
-        if lever == "listnet" and EXPERT_SHARDS:
-            expert = f"listnet-expert-{EXPERT_SHARDS * EXPERT_STATES}"
-            curve["listnet-expert"] = [{"states": EXPERT_SHARDS * EXPERT_STATES,
-                                        "last": _estimate(scores["last"]["scores"][expert]["spearman"]),
-                                        "pooled": _estimate(scores["all"]["scores"][expert]["spearman"]),
-                                        "command": shlex.join(["simdist", *fit_command(expert)])}]
-        _write_gates(lever, what, f"{lever}-{SIZES[-1]}", SIZES[-1], scores, score_cmd, rows)
-    if EXPERT_SHARDS:
-        size = EXPERT_SHARDS * EXPERT_STATES
-        _write_gates("listnet-expert", "ListNet + parts regression on `score_heads`, the expert's truth",
-                     f"listnet-expert-{size}", size, scores, score_cmd, curve["listnet-expert"])
-    write_json(ROOT / RESULTS / "curve.json", {"task": "toy-reach", "what": "whole-score Spearman ρ on held-out "
-                                               "states against training states", "curve": curve})
+    curve_path = ROOT / RESULTS / "curve.json"
+    curve = _load(RESULTS / "curve.json")["curve"] if curve_path.is_file() else {}
+    scores = _scores("score")
+    if scores is None:
+        print(f"{OUT}/score-{{all,last}}.json missing: the critic-truth results are kept")
+    else:
+        truth = scores["all"]["truth"]
+        if "compare" in truth:
+            write_json(ROOT / RESULTS / "truth.json", {
+                "task": "toy-reach", "what": "the cost and fidelity of the critic's truth against the expert's "
+                "continuation", "cost": _shard_cost(),
+                "critic_vs_expert": {k: truth["compare"][k] for k in ("spearman", "top1", "regret")},
+                "command": f"{score_cmd} --compare {heldout_path('all-critic')}"})
+        for lever, (what, _) in LEVERS.items():
+            rows = [_row(scores, "base", 0)] + [_row(scores, f"{lever}-{size}", size) for size in SIZES]
+            curve[lever] = rows
+            _write_gates(lever, what, f"{lever}-{SIZES[-1]}", SIZES[-1], scores, score_cmd, rows)
+    expert = _scores("score-expert")
+    if expert is None:
+        print(f"{OUT}/score-expert-{{all,last}}.json missing: the expert-truth results are kept")
+    else:
+        rows = [_row(expert, "base", 0)] + [_row(expert, expert_model(size), size) | {
+            "command": shlex.join(["simdist", *fit_command(expert_model(size))])} for size in EXPERT_SIZES]
+        curve["listnet-expert"] = rows
+        for size in EXPERT_SIZES:
+            _write_gates(expert_model(size), f"ListNet + parts regression on `score_heads`, the expert's truth, "
+                         f"{size} states", expert_model(size), size, expert, score_cmd, rows)
+    write_json(curve_path, {"task": "toy-reach", "what": "whole-score Spearman ρ on held-out states against "
+                            "training states", "curve": curve})
+    _expert_cost()
+    _expansion_results()
+
+
+def _expert_cost() -> None:
+    """``cost-expert.json``: the CPU seconds a state of the expert-truth training shards (visit included)."""
+    info = [json.loads(p.read_text()) for p in sorted((ROOT / DATA / "train-expert").glob("shard-*.json"))]
+    if not info:
+        return
+    per = [i["cpu_seconds_per_state"] for i in info]
+    states = sum(i["states"] for i in info)
+    write_json(ROOT / RESULTS / "cost-expert.json", {
+        "task": "toy-reach", "what": "CPU seconds a training state with the expert's 400-step continuation as truth "
+        "(16 candidates, the planner's visit included), one process", "shards": len(info), "states": states,
+        "cpu_seconds": round(sum(i["cpu_seconds"] for i in info), 1),
+        "cpu_seconds_per_state": round(sum(i["cpu_seconds"] for i in info) / states, 4),
+        "per_shard_min": min(per), "per_shard_max": max(per),
+        "command": shlex.join(["simdist", "value-rank", "collect", *TASK, "--agent", str(MODEL), *SPREAD, *VISIT,
+                               "--truth", "expert", "--parts", "--shards", str(EXPERT_SHARDS), "--states",
+                               str(EXPERT_STATES), "--seed", str(TRAIN_SEED), "--out", str(DATA / "train-expert")])})
+
+
+def _expansion_results() -> None:
+    """``expansion-MODEL-kK.json``, one per model and K whose held-out scores exist."""
+    for name in expansion_models():
+        for k in EXPANSIONS:
+            paths = {pool: expansion_path(name, pool, k) for pool in ("all", "last")}
+            if not all((ROOT / p).is_file() for p in paths.values()):
+                continue
+            got = {pool: _load(p)["scores"][name] for pool, p in paths.items()}
+            split = {pool: {key: _estimate(got[pool]["split"][key]) for key in
+                            ("rho_reward", "rho_value", "rho_score_vs_horizon", "rho_score_vs_tail",
+                             "predicted_reward_spread", "predicted_value_spread", "value_offset")} for pool in got}
+            write_json(ROOT / RESULTS / f"expansion-{name}-k{k}.json", {
+                "model": name, "task": "toy-reach", "gate": "a", "threshold": 0.7, "expansion": k,
+                "what": "the score with the policy head's K imagined steps after the horizon and the value there",
+                "estimate": {"last": _estimate(got["last"]["spearman"]), "pooled": _estimate(got["all"]["spearman"])},
+                "states": got["last"]["spearman"]["n"], "split": split,
+                "command": shlex.join(["simdist", *expansion_command(name, "{all,last}", k)])})
 
 
 def _write_gates(lever: str, what: str, name: str, size: int, scores: dict[str, Any], score_cmd: str,
@@ -248,13 +366,18 @@ def _cell(e: dict[str, Any]) -> str:
     return f"{e['mean']:.2f} [{e['low']:.2f}, {e['high']:.2f}]"
 
 
+def _gate_a_rows() -> list[str]:
+    """The gate-a result files in table order: the critic's levers, then the expert's truth by size."""
+    return [*LEVERS, *(expert_model(size) for size in EXPERT_SIZES)]
+
+
 def table(dry: bool) -> None:
     if dry:
         print(f"+ write {RESULTS}/tables.md from {RESULTS}/*.json")
         return
-    levers = [*LEVERS, *(["listnet-expert"] if EXPERT_SHARDS else [])]
-    a = {lever: _load(RESULTS / f"gate-a_{lever}.json") for lever in levers}
-    b = {lever: _load(RESULTS / f"gate-b_{lever}.json") for lever in levers
+    a = {lever: _load(RESULTS / f"gate-a_{lever}.json") for lever in _gate_a_rows()
+         if (ROOT / RESULTS / f"gate-a_{lever}.json").is_file()}
+    b = {lever: _load(RESULTS / f"gate-b_{lever}.json") for lever in a
          if (ROOT / RESULTS / f"gate-b_{lever}.json").is_file()}
     lines = ["<!-- Generated by `python -m results.ranking.toy table` from results/ranking/toy/*.json. -->", "",
              "**Gate (a)**: the whole score's Spearman ρ against the true return on held-out states (ρ ≥ 0.7).", "",
@@ -276,23 +399,48 @@ def table(dry: bool) -> None:
         lines.append(f"| {a[lever]['what']} | toy-reach | {_cell(r['estimate'])} | {r['success']['mean']:.2f} | "
                      f"{_cell(r['policy_head']['return'])} | {_cell(r['planner_before']['return'])} | {r['trials']} | "
                      f"{'yes' if r['passes'] else 'no'} | `{r['command']}` |")
-    lines += ["", "**The ρ-vs-states curve** (held-out states; ρ last iteration / pooled).", "",
-              "| lever | " + " | ".join(f"{row['states']} states" for row in a[next(iter(a))]["curve"]) + " |",
-              "|---|" + "---|" * len(SIZES + (0,))]
-    for lever, r in a.items():
-        if lever not in LEVERS:
+    curve = _load(RESULTS / "curve.json")["curve"]
+    for title, levers in (("critic's truth", list(LEVERS)), ("expert's truth", ["listnet-expert"])):
+        rows = [lever for lever in levers if lever in curve]
+        if not rows:
             continue
-        lines.append(f"| {lever} | " + " | ".join(f"{_cell(row['last'])} / {_cell(row['pooled'])}"
-                                                  for row in r["curve"]) + " |")
+        sizes = [row["states"] for row in curve[rows[0]]]
+        lines += ["", f"**The ρ-vs-states curve, the {title}** (held-out states; ρ last iteration / pooled).", "",
+                  "| lever | " + " | ".join(f"{n} states" for n in sizes) + " |", "|---|" + "---|" * len(sizes)]
+        lines += [f"| {lever} | " + " | ".join(f"{_cell(row['last'])} / {_cell(row['pooled'])}"
+                                               for row in curve[lever]) + " |" for lever in rows]
+    lines += _expansion_table()
     write_text(ROOT / RESULTS / "tables.md", "\n".join(lines) + "\n")
     print((ROOT / RESULTS / "tables.md").read_text())
 
 
+def _expansion_table() -> list[str]:
+    found = {name: {k: _load(RESULTS / f"expansion-{name}-k{k}.json") for k in EXPANSIONS
+                    if (ROOT / RESULTS / f"expansion-{name}-k{k}.json").is_file()} for name in expansion_models()}
+    found = {name: rows for name, rows in found.items() if rows}
+    if not found:
+        return []
+    ks = sorted({k for rows in found.values() for k in rows})
+    lines = ["", "**Value expansion** (`value_expansion` K: the policy head's K imagined steps after the horizon, the "
+             "value there; held-out states; ρ last iteration / pooled; the value part's ρ against the true tail, "
+             "pooled).", "", "| heads | " + " | ".join(f"K = {k}" for k in ks) + " | command |",
+             "|---|" + "---|" * (len(ks) + 1)]
+    for name, rows in found.items():
+        cells = [f"{_cell(rows[k]['estimate']['last'])} / {_cell(rows[k]['estimate']['pooled'])}; value "
+                 f"{rows[k]['split']['all']['rho_value']['mean']:.2f}" if k in rows else "" for k in ks]
+        k0 = next(iter(rows))
+        cmd = rows[k0]["command"].replace(f"--expansion {k0}", "--expansion K").replace(f"-k{k0}.", "-kK.")
+        lines.append(f"| {'pretrained' if name == 'base' else name} | " + " | ".join(cells) + f" | `{cmd}` |")
+    return lines
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("stage", choices=("pretrain", "collect", "heldout", "fit", "score", "evaluate", "gates", "table"))
+    p.add_argument("stage", choices=("pretrain", "collect", "heldout", "fit", "score", "expansion", "evaluate",
+                                     "gates", "table"))
     p.add_argument("--only", default=None,
-                   help="collect: only this truth; heldout, fit, evaluate: only this set, fit (prefix) or row")
+                   help="collect: only this truth; heldout, fit, score, evaluate: only this set, fit (or fits NAME-*), "
+                   "score file (score, score-expert) or row")
     p.add_argument("--rank", type=int, default=0)
     p.add_argument("--world", type=int, default=1)
     p.add_argument("--dry-run", action="store_true")
@@ -300,10 +448,10 @@ def main() -> None:
     dry = args.dry_run
     if args.stage == "collect":
         collect(dry, args.rank, args.world, args.only)
-    elif args.stage in ("heldout", "fit", "evaluate"):
-        {"heldout": heldout, "fit": fit, "evaluate": evaluate}[args.stage](dry, args.only)
+    elif args.stage in ("heldout", "fit", "score", "evaluate"):
+        {"heldout": heldout, "fit": fit, "score": score, "evaluate": evaluate}[args.stage](dry, args.only)
     else:
-        {"pretrain": pretrain, "score": score, "gates": gates, "table": table}[args.stage](dry)
+        {"pretrain": pretrain, "expansion": expansion, "gates": gates, "table": table}[args.stage](dry)
 
 
 if __name__ == "__main__":

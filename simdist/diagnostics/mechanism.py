@@ -190,12 +190,14 @@ def predicted_returns(world_model: Any, visited: VisitedStates, gamma: float, di
 
 
 @torch.no_grad()
-def predicted_parts(world_model: Any, visited: VisitedStates, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+def predicted_parts(world_model: Any, visited: VisitedStates, gamma: float,
+                    expansion: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(S, K) the two parts of the model's score: its horizon rewards Σ_{k<T} γ^k r̂_k and its value term
-    γ^(T+offset) V̂(ẑ_T) (their sum is :func:`predicted_returns` without a disagreement penalty)."""
+    γ^(T+offset) V̂(ẑ_T) (their sum is :func:`predicted_returns` without a disagreement penalty); ``expansion``
+    K > 0: the planner's value expansion, rewards over T+K steps and the value at ẑ_{T+K}."""
     from simdist.planning.base import return_parts
 
-    im = imagine_candidates(world_model, visited)
+    im = imagine_candidates(world_model, visited, expansion=expansion)
     rewards, value = return_parts(im.rewards, im.values, gamma, world_model.config.value_offset)
     return (rewards.cpu().numpy().astype(np.float64), value.cpu().numpy().astype(np.float64))
 

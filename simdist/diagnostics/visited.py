@@ -26,12 +26,19 @@ class VisitedStates:
 
 
 @torch.no_grad()
-def imagine_candidates(world_model: Any, visited: VisitedStates, latents: torch.Tensor | None = None) -> Any:
+def imagine_candidates(world_model: Any, visited: VisitedStates, latents: torch.Tensor | None = None,
+                       expansion: int = 0) -> Any:
     """The model's imagination of every candidate from the same histories its planner had (eval mode); with
     ``latents`` (S, K, T, D), its heads on those latents instead of the imagined ones
     (:meth:`~simdist.model.WorldModel.score_latents`: e.g. the encoded observations each candidate really
-    reached)."""
+    reached); ``expansion`` K > 0: extended by K policy-head steps before the value
+    (:func:`~simdist.model.expansion.expand_imagination`, the planner's ``value_expansion``)."""
+    from simdist.model.expansion import check_expansion, expand_imagination
     from simdist.planning.base import eval_mode
+
+    if expansion and latents is not None:
+        raise ValueError("expansion extends imagined latents; not given ones")
+    check_expansion(world_model, expansion)
 
     with eval_mode(world_model):
         dev = next(world_model.parameters()).device
@@ -40,7 +47,8 @@ def imagine_candidates(world_model: Any, visited: VisitedStates, latents: torch.
         command = visited.command.to(dev) if world_model.config.command_dim else None
         actions = visited.candidates.to(dev)
         if latents is None:
-            return world_model.imagine(encoding, actions, command, last_value_only=True)
+            im = world_model.imagine(encoding, actions, command, last_value_only=True)
+            return expand_imagination(world_model, encoding, im, actions, command, expansion)
         return world_model.score_latents(encoding, latents.to(dev, actions.dtype), actions, command,
                                          last_value_only=True)
 

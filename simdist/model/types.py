@@ -20,6 +20,9 @@ class Encoding:
     ``action_tokens``: (L,) bool, which context tokens carry a past action (None where an encoder does not
     say); ``policy_context``: (B, L', D) the tokens the policy head reads when the model's ``policy_input``
     restricts them (None: ``context``).
+    ``obs_latents``: (B, H, D) the history's per-step latents E(o_{t-H..t-1}) where the encoder's observation
+    tokens are those latents (``encoder/mlp``; None elsewhere): with ``z`` and ``actions`` what an encoding of an
+    imagined later step is assembled from (``Encoder.from_latents``, the planner's value expansion).
     """
 
     context: Tensor
@@ -28,6 +31,7 @@ class Encoding:
     actions: Tensor | None = None
     action_tokens: Tensor | None = None
     policy_context: Tensor | None = None
+    obs_latents: Tensor | None = None
 
 
 @dataclass

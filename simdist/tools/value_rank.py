@@ -245,6 +245,9 @@ def score_main(argv: list[str]) -> int:
                         help="another truth of the same states and candidates (a set or shard folder, e.g. "
                              "collected with --truth critic on the same seeds): how well it ranks as the data's")
     parser.add_argument("--gamma", type=unit_interval, default=0.99)
+    parser.add_argument("--expansion", type=nonnegative_int, default=0,
+                        help="score as the planner's value_expansion K does: the policy head acts K imagined steps "
+                             "after each candidate's horizon and the value is read there (0: the paper's score)")
     parser.add_argument("--out", default=None, help="write the report as JSON here")
     args = parser.parse_args(argv)
     models: dict[str, str] = {}
@@ -273,10 +276,11 @@ def score_main(argv: list[str]) -> int:
         if lacking:
             raise ValueError(f"--model {lacking[0]}: a {type(agents[lacking[0]]).__name__} has no world model to "
                              "score with")
-        report = score_candidates(world_models, sets["--data"], gamma=args.gamma, compare=sets.get("--compare"))
+        report = score_candidates(world_models, sets["--data"], gamma=args.gamma, compare=sets.get("--compare"),
+                                  expansion=args.expansion)
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
-    report = {"data": args.data, "models": models, "compare": args.compare} | report
+    report = {"data": args.data, "models": models, "compare": args.compare, "expansion": args.expansion} | report
     for name, row in report["scores"].items():
         rho = row["spearman"]
         print(f"{name}: Spearman {rho['mean']:.3f} [{rho['low']:.3f}, {rho['high']:.3f}] over {rho['n']} states")

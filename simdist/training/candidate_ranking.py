@@ -301,14 +301,15 @@ def fit_candidate_ranking(world_model: Any, data: CandidateSet, *, steps: int = 
 
 
 def score_candidates(models: Mapping[str, Any], data: CandidateSet, *, gamma: float = 0.99,
-                     compare: CandidateSet | None = None, chunk: int = 256) -> dict[str, Any]:
+                     compare: CandidateSet | None = None, chunk: int = 256, expansion: int = 0) -> dict[str, Any]:
     """How each world model of ``models`` (name → model) ranks ``data``'s candidates by its planning score
     Σγ^k r̂_k + γ^(T+offset) V̂ (value weight 1, no disagreement penalty) against their true returns, from the
     same histories the planner had: per model :func:`~simdist.diagnostics.mechanism.ranking_report` (Spearman ρ
     per state, regret, ... with 95 % intervals over states) and, where ``data`` has the true parts, the split of
     :func:`~simdist.diagnostics.mechanism.split_report` (which part of the score ranks). ``compare``: another
     truth of the same states and candidates, ranked against ``data``'s as if it were a model (the fidelity of a
-    cheaper truth)."""
+    cheaper truth). ``expansion`` K > 0 scores as the planner's ``value_expansion`` K does: the horizon part over
+    T+K steps (the policy head's K after the candidate's T), the value at ẑ_{T+K}."""
     from simdist.diagnostics.mechanism import predicted_parts, ranking_report, split_report
     from simdist.diagnostics.visited import VisitedStates
     from simdist.evaluation import bootstrap_ci
@@ -336,7 +337,7 @@ def score_candidates(models: Mapping[str, Any], data: CandidateSet, *, gamma: fl
             rows = data.rows(range(lo, min(lo + chunk, len(data))))
             visited = VisitedStates(states=None, obs_hist=rows.obs_hist, act_hist=rows.act_hist, command=rows.command,
                                     candidates=rows.candidates)
-            pieces.append(predicted_parts(wm.eval(), visited, gamma))
+            pieces.append(predicted_parts(wm.eval(), visited, gamma, expansion))
         pred_r = np.concatenate([p[0] for p in pieces])
         pred_v = np.concatenate([p[1] for p in pieces])
         scores[name] = ranking_report(pred_r + pred_v, truth)
