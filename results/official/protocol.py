@@ -58,12 +58,23 @@ PASSES = (100, 10)
 ON_FOAM = ["--states", "24", "--candidates", "16", "--every", "20", "--skip", "80", "--envs", "8", "--seed", "3"]
 
 
+def chunk_path(name: str, seed: int) -> Path:
+    """The result file of closed loop ``name``'s chunk of trials with ``seed``."""
+    return OUT / f"{name}_seed{seed}.json"
+
+
 def closed_loop(name: str, agent: str) -> list[tuple[Path, list[str]]]:
     """``simdist evaluate --json`` of ``agent`` acting with the paper's planner on the profile, one chunk of trials
     per seed (``NAME_seedS.json``)."""
-    return [(OUT / f"{name}_seed{seed}.json", simdist_command(
+    return [(chunk_path(name, seed), simdist_command(
         "evaluate", "--task", "go2", "--agent", agent, *PAPER, *JUDGE, "--seed", str(seed), "--json"))
         for seed in range(CHUNKS)]
+
+
+def finished_chunks(name: str) -> list[dict[str, Any]]:
+    """The finished chunks of closed loop ``name`` (their ``simdist evaluate --json`` reports)."""
+    paths = (ROOT / chunk_path(name, seed) for seed in range(CHUNKS))
+    return [json.loads(path.read_text()) for path in paths if path.is_file()]
 
 
 def control(driver: str, std: str, pool: str, adapted: int | None = None) -> tuple[Path, list[str]]:
@@ -156,9 +167,8 @@ def table() -> str:
     """The markdown tables of every finished step (docs/official.md 7)."""
     lines = ["| closed loop on foam-hard, 0.7 m/s | progress, m of 3.00: mean [95 % CI] (trials) | falls | planner |",
              "|---|---|---|---|"]
-    chunks = [json.loads((ROOT / out).read_text()) for out, _ in plan("zero-shot") if (ROOT / out).is_file()]
-    if chunks:
-        lines.append(closed_loop_row("zero-shot", chunks))
+    loops = {"zero-shot": "zero-shot", **{f"adapted-{p}pass": f"adapted, {p} passes" for p in PASSES}}
+    lines += [closed_loop_row(label, chunks) for name, label in loops.items() if (chunks := finished_chunks(name))]
     lines += ["", "| control: driver, std, candidates | ρ whole score | ρ whole, over episodes (episodes) | "
               "ρ value term imagined vs true tail | ρ value head on the true end state vs true tail | "
               "the same over episodes | ρ reward head imagined vs true horizon | ρ reward head on true latents vs "
@@ -177,15 +187,6 @@ def table() -> str:
             one = {**report, "models": {name: report["models"][name]}}
             lines.append(control_row(f"{driver}, {std.removeprefix('std')}, {pool}: {name} "
                                      f"({run.removeprefix('control-adapted-')})", one))
-    closed = {}
-    for passes in PASSES:
-        runs = [json.loads((ROOT / out).read_text()) for out, _ in closed_loop(f"adapted-{passes}pass", "")
-                if (ROOT / out).is_file()]
-        if runs:
-            closed[f"adapted, {passes} passes"] = runs
-    if closed:
-        lines += ["", lines[0], lines[1]]
-        lines += [closed_loop_row(name, chunks) for name, chunks in closed.items()]
     return "\n".join(lines)
 
 

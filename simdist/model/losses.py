@@ -69,7 +69,7 @@ class WorldModelLoss(nn.Module):
                 terms["dynamics"] = self.consistency(pred, targets)
             if "decision" in need:
                 with torch.no_grad():
-                    true_rewards, true_values = model.heads_on_latents(batch, targets)
+                    true_rewards, true_values = model.heads_on_latents(batch, targets, pred.encoding)
                 terms["decision"] = ((pred.rewards - true_rewards).pow(2).mean()
                                      + (pred.values - true_values).pow(2).mean())
         if "reward" in need:

@@ -39,7 +39,8 @@ class Prediction:
     """Training-time outputs, in normalised units: latents (B,T,D), rewards/values (B,T), actions (B,T,A).
 
     ``member_latents`` (K, B, T, D): each member's latents when the dynamics is an ensemble (``latents`` is
-    their mean); None for a single dynamics.
+    their mean); None for a single dynamics. ``encoding``: the window encoding the prediction started from (the
+    heads read it again on other latents: :meth:`~simdist.model.world_model.WorldModel.heads_on_latents`).
     """
 
     latents: Tensor
@@ -47,6 +48,7 @@ class Prediction:
     values: Tensor | None
     actions: Tensor | None
     member_latents: Tensor | None = None
+    encoding: Encoding | None = None
 
 
 @dataclass

@@ -211,17 +211,22 @@ class WorldModel(nn.Module, HubMixin):
         actions_n = self.normalizer.normalize("actions", batch["fut_acts"])
         latents, members = self._rollout(encoding, actions_n)
         if not heads:
-            return Prediction(latents=latents, rewards=None, values=None, actions=None, member_latents=members)
+            return Prediction(latents=latents, rewards=None, values=None, actions=None, member_latents=members,
+                              encoding=encoding)
         commands_n = self.normalizer.normalize("commands", batch["fut_cmds"])
         rewards, values = self._heads(encoding, latents, actions_n, commands_n)
         actions = self._policy(encoding, commands_n) if self.policy is not None else None
-        return Prediction(latents=latents, rewards=rewards, values=values, actions=actions, member_latents=members)
+        return Prediction(latents=latents, rewards=rewards, values=values, actions=actions, member_latents=members,
+                          encoding=encoding)
 
-    def heads_on_latents(self, batch: Mapping[str, Any], latents: Tensor) -> tuple[Tensor, Tensor]:
+    def heads_on_latents(self, batch: Mapping[str, Any], latents: Tensor,
+                         encoding: Encoding | None = None) -> tuple[Tensor, Tensor]:
         """The reward and value heads (normalised units, (B, T) each) of a window batch read on ``latents``
         (B, T, D) in place of the predicted ones: on the encoded true future, the scores the heads would give
-        the future that happened (the decision-aware finetuning term's targets)."""
-        encoding = self.encode(batch["obs_hist"], batch["act_hist"])
+        the future that happened (the decision-aware finetuning term's targets). ``encoding``: the batch's
+        window encoding when the caller has it (a :meth:`predict`'s), else encoded here."""
+        if encoding is None:
+            encoding = self.encode(batch["obs_hist"], batch["act_hist"])
         actions_n = self.normalizer.normalize("actions", batch["fut_acts"])
         commands_n = self.normalizer.normalize("commands", batch["fut_cmds"])
         return self._heads(encoding, latents, actions_n, commands_n)

@@ -312,13 +312,17 @@ def world_model_from_checkpoint(
     return model.eval(), ckpt.get(CKPT_BASE_KEY)
 
 
-def epoch_trainer(root: str | Path, epochs: int, progress: bool = False) -> L.Trainer:
+def epoch_trainer(root: str | Path, epochs: int, progress: bool = False,
+                  callbacks: list[L.Callback] | None = None) -> L.Trainer:
     """A plain CPU trainer for scripted runs (demo, adaptation loop): fixed epochs, no logger,
-    no validation, no checkpoints."""
+    no validation; no checkpoints unless ``callbacks`` hold a checkpoint callback (:func:`resumable_fit`)."""
+    from lightning.pytorch.callbacks import Checkpoint
+
+    callbacks = list(callbacks or [])
     return L.Trainer(
-        accelerator="cpu", max_epochs=epochs, logger=False, default_root_dir=str(root),
+        accelerator="cpu", max_epochs=epochs, logger=False, default_root_dir=str(root), callbacks=callbacks,
         enable_progress_bar=progress, enable_model_summary=False, num_sanity_val_steps=0,
-        enable_checkpointing=False, limit_val_batches=0,
+        enable_checkpointing=any(isinstance(c, Checkpoint) for c in callbacks), limit_val_batches=0,
     )
 
 
@@ -353,11 +357,7 @@ def resumable_fit(module: L.LightningModule, data: L.LightningDataModule, root: 
     atomic_write_json(stamp, wanted)
     saver = ModelCheckpoint(dirpath=folder, save_last=True, save_top_k=0, save_on_train_epoch_end=True,
                             train_time_interval=timedelta(minutes=every_minutes))
-    trainer = L.Trainer(
-        accelerator="cpu", max_epochs=epochs, logger=False, default_root_dir=str(root),
-        callbacks=[saver, *(callbacks or [])],
-        enable_progress_bar=progress, enable_model_summary=False, num_sanity_val_steps=0, limit_val_batches=0,
-    )
+    trainer = epoch_trainer(root, epochs, progress, [saver, *(callbacks or [])])
     use_atomic_checkpoints(trainer)
     trainer.fit(module, data, ckpt_path=str(last) if last.is_file() else None)
     shutil.rmtree(folder, ignore_errors=True)

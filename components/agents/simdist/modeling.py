@@ -8,7 +8,6 @@ model's (``config.json``, ``model.safetensors``, card) plus ``planner.json``.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -108,9 +107,10 @@ class SimDistAgent(Agent):
         if out is None:
             epoch_trainer(Path("lightning_logs"), ft.epochs, progress).fit(module, dm)
         else:
+            from simdist.data.shards import read_dataset_info
             from simdist.provenance import weights_fingerprint
 
-            index = json.loads((Path(data) / "dataset.json").read_text())
+            index = read_dataset_info(data)
             signature = {"data": str(Path(data).resolve()), "steps": index.get("num_steps"),
                          "episodes": index.get("num_episodes"), "start": weights_fingerprint(self.world_model),
                          "seed": seed, "finetune": ft.budget(), "freeze": str(ft.freeze), "obs_noise": obs_noise,
