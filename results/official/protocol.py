@@ -10,6 +10,7 @@ at batch 32. Each step below is one ``simdist`` command writing one small result
     python -m results.official.protocol control       # point 2: the value head on the candidates' true end states
     python -m results.official.protocol adapt         # log 8 minutes with the paper's planner, finetune 100 passes
     python -m results.official.protocol adapted       # the adapted models judged as zero-shot was
+    python -m results.official.protocol adapt --minutes 2   # a session-sized pilot: 2 minutes of real data
     python -m results.official.protocol all --dry-run # list what remains
     python -m results.official.protocol table         # the tables of docs/official.md 7 from the result files
 
@@ -47,7 +48,12 @@ CHUNKS = 3
 #: inside the loop (no evaluation trials) but by the same ``simdist evaluate`` as zero-shot. A killed run resumes
 #: at the last episode or finetuning checkpoint when the same command runs again.
 ADAPT_RUN = Path("outputs/official-protocol/foam-hard")
-COLLECT = ["--schedule", "[0, 8]", "--evaluation.trials", "0", "--num_envs", "1", "--heldout_episodes", "4",
+#: the protocol's amount of real data in minutes (the issue's least; the paper's least is 16)
+MINUTES = 8.0
+#: each adapted model (its ``stage-1`` folder, 2.7 MB) is copied here when its finetuning ends, so that a later
+#: session judges it from a clean checkout (the logged data that made it are never committed)
+MODELS = OUT / "models"
+COLLECT = ["--evaluation.trials", "0", "--num_envs", "1", "--heldout_episodes", "4",
            "--planner-preset", "paper", "--planner.warm_start", "official", "--planner.compile", "true"]
 OFFICIAL_RECIPE = ["--finetune.windows_per_epoch", "null", "--finetune.batch_size", "32", "--finetune.lr", "2e-4",
                    "--finetune.warmup_steps", "2000", "--finetune.decay_steps", "400000", "--seed", "0"]
@@ -77,43 +83,63 @@ def finished_chunks(name: str) -> list[dict[str, Any]]:
     return [json.loads(path.read_text()) for path in paths if path.is_file()]
 
 
-def control(driver: str, std: str, pool: str, adapted: int | None = None) -> tuple[Path, list[str]]:
+def control(driver: str, std: str, pool: str, adapted: int | None = None,
+            minutes: float = MINUTES) -> tuple[Path, list[str]]:
     """``simdist mechanism --split --true-value``: the frozen heads on the candidates' true latents beside their
     predicted ones, ρ bootstrapped over episodes; ``driver`` ``realtime`` (docs 6.2's states) or ``paper``,
     candidates from every iteration (``all``) or from the last one (``last``). With ``adapted`` (a finetuning
-    budget in passes) the adapted model scores the same states and candidates beside zero-shot, whose planner
-    visits them (``control-adapted-<P>pass_...``): how adaptation moved the ranking."""
+    budget in passes, on ``minutes`` of real data) the adapted model scores the same states and candidates beside
+    zero-shot, whose planner visits them (``control-adapted[-Mmin]-<P>pass_...``): how adaptation moved the
+    ranking."""
     planner = ["--planner-preset", "realtime"] if driver == "realtime" else PAPER
     planner = [*planner, "--planner.init_std", std]
     models = ["--model", f"zero-shot={OFFICIAL}"]
     name = f"control_{driver}_std{std}_{pool}.json"
     if adapted is not None:
-        models += ["--model", f"adapted={adapt_run(adapted) / 'stages' / 'stage-1'}", "--reference", "zero-shot"]
-        name = f"control-adapted-{adapted}pass_{driver}_std{std}_{pool}.json"
+        models += ["--model", f"adapted={adapted_model(adapted, minutes)}", "--reference", "zero-shot"]
+        name = f"control-{adapted_name(adapted, minutes)}_{driver}_std{std}_{pool}.json"
     out = OUT / name
     return out, simdist_command("mechanism", "--task", "go2", "--real", PROFILE, *models, *planner, *ON_FOAM,
                                 "--pool", pool, "--split", "--true-value", "--out", str(out))
 
 
-def adapt_run(passes: int) -> Path:
-    """The run folder of the finetuning budget ``passes`` (the first budget's logs the real data)."""
-    return ADAPT_RUN if passes == PASSES[0] else ADAPT_RUN.with_name(f"{ADAPT_RUN.name}-{passes}pass")
+def data_tag(minutes: float) -> str:
+    """The suffix that names a run with ``minutes`` of real data (none for the protocol's 8)."""
+    return "" if minutes == MINUTES else f"-{minutes:g}min"
 
 
-def adapt(passes: int) -> tuple[Path, list[str]]:
-    """``simdist adapt`` of the official model on the profile: the paper's planner logs the real data, then the
-    dynamics finetune for ``passes`` passes; its ``curve.json`` (held-out consistency before and after) marks it
-    done."""
-    run = adapt_run(passes)
-    start = [] if run == ADAPT_RUN else ["--data_from", str(ADAPT_RUN)]
+def adapt_run(passes: int, minutes: float = MINUTES) -> Path:
+    """The run folder of the finetuning budget ``passes`` on ``minutes`` of real data (the first budget's run
+    logs the data)."""
+    first = ADAPT_RUN.with_name(ADAPT_RUN.name + data_tag(minutes))
+    return first if passes == PASSES[0] else first.with_name(f"{first.name}-{passes}pass")
+
+
+def adapted_name(passes: int, minutes: float = MINUTES) -> str:
+    """``adapted[-Mmin]-<P>pass``: the name of an adapted model's result files and its committed folder."""
+    return f"adapted{data_tag(minutes)}-{passes}pass"
+
+
+def adapted_model(passes: int, minutes: float = MINUTES) -> Path:
+    """The committed copy of the adapted model (``keep_adapt_records``), which the ``adapted`` steps judge."""
+    return MODELS / adapted_name(passes, minutes)
+
+
+def adapt(passes: int, minutes: float = MINUTES) -> tuple[Path, list[str]]:
+    """``simdist adapt`` of the official model on the profile: the paper's planner logs ``minutes`` of real data,
+    then the dynamics finetune for ``passes`` passes; its ``curve.json`` (held-out consistency before and after)
+    marks it done."""
+    run = adapt_run(passes, minutes)
+    first = adapt_run(PASSES[0], minutes)
+    start = [] if run == first else ["--data_from", str(first)]
     return run / "curve.json", simdist_command(
-        "adapt", "--task", "go2", "--agent", OFFICIAL, "--real", PROFILE, "--out", str(run), *start, *COLLECT,
-        *OFFICIAL_RECIPE, "--finetune.epochs", str(passes))
+        "adapt", "--task", "go2", "--agent", OFFICIAL, "--real", PROFILE, "--out", str(run), *start,
+        "--schedule", f"[0, {minutes:g}]", *COLLECT, *OFFICIAL_RECIPE, "--finetune.epochs", str(passes))
 
 
-def plan(what: str) -> list[tuple[Path, list[str]]]:
+def plan(what: str, minutes: float = MINUTES) -> list[tuple[Path, list[str]]]:
     """The steps of ``what`` (``zero-shot``, ``control``, ``adapt``, ``adapted`` or ``all``) in the order they
-    run."""
+    run, the adaptation steps on ``minutes`` of real data."""
     steps: list[tuple[Path, list[str]]] = []
     if what in ("zero-shot", "all"):
         steps += closed_loop("zero-shot", OFFICIAL)
@@ -121,20 +147,29 @@ def plan(what: str) -> list[tuple[Path, list[str]]]:
         steps += [control("realtime", "2.0", "all"), control("realtime", "0.5", "all"),
                   control("paper", "2.0", "last"), control("paper", "2.0", "all")]
     if what in ("adapt", "all"):
-        steps += [adapt(passes) for passes in PASSES]
+        steps += [adapt(passes, minutes) for passes in PASSES]
     if what in ("adapted", "all"):
         for passes in PASSES:
-            steps += [control("paper", "2.0", "last", passes), control("realtime", "2.0", "all", passes)]
-            steps += closed_loop(f"adapted-{passes}pass", str(adapt_run(passes) / "stages" / "stage-1"))
+            steps += [control("paper", "2.0", "last", passes, minutes),
+                      control("realtime", "2.0", "all", passes, minutes)]
+            steps += closed_loop(adapted_name(passes, minutes), str(adapted_model(passes, minutes)))
     return steps
 
 
-def keep_adapt_records(out: Path) -> None:
+def keep_adapt_records(out: Path, passes: int, minutes: float) -> None:
     """Copy a finished adaptation run's ``curve.json`` (held-out consistency, the data logged) beside the
-    protocol's results (``adapt-<run>_curve.json``), to be committed; the logged data stay in outputs/."""
-    if out.name == "curve.json" and (ROOT / out).is_file():
-        (ROOT / OUT).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(ROOT / out, ROOT / OUT / f"adapt-{out.parent.name}_curve.json")
+    protocol's results (``adapt-<run>_curve.json``) and its adapted model to ``MODELS``, both to be committed;
+    the logged data stay in outputs/."""
+    if not (ROOT / out).is_file():
+        return
+    (ROOT / OUT).mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(ROOT / out, ROOT / OUT / f"adapt-{out.parent.name}_curve.json")
+    model = ROOT / adapted_model(passes, minutes)
+    if not model.is_dir():
+        tmp = model.with_name(f".{model.name}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(ROOT / out.parent / "stages" / "stage-1", tmp)
+        tmp.rename(model)
 
 
 def closed_loop_row(name: str, chunks: list[dict[str, Any]]) -> str:
@@ -193,16 +228,21 @@ def table() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["zero-shot", "control", "adapt", "adapted", "all", "table"])
+    parser.add_argument("--minutes", type=float, default=MINUTES,
+                        help=f"minutes of real data the adaptation steps log and finetune on (default {MINUTES:g})")
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args()
+    if not 0 < args.minutes <= MINUTES:
+        parser.error(f"--minutes must be in (0, {MINUTES:g}], got {args.minutes:g}")
     if args.what == "table":
         print(table())
         return
-    for out, cmd in plan(args.what):
+    budgets = {adapt(passes, args.minutes)[0]: passes for passes in PASSES}
+    for out, cmd in plan(args.what, args.minutes):
         if not (ROOT / out).is_file():
             run_result_step(out, cmd, args.dry_run)
-        if not args.dry_run:
-            keep_adapt_records(out)
+        if not args.dry_run and out in budgets:
+            keep_adapt_records(out, budgets[out], args.minutes)
 
 
 if __name__ == "__main__":
