@@ -50,6 +50,8 @@ CHUNKS = 3
 ADAPT_RUN = Path("outputs/official-protocol/foam-hard")
 #: the protocol's amount of real data in minutes (the issue's least; the paper's least is 16)
 MINUTES = 8.0
+#: the smaller amounts run as session-sized pilots (``--minutes``), whose rows the table prints too
+PILOTS = (2.0,)
 #: each adapted model (its ``stage-1`` folder, 2.7 MB) is copied here when its finetuning ends, so that a later
 #: session judges it from a clean checkout (the logged data that made it are never committed)
 MODELS = OUT / "models"
@@ -202,7 +204,9 @@ def table() -> str:
     """The markdown tables of every finished step (docs/official.md 7)."""
     lines = ["| closed loop on foam-hard, 0.7 m/s | progress, m of 3.00: mean [95 % CI] (trials) | falls | planner |",
              "|---|---|---|---|"]
-    loops = {"zero-shot": "zero-shot", **{f"adapted-{p}pass": f"adapted, {p} passes" for p in PASSES}}
+    loops = {"zero-shot": "zero-shot"}
+    for minutes in (MINUTES, *PILOTS):
+        loops |= {adapted_name(p, minutes): f"adapted, {minutes:g} min, {p} passes" for p in PASSES}
     lines += [closed_loop_row(label, chunks) for name, label in loops.items() if (chunks := finished_chunks(name))]
     lines += ["", "| control: driver, std, candidates | ρ whole score | ρ whole, over episodes (episodes) | "
               "ρ value term imagined vs true tail | ρ value head on the true end state vs true tail | "
@@ -214,8 +218,8 @@ def table() -> str:
             _, driver, std, pool = out.stem.split("_")
             lines.append(control_row(f"{driver}, {std.removeprefix('std')}, {pool}",
                                      json.loads((ROOT / out).read_text())))
-    adapted = [(out, json.loads((ROOT / out).read_text())) for out, _ in plan("adapted")
-               if out.name.startswith("control-") and (ROOT / out).is_file()]
+    adapted = [(out, json.loads((ROOT / out).read_text())) for minutes in (MINUTES, *PILOTS)
+               for out, _ in plan("adapted", minutes) if out.name.startswith("control-") and (ROOT / out).is_file()]
     for out, report in adapted:
         run, driver, std, pool = out.stem.split("_")
         for name in ("zero-shot", "adapted"):
@@ -225,13 +229,13 @@ def table() -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["zero-shot", "control", "adapt", "adapted", "all", "table"])
     parser.add_argument("--minutes", type=float, default=MINUTES,
                         help=f"minutes of real data the adaptation steps log and finetune on (default {MINUTES:g})")
     parser.add_argument("--dry-run", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not 0 < args.minutes <= MINUTES:
         parser.error(f"--minutes must be in (0, {MINUTES:g}], got {args.minutes:g}")
     if args.what == "table":
