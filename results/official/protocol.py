@@ -10,7 +10,7 @@ at batch 32. Each step below is one ``simdist`` command writing one small result
     python -m results.official.protocol control       # point 2: the value head on the candidates' true end states
     python -m results.official.protocol adapt         # log 8 minutes with the paper's planner, finetune 100 passes
     python -m results.official.protocol adapted       # the adapted models judged as zero-shot was
-    python -m results.official.protocol adapt --minutes 2   # a session-sized pilot: 2 minutes of real data
+    python -m results.official.protocol adapt --minutes 1   # a session-sized pilot: 1 minute of real data
     python -m results.official.protocol all --dry-run # list what remains
     python -m results.official.protocol table         # the tables of docs/official.md 7 from the result files
 
@@ -51,7 +51,7 @@ ADAPT_RUN = Path("outputs/official-protocol/foam-hard")
 #: the protocol's amount of real data in minutes (the issue's least; the paper's least is 16)
 MINUTES = 8.0
 #: the smaller amounts run as session-sized pilots (``--minutes``), whose rows the table prints too
-PILOTS = (2.0,)
+PILOTS = (1.0,)
 #: each adapted model (its ``stage-1`` folder, 2.7 MB) is copied here when its finetuning ends, so that a later
 #: session judges it from a clean checkout (the logged data that made it are never committed)
 MODELS = OUT / "models"
