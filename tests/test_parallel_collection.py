@@ -25,15 +25,16 @@ from simdist.workflows.loop_parts import CollectionConfig
 MINUTES = 0.4
 
 
-def _config(workers: int, num_envs: int) -> AdaptConfig:
-    return AdaptConfig(schedule=[0.0, MINUTES], num_envs=num_envs, heldout_episodes=1, seed=3,
+def _config(workers: int, num_envs: int, seed: int = 3) -> AdaptConfig:
+    return AdaptConfig(schedule=[0.0, MINUTES], num_envs=num_envs, heldout_episodes=1, seed=seed,
                        planner_overrides={"num_samples": 16, "iterations": 1},
                        collection=CollectionConfig(workers=workers))
 
 
-def _collect(folder: str, out: Path, workers: int, num_envs: int, lines: list[str] | None = None) -> AdaptationLoop:
+def _collect(folder: str, out: Path, workers: int, num_envs: int, lines: list[str] | None = None,
+             seed: int = 3) -> AdaptationLoop:
     warnings.filterwarnings("ignore", ".*(eval mode|does not have many workers|__len__).*")
-    loop = AdaptationLoop(folder, make_task("toy-reach"), out, _config(workers, num_envs),
+    loop = AdaptationLoop(folder, make_task("toy-reach"), out, _config(workers, num_envs, seed),
                           log=(lines.append if lines is not None else lambda m: None))
     loop.collect_until(MINUTES, loop.base, stage=1)
     return loop
@@ -59,14 +60,15 @@ def toy_folder(tiny_world_model: Any, tmp_path: Path) -> str:
     return str(tiny_world_model.save_pretrained(tmp_path / "tiny"))
 
 
-@pytest.mark.parametrize("num_envs", [1, 2])
+@pytest.mark.parametrize(("num_envs", "seed"), [(1, 3), (2, 1)])
 def test_two_workers_log_the_one_process_episodes(toy_folder: str, tmp_path: Path, single_thread: None,
-                                                  num_envs: int) -> None:
+                                                  num_envs: int, seed: int) -> None:
     """Chunks of ``num_envs`` episodes in 2 processes: the same episodes (ids, arrays, meta) and index as in one
-    process, written as the same shards; progress lines with the ETA."""
-    one = _collect(toy_folder, tmp_path / "one", 1, num_envs)
+    process, written as the same shards; progress lines with the ETA. With 2 envs and seed 1 the first chunk logs
+    ids 0 and 2 (an env's second, unlogged episode took id 1), so the chunk guessed to start at id 2 is not used."""
+    one = _collect(toy_folder, tmp_path / "one", 1, num_envs, seed=seed)
     lines: list[str] = []
-    two = _collect(toy_folder, tmp_path / "two", 2, num_envs, lines)
+    two = _collect(toy_folder, tmp_path / "two", 2, num_envs, lines, seed=seed)
     _assert_same(_logged(one), _logged(two))
     index = [json.loads((loop.data_dir / "dataset.json").read_text()) for loop in (one, two)]
     assert [sh["episode_ids"] for sh in index[0]["shards"]] == [sh["episode_ids"] for sh in index[1]["shards"]]
@@ -74,6 +76,9 @@ def test_two_workers_log_the_one_process_episodes(toy_folder: str, tmp_path: Pat
     assert json.loads((one.state_path).read_text())["labels"] == json.loads(two.state_path.read_text())["labels"]
     assert any("in 2 worker processes" in line for line in lines)
     assert any("ETA" in line and "logged (" in line for line in lines)
+    missed = [line for line in lines if "not used" in line]
+    assert (missed[:1] == ["[collect] stage 1: the chunk from episode 0 used ids up to 2; the next chunk starts "
+                           "there (speculative chunks from 2 not used)"]) == (num_envs == 2), missed
 
 
 @pytest.mark.slow  # a killed run and its rerun, 4 worker starts: about 25 s on 2 idle cores, 80 s on a loaded one
