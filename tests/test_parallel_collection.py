@@ -108,6 +108,31 @@ def test_a_killed_parallel_collection_resumes_to_the_one_process_data(toy_folder
     _assert_same(_logged(loop), reference)
 
 
+def test_a_worker_that_dies_stops_the_collection_naming_the_option(toy_folder: str, tmp_path: Path,
+                                                                   single_thread: None) -> None:
+    """A worker killed mid-collection: the run stops with an error naming ``--collection.workers`` and the exit
+    code, every worker is gone, and what was written is a prefix of the one-process data."""
+    import multiprocessing
+
+    killed: list[int] = []
+
+    def log(line: str) -> None:
+        if "logged (" in line and not killed:  # the first chunk written: one worker idle, one collecting
+            victim = multiprocessing.active_children()[0]
+            killed.append(victim.pid)
+            os.kill(victim.pid, signal.SIGKILL)
+            victim.join()
+
+    loop = AdaptationLoop(toy_folder, make_task("toy-reach"), tmp_path / "two", _config(2, 1), log=log)
+    with pytest.raises(RuntimeError, match=r"collection worker \d \(--collection.workers\) exited with code -9"):
+        loop.collect_until(MINUTES, loop.base, stage=1)
+    assert killed and not multiprocessing.active_children()
+    assert not (tmp_path / "two" / "collection-agent").exists()
+    reference = _logged(_collect(toy_folder, tmp_path / "one", 1, 1))
+    written = _logged(loop)
+    _assert_same(written, reference[: len(written)])
+
+
 def test_settings_that_cannot_hold_are_refused_naming_the_option(toy_folder: str, tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """More than one worker with ``update_every`` (the agent changes between episodes) or out of [1, 256]: one

@@ -165,7 +165,11 @@ class ChunkWorkers:
     def submit(self, worker: int, first: int, seed: int, episodes: int) -> None:
         """Worker ``worker`` collects the chunk of ``episodes`` episodes from id ``first`` with ``seed``."""
         self.jobs[worker] = first
-        self.conns[worker].send((first, seed, episodes))
+        try:
+            self.conns[worker].send((first, seed, episodes))
+        except OSError:  # it died
+            self.processes[worker].join()
+            raise self._died(worker) from None
 
     def receive(self) -> tuple[Any, ...]:
         """The next message of any worker: ``("episode", first, done, total)`` (progress) or ``("chunk", first,
