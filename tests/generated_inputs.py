@@ -247,7 +247,7 @@ def bounded_options(values: dict[str, str]) -> list[dict[str, Any]]:
     """Every count option with an upper limit below the integer limit (AdaptConfig's fields too), its range and
     whether its help (``simdist adapt``: the AdaptConfig docstring ``--help`` shows) states the limit."""
     from simdist.workflows.adaptation import INT_LIMITS, AdaptConfig
-    from simdist.workflows.loop_parts import EvaluationConfig
+    from simdist.workflows.loop_parts import CollectionConfig, EvaluationConfig
 
     rows = []
     for command in COMMANDS:
@@ -263,7 +263,7 @@ def bounded_options(values: dict[str, str]) -> list[dict[str, Any]]:
     for name in INT_LIMITS:
         low, high = AdaptConfig.int_bounds(name)
         part, _, key = name.rpartition(".")
-        owner = EvaluationConfig if part == "evaluation" else AdaptConfig  # the docstring --help shows
+        owner = {"evaluation": EvaluationConfig, "collection": CollectionConfig}.get(part, AdaptConfig)  # its --help
         doc = (owner.__doc__ or "").split(f"{key}:", 1)[-1].split(":", 1)[0]
         rows.append({"command": "adapt", "option": f"--{name}", "range": f"[{low}, {high}]",
                      "help_states_it": str(high) in doc})

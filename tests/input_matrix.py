@@ -204,16 +204,18 @@ def _dataclass_hints(parser: argparse.ArgumentParser) -> dict[str, Any]:
 
 def adapt_hints() -> dict[str, Any]:
     """``simdist adapt``'s declared types by option: AdaptConfig's own fields, its parts' settings as
-    ``finetune.KEY`` and ``evaluation.KEY``, and the flat spellings of those."""
+    ``finetune.KEY``, ``evaluation.KEY`` and ``collection.KEY``, and the flat spellings of those."""
     from simdist.model.freeze import FinetuneConfig
     from simdist.workflows.adaptation import FINETUNE_FIELDS, AdaptConfig
     from simdist.workflows.flat_settings import TYPES
-    from simdist.workflows.loop_parts import EvaluationConfig
+    from simdist.workflows.loop_parts import CollectionConfig, EvaluationConfig
 
-    hints = {k: v for k, v in typing.get_type_hints(AdaptConfig).items() if k not in ("finetune", "evaluation")}
+    hints = {k: v for k, v in typing.get_type_hints(AdaptConfig).items()
+             if k not in ("finetune", "evaluation", "collection")}
     finetune = typing.get_type_hints(FinetuneConfig)
     hints |= {f"finetune.{k}": finetune[k] for k in FINETUNE_FIELDS}
     hints |= {f"evaluation.{k}": v for k, v in typing.get_type_hints(EvaluationConfig).items()}
+    hints |= {f"collection.{k}": v for k, v in typing.get_type_hints(CollectionConfig).items()}
     return hints | TYPES
 
 

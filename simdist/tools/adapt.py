@@ -5,7 +5,8 @@ on-policy episodes with the agent, finetune under ``--freeze`` and evaluate on t
 ``state.json`` (resumable: rerun the same command), ``curve.json``, ``curve.png``, the logged data and the
 stage models. The loop's options come from :class:`~simdist.workflows.adaptation.AdaptConfig` (``--config FILE``
 reads them from YAML), its parts' as ``--finetune.KEY`` (the finetuning budget; ``--freeze`` is short for
-``--finetune.freeze``) and ``--evaluation.KEY`` (the evaluation: ``trials``, ``workers``); the flat spellings
+``--finetune.freeze``), ``--evaluation.KEY`` (the evaluation: ``trials``, ``workers``) and ``--collection.KEY`` (the
+real-data collection: ``workers``, the processes its chunks run in at once); the flat spellings
 (``--epochs``, ``--episodes_per_eval``, ...) still work, deprecated (:mod:`simdist.workflows.flat_settings`). The
 task adds its own options (``simdist adapt --task NAME --help``). ``--planner.KEY VALUE`` sets
 one of ``planner_overrides`` (a key of the agent's ``planner.json``, checked against its planner's schema).
@@ -115,6 +116,7 @@ def main(argv: list[str]) -> int:
         for name, value in flat.items():  # refused under the name given
             AdaptConfig.check_budget(name, value)
         given |= nest(flat, {part: args[part].as_dict() for part in ("finetune", "evaluation")}, "simdist adapt", "--")
+        given["collection"] = args["collection"].as_dict()
         config = AdaptConfig(**{**given, "planner_overrides": {**(given["planner_overrides"] or {}), **dotted}})
         task = require(cls.from_args(args, "adapt", profile=args.real), EvaluationProtocol)
         check_requests(config, task)

@@ -53,11 +53,13 @@ from simdist.resources import (
 from simdist.tasks import Task
 from simdist.workflows.loop_parts import (
     AgentFinetuner,
+    CollectionConfig,
     EvaluationConfig,
     LoopParts,
     PlannerActing,
     ScheduleCollector,
     TaskHeldout,
+    check_collection_workers,
     check_count,
 )
 from simdist.workflows.parallel import evaluation_passes
@@ -138,7 +140,7 @@ COLLECT_PERTURBATIONS: dict[str, Callable[[], PerturbationConfig]] = {
 
 #: upper limits of AdaptConfig's counts, by option (the others: INT_LIMIT)
 INT_LIMITS = {"evaluation.trials": MAX_TRIALS, "num_envs": MAX_ENVS, "evaluation.workers": MAX_WORKERS,
-              "heldout_episodes": MAX_EPISODES}
+              "heldout_episodes": MAX_EPISODES, "collection.workers": MAX_WORKERS}
 #: the counts that may be 0
 ZERO_ALLOWED = ("finetune.warmup_steps", "seed", "evaluation.trials")
 #: the finetuning settings an adaptation run sets (a stage decays to ``lr / 2`` and trains a value head, when its
@@ -149,7 +151,7 @@ FINETUNE_FIELDS = ("freeze", "epochs", "windows_per_epoch", "batch_size", "lr", 
 @dataclass
 class AdaptConfig:
     """The adaptation loop's own settings (``simdist adapt`` builds its options from this), with its parts' settings
-    nested: ``finetune`` (the finetuner's) and ``evaluation`` (the evaluator's).
+    nested: ``finetune`` (the finetuner's), ``evaluation`` (the evaluator's) and ``collection`` (the collector's).
 
     Args:
         schedule: cumulative real data per stage in ``schedule_unit``, starting at 0 (the zero-shot stage); at
@@ -191,6 +193,10 @@ class AdaptConfig:
             with ``simdist evaluate``) and ``workers``, the processes each stage's evaluation is spread over (tasks
             whose protocol splits into independent passes; the numbers equal one process at one torch thread, so
             stages recorded with another count are kept on resume; at most 256)
+        collection: the collector's settings (:class:`~simdist.workflows.loop_parts.CollectionConfig`; a mapping is
+            read as one): ``workers``, the processes the real-data chunks run in at once (each on one torch thread;
+            written in id order, the data equal one process's at one torch thread, so a run may resume with another
+            count; not with ``update_every``; at most 256)
 
     The flat fields of the finetuning and evaluation settings (``epochs``, ``episodes_per_eval``, ...;
     :data:`simdist.workflows.flat_settings.FLAT`) are still accepted, deprecated, for one release.
@@ -210,6 +216,7 @@ class AdaptConfig:
     collect_perturbation: str | None = None
     finetune: FinetuneConfig = field(default_factory=FinetuneConfig)
     evaluation: EvaluationConfig = field(default_factory=EvaluationConfig)
+    collection: CollectionConfig = field(default_factory=CollectionConfig)
 
     def __post_init__(self) -> None:
         try:
@@ -245,6 +252,8 @@ class AdaptConfig:
         self.schedule = s
         self.finetune = self._finetune_config(self.finetune)
         self.evaluation = self._evaluation_config(self.evaluation)
+        self.collection = self._collection_config(self.collection)
+        check_collection_workers(self.collection.workers, self.update_every)
         self._freeze_policy = FreezePolicy.parse(self.finetune.freeze)  # the one parse of the run's policy
 
     @classmethod
@@ -295,6 +304,21 @@ class AdaptConfig:
             return EvaluationConfig(**value)
         except ValueError as err:
             raise ValueError(f"evaluation.{err}") from err
+
+    @staticmethod
+    def _collection_config(value: CollectionConfig | Mapping[str, Any]) -> CollectionConfig:
+        """``value`` (a config, or a mapping of its fields) as a :class:`CollectionConfig`."""
+        if isinstance(value, CollectionConfig):
+            return value
+        known = [f.name for f in fields(CollectionConfig)]
+        if not isinstance(value, Mapping):
+            raise ValueError(f"collection must be a CollectionConfig or a mapping of {', '.join(known)}, "
+                             f"got {value!r}")
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            raise ValueError(f"collection.{unknown[0]} is not a setting of the collection (one of "
+                             f"{', '.join(known)})")
+        return CollectionConfig(**value)
 
     @staticmethod
     def int_bounds(name: str) -> tuple[int, int]:
@@ -349,11 +373,13 @@ class AdaptConfig:
     def recorded(self) -> dict[str, Any]:
         """The config in the flat form adaptation runs record it in
         (:func:`~simdist.workflows.flat_settings.recorded_form`): the same settings give the same record as before
-        the parts had their own configs."""
+        the parts had their own configs; ``collection_workers`` (``collection.workers``) follows when it is not 1."""
         from simdist.workflows.flat_settings import recorded_form
 
         loop = {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self)
-                if f.name not in ("finetune", "evaluation")}
+                if f.name not in ("finetune", "evaluation", "collection")}
+        if self.collection.workers != 1:
+            loop["collection_workers"] = self.collection.workers
         finetune = {key: getattr(self.finetune, key) for key in FINETUNE_FIELDS} | {"freeze": self.freeze}
         return recorded_form(loop, {"finetune": finetune, "evaluation": asdict(self.evaluation)})
 
@@ -650,16 +676,17 @@ class AdaptationLoop:
         """Everything but the logged data that stage ``k``'s numbers depend on: the task, the schedule up to
         ``k`` and every budget and seed of the config, in the flat form runs recorded before the loop's parts had
         their own configs (:meth:`AdaptConfig.recorded`). The default ``schedule_unit`` (minutes) is left out, so
-        runs recorded before the option existed resume instead of running again, and so is ``eval_workers``
-        (``evaluation.workers``), which does not change the numbers; ``update_every`` and ``prior`` are left out
-        while unset. With a
-        ``planner_preset`` the planner budget is recorded as runs recorded it before a model's ``planner.json`` became
-        the default, and the overrides as runs recorded them before ``planner_overrides``
+        runs recorded before the option existed resume instead of running again, and so are ``eval_workers``
+        (``evaluation.workers``) and ``collection_workers`` (``collection.workers``), which do not change the
+        numbers; ``update_every`` and ``prior`` are left out while unset. With a ``planner_preset`` the planner
+        budget is recorded as runs recorded it before a model's ``planner.json`` became the default, and the
+        overrides as runs recorded them before ``planner_overrides``
         (:func:`~simdist.planning.legacy.recorded_settings`), so those runs resume when given the same settings."""
         # unset: as before they existed
         defaults: dict[str, Any] = {"schedule_unit": "minutes", "update_every": None, "prior": [], "decay_steps": None}
         config = {key: value for key, value in self.cfg.recorded().items()
-                  if key not in ("schedule", "eval_workers") and not (key in defaults and value == defaults[key])}
+                  if key not in ("schedule", "eval_workers", "collection_workers")
+                  and not (key in defaults and value == defaults[key])}
         from simdist.planning.legacy import recorded_settings
 
         config = recorded_settings(config, self.task.planner_preset)  # as runs recorded it: they resume
@@ -734,7 +761,8 @@ def default_parts(cfg: AdaptConfig) -> LoopParts:
         acting=planner_acting(cfg),
         heldout=TaskHeldout(cfg.heldout_episodes, cfg.num_envs, cfg.seed + 7),
         collector=ScheduleCollector(cfg.num_envs, cfg.seed, by_episodes=cfg.schedule_unit == "episodes",
-                                    update_every=cfg.update_every, perturbation=cfg.perturbation),
+                                    update_every=cfg.update_every, perturbation=cfg.perturbation,
+                                    workers=cfg.collection.workers),
         finetuner=AgentFinetuner(cfg.finetuning, cfg.seed, tuple(cfg.prior)),
         evaluator=cfg.evaluation.evaluator(cfg.num_envs, cfg.seed + 1))
 

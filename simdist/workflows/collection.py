@@ -45,31 +45,35 @@ def planner_summary(settings: dict[str, Any] | None) -> str:
 
 class CollectionProgress:
     """Log lines of a collection (``log``): the acting planner once, each finished episode of a chunk, and after
-    each logged chunk the amount logged so far with the ETA of the rest at this call's rate."""
+    each logged chunk the amount logged so far with the ETA of the rest at this call's rate (chunks may run at
+    once: each is timed from its own start)."""
 
     def __init__(self, log: Callable[[str], None], what: str, target: int, unit: str, have: int,
                  planner: dict[str, Any] | None) -> None:
         self.log, self.what, self.target, self.unit = log, what, target, unit
         self.start_have, self.started = have, time.perf_counter()
         self.chunk_started = self.started
+        self.chunk_starts: dict[int, float] = {}
         log(f"[collect] {what}: {have:,} of {target:,} {unit} logged; acting planner: {planner_summary(planner)}")
 
     def chunk_episode(self, first: int) -> Callable[[int, int], None]:
-        """The ``on_episode`` callback of the chunk whose first episode id is ``first``."""
-        self.chunk_started = time.perf_counter()
+        """The ``on_episode`` callback of the chunk whose first episode id is ``first`` (called as it starts)."""
+        started = self.chunk_started = self.chunk_starts[first] = time.perf_counter()
 
         def report(done: int, total: int) -> None:
             self.log(f"[collect] {self.what}: chunk from episode {first}: {done}/{total} episodes finished in "
-                     f"{time.perf_counter() - self.chunk_started:.0f}s")
+                     f"{time.perf_counter() - started:.0f}s")
 
         return report
 
-    def logged(self, have: int, episodes: int) -> None:
-        """After a chunk's ``episodes`` were written: ``have`` of the target is logged."""
+    def logged(self, have: int, episodes: int, first: int | None = None) -> None:
+        """After a chunk's ``episodes`` were written (``first``: its first id, None: the last one started): ``have``
+        of the target is logged."""
         now = time.perf_counter()
+        started = self.chunk_starts.pop(first, self.chunk_started) if first is not None else self.chunk_started
         rate = (have - self.start_have) / max(now - self.started, 1e-9)
         eta = f"{max(self.target - have, 0) / rate:.0f}s" if rate > 0 else "unknown"
         share = 100.0 * min(have, self.target) / max(self.target, 1)
         count = f"{episodes} episode{'' if episodes == 1 else 's'}"
         self.log(f"[collect] {self.what}: {have:,} of {self.target:,} {self.unit} logged ({share:.0f} %; {count} in "
-                 f"{now - self.chunk_started:.0f}s); ETA {eta}")
+                 f"{now - started:.0f}s); ETA {eta}")

@@ -102,7 +102,7 @@ def with_loop_settings(cfg: AdaptConfig, values: dict[str, Any], **changes: Any)
     own = {key: value for key, value in values.items() if "." not in key}
     parts = {part: replace(getattr(cfg, part), **{key.split(".", 1)[1]: value for key, value in values.items()
                                                    if key.startswith(part + ".")})
-             for part in ("finetune", "evaluation")}
+             for part in ("finetune", "evaluation", "collection")}
     return replace(cfg, **changes, **own, **parts)
 
 

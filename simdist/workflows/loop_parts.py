@@ -180,13 +180,19 @@ class ScheduleCollector:
     continuing from the last, and saved as ``live/`` with the episode count in ``state.json``, so a rerun
     continues from the last update. Each logged episode's meta names the planner that acted (``planner``), and
     ``run.log`` gets progress lines per finished episode and chunk with an ETA
-    (:class:`~simdist.workflows.collection.CollectionProgress`)."""
+    (:class:`~simdist.workflows.collection.CollectionProgress`). With ``workers`` > 1 the chunks run in that many
+    worker processes at once and are written in id order, the data of one process
+    (:mod:`simdist.workflows.parallel_collection`; not with ``update_every``)."""
 
     num_envs: int
     seed: int
     by_episodes: bool = False
     update_every: int | None = None
     perturbation: PerturbationConfig | None = None
+    workers: int = 1
+
+    def __post_init__(self) -> None:
+        check_collection_workers(self.workers, self.update_every)
 
     def actor(self, run: Run, agent: Agent, seed: int) -> Agent:
         """``agent`` as it collects: the run's acting and, for agents that explore, sampled actions."""
@@ -198,6 +204,11 @@ class ScheduleCollector:
 
         target = int(round(amount)) if self.by_episodes else int(np.ceil(amount * 60.0 / run.task.dt - 1e-6))
         measure = "num_episodes" if self.by_episodes else "num_steps"
+        if self.workers > 1:
+            from simdist.workflows.parallel_collection import collect_in_workers
+
+            collect_in_workers(self, run, agent, target, measure, stage)
+            return agent
         every, updated_at = self.update_every, 0
         if every is not None:
             agent, updated_at = self._resume_live(run, agent, stage)
@@ -211,9 +222,7 @@ class ScheduleCollector:
             if have >= target:
                 return agent
             chunk = self.num_envs if every is None else min(self.num_envs, every - episodes % every)
-            done = {int(i) for i in run.state["labels"].get("real", {})}
-            done |= {int(i) for sh in info["shards"] for i in sh["episode_ids"]}
-            first = max(done | set(info.get("dropped_episode_ids", [])), default=-1) + 1
+            first = self.next_first(run, info)
             seed = chunk_seed(self.seed, stage, first)
             actor = self.actor(run, agent, seed)
             if progress is None:
@@ -222,13 +231,28 @@ class ScheduleCollector:
             eps, ok = collect_episodes(run.task, actor, chunk, chunk, seed, first_episode_id=first,
                                        perturbation=self.perturbation, on_episode=progress.chunk_episode(first))
             stamp_planner(eps, actor)
-            keep, steps = 0, have
-            while keep < len(eps) and steps < target:
-                steps += 1 if self.by_episodes else len(eps[keep])
-                keep += 1
-            run.write_episodes(run.data_dir, eps[:keep], ok[:keep], "real")
-            run.save_state()
-            progress.logged(steps, keep)
+            steps, keep = self.write_chunk(run, eps, ok, have, target)
+            progress.logged(steps, keep, first)
+
+    @staticmethod
+    def next_first(run: Run, info: dict[str, Any]) -> int:
+        """The id of the next chunk's first episode: one past every id logged (``info``: the data's index),
+        labelled or dropped."""
+        done = {int(i) for i in run.state["labels"].get("real", {})}
+        done |= {int(i) for sh in info["shards"] for i in sh["episode_ids"]}
+        return max(done | set(info.get("dropped_episode_ids", [])), default=-1) + 1
+
+    def write_chunk(self, run: Run, eps: Sequence[Episode], ok: Sequence[bool] | np.ndarray, have: int,
+                    target: int) -> tuple[int, int]:
+        """Log the leading episodes of a chunk until the target (``have``: the amount logged before it) and save
+        the state; returns the amount logged after it and the episodes kept."""
+        keep, steps = 0, have
+        while keep < len(eps) and steps < target:
+            steps += 1 if self.by_episodes else len(eps[keep])
+            keep += 1
+        run.write_episodes(run.data_dir, eps[:keep], ok[:keep], "real")
+        run.save_state()
+        return steps, keep
 
     @staticmethod
     def _resume_live(run: Run, agent: Agent, stage: int) -> tuple[Agent, int]:
@@ -314,6 +338,33 @@ class EvaluationConfig:
     def evaluator(self, num_envs: int, seed: int) -> Evaluator:
         """The evaluation part: the task's protocol in ``num_envs`` envs with ``seed``, or none (0 trials)."""
         return ProtocolEvaluator(self.trials, num_envs, seed, self.workers) if self.trials else NoEvaluation()
+
+
+def check_collection_workers(workers: Any, update_every: int | None) -> None:
+    """ValueError naming ``collection.workers`` unless it is an integer in [1, 256], and for more than one worker
+    while ``update_every`` is set (the agent is finetuned between episodes, so chunks depend on the ones before)."""
+    from simdist.resources import MAX_WORKERS
+
+    check_count("collection.workers", workers, 1, MAX_WORKERS)
+    if workers > 1 and update_every is not None:
+        raise ValueError(f"collection.workers {workers}: the collection cannot be split over worker processes "
+                         f"while update_every is set (the agent is finetuned between episodes); use 1")
+
+
+@dataclass(frozen=True)
+class CollectionConfig:
+    """The collector's settings (``simdist adapt --collection.KEY``).
+
+    Args:
+        workers: processes the real-data collection's chunks run in at once, each on one torch thread with the
+            stage's agent saved for it; the chunks are written in id order and the data equal one process's at
+            one torch thread (not with ``update_every``; at most 256)
+    """
+
+    workers: int = 1
+
+    def __post_init__(self) -> None:
+        check_collection_workers(self.workers, None)
 
 
 @dataclass(frozen=True)
