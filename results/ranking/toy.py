@@ -75,7 +75,13 @@ IMAGINED = {
                        "anchor 0.1), 400 states, no truth",
                        ["--data", str(DATA / "train-expert"), "--max-states", "400", "--objective", "imagined",
                         "--train", "value"]),
+    "imagined-value-listnet": ("the same from the 400-state expert-truth ListNet heads (its value head the start "
+                               "and the anchor)",
+                               ["--data", str(DATA / "train-expert"), "--max-states", "400", "--objective", "imagined",
+                                "--train", "value"]),
 }
+#: the model a fit starts from where it is not the pretrained one
+FIT_FROM = {"imagined-value-listnet": OUT / "listnet-expert-400"}
 #: the models whose heads the split reads on the true end states
 SPLIT_MODELS = ("base", "listnet-expert-400", "imagined-value")
 
@@ -146,7 +152,8 @@ def fits() -> dict[str, list[str]]:
 
 
 def fit_command(name: str) -> list[str]:
-    return ["value-rank", "fit", "--agent", str(MODEL), *fits()[name], *FIT_STEPS, "--out", str(OUT / name)]
+    return ["value-rank", "fit", "--agent", str(FIT_FROM.get(name, MODEL)), *fits()[name], *FIT_STEPS, "--out",
+            str(OUT / name)]
 
 
 def fit(dry: bool, only: str | None) -> None:
@@ -271,6 +278,56 @@ def split(dry: bool) -> None:
             print(f"{out} exists: kept")
             continue
         run_result_step(out, simdist_command(*split_command(pool)), dry)
+
+
+def why(dry: bool) -> None:
+    """``imagined-why.json``: what the imagined objective regresses the value on, ranked against the truth. For the
+    pretrained model and each of :data:`IMAGINED` on the held-out sets: the imagined λ-return at ẑ_T (its target,
+    bootstrapped with the model's own value head), the policy head's T imagined rewards after the horizon (the
+    target's part that the bootstrap does not carry), each ranked against the true continuation; the value term
+    against that target; and the target's spread between one state's candidates."""
+    if dry:
+        print(f"+ write {RESULTS}/imagined-why.json from {OUT} and the held-out sets")
+        return
+    import numpy as np
+    import torch
+
+    from simdist.agents import load_agent
+    from simdist.diagnostics.mechanism import spearman
+    from simdist.training.candidate_ranking import CandidateSet
+    from simdist.training.imagined_value import ImaginedValueModule
+
+    out: dict[str, Any] = {}
+    for name in ("base", *IMAGINED):
+        agent: Any = load_agent(str(ROOT / model_folder(name)))
+        wm = agent.world_model.eval()
+        t, gamma = wm.config.horizon, 0.99
+        out[name] = {}
+        for pool in ("all", "last"):
+            data = CandidateSet.load(ROOT / heldout_path(pool))
+            module = ImaginedValueModule(wm, data.rows(range(8)), gamma=gamma, lam=0.95, lr=1e-3, steps=1,
+                                         level_weight=0.1, ema=0.01, anchor_weight=0.1)
+            with torch.no_grad():
+                windows, returns, _ = module.rollout(data)
+                value = wm._heads(*windows[0])[1].reshape(*returns.shape[:2], -1)[..., -1]
+                later = wm._heads(*windows[1], value_head=module.target)[0].reshape(*returns.shape[:2], -1)
+            norm = wm.normalizer
+            later = norm.denormalize("rewards", later.unsqueeze(-1)).squeeze(-1).double().numpy()
+            value = norm.denormalize("values", value.unsqueeze(-1)).squeeze(-1).double().numpy()
+            target = returns[..., t - 1].double().numpy()
+            rewards_after = (later * gamma ** np.arange(later.shape[-1])).sum(-1)
+            tail = (data.returns - data.parts["horizon"]).double().numpy()
+            per = {"rho_target_vs_tail": [spearman(a, b) for a, b in zip(target, tail)],
+                   "rho_rewards_after_vs_tail": [spearman(a, b) for a, b in zip(rewards_after, tail)],
+                   "rho_value_vs_target": [spearman(a, b) for a, b in zip(value, target)],
+                   "target_spread": np.ptp(target, axis=1) * gamma ** t, "tail_spread": np.ptp(tail, axis=1)}
+            out[name][pool] = {k: _estimate(asdict(bootstrap_ci(np.asarray(v, np.float64)))) for k, v in per.items()}
+    write_json(ROOT / RESULTS / "imagined-why.json", {
+        "task": "toy-reach", "what": "the imagined λ-return at ẑ_T (λ 0.95, the policy head's 8 steps after the "
+        "horizon, bootstrapped with the model's own value head) and its parts, ranked against the true continuation "
+        "on the held-out states; the target spread is γ^T times the return's (the value term's units)",
+        "models": out, "command": "python -m results.ranking.toy why"})
+    print(json.dumps(out, indent=1))
 
 
 # ------------------------------------------------------------------------------------------------ results
@@ -508,6 +565,7 @@ def table(dry: bool) -> None:
                                                for row in curve[lever]) + " |" for lever in rows]
     lines += _expansion_table()
     lines += _split_table()
+    lines += _why_table()
     write_text(ROOT / RESULTS / "tables.md", "\n".join(lines) + "\n")
     print((ROOT / RESULTS / "tables.md").read_text())
 
@@ -553,10 +611,30 @@ def _split_table() -> list[str]:
     return lines + ["", f"Command: `{cmd}`."]
 
 
+def _why_table() -> list[str]:
+    if not (ROOT / RESULTS / "imagined-why.json").is_file():
+        return []
+    why_ = _load(RESULTS / "imagined-why.json")
+    lines = ["", "**Why the imagined value ranks as it does** (held-out states, last iteration / pooled): the imagined "
+             "λ-return at ẑ_T it regresses on, and the policy head's imagined rewards after the horizon, each ranked "
+             "against the true continuation; the value term against that target; the target's spread (value-term "
+             "units) beside the true tail's.", "",
+             "| model | target vs true tail | imagined rewards after T vs true tail | value vs target | "
+             "target spread / true tail spread (pooled) |", "|---|---|---|---|---|"]
+    for name, r in why_["models"].items():
+        a, b = r["last"], r["all"]
+        lines.append(f"| {'pretrained' if name == 'base' else name} | {_cell(a['rho_target_vs_tail'])} / "
+                     f"{_cell(b['rho_target_vs_tail'])} | {_cell(a['rho_rewards_after_vs_tail'])} / "
+                     f"{_cell(b['rho_rewards_after_vs_tail'])} | {_cell(a['rho_value_vs_target'])} / "
+                     f"{_cell(b['rho_value_vs_target'])} | {b['target_spread']['mean']:.2f} / "
+                     f"{b['tail_spread']['mean']:.2f} |")
+    return lines + ["", f"Command: `{why_['command']}`."]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("stage", choices=("pretrain", "collect", "heldout", "fit", "score", "expansion", "imagined",
-                                     "split", "evaluate", "gates", "table"))
+                                     "split", "why", "evaluate", "gates", "table"))
     p.add_argument("--only", default=None,
                    help="collect: only this truth; heldout, fit, score, evaluate: only this set, fit (or fits NAME-*), "
                    "score file (score, score-expert) or row")
@@ -570,7 +648,7 @@ def main() -> None:
     elif args.stage in ("heldout", "fit", "score", "evaluate"):
         {"heldout": heldout, "fit": fit, "score": score, "evaluate": evaluate}[args.stage](dry, args.only)
     else:
-        {"pretrain": pretrain, "expansion": expansion, "imagined": imagined, "split": split, "gates": gates,
+        {"pretrain": pretrain, "expansion": expansion, "imagined": imagined, "split": split, "why": why, "gates": gates,
          "table": table}[args.stage](dry)
 
 

@@ -93,7 +93,7 @@ class ImaginedValueModule(L.LightningModule):
         self.__dict__["target"] = self._frozen_copy(world_model.value)
         self.__dict__["anchor"] = self._frozen_copy(world_model.value)
         with torch.no_grad():
-            _, targets, _ = self._rollout(data.rows(range(min(64, len(data)))))
+            _, targets, _ = self.rollout(data.rows(range(min(64, len(data)))))
         self.scales = loss_scales(targets[..., -1])
 
     @staticmethod
@@ -107,7 +107,7 @@ class ImaginedValueModule(L.LightningModule):
         """Lightning hook: keep the frozen components in eval mode."""
         self.trainable.set_modes(self.world_model, training=True)
 
-    def _rollout(self, batch: CandidateSet) -> tuple[list[tuple[Any, ...]], Tensor, Tensor]:
+    def rollout(self, batch: CandidateSet) -> tuple[list[tuple[Any, ...]], Tensor, Tensor]:
         """(the heads' inputs of each window, λ-returns (B, K, L), anchor values (B, K, L)) over the imagined
         latents of ``batch``'s candidates (and the policy's continuation), env units; call under ``no_grad``."""
         wm, dev = self.world_model, self.device
@@ -139,7 +139,7 @@ class ImaginedValueModule(L.LightningModule):
         """``loss`` and its terms (``within``, ``level``: the λ-return regression; ``anchor``) on ``batch``'s states."""
         wm = self.world_model
         with torch.no_grad():
-            windows, returns, anchor = self._rollout(batch)
+            windows, returns, anchor = self.rollout(batch)
         online = torch.cat([wm._heads(*w)[1].reshape(returns.shape[0], returns.shape[1], -1) for w in windows], -1)
         value = wm.normalizer.denormalize("values", online.unsqueeze(-1)).squeeze(-1)
         last = returns.shape[-1] - 1 - wm.config.value_offset  # the bootstrapped latents have no target
