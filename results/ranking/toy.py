@@ -15,6 +15,10 @@ Stages, in order (each resumes: a file or model that exists is kept):
   the expert's truth in a file each);
 - ``expansion``: the planner's value expansion (``value_expansion`` K) on the held-out sets, K in
   :data:`EXPANSIONS`, with the pretrained heads and the largest expert-truth ones;
+- ``imagined``: the value head fitted on the model's own imagined λ-returns (:data:`IMAGINED`, no true return
+  used) from the expert-truth training states, and its ranking of the held-out sets (gate a);
+- ``split``: the same heads on the candidates' true end states (their reached observations encoded) beside the
+  imagined ones (:data:`SPLIT_MODELS`): is the limit the dynamics' end state or the value head?
 - ``evaluate``: the planner with each lever's largest model, the base planner and the policy head in the training
   simulator (gate b);
 - ``gates``: the result files ``results/ranking/toy/*.json`` from the outputs;
@@ -64,6 +68,22 @@ LEVERS = {
 }
 FIT_STEPS = ["--steps", "600", "--batch-states", "32"]
 TRIALS = ["--trials", "16", "--seed", "2", "--envs", "16"]
+#: the value head on the model's own imagined λ-returns: name -> (description, value-rank fit options); the states and
+#: candidates of the first 400 expert-truth training states (their truth unused), from the pretrained model
+IMAGINED = {
+    "imagined-value": ("value head on the model's imagined λ-returns (policy head after the horizon, EMA target, "
+                       "anchor 0.1), 400 states, no truth",
+                       ["--data", str(DATA / "train-expert"), "--max-states", "400", "--objective", "imagined",
+                        "--train", "value"]),
+    "imagined-value-listnet": ("the same from the 400-state expert-truth ListNet heads (its value head the start "
+                               "and the anchor)",
+                               ["--data", str(DATA / "train-expert"), "--max-states", "400", "--objective", "imagined",
+                                "--train", "value"]),
+}
+#: the model a fit starts from where it is not the pretrained one
+FIT_FROM = {"imagined-value-listnet": OUT / "listnet-expert-400"}
+#: the models whose heads the split reads on the true end states
+SPLIT_MODELS = ("base", "listnet-expert-400", "imagined-value")
 
 
 def _run(cmd: list[str], name: str, dry: bool) -> None:
@@ -96,7 +116,9 @@ def heldout(dry: bool, only: str | None) -> None:
     for name, (seed, pool, truth) in HELDOUT.items():
         if only and name != only:
             continue
-        parts = ["--parts"] if truth == "expert" else []
+        # the expert sets keep each candidate's reached observations too (the split's true latents); the states,
+        # candidates and returns are those of a set without them
+        parts = ["--parts", "--observations"] if truth == "expert" else []
         _run(simdist_command("value-rank", "collect", *TASK, "--agent", str(MODEL), *SPREAD, *VISIT,
                              "--states", str(HELDOUT_STATES), "--seed", str(seed), "--pool", pool, "--truth", truth,
                              *parts, "--out", str(heldout_path(name))), f"heldout-{name}", dry)
@@ -126,16 +148,17 @@ def fits() -> dict[str, list[str]]:
             for lever, (_, options) in LEVERS.items() for size in SIZES}
     rows |= {expert_model(size): ["--data", str(DATA / "train-expert"), "--max-states", str(size),
                                   *LEVERS["listnet"][1]] for size in EXPERT_SIZES}
-    return rows
+    return rows | {name: options for name, (_, options) in IMAGINED.items()}
 
 
 def fit_command(name: str) -> list[str]:
-    return ["value-rank", "fit", "--agent", str(MODEL), *fits()[name], *FIT_STEPS, "--out", str(OUT / name)]
+    return ["value-rank", "fit", "--agent", str(FIT_FROM.get(name, MODEL)), *fits()[name], *FIT_STEPS, "--out",
+            str(OUT / name)]
 
 
 def fit(dry: bool, only: str | None) -> None:
     for name in fits():
-        if only and name != only and not name.startswith(f"{only}-"):
+        if (only and name != only and not name.startswith(f"{only}-")) or (not only and name in IMAGINED):
             continue
         if (ROOT / OUT / name / "config.json").is_file():
             print(f"{OUT / name} exists: kept")
@@ -206,7 +229,7 @@ def agents() -> dict[str, tuple[Path, list[str]]]:
     rows = {"policy-head": (MODEL, ["--planner", "policy"]), "planner-base": (MODEL, SPREAD)}
     rows |= {f"planner-{lever}": (fitted(lever, SIZES[-1]), SPREAD) for lever in LEVERS}
     rows |= {f"planner-{expert_model(size)}": (OUT / expert_model(size), SPREAD) for size in (400, EXPERT_SIZES[-1])}
-    return rows
+    return rows | {f"planner-{name}": (OUT / name, SPREAD) for name in IMAGINED}
 
 
 def evaluate(dry: bool, only: str | None) -> None:
@@ -216,6 +239,95 @@ def evaluate(dry: bool, only: str | None) -> None:
             continue
         run_result_step(out, simdist_command("evaluate", *TASK, "--agent", str(agent), *extra, *TRIALS, "--json"),
                         dry)
+
+
+def model_folder(name: str) -> Path:
+    return MODEL if name == "base" else OUT / name
+
+
+def imagined_score_command(pool: str) -> list[str]:
+    names = ["base", expert_model(400), *IMAGINED]
+    return ["value-rank", "score", *[a for n in names for a in ("--model", f"{n}={model_folder(n)}")],
+            "--data", str(heldout_path(pool)), "--out", str(OUT / f"score-imagined-{pool}.json")]
+
+
+def imagined(dry: bool) -> None:
+    """Fit :data:`IMAGINED` (the fit stage's command) and rank the held-out sets with them, the pretrained model and
+    the 400-state expert-truth ListNet heads beside (``score-imagined-{all,last}.json``)."""
+    for name in IMAGINED:
+        fit(dry, name)
+    for pool in ("all", "last"):
+        out = OUT / f"score-imagined-{pool}.json"
+        if (ROOT / out).is_file():
+            print(f"{out} exists: kept")
+            continue
+        run_result_step(out, simdist_command(*imagined_score_command(pool)), dry)
+
+
+def split_command(pool: str) -> list[str]:
+    return ["value-rank", "score", *[a for n in SPLIT_MODELS for a in ("--model", f"{n}={model_folder(n)}")],
+            "--data", str(heldout_path(pool)), "--true-latents", "--out", str(OUT / f"split-{pool}.json")]
+
+
+def split(dry: bool) -> None:
+    """Each of :data:`SPLIT_MODELS`'s heads on the held-out candidates' true latents beside the imagined ones
+    (``split-{all,last}.json``; the held-out sets collected with their observations)."""
+    for pool in ("all", "last"):
+        out = OUT / f"split-{pool}.json"
+        if (ROOT / out).is_file():
+            print(f"{out} exists: kept")
+            continue
+        run_result_step(out, simdist_command(*split_command(pool)), dry)
+
+
+def why(dry: bool) -> None:
+    """``imagined-why.json``: what the imagined objective regresses the value on, ranked against the truth. For the
+    pretrained model and each of :data:`IMAGINED` on the held-out sets: the imagined λ-return at ẑ_T (its target,
+    bootstrapped with the model's own value head), the policy head's T imagined rewards after the horizon (the
+    target's part that the bootstrap does not carry), each ranked against the true continuation; the value term
+    against that target; and the target's spread between one state's candidates."""
+    if dry:
+        print(f"+ write {RESULTS}/imagined-why.json from {OUT} and the held-out sets")
+        return
+    import numpy as np
+    import torch
+
+    from simdist.agents import load_agent
+    from simdist.diagnostics.mechanism import spearman
+    from simdist.training.candidate_ranking import CandidateSet
+    from simdist.training.imagined_value import ImaginedValueModule
+
+    out: dict[str, Any] = {}
+    for name in ("base", *IMAGINED):
+        agent: Any = load_agent(str(ROOT / model_folder(name)))
+        wm = agent.world_model.eval()
+        t, gamma = wm.config.horizon, 0.99
+        out[name] = {}
+        for pool in ("all", "last"):
+            data = CandidateSet.load(ROOT / heldout_path(pool))
+            module = ImaginedValueModule(wm, data.rows(range(8)), gamma=gamma, lam=0.95, lr=1e-3, steps=1,
+                                         level_weight=0.1, ema=0.01, anchor_weight=0.1)
+            with torch.no_grad():
+                windows, returns, _ = module.rollout(data)
+                value = wm._heads(*windows[0])[1].reshape(*returns.shape[:2], -1)[..., -1]
+                later = wm._heads(*windows[1], value_head=module.target)[0].reshape(*returns.shape[:2], -1)
+            norm = wm.normalizer
+            later = norm.denormalize("rewards", later.unsqueeze(-1)).squeeze(-1).double().numpy()
+            value = norm.denormalize("values", value.unsqueeze(-1)).squeeze(-1).double().numpy()
+            target = returns[..., t - 1].double().numpy()
+            rewards_after = (later * gamma ** np.arange(later.shape[-1])).sum(-1)
+            tail = (data.returns - data.parts["horizon"]).double().numpy()
+            per = {"rho_target_vs_tail": [spearman(a, b) for a, b in zip(target, tail)],
+                   "rho_rewards_after_vs_tail": [spearman(a, b) for a, b in zip(rewards_after, tail)],
+                   "rho_value_vs_target": [spearman(a, b) for a, b in zip(value, target)],
+                   "target_spread": np.ptp(target, axis=1) * gamma ** t, "tail_spread": np.ptp(tail, axis=1)}
+            out[name][pool] = {k: _estimate(asdict(bootstrap_ci(np.asarray(v, np.float64)))) for k, v in per.items()}
+    write_json(ROOT / RESULTS / "imagined-why.json", {
+        "task": "toy-reach", "what": "the imagined λ-return at ẑ_T (λ 0.95, the policy head's 8 steps after the "
+        "horizon, bootstrapped with the model's own value head) and its parts, ranked against the true continuation "
+        "on the held-out states; the target spread is γ^T times the return's (the value term's units)",
+        "models": out, "command": "python -m results.ranking.toy why"})
+    print(json.dumps(out, indent=1))
 
 
 # ------------------------------------------------------------------------------------------------ results
@@ -284,8 +396,10 @@ def gates(dry: bool) -> None:
             curve[lever] = rows
             _write_gates(lever, what, f"{lever}-{SIZES[-1]}", SIZES[-1], scores, score_cmd, rows)
     expert = _scores("score-expert")
+    if expert is not None and any(expert_model(size) not in expert["all"]["scores"] for size in EXPERT_SIZES):
+        expert = None
     if expert is None:
-        print(f"{OUT}/score-expert-{{all,last}}.json missing: the expert-truth results are kept")
+        print(f"{OUT}/score-expert-{{all,last}}.json missing or partial: the expert-truth results are kept")
     else:
         rows = [_row(expert, "base", 0)] + [_row(expert, expert_model(size), size) | {
             "command": shlex.join(["simdist", *fit_command(expert_model(size))])} for size in EXPERT_SIZES]
@@ -297,12 +411,52 @@ def gates(dry: bool) -> None:
                             "training states", "curve": curve})
     _expert_cost()
     _expansion_results()
+    _imagined_results()
+    _split_results()
+
+
+def _imagined_results() -> None:
+    """``gate-a_NAME.json`` (and ``gate-b_NAME.json`` once evaluated) for each of :data:`IMAGINED` whose held-out
+    scores exist."""
+    scores = _scores("score-imagined")
+    if scores is None:
+        return
+    for name, (what, _) in IMAGINED.items():
+        if name not in scores["all"]["scores"]:
+            continue
+        rows = [_row(scores, n, 400) | {"model": n} for n in ("base", expert_model(400), name)]
+        rows[0]["states"] = 0
+        cmd = "simdist " + shlex.join(imagined_score_command("{all,last}")).replace("'", "")
+        _write_gates(name, what, name, 400, scores, cmd, rows)
+
+
+def _split_results() -> None:
+    """``split-MODEL.json`` for each of :data:`SPLIT_MODELS`: its value head on the imagined end state and on the
+    true one, each ranked against the true continuation (and the rest of the control), pooled and last."""
+    scores = _scores("split")
+    if scores is None:
+        return
+    keys = ("rho_value_on_true", "rho_reward_on_true", "rho_on_true", "rho_value_pred_vs_true",
+            "value_spread_on_true", "value_spread_predicted", "tail_spread")
+    for name in SPLIT_MODELS:
+        got = {pool: scores[pool]["scores"][name] for pool in scores}
+        write_json(ROOT / RESULTS / f"split-{name}.json", {
+            "model": name, "task": "toy-reach", "what": "the value head on the imagined end state ẑ_T and on the "
+            "true one (the observations each candidate reached, encoded), each ranked against the true continuation",
+            "value_on_imagined_vs_tail": {p: _estimate(g["split"]["rho_value"]) for p, g in got.items()},
+            "value_on_true_vs_tail": {p: _estimate(g["true_latents"]["rho_value_on_true"]) for p, g in got.items()},
+            "reward_on_imagined_vs_horizon": {p: _estimate(g["split"]["rho_reward"]) for p, g in got.items()},
+            "score_on_imagined": {p: _estimate(g["spearman"]) for p, g in got.items()},
+            "control": {p: {k: _estimate(g["true_latents"][k]) for k in keys} for p, g in got.items()},
+            "states": got["last"]["spearman"]["n"],
+            "command": "simdist " + shlex.join(split_command("{all,last}")).replace("'", "")})
 
 
 def _expert_cost() -> None:
-    """``cost-expert.json``: the CPU seconds a state of the expert-truth training shards (visit included)."""
+    """``cost-expert.json``: the CPU seconds a state of the expert-truth training shards (visit included), once
+    all :data:`EXPERT_SHARDS` exist."""
     info = [json.loads(p.read_text()) for p in sorted((ROOT / DATA / "train-expert").glob("shard-*.json"))]
-    if not info:
+    if len(info) < EXPERT_SHARDS:
         return
     per = [i["cpu_seconds_per_state"] for i in info]
     states = sum(i["states"] for i in info)
@@ -368,7 +522,7 @@ def _cell(e: dict[str, Any]) -> str:
 
 def _gate_a_rows() -> list[str]:
     """The gate-a result files in table order: the critic's levers, then the expert's truth by size."""
-    return [*LEVERS, *(expert_model(size) for size in EXPERT_SIZES)]
+    return [*LEVERS, *(expert_model(size) for size in EXPERT_SIZES), *IMAGINED]
 
 
 def table(dry: bool) -> None:
@@ -410,6 +564,8 @@ def table(dry: bool) -> None:
         lines += [f"| {lever} | " + " | ".join(f"{_cell(row['last'])} / {_cell(row['pooled'])}"
                                                for row in curve[lever]) + " |" for lever in rows]
     lines += _expansion_table()
+    lines += _split_table()
+    lines += _why_table()
     write_text(ROOT / RESULTS / "tables.md", "\n".join(lines) + "\n")
     print((ROOT / RESULTS / "tables.md").read_text())
 
@@ -434,10 +590,51 @@ def _expansion_table() -> list[str]:
     return lines
 
 
+def _split_table() -> list[str]:
+    found = {name: _load(RESULTS / f"split-{name}.json") for name in SPLIT_MODELS
+             if (ROOT / RESULTS / f"split-{name}.json").is_file()}
+    if not found:
+        return []
+    cmd = next(iter(found.values()))["command"]
+    lines = ["", "**The split: the value head on the imagined and on the true end state** (held-out states; ρ of the "
+             "value term against the true continuation, last iteration / pooled; the true end state is the "
+             "model's encoding of the observations each candidate reached in the simulator).", "",
+             "| heads | value on imagined ẑ_T | value on true z_T | value spread imagined / true / true tail (pooled) "
+             "| whole score on true latents |", "|---|---|---|---|---|"]
+    for name, r in found.items():
+        c = r["control"]["all"]
+        lines.append(f"| {'pretrained' if name == 'base' else name} | {_cell(r['value_on_imagined_vs_tail']['last'])}"
+                     f" / {_cell(r['value_on_imagined_vs_tail']['all'])} | {_cell(r['value_on_true_vs_tail']['last'])}"
+                     f" / {_cell(r['value_on_true_vs_tail']['all'])} | {c['value_spread_predicted']['mean']:.2f} / "
+                     f"{c['value_spread_on_true']['mean']:.2f} / {c['tail_spread']['mean']:.2f} | "
+                     f"{_cell(r['control']['last']['rho_on_true'])} / {_cell(c['rho_on_true'])} |")
+    return lines + ["", f"Command: `{cmd}`."]
+
+
+def _why_table() -> list[str]:
+    if not (ROOT / RESULTS / "imagined-why.json").is_file():
+        return []
+    why_ = _load(RESULTS / "imagined-why.json")
+    lines = ["", "**Why the imagined value ranks as it does** (held-out states, last iteration / pooled): the imagined "
+             "λ-return at ẑ_T it regresses on, and the policy head's imagined rewards after the horizon, each ranked "
+             "against the true continuation; the value term against that target; the target's spread (value-term "
+             "units) beside the true tail's.", "",
+             "| model | target vs true tail | imagined rewards after T vs true tail | value vs target | "
+             "target spread / true tail spread (pooled) |", "|---|---|---|---|---|"]
+    for name, r in why_["models"].items():
+        a, b = r["last"], r["all"]
+        lines.append(f"| {'pretrained' if name == 'base' else name} | {_cell(a['rho_target_vs_tail'])} / "
+                     f"{_cell(b['rho_target_vs_tail'])} | {_cell(a['rho_rewards_after_vs_tail'])} / "
+                     f"{_cell(b['rho_rewards_after_vs_tail'])} | {_cell(a['rho_value_vs_target'])} / "
+                     f"{_cell(b['rho_value_vs_target'])} | {b['target_spread']['mean']:.2f} / "
+                     f"{b['tail_spread']['mean']:.2f} |")
+    return lines + ["", f"Command: `{why_['command']}`."]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("stage", choices=("pretrain", "collect", "heldout", "fit", "score", "expansion", "evaluate",
-                                     "gates", "table"))
+    p.add_argument("stage", choices=("pretrain", "collect", "heldout", "fit", "score", "expansion", "imagined",
+                                     "split", "why", "evaluate", "gates", "table"))
     p.add_argument("--only", default=None,
                    help="collect: only this truth; heldout, fit, score, evaluate: only this set, fit (or fits NAME-*), "
                    "score file (score, score-expert) or row")
@@ -451,7 +648,8 @@ def main() -> None:
     elif args.stage in ("heldout", "fit", "score", "evaluate"):
         {"heldout": heldout, "fit": fit, "score": score, "evaluate": evaluate}[args.stage](dry, args.only)
     else:
-        {"pretrain": pretrain, "expansion": expansion, "gates": gates, "table": table}[args.stage](dry)
+        {"pretrain": pretrain, "expansion": expansion, "imagined": imagined, "split": split, "why": why, "gates": gates,
+         "table": table}[args.stage](dry)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from torch import Tensor
 
 from simdist.model.types import Encoding, Imagination
 
-__all__ = ["check_expansion", "expand_imagination"]
+__all__ = ["check_expansion", "expand_imagination", "extended_window"]
 
 
 def check_expansion(world_model: Any, steps: int) -> int:
@@ -56,6 +56,28 @@ def expand_imagination(world_model: Any, encoding: Encoding, imagination: Imagin
     :func:`check_expansion` first; ``encoding`` must carry ``obs_latents``."""
     if not steps:
         return imagination
+    wm, norm = world_model, world_model.normalizer
+    lead, t = actions.shape[:-2], actions.shape[-2]
+    start, latents, acts_n, cmds_n, more = extended_window(wm, encoding, imagination.latents, actions, commands,
+                                                           steps)
+    rewards, values = wm._heads(start, latents, acts_n, cmds_n, last_value_only=True)
+    new_r = norm.denormalize("rewards", rewards[:, t - steps:].unsqueeze(-1)).squeeze(-1)
+    new_v = norm.denormalize("values", values.unsqueeze(-1)).squeeze(-1)
+    return Imagination(
+        latents=torch.cat([imagination.latents, more.reshape(*lead, steps, -1)], dim=-2),
+        rewards=torch.cat([imagination.rewards, new_r.reshape(*lead, steps)], dim=-1),
+        values=new_v.reshape(*lead, -1)[..., -1:],
+        disagreement=imagination.disagreement,
+    )
+
+
+def extended_window(world_model: Any, encoding: Encoding, latents: Tensor, actions: Tensor, commands: Tensor | None,
+                    steps: int) -> tuple[Encoding, Tensor, Tensor, Tensor, Tensor]:
+    """The heads' inputs K = ``steps`` policy-head steps after the imagined ``latents`` (B, [N,] T, D) of
+    ``actions`` (B, [N,] T, A) from ``encoding``, flattened to N' = B·N rows: the window's encoding at ẑ_K
+    (assembled from latents), its T latents ẑ_{K+1..T+K} (N', T, D), the T normalised actions that led there
+    (N', T, A), the normalised commands (N', T+1, C) and the K new latents ẑ_{T+1..T+K} (N', K, D). The policy
+    head acts from the window assembled at ẑ_T; its first K actions (clipped to the bounds) run open loop."""
     wm = world_model
     if encoding.obs_latents is None or encoding.actions is None:
         raise ValueError("value_expansion needs an encoding with its history's latents and actions")
@@ -65,7 +87,7 @@ def expand_imagination(world_model: Any, encoding: Encoding, imagination: Imagin
     cmds_n = _flat(cmds_n, lead) if cmds_n.dim() == 3 else cmds_n.reshape(lead.numel(), *cmds_n.shape[-2:])
     acts_n = norm.normalize("actions", actions).reshape(-1, t, actions.shape[-1])
     series = torch.cat([_flat(encoding.obs_latents, lead), _flat(encoding.z, lead)[:, None],
-                        imagination.latents.reshape(-1, t, imagination.latents.shape[-1])], dim=1)  # t-H .. t+T
+                        latents.reshape(-1, t, latents.shape[-1])], dim=1)  # t-H .. t+T
     past = torch.cat([_flat(encoding.actions, lead), acts_n], dim=1)  # a_{t-H} .. a_{t+T-1}
     window = wm.encoder.from_latents(series[:, t:t + h], series[:, t + h], past[:, t:t + h])
     chunk = wm._policy(window, cmds_n)[:, :steps]
@@ -78,13 +100,4 @@ def expand_imagination(world_model: Any, encoding: Encoding, imagination: Imagin
     series = torch.cat([series, more], dim=1)
     past = torch.cat([past, chunk], dim=1)
     start = wm.encoder.from_latents(series[:, steps:steps + h], series[:, steps + h], past[:, steps:steps + h])
-    rewards, values = wm._heads(start, series[:, h + steps + 1:h + steps + t + 1], past[:, h + steps:h + steps + t],
-                                cmds_n, last_value_only=True)
-    new_r = norm.denormalize("rewards", rewards[:, t - steps:].unsqueeze(-1)).squeeze(-1)
-    new_v = norm.denormalize("values", values.unsqueeze(-1)).squeeze(-1)
-    return Imagination(
-        latents=torch.cat([imagination.latents, more.reshape(*lead, steps, -1)], dim=-2),
-        rewards=torch.cat([imagination.rewards, new_r.reshape(*lead, steps)], dim=-1),
-        values=new_v.reshape(*lead, -1)[..., -1:],
-        disagreement=imagination.disagreement,
-    )
+    return start, series[:, h + steps + 1:h + steps + t + 1], past[:, h + steps:h + steps + t], cmds_n, more

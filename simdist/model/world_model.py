@@ -181,12 +181,16 @@ class WorldModel(nn.Module, HubMixin):
 
     def _heads(
         self, encoding: Encoding, latents: Tensor, actions_n: Tensor, commands_n: Tensor, last_value_only: bool = False,
+        value_head: nn.Module | None = None,
     ) -> tuple:
+        """(rewards, values), normalised, of the trajectory [z_t, latents]; ``value_head`` in place of the model's
+        (e.g. a slow target copy of it)."""
         lead = latents.shape[:-2]
         z_tok = encoding.latent.reshape(encoding.latent.shape[0], *([1] * (len(lead) - 1)), 1, -1)
         trajectory = torch.cat([z_tok.expand(*lead, 1, -1), latents], dim=-2)
         commands_n = _lead_expand(commands_n, lead)
-        value = self.value.forward_last if last_value_only else self.value
+        head: Any = self.value if value_head is None else value_head
+        value = head.forward_last if last_value_only else head
         return self.reward(trajectory, actions_n, commands_n), value(trajectory, actions_n, commands_n)
 
     def _policy(self, encoding: Encoding, commands_n: Tensor, prepared: Any = None) -> Tensor:

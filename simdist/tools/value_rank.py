@@ -9,6 +9,7 @@
         --out MODEL-ranked
     simdist value-rank fit --agent MODEL --data candidates/train --objective listnet --train score_heads \\
         --out MODEL-listnet
+    simdist value-rank fit --agent MODEL --data candidates/train --objective imagined --out MODEL-imagined
     simdist value-rank score --model base=MODEL --model ranked=MODEL-ranked --data candidates/heldout.safetensors
 
 ``collect`` drives MODEL's planner (its ``planner.json``, the MPPI options replacing keys) on the task's env and
@@ -19,8 +20,10 @@ N shards of ``--states`` states each (shard i seeded ``--seed`` + i, with a ``.j
 of which this process (``--rank`` of ``--world``) collects every ``world``-th, an existing shard kept: start
 ``world`` processes to spread them, rerun to resume. ``fit`` trains ``--train`` (default the value head) on
 every set given (files or shard folders; ``--max-states``: the first that many) with ``--objective`` and writes
-the agent, ``planner.json`` unchanged, to ``--out``. ``score`` ranks held-out sets with each model's planning
-score: Spearman ρ per state, regret, and with the true parts where the set has them, which part ranks.
+the agent, ``planner.json`` unchanged, to ``--out`` (``imagined``: the value head on the model's own imagined
+λ-returns from the sets' states and candidates, no true return used, :mod:`simdist.training.imagined_value`).
+``score`` ranks held-out sets with each model's planning score: Spearman ρ per state, regret, and with the true
+parts where the set has them, which part ranks (``--true-latents``: also the heads on the candidates' true latents).
 """
 
 from __future__ import annotations
@@ -84,6 +87,9 @@ def collect_main(argv: list[str]) -> int:
     parser.add_argument("--parts", action="store_true",
                         help="with --truth expert, also keep the true return's parts (horizon, tail; critic keeps "
                              "them always)")
+    parser.add_argument("--observations", action="store_true",
+                        help="also keep the observations each candidate reaches open loop (its true latents, for "
+                             "value-rank score --true-latents; a task that restores states)")
     parser.add_argument("--shards", type=positive_int, default=None,
                         help="--out is a folder of this many shards of --states states, shard i seeded --seed + i")
     parser.add_argument("--rank", type=nonnegative_int, default=0, help="with --shards: this process's index")
@@ -97,6 +103,8 @@ def collect_main(argv: list[str]) -> int:
         parser.error(f"--rank {args.rank}: must be below --world {args.world}")
     if args.shards is None and (args.rank or args.world > 1):
         parser.error("--rank and --world spread --shards over processes: give --shards")
+    if args.observations and not cls.restores_states():
+        parser.error(f"--observations: {cls.__name__} cannot restore cloned states to run the candidates open loop")
     try:
         out = check_output_path(args.out, folder=args.shards is not None, kind="candidate shard folder",
                                 markers=("shard-*",), shared=True)
@@ -123,17 +131,22 @@ def collect_main(argv: list[str]) -> int:
         parser.error(str(err))
     for (path, seed), cfg in zip(todo, cfgs):
         start = time.process_time(), time.perf_counter()
+        timings: dict[str, float] = {}
         try:
-            data = collect_candidate_set(task, agent, cfg, progress=args.progress, truth=args.truth, parts=args.parts)
+            data = collect_candidate_set(task, agent, cfg, progress=args.progress, truth=args.truth, parts=args.parts,
+                                         observations=args.observations, timings=timings)
         except TaskError as err:
             parser.error(str(err))
-        cpu, wall = time.process_time() - start[0], time.perf_counter() - start[1]
+        observed = timings.get("observations_cpu_seconds", 0.0)  # kept apart: cpu_seconds is the truth's cost
+        cpu, wall = time.process_time() - start[0] - observed, time.perf_counter() - start[1]
         data.save(path)
         spread = data.returns.max(1).values - data.returns.min(1).values
         atomic_write_json(path.with_suffix(".json"), {
             "task": task.describe(), "agent": args.agent, "seed": seed, "states": len(data),
             "candidates": int(data.candidates.shape[1]), "pool": args.pool, "truth": args.truth,
-            "parts": sorted(data.parts), "cpu_seconds": round(cpu, 2), "wall_seconds": round(wall, 2),
+            "parts": sorted(data.parts), "observations": sorted(data.observations),
+            "observations_cpu_seconds": round(observed, 2), "cpu_seconds": round(cpu, 2),
+            "wall_seconds": round(wall, 2),
             "cpu_seconds_per_state": round(cpu / len(data), 4), "true_return": float(data.returns.mean()),
             "spread_per_state": float(spread.mean())})
         print(f"{len(data)} states x {data.candidates.shape[1]} candidates ({args.truth} truth, {args.pool} pool), "
@@ -178,9 +191,15 @@ def fit_main(argv: list[str]) -> int:
     parser.add_argument("--out", required=True, help="the trained agent's folder")
     parser.add_argument("--train", default="value",
                         help="the components that train (a freeze policy, e.g. score_heads; default value)")
-    parser.add_argument("--objective", default="within", choices=OBJECTIVES,
+    parser.add_argument("--objective", default="within", choices=(*OBJECTIVES, "imagined"),
                         help="within: the within-state error of the whole score; listnet: a listwise ranking loss "
-                             "over each state's candidates plus the regression of the score's parts")
+                             "over each state's candidates plus the regression of the score's parts; imagined: the "
+                             "value head on the model's own imagined λ-returns (--train value)")
+    parser.add_argument("--lam", type=unit_interval, default=0.95, help="imagined: the λ of the λ-returns")
+    parser.add_argument("--ema", type=unit_interval, default=0.01,
+                        help="imagined: the rate at which the target value head follows the trained one")
+    parser.add_argument("--anchor-weight", type=nonnegative_float, default=0.1,
+                        help="imagined: weight of the anchor to the starting value head's outputs (its level)")
     parser.add_argument("--temperature", type=positive_float, default=1.0,
                         help="listnet: the softmax temperature, in within-state standard deviations of the truth")
     parser.add_argument("--parts-weight", type=nonnegative_float, default=1.0,
@@ -215,12 +234,24 @@ def fit_main(argv: list[str]) -> int:
         parser.error(f"--agent {args.agent}: a {type(agent).__name__} has no world model whose value head could train")
     setup_logging()
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.objective == "imagined" and policy.trainable != frozenset({"value"}):
+        parser.error(f"--train {args.train}: --objective imagined trains the value head alone (--train value)")
+    if args.objective == "imagined" and not args.ema > 0:
+        parser.error("--ema 0: the target value head would never follow the trained one; give a rate in (0, 1]")
     with tempfile.TemporaryDirectory(prefix=f".{out.name}-logs-", dir=out.parent) as logs:
-        metrics = fit_candidate_ranking(world_model, data, steps=args.steps, batch_states=args.batch_states,
-                                        lr=args.lr, level_weight=args.level_weight, gamma=args.gamma,
-                                        trainable=policy, seed=args.seed, log_dir=logs, progress=args.progress,
-                                        objective=args.objective, temperature=args.temperature,
-                                        parts_weight=args.parts_weight)
+        if args.objective == "imagined":
+            from simdist.training.imagined_value import fit_imagined_value
+
+            metrics = fit_imagined_value(world_model, data, steps=args.steps, batch_states=args.batch_states,
+                                         lr=args.lr, level_weight=args.level_weight, gamma=args.gamma, lam=args.lam,
+                                         ema=args.ema, anchor_weight=args.anchor_weight, trainable=policy,
+                                         seed=args.seed, log_dir=logs, progress=args.progress)
+        else:
+            metrics = fit_candidate_ranking(world_model, data, steps=args.steps, batch_states=args.batch_states,
+                                            lr=args.lr, level_weight=args.level_weight, gamma=args.gamma,
+                                            trainable=policy, seed=args.seed, log_dir=logs, progress=args.progress,
+                                            objective=args.objective, temperature=args.temperature,
+                                            parts_weight=args.parts_weight)
         agent.save_pretrained(out)
         shutil.copyfile(Path(logs) / "metrics.csv", out / "training_metrics.csv")
     atomic_write_json(out / "value_rank.json", {
@@ -228,6 +259,8 @@ def fit_main(argv: list[str]) -> int:
         "steps": args.steps, "batch_states": args.batch_states, "lr": args.lr, "level_weight": args.level_weight,
         "gamma": args.gamma, "seed": args.seed, "objective": args.objective, "temperature": args.temperature,
         "parts_weight": args.parts_weight, "max_states": args.max_states, "parts": sorted(data.parts),
+        **({"lam": args.lam, "ema": args.ema, "anchor_weight": args.anchor_weight} if args.objective == "imagined"
+           else {}),
         "final": metrics})
     print(f"{len(data)} states: final {metrics}; written to {out}")
     return 0
@@ -248,6 +281,9 @@ def score_main(argv: list[str]) -> int:
     parser.add_argument("--expansion", type=nonnegative_int, default=0,
                         help="score as the planner's value_expansion K does: the policy head acts K imagined steps "
                              "after each candidate's horizon and the value is read there (0: the paper's score)")
+    parser.add_argument("--true-latents", action="store_true",
+                        help="also score each model's heads on the latents the candidates really reached (their "
+                             "observations encoded; --data collected with --observations --parts): dynamics or heads")
     parser.add_argument("--out", default=None, help="write the report as JSON here")
     args = parser.parse_args(argv)
     models: dict[str, str] = {}
@@ -277,10 +313,11 @@ def score_main(argv: list[str]) -> int:
             raise ValueError(f"--model {lacking[0]}: a {type(agents[lacking[0]]).__name__} has no world model to "
                              "score with")
         report = score_candidates(world_models, sets["--data"], gamma=args.gamma, compare=sets.get("--compare"),
-                                  expansion=args.expansion)
+                                  expansion=args.expansion, true_latents=args.true_latents)
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
-    report = {"data": args.data, "models": models, "compare": args.compare, "expansion": args.expansion} | report
+    report = {"data": args.data, "models": models, "compare": args.compare, "expansion": args.expansion,
+              "true_latents": args.true_latents} | report
     for name, row in report["scores"].items():
         rho = row["spearman"]
         print(f"{name}: Spearman {rho['mean']:.3f} [{rho['low']:.3f}, {rho['high']:.3f}] over {rho['n']} states")

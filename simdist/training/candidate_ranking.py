@@ -52,6 +52,7 @@ logger = logging.getLogger(__name__)
 
 _OBS = "obs_hist/"
 _PARTS = "parts/"
+_CAND_OBS = "cand_obs/"
 #: where a candidate set's true returns come from (:func:`collect_candidate_set`)
 TRUTHS = ("expert", "critic")
 #: the training objectives of :func:`fit_candidate_ranking`
@@ -69,13 +70,18 @@ class CandidateSet:
     returns: Tensor  # (S, K)
     #: parts of the true returns, each (S, K): ``horizon`` (Σ_{k<T} γ^k r_k), ``tail`` (returns − horizon)
     parts: dict[str, Tensor] = field(default_factory=dict)
+    #: the observations each candidate really reached open loop, each group (S, K, T, ...) (``collect
+    #: observations=True``): what the model's encoder turns into the candidate's true latents
+    observations: dict[str, Tensor] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        s, k = self.candidates.shape[:2]
+        s, k, t = self.candidates.shape[:3]
         sizes = {"act_hist": len(self.act_hist), "command": len(self.command), "returns": len(self.returns),
                  **{f"{_OBS}{n}": len(v) for n, v in self.obs_hist.items()}}
-        wrong = {n: v for n, v in sizes.items() if v != s}
+        wrong: dict[str, Any] = {n: v for n, v in sizes.items() if v != s}
         shapes = {n: tuple(v.shape) for n, v in {"returns": self.returns, **self.parts}.items()}
+        wrong |= {f"{_CAND_OBS}{n}": tuple(v.shape[:3]) for n, v in self.observations.items()
+                  if tuple(v.shape[:3]) != (s, k, t)}
         if wrong or any(v != (s, k) for v in shapes.values()):
             raise ValueError(f"a candidate set of {s} states x {k} candidates has rows {wrong or sizes} and returns "
                              f"{shapes}")
@@ -89,19 +95,23 @@ class CandidateSet:
         """The states ``index``, as a new set."""
         i = torch.as_tensor(np.asarray(index), dtype=torch.long)
         return CandidateSet({k: v[i] for k, v in self.obs_hist.items()}, self.act_hist[i], self.command[i],
-                            self.candidates[i], self.returns[i], {k: v[i] for k, v in self.parts.items()})
+                            self.candidates[i], self.returns[i], {k: v[i] for k, v in self.parts.items()},
+                            {k: v[i] for k, v in self.observations.items()})
 
     @classmethod
     def concat(cls, sets: Iterable[CandidateSet]) -> CandidateSet:
-        """One set of every state of ``sets`` (the same groups and shapes; the parts every set has)."""
+        """One set of every state of ``sets`` (the same groups and shapes; the parts and candidate observations
+        every set has)."""
         sets = list(sets)
         if not sets:
             raise ValueError("no candidate sets to join")
         parts = set(sets[0].parts).intersection(*(s.parts for s in sets[1:]))
+        observed = set(sets[0].observations).intersection(*(s.observations for s in sets[1:]))
         return cls({k: torch.cat([s.obs_hist[k] for s in sets]) for k in sets[0].obs_hist},
                    torch.cat([s.act_hist for s in sets]), torch.cat([s.command for s in sets]),
                    torch.cat([s.candidates for s in sets]), torch.cat([s.returns for s in sets]),
-                   {k: torch.cat([s.parts[k] for s in sets]) for k in sorted(parts)})
+                   {k: torch.cat([s.parts[k] for s in sets]) for k in sorted(parts)},
+                   {k: torch.cat([s.observations[k] for s in sets]) for k in sorted(observed)})
 
     def save(self, path: str | Path) -> Path:
         """Write the set as one safetensors file, atomically (a temporary file, then a rename)."""
@@ -111,7 +121,8 @@ class CandidateSet:
         path.parent.mkdir(parents=True, exist_ok=True)
         tensors = {f"{_OBS}{k}": v for k, v in self.obs_hist.items()} | {
             "act_hist": self.act_hist, "command": self.command, "candidates": self.candidates, "returns": self.returns
-        } | {f"{_PARTS}{k}": v for k, v in self.parts.items()}
+        } | {f"{_PARTS}{k}": v for k, v in self.parts.items()} | {
+            f"{_CAND_OBS}{k}": v for k, v in self.observations.items()}
         with atomic_path(path) as tmp:
             save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(tmp))
         return path
@@ -129,17 +140,22 @@ class CandidateSet:
         if missing:
             raise ValueError(f"{path}: not a candidate set (missing {missing})")
         return cls({k[len(_OBS):]: v for k, v in t.items() if k.startswith(_OBS)}, t["act_hist"], t["command"],
-                   t["candidates"], t["returns"], {k[len(_PARTS):]: v for k, v in t.items() if k.startswith(_PARTS)})
+                   t["candidates"], t["returns"], {k[len(_PARTS):]: v for k, v in t.items() if k.startswith(_PARTS)},
+                   {k[len(_CAND_OBS):]: v for k, v in t.items() if k.startswith(_CAND_OBS)})
 
 
 def collect_candidate_set(task: StateCloning, agent: Any, cfg: MechanismConfig, progress: bool = False,
-                          truth: str = "expert", parts: bool = False) -> CandidateSet:
+                          truth: str = "expert", parts: bool = False, observations: bool = False,
+                          timings: dict[str, float] | None = None) -> CandidateSet:
     """``cfg.states`` states that ``agent``'s planner visits on ``task``'s env, each with ``cfg.candidates`` of
     the sequences it scored there (``cfg.pool``: every iteration's or the last one's) and their true returns
     (:func:`simdist.diagnostics.mechanism.visit_states`). ``truth="expert"``: the task's expert continues each
     candidate (:func:`~simdist.diagnostics.mechanism.true_returns`; with ``parts``,
     :meth:`StateCloning.true_return_parts` and the parts kept); ``"critic"``: the task's fitted critic ends it
-    (:meth:`StateCloning.critic_return_parts`, parts always kept)."""
+    (:meth:`StateCloning.critic_return_parts`, parts always kept). ``observations``: also the observations each
+    candidate reaches open loop from its clone (:func:`~simdist.diagnostics.response.candidate_observations`, a task
+    that restores states), after the truth, so the states, candidates and returns are those of a set without;
+    ``timings`` gets their CPU seconds (``observations_cpu_seconds``)."""
     if truth not in TRUTHS:
         raise ValueError(f"truth must be one of {TRUTHS}, got {truth!r}")
     visited = visit_states(task, agent, cfg)
@@ -152,9 +168,21 @@ def collect_candidate_set(task: StateCloning, agent: Any, cfg: MechanismConfig, 
     elif parts:
         kept = true_return_parts(task, visited, cfg, progress=progress)
     total = kept["total"] if kept else true_returns(task, visited, cfg, progress=progress)
+    reached: dict[str, Tensor] = {}
+    if observations:
+        import time
+
+        from simdist.diagnostics.response import candidate_observations
+
+        start = time.process_time()
+        reached = {k: torch.as_tensor(v) for k, v in
+                   candidate_observations(task, visited, cfg.seed, progress=progress).items()}
+        if timings is not None:
+            timings["observations_cpu_seconds"] = time.process_time() - start
     return CandidateSet(dict(visited.obs_hist), visited.act_hist, visited.command, visited.candidates,
                         torch.as_tensor(total, dtype=torch.float32),
-                        {k: torch.as_tensor(kept[k], dtype=torch.float32) for k in ("horizon", "tail") if k in kept})
+                        {k: torch.as_tensor(kept[k], dtype=torch.float32) for k in ("horizon", "tail") if k in kept},
+                        reached)
 
 
 def ranking_loss(score: Tensor, truth: Tensor, *, within_scale: float, level_scale: float,
@@ -288,7 +316,20 @@ def fit_candidate_ranking(world_model: Any, data: CandidateSet, *, steps: int = 
     module = CandidateRankingModule(world_model, data, gamma=gamma, lr=lr, steps=steps, level_weight=level_weight,
                                     trainable=policy, objective=objective, temperature=temperature,
                                     parts_weight=parts_weight)
-    loader = torch.utils.data.DataLoader(_States(len(data)), batch_size=min(batch_states, len(data)), shuffle=True,
+    return train_on_states(module, len(data), steps=steps, batch_states=batch_states, seed=seed, log_dir=log_dir,
+                           progress=progress)
+
+
+def train_on_states(module: L.LightningModule, states: int, *, steps: int, batch_states: int, seed: int = 0,
+                    log_dir: str | Path | None = None, progress: bool = False) -> dict[str, float]:
+    """Run ``module`` (whose ``world_model`` it trains, and whose training steps take a batch of state indices)
+    for ``steps`` steps of ``batch_states`` of ``states`` shuffled indices; ``log_dir`` gets Lightning's CSV
+    metrics. Leaves the world model in eval mode; returns the last logged metrics."""
+    if steps < 1 or batch_states < 1:
+        raise ValueError(f"steps and batch_states must be >= 1, got {steps} and {batch_states}")
+    L.seed_everything(seed, workers=True, verbose=False)
+    world_model: Any = module.world_model
+    loader = torch.utils.data.DataLoader(_States(states), batch_size=min(batch_states, states), shuffle=True,
                                          drop_last=True, generator=torch.Generator().manual_seed(seed))
     logger_ = L.pytorch.loggers.CSVLogger(str(log_dir), name="", version="") if log_dir else False
     trainer = L.Trainer(max_steps=steps, accelerator="auto", devices=1, logger=logger_, enable_checkpointing=False,
@@ -301,7 +342,8 @@ def fit_candidate_ranking(world_model: Any, data: CandidateSet, *, steps: int = 
 
 
 def score_candidates(models: Mapping[str, Any], data: CandidateSet, *, gamma: float = 0.99,
-                     compare: CandidateSet | None = None, chunk: int = 256, expansion: int = 0) -> dict[str, Any]:
+                     compare: CandidateSet | None = None, chunk: int = 256, expansion: int = 0,
+                     true_latents: bool = False) -> dict[str, Any]:
     """How each world model of ``models`` (name → model) ranks ``data``'s candidates by its planning score
     Σγ^k r̂_k + γ^(T+offset) V̂ (value weight 1, no disagreement penalty) against their true returns, from the
     same histories the planner had: per model :func:`~simdist.diagnostics.mechanism.ranking_report` (Spearman ρ
@@ -309,11 +351,26 @@ def score_candidates(models: Mapping[str, Any], data: CandidateSet, *, gamma: fl
     :func:`~simdist.diagnostics.mechanism.split_report` (which part of the score ranks). ``compare``: another
     truth of the same states and candidates, ranked against ``data``'s as if it were a model (the fidelity of a
     cheaper truth). ``expansion`` K > 0 scores as the planner's ``value_expansion`` K does: the horizon part over
-    T+K steps (the policy head's K after the candidate's T), the value at ẑ_{T+K}."""
-    from simdist.diagnostics.mechanism import predicted_parts, ranking_report, split_report
+    T+K steps (the policy head's K after the candidate's T), the value at ẑ_{T+K}. ``true_latents``: also the
+    control that separates the dynamics from the heads (:func:`~simdist.diagnostics.mechanism.true_latent_report`,
+    per model under ``true_latents``): the same heads on the candidates' true latents, the model's encoding of the
+    observations each really reached (``data`` collected with ``observations``, and its true parts)."""
+    from simdist.diagnostics.mechanism import (
+        predicted_parts,
+        ranking_report,
+        split_report,
+        true_latent_parts,
+        true_latent_report,
+    )
+    from simdist.diagnostics.response import true_latents as encode_reached
     from simdist.diagnostics.visited import VisitedStates
     from simdist.evaluation import bootstrap_ci
 
+    if true_latents and (not data.observations or "horizon" not in data.parts):
+        raise ValueError("true latents need a set collected with its candidates' observations and the true parts "
+                         "(value-rank collect --observations --parts)")
+    if true_latents and expansion:
+        raise ValueError("true latents score the candidates' own T steps: not with an expansion")
     truth = data.returns.double().numpy()
     parts = None
     if "horizon" in data.parts:
@@ -332,15 +389,22 @@ def score_candidates(models: Mapping[str, Any], data: CandidateSet, *, gamma: fl
         summary["compare"] = ranking_report(compare.returns.double().numpy(), truth)
     scores: dict[str, Any] = {}
     for name, wm in models.items():
-        pieces = []
+        pieces, on_true = [], []
         for lo in range(0, len(data), chunk):
             rows = data.rows(range(lo, min(lo + chunk, len(data))))
             visited = VisitedStates(states=None, obs_hist=rows.obs_hist, act_hist=rows.act_hist, command=rows.command,
                                     candidates=rows.candidates)
             pieces.append(predicted_parts(wm.eval(), visited, gamma, expansion))
+            if true_latents:
+                reached = encode_reached(wm, {k: v.numpy() for k, v in rows.observations.items()})
+                on_true.append(true_latent_parts(wm, visited, reached, gamma))
         pred_r = np.concatenate([p[0] for p in pieces])
         pred_v = np.concatenate([p[1] for p in pieces])
         scores[name] = ranking_report(pred_r + pred_v, truth)
         if parts is not None:
             scores[name]["split"] = split_report(pred_r, pred_v, parts)
+        if parts is not None and on_true:
+            control = true_latent_report(pred_r, pred_v, np.concatenate([p[0] for p in on_true]),
+                                         np.concatenate([p[1] for p in on_true]), parts)
+            scores[name]["true_latents"] = {k: v for k, v in control.items() if k != "per_state"}
     return {"truth": summary, "scores": scores}
