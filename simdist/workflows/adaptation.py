@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -289,36 +289,32 @@ class AdaptConfig:
         return value
 
     @staticmethod
-    def _evaluation_config(value: EvaluationConfig | Mapping[str, Any]) -> EvaluationConfig:
-        """``value`` (a config, or a mapping of its fields) as an :class:`EvaluationConfig`."""
-        if isinstance(value, EvaluationConfig):
+    def _part_config(part: str, cls: type[Any], value: Any) -> Any:
+        """``value`` (a ``cls`` or a mapping of its fields) as the part ``part``'s ``cls``; an unknown key or a bad
+        value is refused naming ``part.KEY``."""
+        if isinstance(value, cls):
             return value
-        known = [f.name for f in fields(EvaluationConfig)]
+        known = [f.name for f in fields(cls)]
         if not isinstance(value, Mapping):
-            raise ValueError(f"evaluation must be an EvaluationConfig or a mapping of {', '.join(known)}, "
-                             f"got {value!r}")
+            raise ValueError(f"{part} must be a{'n' if cls.__name__[0] in 'AEIOU' else ''} {cls.__name__} or a "
+                             f"mapping of {', '.join(known)}, got {value!r}")
         unknown = sorted(set(value) - set(known))
         if unknown:
-            raise ValueError(f"evaluation.{unknown[0]} is not a setting of the evaluation (one of {', '.join(known)})")
+            raise ValueError(f"{part}.{unknown[0]} is not a setting of the {part} (one of {', '.join(known)})")
         try:
-            return EvaluationConfig(**value)
+            return cls(**value)
         except ValueError as err:
-            raise ValueError(f"evaluation.{err}") from err
+            raise ValueError(f"{part}.{err}") from err
 
-    @staticmethod
-    def _collection_config(value: CollectionConfig | Mapping[str, Any]) -> CollectionConfig:
+    @classmethod
+    def _evaluation_config(cls, value: EvaluationConfig | Mapping[str, Any]) -> EvaluationConfig:
+        """``value`` (a config, or a mapping of its fields) as an :class:`EvaluationConfig`."""
+        return cast(EvaluationConfig, cls._part_config("evaluation", EvaluationConfig, value))
+
+    @classmethod
+    def _collection_config(cls, value: CollectionConfig | Mapping[str, Any]) -> CollectionConfig:
         """``value`` (a config, or a mapping of its fields) as a :class:`CollectionConfig`."""
-        if isinstance(value, CollectionConfig):
-            return value
-        known = [f.name for f in fields(CollectionConfig)]
-        if not isinstance(value, Mapping):
-            raise ValueError(f"collection must be a CollectionConfig or a mapping of {', '.join(known)}, "
-                             f"got {value!r}")
-        unknown = sorted(set(value) - set(known))
-        if unknown:
-            raise ValueError(f"collection.{unknown[0]} is not a setting of the collection (one of "
-                             f"{', '.join(known)})")
-        return CollectionConfig(**value)
+        return cast(CollectionConfig, cls._part_config("collection", CollectionConfig, value))
 
     @staticmethod
     def int_bounds(name: str) -> tuple[int, int]:

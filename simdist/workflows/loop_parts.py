@@ -364,7 +364,9 @@ class CollectionConfig:
     workers: int = 1
 
     def __post_init__(self) -> None:
-        check_collection_workers(self.workers, None)
+        from simdist.resources import MAX_WORKERS
+
+        check_count("workers", self.workers, 1, MAX_WORKERS)  # the loop names it collection.workers
 
 
 @dataclass(frozen=True)
