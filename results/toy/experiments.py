@@ -23,8 +23,8 @@ EXPERIMENTS = (
     Experiment("toy-lag-loop", "Does the loop close the lag gap, and what do the two diagnostics say?", DOC,
                "3. The loop on `lag`, and the levers", (
                    step("loop", f"{LAG} loop ctx4-s0 0", "outputs/toy-lag/ctx4-s0/",
-                        what="~9 min idle; then copy results.{json,md} to results/toy/lag/ctx4-s0/; options after "
-                             "the seed: lever flags of results.toy.levers"),
+                        minutes=9, what="~9 min idle; then copy results.{json,md} to results/toy/lag/ctx4-s0/; "
+                        "options after the seed: lever flags of results.toy.levers"),
                    step("spread", f"{LAG} spread {REF} outputs/toy-lag/ctx4-s0/toy-real", "printed"),
                    step("table", "python -m results.toy.lag.table", "printed"))),
     Experiment("toy-lag-levers", "Which lever makes the adapted model rank and control on lag?", DOC,
@@ -52,9 +52,11 @@ EXPERIMENTS = (
     Experiment("toy-response", "Level or response: what does dynamics-only adaptation teach, on every task?",
                DOC, "7. Level or response: what dynamics-only adaptation teaches, on every task", (
                    step("cells", f"{MAP} run --seeds 0 --cells lag,G0.5,T-0.05,L4", "outputs/toy-map/", dry="--dry"),
-                   step("toy", f"{MAP} response --cells lag-s0,G0.5-s0,T-0.05-s0,L4-s0", "results/toy/map/response/"),
+                   step("toy", f"{MAP} response --cells lag-s0,G0.5-s0,T-0.05-s0,L4-s0", "results/toy/map/response/",
+                        needs=("outputs/toy-map/",)),
                    step("zoo", "python -m results.response", "results/go2/mechanism/*-response.json",
-                        "results/ur5e/mechanism/*/*-response.json", "results/response.md", dry="--dry-run"))),
+                        "results/ur5e/mechanism/*/*-response.json", "results/response.md", dry="--dry-run",
+                        needs=("outputs/ur5e-peg/adapt-zoo-peg-real/stages/stage-1/",)))),
     Experiment("toy-chunks", "How many sequences should one `imagine` call score in the toy demo's MPPI?",
                "docs/speed.md", "The toy demo's MPPI: sequences per `imagine` call", (
                    step("chunks", "python -m results.toy.lag.chunks outputs/toy-lag/ref-s0/toy-sim --chunks 128,1024",
