@@ -54,7 +54,7 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     if args.table:
-        print(ledger.table(ledger.load()), end="")
+        print(ledger.table(ledger.load(), everything=args.all), end="")
         return 0
     if args.max_minutes is not None and args.max_minutes <= 0:
         print("python -m results verify: --max-minutes must be positive", file=sys.stderr)
@@ -110,7 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument("--timeout", type=float, metavar="MINUTES", help="stop a step after this many minutes")
     check.add_argument("--list", action="store_true", help="say what would run and why not, run nothing")
     check.add_argument("--keep", action="store_true", help="leave the scratch checkout and the step's output")
-    check.add_argument("--table", action="store_true", help="print the ledger as a markdown table")
+    check.add_argument("--table", action="store_true", help="print the ledger's checks as a markdown table")
+    check.add_argument("--all", action="store_true", help="with --table: the steps not run too, and why")
     readme = sub.add_parser("readme", help="write results/README.md from the specs")
     readme.add_argument("--check", action="store_true", help="only say whether it is in sync (exit 1 if not)")
     args = parser.parse_args(argv)

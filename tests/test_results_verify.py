@@ -109,6 +109,7 @@ def test_cost_decides_what_runs(repo: Path) -> None:
 
 def test_outputs_expand_braces_globs_and_folders() -> None:
     assert braces("r/{a,b}_{x,y}.json") == ["r/a_x.json", "r/a_y.json", "r/b_x.json", "r/b_y.json"]
+    assert braces("r/adapt-{profile}-{tag}/") == ["r/adapt-*-*/"]
     tracked = ["r/a_x.json", "r/c.json", "r/sub/d.md", "r/sub2/e.json", "s/f.json"]
     assert committed_outputs(Step("s", ("x",), ("r/{a,b}_x.json", "r/sub/")), tracked) == ["r/a_x.json", "r/sub/d.md"]
     assert committed_outputs(Step("s", ("x",), ("r/sub*/",)), tracked) == ["r/sub/d.md", "r/sub2/e.json"]
@@ -137,6 +138,8 @@ def test_ledger_keeps_one_entry_a_step_and_a_skip_does_not_replace_a_check(tmp_p
     assert not ledger.record({**base, "step": "b", "verdict": "skipped"}, order, path)
     assert [(e["step"], e["verdict"]) for e in ledger.load(path)] == [("a", "needs"), ("b", "identical")]
     assert "| `e` | `b` | identical | 1 | 1 | `0123456` |  |" in ledger.table(ledger.load(path))
+    assert "needs outputs/x" not in ledger.table(ledger.load(path))
+    assert "| `e` | `a` | needs |  |  | `0123456` | needs outputs/x |" in ledger.table(ledger.load(path), True)
 
 
 def test_the_docs_show_the_committed_ledger() -> None:

@@ -66,8 +66,8 @@ EXPERIMENTS = (
                "4.6 The paper-size planner against the real-time preset", (
                    go2("mppi", "paper-vs-realtime", f"{R}/mppi_flat_3m_*.json", what="~10 min", minutes=10),)),
     Experiment("go2-demo", "Does one adaptation round on a proxy-real profile help, as the demo shows?", DOC,
-               "5. The demo", (go2("demo", "demo", f"{R}/demo/", what="the before/after table and videos (~4 min)",
-                                   minutes=4),)),
+               "5. The demo", (go2("demo", "demo", f"{R}/demo/", what="the before/after table and videos (~7 min "
+                                   "on 2 idle cores, 11 CPU min: docs/reproducibility.md)", minutes=11),)),
     Experiment("go2-adapt", "Does dynamics-only adaptation of the zoo model close the gap on PTFE and foam?", DOC,
                "6.1 With the zoo's model", (
                    go2("curve", "adapt-curve", f"{R}/adapt-{{profile}}-{{tag}}/",

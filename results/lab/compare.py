@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any
 
 #: JSON keys that record when, where, how fast or from which commit a result was made, not what it measured: a
-#: regeneration cannot reproduce them, so they are left out of the comparison (keys ending in ``_per_s`` too)
+#: regeneration cannot reproduce them, so they are left out of the comparison (keys ending in ``_per_s`` too:
+#: rates measured by a clock)
 VOLATILE = frozenset({"seconds", "wall_s", "cpu_s", "cpu_ms", "elapsed_s", "compile_s", "date", "timestamp",
                       "machine", "machine_cpus", "host", "hostname", "platform", "cpu", "cpu_capability",
-                      "source_commit", "load_avg_before", "load_avg_after"})
+                      "source_commit"})
+#: so are keys starting with these (the machine's load average: ``load_1min``, ``load_avg_after``, ``loadavg_before``)
+VOLATILE_PREFIX = ("load_", "loadavg")
 VOLATILE_SUFFIX = "_per_s"
 #: at most this many differing keys or lines are kept a file
 KEEP = 8
@@ -22,7 +25,7 @@ KEEP = 8
 
 def volatile(key: str) -> bool:
     """Whether a JSON key is a clock, host or provenance field (:data:`VOLATILE`)."""
-    return key in VOLATILE or key.endswith(VOLATILE_SUFFIX)
+    return key in VOLATILE or key.endswith(VOLATILE_SUFFIX) or key.startswith(VOLATILE_PREFIX)
 
 
 def _number(x: Any) -> bool:

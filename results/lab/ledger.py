@@ -56,12 +56,12 @@ def summary(e: dict[str, Any]) -> str:
     return str(e.get("note", "")).replace("|", "\\|").replace("\n", " ")
 
 
-def table(entries: list[dict[str, Any]]) -> str:
-    """The ledger as a markdown table."""
+def table(entries: list[dict[str, Any]], everything: bool = False) -> str:
+    """The ledger as a markdown table: the checks that ran (``everything``: the steps not run too, and why)."""
     rows = ["| experiment | step | verdict | files | CPU s | commit | what differs, or why not run |",
             "|---|---|---|---|---|---|---|"]
-    for e in entries:
-        cpu = f"{e['cpu_s']:.0f}" if e.get("cpu_s") is not None else ""
+    for e in entries if everything else [e for e in entries if e["verdict"] in RAN]:
+        cpu = f"{e['cpu_s']:.0f}" if e.get("cpu_s") is not None and e["verdict"] in RAN else ""
         files = str(e.get("files", "")) if e["verdict"] in RAN else ""
         rows.append(f"| `{e['experiment']}` | `{e['step']}` | {e['verdict']} | {files} | {cpu} | "
                     f"`{e['commit'][:7]}` | {summary(e)} |")

@@ -36,11 +36,13 @@ def _git(root: Path, *args: str) -> str:
 
 
 def braces(pattern: str) -> list[str]:
-    """``a{b,c}d`` as ``abd``, ``acd`` (nested and repeated braces too), as the shell expands them."""
+    """``a{b,c}d`` as ``abd``, ``acd`` (nested and repeated braces too), as the shell expands them; a name in
+    braces without a comma is a placeholder (``adapt-{profile}/``) and matches anything, as ``*`` does."""
     m = re.search(r"\{([^{}]*)\}", pattern)
     if m is None:
         return [pattern]
-    return [p for alt in m.group(1).split(",") for p in braces(pattern[:m.start()] + alt + pattern[m.end():])]
+    alternatives = m.group(1).split(",") if "," in m.group(1) else ["*"]
+    return [p for alt in alternatives for p in braces(pattern[:m.start()] + alt + pattern[m.end():])]
 
 
 def matches(output: str, path: str) -> bool:
