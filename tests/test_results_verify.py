@@ -89,6 +89,9 @@ def test_needs_and_failures(repo: Path) -> None:
     assert _check(repo, "res/a.json=x", needs=("outputs/model/config.json",))["verdict"] == "needs"
     s = step("read", "python write.py --runs outputs/runs", "res/")
     assert plan(Experiment("e", "q?", "d.md", "S", (s,)), s, True, None, root=repo).note == "needs outputs/runs"
+    s = step("read", "python write.py --runs outputs/runs", "res/", needs=("outputs/runs/config.json",))
+    assert plan(Experiment("e", "q?", "d.md", "S", (s,)), s, True, None, root=repo).note == \
+        "needs outputs/runs/config.json"
     bad = step("bad", "python -c 'raise SystemExit(3)'", "res/a.json", minutes=0.1)
     entry = verify(plan(Experiment("e", "q?", "d.md", "S", (bad,)), bad, False, None, root=repo), root=repo)
     assert entry["verdict"] == "failed" and entry["note"].startswith("exit 3")

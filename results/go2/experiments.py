@@ -25,9 +25,10 @@ EXPERIMENTS = (
                "profile complete it?", DOC, "2. The privileged expert", (
                    go2("bars", "expert", f"{R}/expert-2549/", f"{R}/expert-2549/summary.json",
                        what="the 20 s bars on flat, slope, boxes and rough terrain (~1 h)", minutes=60),
-                   go2("profiles", "expert-profiles", f"{R}/expert-2549/profile_*.json"),
+                   go2("profiles", "expert-profiles", f"{R}/expert-2549/profile_*.json", minutes=0.5,
+                       what="15 CPU s (python -m results verify)"),
                    go2("walks", "expert-walks", f"{R}/expert_{{flat,slope}}{{,_nominal}}.json",
-                       what="the 10 m walks (also section 4)"),
+                       what="the 10 m walks (also section 4); 33 CPU s", minutes=1),
                    go2("ppo-profiles", "ppo-profiles", f"{R}/ppo_on_*.json", what="~5 min a profile", minutes=15))),
     Experiment("go2-pretrain", "Which data and pretraining stages give a model that walks?", DOC, "3. Pretraining", (
         go2("data", "data", "data/go2/", what="the pretraining datasets and their throughput (~15 min each)",

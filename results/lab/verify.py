@@ -86,7 +86,9 @@ def needs(step: Step, root: Path, tracked: list[str]) -> list[str]:
     read = [p for p in sorted(_ignored(root, paths))
             if not any(o.rstrip("/").startswith(p.rstrip("/")) or p.startswith(o) for o in outputs)]
     present = set(tracked) | {d for p in tracked for d in _prefixes(p)}
-    return [n for n in step.needs if n.rstrip("/") not in present] + [r for r in read if r not in step.needs]
+    declared = [n.rstrip("/") for n in step.needs]
+    implied = [r for r in read if not any(n.startswith(r.rstrip("/")) or r.startswith(n) for n in declared)]
+    return [n for n in step.needs if n.rstrip("/") not in present] + implied
 
 
 @contextmanager
