@@ -15,7 +15,7 @@ import pytest
 from results.lab import ledger
 from results.lab.compare import compare, json_diff
 from results.lab.spec import Experiment, Step, step
-from results.lab.verify import braces, committed_outputs, plan, verify
+from results.lab.verify import braces, committed_outputs, plan, run_step, scratch, verify
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -143,6 +143,19 @@ def test_ledger_keeps_one_entry_a_step_and_a_skip_does_not_replace_a_check(tmp_p
     assert "| `e` | `b` | identical | 1 | 1 | `0123456` |  |" in ledger.table(ledger.load(path))
     assert "needs outputs/x" not in ledger.table(ledger.load(path))
     assert "| `e` | `a` | needs |  |  | `0123456` | needs outputs/x |" in ledger.table(ledger.load(path), True)
+
+
+def test_the_scratch_checkout_runs_its_own_code(tmp_path: Path) -> None:
+    """In the scratch checkout of this repository, ``simdist``, its plug-ins (``simdist.components``, installed from
+    ``components/``) and ``results`` are imported from the checkout, not from the installed one."""
+    code = "import simdist, simdist.components, results; print(simdist.__file__, simdist.components.__file__, " \
+           "results.__file__)"
+    with scratch(REPO) as tree:
+        log = tmp_path / "log"
+        assert run_step(Step("s", ("python", "-c", code), ("-",)), tree, log, 60)[0] == 0
+        files = log.read_text().split()
+        assert len(files) == 3 and all(Path(f).resolve().is_relative_to(tree.resolve()) for f in files), files
+    assert str(tree) not in _git(REPO, "worktree", "list")
 
 
 def test_the_docs_show_the_committed_ledger() -> None:

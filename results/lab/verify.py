@@ -91,10 +91,16 @@ def needs(step: Step, root: Path, tracked: list[str]) -> list[str]:
     return [n for n in step.needs if n.rstrip("/") not in present] + implied
 
 
+#: the packages setup.py installs from folders of other names (``simdist.components`` is ``components/``): linked
+#: into the scratch checkout so that they, too, come from it and not from the installed (editable) checkout
+PACKAGE_LINKS = {"simdist/components": "components", "simdist/zoo_files": "hub"}
+
+
 @contextmanager
 def scratch(root: Path = ROOT, keep: bool = False) -> Iterator[Path]:
     """A detached checkout of ``root``'s ``HEAD`` under the temp folder, with ``.venv`` linked to this
-    interpreter's environment (the shell runners call ``.venv/bin/python``); removed afterwards unless ``keep``
+    interpreter's environment (the shell runners call ``.venv/bin/python``) and the :data:`PACKAGE_LINKS`; removed
+    afterwards unless ``keep``
     (then ``git worktree remove --force PATH`` removes it)."""
     parent = Path(tempfile.mkdtemp(prefix="simdist-verify-"))
     tree = parent / "repo"
@@ -102,6 +108,9 @@ def scratch(root: Path = ROOT, keep: bool = False) -> Iterator[Path]:
     try:
         if sys.prefix != sys.base_prefix:
             (tree / ".venv").symlink_to(sys.prefix, target_is_directory=True)
+        for link, folder in PACKAGE_LINKS.items():
+            if (tree / folder).is_dir() and (tree / link).parent.is_dir() and not (tree / link).exists():
+                (tree / link).symlink_to(tree / folder, target_is_directory=True)
         yield tree
     finally:
         if keep:
@@ -140,7 +149,7 @@ def _status(tree: Path) -> dict[str, str]:
     found = {}
     for line in _git(tree, "status", "--porcelain", "--untracked-files=all", "--no-renames").splitlines():
         code, path = line[:2].strip(), line[3:]
-        if path != ".venv":
+        if path.strip('"') not in (".venv", *PACKAGE_LINKS):
             found[path.strip('"')] = code
     return found
 
