@@ -1,5 +1,6 @@
-"""``python -m results run EXPERIMENT [STEP] [--dry-run] [-- OPTIONS]``, ``python -m results run --list`` and
-``python -m results readme``: the lab's one runner (results/README.md lists the experiments)."""
+"""``python -m results run EXPERIMENT [STEP] [--dry-run] [-- OPTIONS]``, ``python -m results run --list``,
+``python -m results verify [EXPERIMENT [STEP]] [--max-minutes M] [--list] [--table]`` and ``python -m results
+readme``: the lab's one runner (results/README.md lists the experiments) and its regeneration check."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from results.lab import EXPERIMENTS, find
+from results.lab import EXPERIMENTS, find, ledger
 from results.lab.readme import PATH, render
 from results.lab.run import dry_run, execute, missing
 from results.lab.spec import Experiment, Step
+from results.lab.verify import plan, verify
 
 
 def _list() -> int:
@@ -50,6 +52,34 @@ def _run(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def _verify(args: argparse.Namespace) -> int:
+    if args.table:
+        print(ledger.table(ledger.load(), everything=args.all), end="")
+        return 0
+    if args.max_minutes is not None and args.max_minutes <= 0:
+        print("python -m results verify: --max-minutes must be positive", file=sys.stderr)
+        return 2
+    try:
+        chosen = [_select(args.experiment, args.step)] if args.experiment else [(e, list(e.steps)) for e in EXPERIMENTS]
+    except KeyError as err:
+        print(f"python -m results verify: {err.args[0]}", file=sys.stderr)
+        return 2
+    order = [(e.name, s.name) for e in EXPERIMENTS for s in e.steps]
+    worst = 0
+    for e, steps in chosen:
+        for s in steps:
+            p = plan(e, s, named=args.step is not None, max_minutes=args.max_minutes)
+            print(f"{e.name} {s.name}: {p.action} ({p.note}; {len(p.outputs)} committed files)", flush=True)
+            if args.list:
+                continue
+            entry = verify(p, timeout_s=None if args.timeout is None else 60 * args.timeout, keep=args.keep)
+            ledger.record(entry, order)
+            if entry["verdict"] in ("identical", "differs", "failed"):
+                print(f"  {entry['verdict']}, {entry['cpu_s']:.0f} CPU s: {ledger.summary(entry)}", flush=True)
+            worst = max(worst, {"differs": 1, "failed": 1}.get(entry["verdict"], 0))
+    return worst
+
+
 def _readme(args: argparse.Namespace) -> int:
     text = render(EXPERIMENTS)
     if args.check:
@@ -72,11 +102,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("step", nargs="?", help="one step (default: every step, in order)")
     run.add_argument("--list", action="store_true", help="the experiments, their questions and docs")
     run.add_argument("--dry-run", action="store_true", help="print the commands the steps would run, run nothing")
+    check = sub.add_parser("verify", help="rerun steps in a scratch checkout of HEAD and compare their outputs with "
+                           "the committed ones; the verdicts go to results/lab/verified.json")
+    check.add_argument("experiment", nargs="?", help="its name (default: every experiment)")
+    check.add_argument("step", nargs="?", help="one step (default: every step of known cost)")
+    check.add_argument("--max-minutes", type=float, help="skip the steps that cost more CPU minutes than this")
+    check.add_argument("--timeout", type=float, metavar="MINUTES", help="stop a step after this many minutes")
+    check.add_argument("--list", action="store_true", help="say what would run and why not, run nothing")
+    check.add_argument("--keep", action="store_true", help="leave the scratch checkout and the step's output")
+    check.add_argument("--table", action="store_true", help="print the ledger's checks as a markdown table")
+    check.add_argument("--all", action="store_true", help="with --table: the steps not run too, and why")
     readme = sub.add_parser("readme", help="write results/README.md from the specs")
     readme.add_argument("--check", action="store_true", help="only say whether it is in sync (exit 1 if not)")
     args = parser.parse_args(argv)
     if args.command == "readme":
         return _readme(args)
+    if args.command == "verify":
+        return _verify(args)
     return _run(args, extra)
 
 

@@ -16,17 +16,19 @@ EXPERIMENTS = (
                         "outputs/baselines/toy-reach/", f"{R}/toy-reach/", dry="--dry-run",
                         what="3 seeds, resumable; --report-only redraws"),
                    step("mechanism", "python -m results.baselines.mechanism --task toy-reach",
-                        f"{R}/toy-reach/mechanism.json", f"{R}/toy-reach/mechanism.md"))),
+                        f"{R}/toy-reach/mechanism.json", f"{R}/toy-reach/mechanism.md",
+                        needs=("outputs/baselines/toy-reach/",)))),
     Experiment("baselines-go2", "Table IX's rows on the quadruped at a reduced budget: does SimDist adapt faster?",
                DOC, "The quadruped (Table IX's rows), at a reduced budget", (
                    step("slope", "python -m results.baselines.compare --task go2-slope --seeds 0",
-                        "outputs/baselines/go2-slope/", f"{R}/go2-slope/", dry="--dry-run", what="~50 min"),
+                        "outputs/baselines/go2-slope/", f"{R}/go2-slope/", dry="--dry-run", what="~50 min",
+                        minutes=50),
                    step("foam", "python -m results.baselines.compare --task go2-foam --seeds 0",
                         "outputs/baselines/go2-foam/", f"{R}/go2-foam/", dry="--dry-run"),
                    step("mechanism-slope", "python -m results.baselines.mechanism --task go2-slope --seeds 0",
-                        f"{R}/go2-slope/mechanism.md"),
+                        f"{R}/go2-slope/mechanism.md", needs=("outputs/baselines/go2-slope/",)),
                    step("mechanism-foam", "python -m results.baselines.mechanism --task go2-foam --seeds 0",
-                        f"{R}/go2-foam/mechanism.md"))),
+                        f"{R}/go2-foam/mechanism.md", needs=("outputs/baselines/go2-foam/",)))),
     Experiment("baselines-gym", "The baselines on HalfCheetah-v5 with latency, from the gym model", "docs/gym.md",
                "The recipe", (
                    step("compare", "python -m results.baselines.compare --task gym-halfcheetah-lag --model "

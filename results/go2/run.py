@@ -396,7 +396,7 @@ def exp_demo(a: argparse.Namespace) -> list[Step]:
     timed = ["/usr/bin/time", "-v"] if Path("/usr/bin/time").exists() else []
     extra = [*(["--collect-speed", a.collect_speed] if a.collect_speed else []), *shlex.split(a.extra)]
     files = ["results.json", "results.md", "curve.json", "curve.png", "rollout_zero_shot.gif", "rollout_adapted.gif"]
-    return [cmd(*timed, "simdist", "demo", "--model", a.model, "--out", a.run, *extra, log="demo"),
+    return [cmd(*timed, "simdist", "demo", "--task", "go2", "--model", a.model, "--out", a.run, *extra, log="demo"),
             copy([f"{a.run}/{f}" for f in files], a.results)]
 
 

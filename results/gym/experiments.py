@@ -36,5 +36,5 @@ EXPERIMENTS = (
                    step("ranking", f"{LOOP} ranking 0", "results/gym/s0/ranking-lag1-prior0.3.json",
                         what="optional: the plan ranking alone (loop ends with it)"),
                    step("table", "python -m results.gym.table --prior-std 0.3", "printed",
-                        "results/gym/adapt-prior0.3.png"))),
+                        "results/gym/adapt-prior0.3.png", minutes=0.1))),
 )

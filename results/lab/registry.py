@@ -15,9 +15,8 @@ from results.toy.experiments import EXPERIMENTS as TOY
 from results.ur5e.experiments import EXPERIMENTS as UR5E
 
 #: every experiment, by area, in the order results/README.md lists them
-EXPERIMENTS: tuple[Experiment, ...] = (*GO2, *UR5E, *TOY, *GYM, *OFFICIAL, *TABLE1, *BASELINES, *SCALING,
+EXPERIMENTS: tuple[Experiment, ...] = (*GO2, *UR5E, *TOY, *RANKING, *GYM, *OFFICIAL, *TABLE1, *BASELINES, *SCALING,
                                       *PLANNERS)
-EXPERIMENTS: tuple[Experiment, ...] = (*GO2, *UR5E, *TOY, *RANKING, *GYM, *OFFICIAL, *TABLE1, *BASELINES, *SCALING)
 
 
 def find(name: str) -> Experiment:

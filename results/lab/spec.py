@@ -14,7 +14,8 @@ class Step:
     ``command`` is an argv whose first ``python`` is this interpreter and first ``simdist`` the installed command;
     ``outputs`` are the files or folders it writes (``*`` and ``{...}`` for families); ``dry`` is the flag with
     which the command prints what it would run and runs nothing (its own dry run), when it has one; ``needs`` the
-    files another experiment's steps write that this one reads."""
+    files another experiment's steps write that this one reads; ``minutes`` what one run costs on one core, in CPU
+    minutes, where the docs say it (``python -m results verify`` runs a step of unknown cost only when named)."""
 
     name: str
     command: tuple[str, ...]
@@ -22,6 +23,7 @@ class Step:
     what: str = ""
     dry: str | None = None
     needs: tuple[str, ...] = ()
+    minutes: float | None = None
 
     @property
     def line(self) -> str:
@@ -49,6 +51,6 @@ class Experiment:
 
 
 def step(name: str, command: str, *outputs: str, what: str = "", dry: str | None = None,
-         needs: tuple[str, ...] = ()) -> Step:
+         needs: tuple[str, ...] = (), minutes: float | None = None) -> Step:
     """A :class:`Step` from its command written as a shell line (split with ``shlex``)."""
-    return Step(name, tuple(shlex.split(command)), outputs, what, dry, needs)
+    return Step(name, tuple(shlex.split(command)), outputs, what, dry, needs, minutes)

@@ -20,7 +20,7 @@ def protocol(command: str, what: str) -> Step:
                 dry="--dry-run")
 
 
-TABLES = step("tables", "python -m results.official.summarize", f"{R}/tables.md")
+TABLES = step("tables", "python -m results.official.summarize", f"{R}/tables.md", minutes=0.1)
 
 EXPERIMENTS = (
     Experiment("official-conventions", "Which foot-wrench convention do the official experts expect?", DOC,
@@ -33,7 +33,7 @@ EXPERIMENTS = (
                "`simdist/go2-slope`?", DOC, "5. Side by side: the official model and `simdist/go2-slope`", (
                    official("walks", "walks", f"{R}/walks/"), official("ranking", "ranking", f"{R}/ranking/"),
                    TABLES, step("card", "python -m results.official.card_metrics", f"{R}/card_metrics.json",
-                                what="the go2-official model card's measured rows"))),
+                                what="the go2-official model card's measured rows", minutes=0.1))),
     Experiment("official-split", "Which part of the return carries the ranking error?", DOC,
                "5.1 The ranking ceiling: which part of the return carries the error", (
                    official("split", "split", f"{R}/split/"), TABLES)),

@@ -14,7 +14,7 @@ EXPERIMENTS = (
                "planner's candidates (gate a), and does planning then beat the policy head (gate b)?", DOC,
                "2. The toy: gates (a) and (b)", (
                    step("pretrain", f"{TOY} pretrain", "outputs/ranking/toy/pre/", dry="--dry-run",
-                        what="the toy demo's data and pretraining, seed 0 (~4 min)"),
+                        what="the toy demo's data and pretraining, seed 0 (~4 min)", minutes=4),
                    step("collect", f"{TOY} collect", "data/ranking/toy/train-{critic,expert}/", dry="--dry-run",
                         needs=MODEL, what="4 shards of 400 states (critic truth), 20 of 200 (expert truth, "
                         "0.5 CPU s a state); `-- --rank R --world W` spreads them"),
@@ -36,6 +36,7 @@ EXPERIMENTS = (
                         what="the imagined targets ranked against the truth"),
                    step("evaluate", f"{TOY} evaluate", "outputs/ranking/toy/eval/", dry="--dry-run",
                         what="16 trials a row in the training simulator"),
-                   step("gates", f"{TOY} gates", "results/ranking/toy/*.json", dry="--dry-run"),
-                   step("table", f"{TOY} table", "results/ranking/toy/tables.md", dry="--dry-run"))),
+                   step("gates", f"{TOY} gates", "results/ranking/toy/*.json", dry="--dry-run",
+                        needs=("outputs/ranking/toy/",)),
+                   step("table", f"{TOY} table", "results/ranking/toy/tables.md", dry="--dry-run", minutes=0.1))),
 )

@@ -14,5 +14,6 @@ EXPERIMENTS = (
                    step("generate", "python -m results.scaling.measure generate", f"{R}/generate.json",
                         what="on an otherwise idle machine"),
                    step("train", "python -m results.scaling.measure train", f"{R}/train.json"),
-                   step("project", "python -m results.scaling.measure project", f"{R}/projection.json"))),
+                   step("project", "python -m results.scaling.measure project", f"{R}/projection.json",
+                        minutes=0.1))),
 )

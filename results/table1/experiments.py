@@ -23,7 +23,8 @@ EXPERIMENTS = (
                    sweep("go2"),
                    step("heldout", "python -m results.table1.heldout --task go2",
                         "results/table1/go2/heldout.json", "results/table1/go2/heldout.md",
-                        what="each variant's predictions on the same held-out data"))),
+                        what="each variant's predictions on the same held-out data",
+                        needs=("outputs/table1/go2/",)))),
     Experiment("table1-ur5e", "What does pretraining depend on, on the UR5e tasks (blocked at this scale)?", DOC,
                "The UR5e tasks: blocked at this scale", (
                    step("peg", "python -m results.table1.sweep --task ur5e-peg", "results/table1/ur5e-peg/",

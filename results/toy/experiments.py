@@ -23,8 +23,8 @@ EXPERIMENTS = (
     Experiment("toy-lag-loop", "Does the loop close the lag gap, and what do the two diagnostics say?", DOC,
                "3. The loop on `lag`, and the levers", (
                    step("loop", f"{LAG} loop ctx4-s0 0", "outputs/toy-lag/ctx4-s0/",
-                        what="~9 min idle; then copy results.{json,md} to results/toy/lag/ctx4-s0/; options after "
-                             "the seed: lever flags of results.toy.levers"),
+                        minutes=9, what="~9 min idle; then copy results.{json,md} to results/toy/lag/ctx4-s0/; "
+                        "options after the seed: lever flags of results.toy.levers"),
                    step("spread", f"{LAG} spread {REF} outputs/toy-lag/ctx4-s0/toy-real", "printed"),
                    step("table", "python -m results.toy.lag.table", "printed"))),
     Experiment("toy-lag-levers", "Which lever makes the adapted model rank and control on lag?", DOC,
@@ -38,6 +38,8 @@ EXPERIMENTS = (
                    step("run", f"{MAP} run --seeds 0 1 --jobs 2 --out outputs/toy-map", "outputs/toy-map/",
                         dry="--dry", what="resumes cell by cell"),
                    step("table", f"{MAP} table --runs outputs/toy-map", "results/toy/map/", "results/toy/map/table.md"),
+                   step("redraw", f"{MAP} table", "results/toy/map/table.md", "results/toy/map/heatmap.png",
+                        minutes=0.1, what="the table and heatmap from the committed cells alone"),
                    step("mechanism", f"{MAP} mechanism --runs outputs/toy-map --cells G0.5-s0,T-0.05-s0",
                         "results/toy/map/", what="options: --cells CELL-sSEED,..."),
                    step("recount", "python -m results.toy.map.recount --runs outputs/toy-map",
@@ -48,13 +50,17 @@ EXPERIMENTS = (
                         needs=MAP_MODEL),
                    step("ensemble", f"{MAP} levers --levers ensemble --out outputs/toy-map", "outputs/toy-map/levers/",
                         dry="--dry", needs=MAP_MODEL),
-                   step("table", f"{MAP} levers-table --runs outputs/toy-map", "results/toy/map/levers/table.md"))),
+                   step("table", f"{MAP} levers-table --runs outputs/toy-map", "results/toy/map/levers/table.md"),
+                   step("redraw", f"{MAP} levers-table", "results/toy/map/levers/table.md", minutes=0.1,
+                        what="the table from the committed lever runs alone"))),
     Experiment("toy-response", "Level or response: what does dynamics-only adaptation teach, on every task?",
                DOC, "7. Level or response: what dynamics-only adaptation teaches, on every task", (
                    step("cells", f"{MAP} run --seeds 0 --cells lag,G0.5,T-0.05,L4", "outputs/toy-map/", dry="--dry"),
-                   step("toy", f"{MAP} response --cells lag-s0,G0.5-s0,T-0.05-s0,L4-s0", "results/toy/map/response/"),
+                   step("toy", f"{MAP} response --cells lag-s0,G0.5-s0,T-0.05-s0,L4-s0", "results/toy/map/response/",
+                        needs=("outputs/toy-map/",)),
                    step("zoo", "python -m results.response", "results/go2/mechanism/*-response.json",
-                        "results/ur5e/mechanism/*/*-response.json", "results/response.md", dry="--dry-run"))),
+                        "results/ur5e/mechanism/*/*-response.json", "results/response.md", dry="--dry-run",
+                        needs=("outputs/ur5e-peg/adapt-zoo-peg-real/stages/stage-1/",)))),
     Experiment("toy-chunks", "How many sequences should one `imagine` call score in the toy demo's MPPI?",
                "docs/speed.md", "The toy demo's MPPI: sequences per `imagine` call", (
                    step("chunks", "python -m results.toy.lag.chunks outputs/toy-lag/ref-s0/toy-sim --chunks 128,1024",
