@@ -36,8 +36,7 @@ def _cpu() -> float:
 def _model(folder: Path) -> str:
     import torch
 
-    from simdist.model.config import WorldModelConfig
-    from simdist.model.world_model import WorldModel
+    from simdist import WorldModel, WorldModelConfig
 
     mlp = {"name": "mlp", "kwargs": {"hidden": [64, 64]}}
     torch.manual_seed(0)
@@ -48,8 +47,7 @@ def _model(folder: Path) -> str:
 
 
 def _collect(agent: str, out: Path, workers: int, minutes: float, samples: int) -> dict[str, Any]:
-    from simdist.tasks import make_task
-    from simdist.workflows.adaptation import AdaptationLoop, AdaptConfig
+    from simdist import AdaptationLoop, AdaptConfig, make_task
 
     cfg = AdaptConfig(schedule=[0.0, minutes], num_envs=1, heldout_episodes=1, seed=5,
                       planner_overrides={"num_samples": samples, "iterations": 2}, collection={"workers": workers})

@@ -292,10 +292,9 @@ def why(dry: bool) -> None:
     import numpy as np
     import torch
 
-    from simdist.agents import load_agent
-    from simdist.diagnostics.mechanism import spearman
-    from simdist.training.candidate_ranking import CandidateSet
-    from simdist.training.imagined_value import ImaginedValueModule
+    from simdist import load_agent
+    from simdist.diagnostics import spearman
+    from simdist.training import CandidateSet, ImaginedValueModule
 
     out: dict[str, Any] = {}
     for name in ("base", *IMAGINED):
