@@ -20,6 +20,7 @@ import simdist.hub as hub
 import simdist.hub.folder
 import simdist.hub.push
 from simdist.hub import CheckpointError, CheckpointWarning
+from simdist.model.base_card import base_licence
 from simdist.model.world_model import WorldModel
 from simdist.zoo.publish import push_folder
 
@@ -428,6 +429,77 @@ def test_model_card_without_base_model(saved: Path) -> None:
         folder = WorldModel(tiny_config()).save_pretrained(saved.parent / "x", base_model=str(saved))
     assert "base_model" not in ModelCard.load(folder / "README.md").data.to_dict()
     assert f"finetuned from the local model `{saved}`" in (folder / "README.md").read_text()
+
+
+MIT_NOTICE = "The above copyright notice and this permission notice shall be included in all copies."
+MIT_CARD = f"""---
+license: mit
+library_name: simdist
+---
+
+# base
+
+Weights under the MIT licence.
+
+### Licence (MIT) of the weights
+
+```
+MIT License
+# not a heading inside the fence
+{MIT_NOTICE}
+```
+
+Text after the notice.
+
+## Architecture
+
+Not part of the notice.
+"""
+
+
+def _card(folder: Path) -> tuple[dict[str, Any], str]:
+    card = ModelCard.load(folder / "README.md")
+    return card.data.to_dict(), card.text
+
+
+def test_model_card_takes_the_base_licence(tmp_path: Path) -> None:
+    """A base card read offline gives the derived card its license and its notice, verbatim; license= wins."""
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "README.md").write_text(MIT_CARD)
+    with pytest.warns(UserWarning, match="not a Hub repo id"):
+        derived = WorldModel(tiny_config()).save_pretrained(tmp_path / "ft", base_model=str(base))
+        explicit = WorldModel(tiny_config()).save_pretrained(tmp_path / "ex", base_model=str(base),
+                                                             model_card_kwargs={"license": "apache-2.0"})
+        again = WorldModel(tiny_config()).save_pretrained(tmp_path / "ft2", base_model=str(derived))
+    data, text = _card(derived)
+    assert data["license"] == "mit"
+    section = MIT_CARD[MIT_CARD.index("### Licence"):MIT_CARD.index("Text after")].strip()
+    assert "## Licence of the base model's weights" in text and section in text
+    assert "Text after" not in text and "Not part of the notice" not in text
+    assert _card(explicit)[0]["license"] == "apache-2.0" and MIT_NOTICE in _card(explicit)[1]
+    data, text = _card(again)  # a model finetuned from the derived one keeps the licence and the notice
+    assert data["license"] == "mit" and MIT_NOTICE in text
+
+
+def test_model_card_base_without_card_keeps_the_default(saved: Path, hf_cache: Path) -> None:
+    (saved / "README.md").unlink()
+    with pytest.warns(UserWarning, match="not a Hub repo id"):
+        folder = WorldModel(tiny_config()).save_pretrained(saved.parent / "x", base_model=str(saved))
+    data, text = _card(folder)
+    assert data["license"] == "apache-2.0" and "Licence of the base model" not in text
+    assert base_licence(REPO) is None  # not in the cache, not in the zoo
+
+
+def test_base_licence_from_the_cache_and_the_zoo(tmp_path: Path, hf_cache: Path) -> None:
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "README.md").write_text(MIT_CARD)
+    populate_cache(hf_cache, REPO, tmp_path / "m")
+    cached = base_licence(REPO)
+    assert cached is not None and cached.license == "mit" and MIT_NOTICE in cached.notice
+    bundled = base_licence("simdist/go2-official")  # the zoo's bundled copy, offline
+    assert bundled is not None and bundled.license == "mit"
+    assert bundled.notice.startswith("### Licence (MIT)") and "Permission is hereby granted" in bundled.notice
 
 
 # ------------------------------------------------------------------------------------------ package layout

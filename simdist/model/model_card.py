@@ -32,6 +32,7 @@ from simdist.hub.files import (
 )
 from simdist.hub.folder import plain
 from simdist.hub.resolve import hub_repo_id
+from simdist.model.base_card import base_licence
 
 if TYPE_CHECKING:
     from torch import nn
@@ -103,7 +104,10 @@ def render_model_card(
     folder_name: str = "", **kwargs: Any,
 ) -> str:
     """Render ``README.md`` (YAML front matter + body) from the Jinja template ``templates/model_card.md``
-    (package data of ``simdist``)."""
+    (package data of ``simdist``).
+
+    A ``base_model`` whose card can be read offline (:func:`simdist.model.base_card.base_licence`) gives the card
+    its ``license`` (an explicit ``license=`` wins) and its licence-notice section, copied verbatim."""
     cfg = portable_config(model)
     all_tags = list(dict.fromkeys([*BASE_TAGS, *(t for t in (cfg.task, cfg.robot) if t), *(tags or ())]))
     datasets = kwargs.pop("datasets", None)
@@ -112,8 +116,10 @@ def render_model_card(
     if base_model and base is None:
         warnings.warn(f"base_model {base_model!r} is not a Hub repo id; the card names it but its metadata "
                       "gets no base_model", stacklevel=5)
+    inherited = base_licence(base_model) if base_model else None
+    default_licence = (inherited.license if inherited else None) or DEFAULT_LICENSE
     card_data = ModelCardData(
-        library_name=LIBRARY_NAME, pipeline_tag=PIPELINE_TAG, license=kwargs.pop("license", DEFAULT_LICENSE),
+        library_name=LIBRARY_NAME, pipeline_tag=PIPELINE_TAG, license=kwargs.pop("license", default_licence),
         tags=all_tags, base_model=base, datasets=datasets or None,
     )
     counts = model.count_parameters()
@@ -134,6 +140,7 @@ def render_model_card(
         **{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)},
         "components": rows, "total_params": counts["total"], "base_model": base,
         "local_base_model": base_model if base_model and base is None else "",
+        "base_licence_notice": inherited.notice if inherited else "",
         "metrics": [(str(k), _format_metric(v)) for k, v in (metrics or {}).items()],
         "datasets": datasets, "has_train_config": has_train_config, "has_planner": has_planner,
         "normalizer_fitted": bool(model.normalizer.fitted), "simdist_version": __version__,
