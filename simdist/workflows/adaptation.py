@@ -749,6 +749,17 @@ def planner_acting(cfg: AdaptConfig) -> PlannerActing:
     return PlannerActing(cfg.planner_preset, dict(cfg.planner_overrides), cfg.planner)
 
 
+def schedule_collector(cfg: AdaptConfig) -> ScheduleCollector:
+    """The config's real-data collector: one process, or ``collection.workers`` processes writing the same data."""
+    settings: dict[str, Any] = {"by_episodes": cfg.schedule_unit == "episodes", "update_every": cfg.update_every,
+                                "perturbation": cfg.perturbation}
+    if cfg.collection.workers == 1:
+        return ScheduleCollector(cfg.num_envs, cfg.seed, **settings)
+    from simdist.workflows.parallel_collection import ParallelScheduleCollector
+
+    return ParallelScheduleCollector(cfg.num_envs, cfg.seed, **settings, workers=cfg.collection.workers)
+
+
 def default_parts(cfg: AdaptConfig) -> LoopParts:
     """The loop's parts for ``cfg``: the agent acting with the run's planner budget, the task's held-out and
     on-policy collection (seeds ``seed + 7`` and ``seed``), the agent's own finetuning under the run's freeze
@@ -756,9 +767,7 @@ def default_parts(cfg: AdaptConfig) -> LoopParts:
     return LoopParts(
         acting=planner_acting(cfg),
         heldout=TaskHeldout(cfg.heldout_episodes, cfg.num_envs, cfg.seed + 7),
-        collector=ScheduleCollector(cfg.num_envs, cfg.seed, by_episodes=cfg.schedule_unit == "episodes",
-                                    update_every=cfg.update_every, perturbation=cfg.perturbation,
-                                    workers=cfg.collection.workers),
+        collector=schedule_collector(cfg),
         finetuner=AgentFinetuner(cfg.finetuning, cfg.seed, tuple(cfg.prior)),
         evaluator=cfg.evaluation.evaluator(cfg.num_envs, cfg.seed + 1))
 

@@ -180,35 +180,31 @@ class ScheduleCollector:
     continuing from the last, and saved as ``live/`` with the episode count in ``state.json``, so a rerun
     continues from the last update. Each logged episode's meta names the planner that acted (``planner``), and
     ``run.log`` gets progress lines per finished episode and chunk with an ETA
-    (:class:`~simdist.workflows.collection.CollectionProgress`). With ``workers`` > 1 the chunks run in that many
-    worker processes at once and are written in id order, the data of one process
-    (:mod:`simdist.workflows.parallel_collection`; not with ``update_every``)."""
+    (:class:`~simdist.workflows.collection.CollectionProgress`). Its subclass
+    :class:`~simdist.workflows.parallel_collection.ParallelScheduleCollector` runs the chunks in worker processes
+    and writes the same data."""
 
     num_envs: int
     seed: int
     by_episodes: bool = False
     update_every: int | None = None
     perturbation: PerturbationConfig | None = None
-    workers: int = 1
-
-    def __post_init__(self) -> None:
-        check_collection_workers(self.workers, self.update_every)
 
     def actor(self, run: Run, agent: Agent, seed: int) -> Agent:
         """``agent`` as it collects: the run's acting and, for agents that explore, sampled actions."""
         actor = run.planner(agent, seed)
         return actor.with_settings(explore=True) if getattr(agent, "explores", False) else actor
 
+    def target(self, run: Run, amount: float) -> tuple[int, str]:
+        """The stage's target count and the dataset index field it counts (``num_episodes`` or ``num_steps``)."""
+        if self.by_episodes:
+            return int(round(amount)), "num_episodes"
+        return int(np.ceil(amount * 60.0 / run.task.dt - 1e-6)), "num_steps"
+
     def collect(self, run: Run, agent: Agent, amount: float, stage: int) -> Agent:
         from simdist.workflows.rollout import collect_episodes
 
-        target = int(round(amount)) if self.by_episodes else int(np.ceil(amount * 60.0 / run.task.dt - 1e-6))
-        measure = "num_episodes" if self.by_episodes else "num_steps"
-        if self.workers > 1:
-            from simdist.workflows.parallel_collection import collect_in_workers
-
-            collect_in_workers(self, run, agent, target, measure, stage)
-            return agent
+        target, measure = self.target(run, amount)
         every, updated_at = self.update_every, 0
         if every is not None:
             agent, updated_at = self._resume_live(run, agent, stage)

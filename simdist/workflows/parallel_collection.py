@@ -28,12 +28,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simdist.workflows.collection import CollectionProgress, acting_planner, stamp_planner
+from simdist.workflows.loop_parts import ScheduleCollector, check_collection_workers, chunk_seed
 
 if TYPE_CHECKING:
     from simdist.agents import Agent
     from simdist.data.engine import PerturbationConfig
     from simdist.data.schema import Episode
-    from simdist.workflows.loop_parts import Acting, Run, ScheduleCollector
+    from simdist.workflows.loop_parts import Acting, Run
 
 #: the folder (under the run's) the stage's agent is saved to for the workers
 AGENT_FOLDER = "collection-agent"
@@ -51,12 +52,26 @@ class WorkerSetup:
     perturbation: PerturbationConfig | None
 
 
-def collect_in_workers(collector: ScheduleCollector, run: Run, agent: Agent, target: int, measure: str,
+@dataclass(frozen=True)
+class ParallelScheduleCollector(ScheduleCollector):
+    """:class:`~simdist.workflows.loop_parts.ScheduleCollector` with its chunks run in ``workers`` processes at once
+    and written in id order: the data of one process (module docstring; not with ``update_every``)."""
+
+    workers: int = 2
+
+    def __post_init__(self) -> None:
+        check_collection_workers(self.workers, self.update_every)
+
+    def collect(self, run: Run, agent: Agent, amount: float, stage: int) -> Agent:
+        target, measure = self.target(run, amount)
+        collect_in_workers(self, run, agent, target, measure, stage)
+        return agent
+
+
+def collect_in_workers(collector: ParallelScheduleCollector, run: Run, agent: Agent, target: int, measure: str,
                        stage: int) -> None:
     """``collector``'s chunks of stage ``stage`` until ``run``'s data hold ``target`` (``measure``: the index key
     counted), in ``collector.workers`` processes (module docstring)."""
-    from simdist.workflows.loop_parts import chunk_seed
-
     info = run.dataset_info(run.data_dir)
     have = int(info.get(measure, 0))
     if have >= target:
@@ -79,12 +94,10 @@ def collect_in_workers(collector: ScheduleCollector, run: Run, agent: Agent, tar
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _run_chunks(collector: ScheduleCollector, run: Run, pool: ChunkWorkers, progress: CollectionProgress,
+def _run_chunks(collector: ParallelScheduleCollector, run: Run, pool: ChunkWorkers, progress: CollectionProgress,
                 target: int, measure: str, stage: int, first: int, have: int) -> None:
     """Keep ``pool``'s workers on the next chunks from id ``first`` and write the finished ones in id order until
     ``run``'s data hold ``target`` (``have``: what they hold now)."""
-    from simdist.workflows.loop_parts import chunk_seed
-
     n = collector.num_envs
     finished: dict[int, tuple[list[Episode], np.ndarray]] = {}
     reports: dict[int, Any] = {}
