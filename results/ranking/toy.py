@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -256,12 +257,17 @@ def imagined(dry: bool) -> None:
     the 400-state expert-truth ListNet heads beside (``score-imagined-{all,last}.json``)."""
     for name in IMAGINED:
         fit(dry, name)
+    score_each_pool("score-imagined", imagined_score_command, dry)
+
+
+def score_each_pool(stem: str, command: Callable[[str], list[str]], dry: bool) -> None:
+    """Run ``command(pool)`` for both held-out sets, writing ``OUT/<stem>-<pool>.json``; an existing file is kept."""
     for pool in ("all", "last"):
-        out = OUT / f"score-imagined-{pool}.json"
+        out = OUT / f"{stem}-{pool}.json"
         if (ROOT / out).is_file():
             print(f"{out} exists: kept")
             continue
-        run_result_step(out, simdist_command(*imagined_score_command(pool)), dry)
+        run_result_step(out, simdist_command(*command(pool)), dry)
 
 
 def split_command(pool: str) -> list[str]:
@@ -272,12 +278,7 @@ def split_command(pool: str) -> list[str]:
 def split(dry: bool) -> None:
     """Each of :data:`SPLIT_MODELS`'s heads on the held-out candidates' true latents beside the imagined ones
     (``split-{all,last}.json``; the held-out sets collected with their observations)."""
-    for pool in ("all", "last"):
-        out = OUT / f"split-{pool}.json"
-        if (ROOT / out).is_file():
-            print(f"{out} exists: kept")
-            continue
-        run_result_step(out, simdist_command(*split_command(pool)), dry)
+    score_each_pool("split", split_command, dry)
 
 
 def why(dry: bool) -> None:
