@@ -93,6 +93,21 @@ def tiny_config(**overrides: Any) -> WorldModelConfig:
     return cfg.replace(**overrides) if overrides else cfg
 
 
+def mppi_agent(model_preset: str, planner_preset: str, seed: int = 0, **settings: Any) -> Any:
+    """A SimDist agent of an untrained ``model_preset`` world model (built after ``torch.manual_seed(seed)``, in
+    eval mode) planning with MPPI at ``planner_preset`` with ``settings`` replacing its keys."""
+    import torch
+
+    from simdist.components.agents.simdist.modeling import SimDistAgent, SimDistAgentConfig
+    from simdist.model.world_model import WorldModel
+    from simdist.planning import preset_settings
+
+    torch.manual_seed(seed)
+    wm = WorldModel.from_preset(model_preset).eval()
+    planner = {"planner": "mppi", **preset_settings(planner_preset, **settings)}
+    return SimDistAgent(wm, SimDistAgentConfig.from_planner_dict(planner))
+
+
 def fill_stats(model: WorldModel) -> None:
     """Set distinct, non-trivial normaliser statistics for every key."""
     stats = {}

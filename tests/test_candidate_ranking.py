@@ -9,10 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import mppi_agent
 
-from simdist import WorldModel
 from simdist.cli import main as cli_main
-from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
 from simdist.diagnostics.mechanism import MechanismConfig, predicted_returns
 from simdist.tasks import make_task
@@ -39,12 +38,7 @@ def test_ranking_loss_ignores_each_states_offset_but_not_the_order() -> None:
 
 
 def _agent() -> SimDistAgent:
-    torch.manual_seed(0)
-    from simdist.planning import preset_settings
-
-    wm = WorldModel.from_preset("ur5e-peg").eval()
-    settings = preset_settings("manipulation", num_samples=8, iterations=2)
-    return SimDistAgent(wm, SimDistAgentConfig.from_planner_dict({"planner": "mppi", **settings}))
+    return mppi_agent("ur5e-peg", "manipulation", num_samples=8, iterations=2)
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import mppi_agent
 
-from simdist import WorldModel
 from simdist.cli import main as cli_main
-from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
 from simdist.diagnostics.mechanism import MechanismConfig
 from simdist.tasks import make_task
@@ -45,12 +44,7 @@ def test_lambda_returns_are_td_at_zero_and_the_discounted_rollout_at_one() -> No
 
 
 def _agent(seed: int = 0) -> SimDistAgent:
-    torch.manual_seed(seed)
-    from simdist.planning import preset_settings
-
-    wm = WorldModel.from_preset("toy").eval()
-    settings = preset_settings("manipulation", num_samples=16, iterations=2)
-    return SimDistAgent(wm, SimDistAgentConfig.from_planner_dict({"planner": "mppi", **settings}))
+    return mppi_agent("toy", "manipulation", seed, num_samples=16, iterations=2)
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
+from conftest import mppi_agent
 
-from simdist import WorldModel
 from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
 from simdist.diagnostics.mechanism import (
@@ -46,12 +45,7 @@ def test_ranking_report_regret() -> None:
 
 
 def _agent(samples: int = 8) -> SimDistAgent:
-    torch.manual_seed(0)
-    wm = WorldModel.from_preset("ur5e-peg").eval()
-    from simdist.planning import preset_settings
-
-    settings = preset_settings("manipulation", num_samples=samples, iterations=2)
-    return SimDistAgent(wm, SimDistAgentConfig.from_planner_dict({"planner": "mppi", **settings}))
+    return mppi_agent("ur5e-peg", "manipulation", num_samples=samples, iterations=2)
 
 
 def test_mppi_keeps_every_scored_candidate_with_its_return() -> None:

@@ -11,10 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import mppi_agent
 
-from simdist import WorldModel
 from simdist.cli import main as cli_main
-from simdist.components.agents.simdist.configuration import SimDistAgentConfig
 from simdist.components.agents.simdist.modeling import SimDistAgent
 from simdist.diagnostics.mechanism import MechanismConfig, true_return_parts, visit_states
 from simdist.tasks import TaskError, make_task
@@ -52,12 +51,7 @@ def test_parts_loss_is_zero_on_the_true_parts_and_sees_a_swap_between_them() -> 
 
 
 def _agent() -> SimDistAgent:
-    torch.manual_seed(0)
-    from simdist.planning import preset_settings
-
-    wm = WorldModel.from_preset("toy").eval()
-    settings = preset_settings("paper", num_samples=16, iterations=2)
-    return SimDistAgent(wm, SimDistAgentConfig.from_planner_dict({"planner": "mppi", **settings}))
+    return mppi_agent("toy", "paper", num_samples=16, iterations=2)
 
 
 CFG = MechanismConfig(states=6, candidates=4, every=3, num_envs=3, seed=0)
