@@ -52,13 +52,12 @@ class CollectionProgress:
                  planner: dict[str, Any] | None) -> None:
         self.log, self.what, self.target, self.unit = log, what, target, unit
         self.start_have, self.started = have, time.perf_counter()
-        self.chunk_started = self.started
-        self.chunk_starts: dict[int, float] = {}
+        self.chunk_starts: dict[int, float] = {}  # each running chunk's start, by its first id
         log(f"[collect] {what}: {have:,} of {target:,} {unit} logged; acting planner: {planner_summary(planner)}")
 
     def chunk_episode(self, first: int) -> Callable[[int, int], None]:
         """The ``on_episode`` callback of the chunk whose first episode id is ``first`` (called as it starts)."""
-        started = self.chunk_started = self.chunk_starts[first] = time.perf_counter()
+        started = self.chunk_starts[first] = time.perf_counter()
 
         def report(done: int, total: int) -> None:
             self.log(f"[collect] {self.what}: chunk from episode {first}: {done}/{total} episodes finished in "
@@ -66,11 +65,10 @@ class CollectionProgress:
 
         return report
 
-    def logged(self, have: int, episodes: int, first: int | None = None) -> None:
-        """After a chunk's ``episodes`` were written (``first``: its first id, None: the last one started): ``have``
-        of the target is logged."""
+    def logged(self, have: int, episodes: int, first: int) -> None:
+        """After the ``episodes`` of the chunk from id ``first`` were written: ``have`` of the target is logged."""
         now = time.perf_counter()
-        started = self.chunk_starts.pop(first, self.chunk_started) if first is not None else self.chunk_started
+        started = self.chunk_starts.pop(first, self.started)
         rate = (have - self.start_have) / max(now - self.started, 1e-9)
         eta = f"{max(self.target - have, 0) / rate:.0f}s" if rate > 0 else "unknown"
         share = 100.0 * min(have, self.target) / max(self.target, 1)

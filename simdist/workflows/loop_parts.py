@@ -160,13 +160,33 @@ class TaskHeldout:
         eps, ok = collect_episodes(run.task, actor, self.episodes, self.num_envs, self.seed, first_episode_id=0,
                                    on_episode=progress.chunk_episode(0))
         stamp_planner(eps, actor)
-        progress.logged(len(eps), len(eps))
+        progress.logged(len(eps), len(eps), 0)
         return eps, ok
 
 
 def chunk_seed(seed: int, stage: int, first_episode_id: int) -> int:
     """The seed of the collection chunk whose first logged episode gets id ``first_episode_id``."""
     return int(np.random.SeedSequence([int(seed), int(stage), int(first_episode_id)]).generate_state(1)[0])
+
+
+def collecting_actor(acting: Acting, task: Any, agent: Agent, seed: int) -> Agent:
+    """``agent`` as it logs real data: ``acting``'s planner with ``seed`` and, for agents that explore (the RL
+    baselines), sampled actions."""
+    actor = acting.act(agent, task, seed)
+    return actor.with_settings(explore=True) if getattr(agent, "explores", False) else actor
+
+
+def collect_chunk(task: Any, actor: Agent, episodes: int, seed: int, first: int,
+                  perturbation: PerturbationConfig | None,
+                  on_episode: Callable[[int, int], None]) -> tuple[list[Episode], Sequence[bool] | np.ndarray]:
+    """One collection chunk: ``episodes`` episodes of ``actor`` on ``task``'s real env in one batch, ids from
+    ``first``, each naming the planner that acted in its meta."""
+    from simdist.workflows.rollout import collect_episodes
+
+    eps, ok = collect_episodes(task, actor, episodes, episodes, seed, first_episode_id=first,
+                               perturbation=perturbation, on_episode=on_episode)
+    stamp_planner(eps, actor)
+    return eps, ok
 
 
 @dataclass(frozen=True)
@@ -191,9 +211,8 @@ class ScheduleCollector:
     perturbation: PerturbationConfig | None = None
 
     def actor(self, run: Run, agent: Agent, seed: int) -> Agent:
-        """``agent`` as it collects: the run's acting and, for agents that explore, sampled actions."""
-        actor = run.planner(agent, seed)
-        return actor.with_settings(explore=True) if getattr(agent, "explores", False) else actor
+        """``agent`` as it collects (:func:`collecting_actor` with the run's acting part)."""
+        return collecting_actor(run.parts.acting, run.task, agent, seed)
 
     def target(self, run: Run, amount: float) -> tuple[int, str]:
         """The stage's target count and the dataset index field it counts (``num_episodes`` or ``num_steps``)."""
@@ -202,8 +221,6 @@ class ScheduleCollector:
         return int(np.ceil(amount * 60.0 / run.task.dt - 1e-6)), "num_steps"
 
     def collect(self, run: Run, agent: Agent, amount: float, stage: int) -> Agent:
-        from simdist.workflows.rollout import collect_episodes
-
         target, measure = self.target(run, amount)
         every, updated_at = self.update_every, 0
         if every is not None:
@@ -224,9 +241,8 @@ class ScheduleCollector:
             if progress is None:
                 progress = CollectionProgress(run.log, f"stage {stage}", target, measure[4:], have,
                                               acting_planner(actor))
-            eps, ok = collect_episodes(run.task, actor, chunk, chunk, seed, first_episode_id=first,
-                                       perturbation=self.perturbation, on_episode=progress.chunk_episode(first))
-            stamp_planner(eps, actor)
+            eps, ok = collect_chunk(run.task, actor, chunk, seed, first, self.perturbation,
+                                    progress.chunk_episode(first))
             steps, keep = self.write_chunk(run, eps, ok, have, target)
             progress.logged(steps, keep, first)
 

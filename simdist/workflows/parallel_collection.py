@@ -27,8 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simdist.workflows.collection import CollectionProgress, acting_planner, stamp_planner
-from simdist.workflows.loop_parts import ScheduleCollector, check_collection_workers, chunk_seed
+from simdist.workflows.collection import CollectionProgress, acting_planner
+from simdist.workflows.loop_parts import (
+    ScheduleCollector,
+    check_collection_workers,
+    chunk_seed,
+    collect_chunk,
+    collecting_actor,
+)
 
 if TYPE_CHECKING:
     from simdist.agents import Agent
@@ -42,13 +48,12 @@ AGENT_FOLDER = "collection-agent"
 
 @dataclass(frozen=True)
 class WorkerSetup:
-    """What a worker builds its collection from: the task, the saved agent's folder, the run's acting part, whether
-    the agent samples its actions (``explore``) and the action noise windows."""
+    """What a worker builds its collection from: the task, the saved agent's folder, the run's acting part and the
+    action noise windows."""
 
     task: Any
     agent: str
     acting: Acting
-    explore: bool
     perturbation: PerturbationConfig | None
 
 
@@ -80,8 +85,7 @@ def collect_in_workers(collector: ParallelScheduleCollector, run: Run, agent: Ag
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", ".*is not a Hub repo id.*")
         agent.save_pretrained(folder)
-    setup = WorkerSetup(run.task, str(folder), run.parts.acting, bool(getattr(agent, "explores", False)),
-                        collector.perturbation)
+    setup = WorkerSetup(run.task, str(folder), run.parts.acting, collector.perturbation)
     first = collector.next_first(run, info)
     progress = CollectionProgress(run.log, f"stage {stage}", target, measure[4:], have,
                                   acting_planner(collector.actor(run, agent, chunk_seed(collector.seed, stage, first))))
@@ -217,7 +221,6 @@ def _work(conn: Connection, setup: WorkerSetup) -> None:
     import torch
 
     from simdist.agents import load_agent
-    from simdist.workflows.rollout import collect_episodes
 
     torch.set_num_threads(1)
     agent: Agent | None = None
@@ -229,16 +232,12 @@ def _work(conn: Connection, setup: WorkerSetup) -> None:
         try:
             if agent is None:
                 agent = load_agent(setup.agent)
-            actor = setup.acting.act(agent, setup.task, seed)
-            if setup.explore:
-                actor = actor.with_settings(explore=True)
+            actor = collecting_actor(setup.acting, setup.task, agent, seed)
 
             def report(done: int, total: int, first: int = first) -> None:
                 conn.send(("episode", first, done, total))
 
-            eps, ok = collect_episodes(setup.task, actor, episodes, episodes, seed, first_episode_id=first,
-                                       perturbation=setup.perturbation, on_episode=report)
-            stamp_planner(eps, actor)
+            eps, ok = collect_chunk(setup.task, actor, episodes, seed, first, setup.perturbation, report)
             conn.send(("chunk", first, eps, np.asarray(ok)))
         except (EOFError, OSError, BrokenPipeError):
             return
