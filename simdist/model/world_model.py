@@ -185,13 +185,25 @@ class WorldModel(nn.Module, HubMixin):
     ) -> tuple:
         """(rewards, values), normalised, of the trajectory [z_t, latents]; ``value_head`` in place of the model's
         (e.g. a slow target copy of it)."""
-        lead = latents.shape[:-2]
-        z_tok = encoding.latent.reshape(encoding.latent.shape[0], *([1] * (len(lead) - 1)), 1, -1)
-        trajectory = torch.cat([z_tok.expand(*lead, 1, -1), latents], dim=-2)
-        commands_n = _lead_expand(commands_n, lead)
+        trajectory, commands_n = self._head_inputs(encoding, latents, commands_n)
         head: Any = self.value if value_head is None else value_head
         value = head.forward_last if last_value_only else head
         return self.reward(trajectory, actions_n, commands_n), value(trajectory, actions_n, commands_n)
+
+    def _values(self, encoding: Encoding, latents: Tensor, actions_n: Tensor, commands_n: Tensor,
+                value_head: nn.Module | None = None) -> Tensor:
+        """The values of :meth:`_heads` alone (the reward head not run)."""
+        trajectory, commands_n = self._head_inputs(encoding, latents, commands_n)
+        head: Any = self.value if value_head is None else value_head
+        return head(trajectory, actions_n, commands_n)
+
+    @staticmethod
+    def _head_inputs(encoding: Encoding, latents: Tensor, commands_n: Tensor) -> tuple[Tensor, Tensor]:
+        """The heads' trajectory [z_t, latents] and the commands expanded to its leading shape."""
+        lead = latents.shape[:-2]
+        z_tok = encoding.latent.reshape(encoding.latent.shape[0], *([1] * (len(lead) - 1)), 1, -1)
+        trajectory = torch.cat([z_tok.expand(*lead, 1, -1), latents], dim=-2)
+        return trajectory, _lead_expand(commands_n, lead)
 
     def _policy(self, encoding: Encoding, commands_n: Tensor, prepared: Any = None) -> Tensor:
         if self.policy is None:

@@ -125,7 +125,7 @@ class ImaginedValueModule(L.LightningModule):
         rewards, targets, anchors = [], [], []
         for window in windows:
             r, v = wm._heads(*window, value_head=self.target)
-            anchors.append(wm._heads(*window, value_head=self.anchor)[1].reshape(b, k, t))
+            anchors.append(wm._values(*window, value_head=self.anchor).reshape(b, k, t))
             rewards.append(r.reshape(b, k, t))
             targets.append(v.reshape(b, k, t))
         unit = {"rewards": torch.cat(rewards, -1), "values": torch.cat(targets, -1)}
@@ -140,7 +140,7 @@ class ImaginedValueModule(L.LightningModule):
         wm = self.world_model
         with torch.no_grad():
             windows, returns, anchor = self.rollout(batch)
-        online = torch.cat([wm._heads(*w)[1].reshape(returns.shape[0], returns.shape[1], -1) for w in windows], -1)
+        online = torch.cat([wm._values(*w).reshape(returns.shape[0], returns.shape[1], -1) for w in windows], -1)
         value = wm.normalizer.denormalize("values", online.unsqueeze(-1)).squeeze(-1)
         last = returns.shape[-1] - 1 - wm.config.value_offset  # the bootstrapped latents have no target
         units = {"within_scale": self.scales[0], "level_scale": self.scales[1], "level_weight": self.level_weight}
