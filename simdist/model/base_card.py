@@ -2,8 +2,8 @@
 ``license`` and its licence-notice section (a heading starting with "Licence" or "License"), which licences
 such as MIT require in all copies of the weights.
 
-The base card is looked up the way the loader finds a model offline (:func:`simdist.hub.resolve.resolve_folder`):
-a local folder's ``README.md``, else the HF cache's, else the zoo's bundled copy's.
+The base card is looked up where the loader finds the model offline (:func:`simdist.hub.resolve.resolve_folder`
+with ``local_files_only``): a local folder's ``README.md``, else the HF cache's, else the zoo's bundled copy's.
 """
 
 from __future__ import annotations
@@ -13,11 +13,10 @@ import re
 from pathlib import Path
 
 import yaml
-from huggingface_hub import ModelCard, try_to_load_from_cache
+from huggingface_hub import ModelCard
 
-from simdist import zoo
 from simdist.hub.files import CARD_NAME
-from simdist.hub.resolve import parse_name
+from simdist.hub.resolve import resolve_folder
 
 __all__ = ["BaseLicence", "base_card_path", "base_licence", "licence_section"]
 
@@ -36,27 +35,14 @@ class BaseLicence:
 
 
 def base_card_path(base_model: str) -> Path | None:
-    """The base model's ``README.md`` found offline (local folder, HF cache, zoo's bundled copy); None if none."""
+    """The base model's ``README.md`` found offline (local folder, HF cache, zoo's bundled copy: the loader's
+    :func:`~simdist.hub.resolve.resolve_folder` without the network); None if none."""
     try:
-        source = parse_name(base_model)
-    except (FileNotFoundError, ValueError):
+        folder, _ = resolve_folder(base_model, local_files_only=True)
+    except (OSError, ValueError):  # not found offline, or not a model name
         return None
-    if source.path is not None:
-        card = source.path / CARD_NAME
-        return card if card.is_file() else None
-    assert source.repo_id is not None
-    cached = try_to_load_from_cache(source.repo_id, CARD_NAME, revision=source.revision)
-    if isinstance(cached, str):
-        return Path(cached)
-    if source.revision not in (None, "main"):
-        return None
-    try:
-        folder = zoo.bundled_folder(source.repo_id)
-    except ValueError:  # a malformed zoo index: no card
-        return None
-    if folder is None or not (folder / CARD_NAME).is_file():
-        return None
-    return folder / CARD_NAME
+    card = folder / CARD_NAME
+    return card if card.is_file() else None
 
 
 def licence_section(text: str) -> str:
