@@ -12,7 +12,7 @@ from results.lab import EXPERIMENTS, find, ledger
 from results.lab.readme import PATH, render
 from results.lab.run import dry_run, execute, missing
 from results.lab.spec import Experiment, Step
-from results.lab.verify import plan, verify
+from results.lab.verify import plan, tracked_files, verify
 
 
 def _list() -> int:
@@ -65,10 +65,10 @@ def _verify(args: argparse.Namespace) -> int:
         print(f"python -m results verify: {err.args[0]}", file=sys.stderr)
         return 2
     order = [(e.name, s.name) for e in EXPERIMENTS for s in e.steps]
-    worst = 0
+    worst, tracked = 0, tracked_files()
     for e, steps in chosen:
         for s in steps:
-            p = plan(e, s, named=args.step is not None, max_minutes=args.max_minutes)
+            p = plan(e, s, named=args.step is not None, max_minutes=args.max_minutes, tracked=tracked)
             print(f"{e.name} {s.name}: {p.action} ({p.note}; {len(p.outputs)} committed files)", flush=True)
             if args.list:
                 continue

@@ -165,11 +165,17 @@ class Plan:
     outputs: tuple[str, ...]
 
 
+def tracked_files(root: Path = ROOT) -> list[str]:
+    """The files git holds at ``root``'s ``HEAD``."""
+    return _git(root, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
+
+
 def plan(e: Experiment, s: Step, named: bool, max_minutes: float | None, root: Path = ROOT,
          tracked: list[str] | None = None) -> Plan:
     """Whether to run ``s``: not when it needs what a clean checkout lacks, writes no committed file, costs more
-    than ``max_minutes``, or has no known cost and was not ``named`` on the command line."""
-    tracked = _git(root, "ls-tree", "-r", "--name-only", "HEAD").splitlines() if tracked is None else tracked
+    than ``max_minutes``, or has no known cost and was not ``named`` on the command line (``tracked``:
+    :func:`tracked_files`, read here when not given)."""
+    tracked = tracked_files(root) if tracked is None else tracked
     outputs = tuple(committed_outputs(s, tracked))
     absent = needs(s, root, tracked)
     if absent:
@@ -210,7 +216,8 @@ def verify(p: Plan, root: Path = ROOT, timeout_s: float | None = None, keep: boo
         status = _status(tree)
         differences: list[dict[str, Any]] = []
         ignored: set[str] = set()
-        for rel in sorted(set(p.outputs) | {f for f, c in status.items() if c == "M"}):
+        compared = sorted(set(p.outputs) | {f for f, c in status.items() if c == "M"})
+        for rel in compared:
             if status.get(rel) == "D":
                 differences.append({"file": rel, "kind": "missing"})
                 continue
@@ -226,9 +233,8 @@ def verify(p: Plan, root: Path = ROOT, timeout_s: float | None = None, keep: boo
             elif d is not None:
                 differences.append({"file": rel, **d, **({} if rel in p.outputs else {"outside": True})})
         new = sorted(f for f, c in status.items() if c == "??")
-    compared = len(set(p.outputs) | {f for f, c in status.items() if c == "M"})
     note = ("JSON fields ignored: " + ", ".join(sorted(ignored))) if ignored else ""
     if new:
         note += ("; " if note else "") + f"{len(new)} files not committed: " + ", ".join(new[:3])
-    return _entry(p, commit, "differs" if differences else "identical", note, files=compared,
+    return _entry(p, commit, "differs" if differences else "identical", note, files=len(compared),
                   cpu_s=round(cpu, 1), differences=differences)
